@@ -1,0 +1,44 @@
+# kafkamock — every target sets itself up on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+JAVA_STAMP := .cache/java/.stamp
+
+.PHONY: install java run test test-fast bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,bench,dev]'
+	touch $@
+
+# Test-only Java oracle: Apache Kafka's own kafka-clients 4.3.0 and its dependencies (see DESIGN.md §1).
+java: $(JAVA_STAMP)
+
+$(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py
+	$(BIN)/python tests/java/fetch_jars.py .cache/java
+	touch $@
+
+run: install
+	$(BIN)/kafkamock schemas
+	$(BIN)/kafkamock encode ApiVersionsRequest 3 '{"client_software_name": "kafkamock", "client_software_version": "0.1.0"}' \
+		| tee /dev/stderr | $(BIN)/kafkamock decode ApiVersionsRequest 3 -
+
+test: install java
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow and not java"
+
+bench: install
+	$(BIN)/python bench/codec.py
+
+lint: install
+	$(BIN)/ruff check kafkamock tests bench tools
+	$(BIN)/mypy kafkamock
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .hypothesis build *.egg-info
