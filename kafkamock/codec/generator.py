@@ -1,0 +1,692 @@
+"""Compile one (message, version) of the schema model into specialised Python decode/encode functions.
+
+Why generate code: a generic walker pays for every field's type dispatch on every message, and construct's own
+compiler reads through a stream object field by field. Here each version gets straight-line code: runs of
+fixed-width fields are one ``struct.unpack_from``/``pack`` call on the buffer, nested structs are inlined into
+their array loops, lengths are checked against the bytes that remain before anything is allocated, and every
+failure surfaces as one error type carrying the byte offset. ``kafkamock.codec.constructs`` wraps the result as
+a construct ``Construct`` so it composes with construct code.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from kafkamock.codec.message import Message
+from kafkamock.schema.model import (
+    DEFAULT_STRUCT,
+    PRIMITIVES,
+    ZERO_UUID,
+    ArrayType,
+    FieldSpec,
+    FieldType,
+    MessageSpec,
+    StructRef,
+    StructSpec,
+)
+
+FORMATS = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I", "int64": "q",
+           "float64": "d", "uuid": "16s"}
+MAX_STRING = 0x7FFF
+ZERO16 = bytes(16)
+
+
+class Bad(Exception):
+    """Raised inside generated code; the entry points turn it into DecodeError / EncodeError."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Runtime helpers the generated code calls (kept tiny: the common cases are inlined).
+
+
+def uvarint_tail(b: bytes, p: int, first: int) -> tuple[int, int]:
+    """Finish an unsigned varint whose first byte (already consumed) had the continuation bit set."""
+    value = first & 0x7F
+    shift = 7
+    while True:
+        x = b[p]
+        p += 1
+        value |= (x & 0x7F) << shift
+        if x < 0x80:
+            return value, p
+        shift += 7
+        if shift > 28:
+            raise Bad("unsigned varint is longer than 5 bytes")
+
+
+def uvarint_bytes(value: int) -> bytes:
+    """Kafka's unsigned varint (used for compact lengths and tagged-field headers)."""
+    if value < 0 or value > 0xFFFFFFFF:
+        raise Bad(f"{value} does not fit an unsigned varint")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+SMALL_ARRAY = 64
+
+
+def array_unpackers(fmt: str) -> tuple[Callable, ...]:
+    """Precompiled unpackers for arrays of 0..63 fixed-width elements: no format string built per array."""
+    return tuple(struct.Struct(f">{k}{fmt}").unpack_from for k in range(SMALL_ARRAY))
+
+
+def array_packers(fmt: str) -> tuple[Callable, ...]:
+    return tuple(struct.Struct(f">{k}{fmt}").pack for k in range(SMALL_ARRAY))
+
+
+def make_uuid(raw: bytes) -> uuid.UUID:
+    return ZERO_UUID if raw == ZERO16 else uuid.UUID(bytes=raw)
+
+
+def uuid_bytes(value: object) -> bytes:
+    if isinstance(value, uuid.UUID):
+        return value.bytes
+    raise Bad(f"expected a uuid.UUID, got {type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Source emitter
+
+
+class Emitter:
+    """Collects indented source lines; constants (packers, defaults) are shared through one table."""
+
+    def __init__(self, consts: dict[str, object], const_ids: dict[tuple, str]) -> None:
+        self.lines: list[str] = []
+        self.depth = 1
+        self.counter = 0
+        self.consts = consts
+        self._const_ids = const_ids
+
+    def __call__(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self(header)
+        self.depth += 1
+        yield
+        self.depth -= 1
+
+    def tmp(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def const(self, key: tuple, value: object, prefix: str = "_K") -> str:
+        name = self._const_ids.get(key)
+        if name is None:
+            name = f"{prefix}{len(self.consts)}"
+            self._const_ids[key] = name
+            self.consts[name] = value
+        return name
+
+    def packer(self, fmt: str) -> str:
+        return self.const(("struct", fmt), struct.Struct(">" + fmt), "_S")
+
+
+def is_fixed(ftype: FieldType) -> bool:
+    return ftype.kind in PRIMITIVES
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Defaults
+
+
+def default_value(f: FieldSpec, version: int) -> object:
+    """A fresh Python value for a field's default (the struct form takes every field's default)."""
+    d = f.default
+    if d is DEFAULT_STRUCT:
+        assert isinstance(f.type, StructRef)
+        return default_struct(f.type.struct, version)
+    if d == () and f.type.kind == "array":
+        return []
+    return d
+
+
+def default_struct(spec: StructSpec, version: int) -> Message:
+    return Message({f.key: default_value(f, version) for f in spec.fields})
+
+
+class Compiler:
+    """Generates the decoder and encoder source for one message at one version."""
+
+    def __init__(self, spec: MessageSpec, version: int):
+        self.spec = spec
+        self.version = version
+        self.flexible = spec.is_flexible(version)
+        self.consts: dict[str, object] = {}
+        self.const_ids: dict[tuple, str] = {}
+
+    def emitter(self) -> Emitter:
+        return Emitter(self.consts, self.const_ids)
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    def compact(self, f: FieldSpec | None) -> bool:
+        if f is not None and f.flexible_versions is not None:
+            return self.version in f.flexible_versions
+        return self.flexible
+
+    def default_expr(self, e: Emitter, f: FieldSpec) -> str:
+        """An expression evaluating to a fresh default value for ``f``."""
+        d = f.default
+        if d is DEFAULT_STRUCT or (d == () and f.type.kind == "array"):
+            if d == ():
+                return "[]"
+            assert isinstance(f.type, StructRef)
+            return self.default_struct_expr(e, f.type.struct)
+        if isinstance(d, uuid.UUID):
+            return e.const(("uuid", d.int), d)
+        return repr(d)
+
+    def default_struct_expr(self, e: Emitter, spec: StructSpec) -> str:
+        items = ", ".join(f"{f.key!r}: {self.default_expr(e, f)}" for f in spec.fields)
+        return f"_M({{{items}}})"
+
+    # -- decoding ----------------------------------------------------------------------------------------------
+
+    def decoder_source(self) -> str:
+        e = self.emitter()
+        e.depth = 2
+        self.decode_struct(e, self.spec.struct, "result", self.spec.name)
+        body = "\n".join(e.lines)
+        src = (
+            "def decode_from(b, p):\n"
+            "    n = len(b)\n"
+            "    start = p\n"
+            "    try:\n"
+            f"{body}\n"
+            "    except _Bad as exc:\n"
+            "        raise _DecodeError(_NAME, _VERSION, p, str(exc)) from None\n"
+            "    except (IndexError, _StructError):\n"
+            "        raise _DecodeError(_NAME, _VERSION, p, 'truncated: the message ends early') from None\n"
+            "    except UnicodeDecodeError as exc:\n"
+            "        raise _DecodeError(_NAME, _VERSION, p, f'invalid UTF-8 in a string: {exc.reason}') from None\n"
+            "    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:\n"
+            "        raise _DecodeError(_NAME, _VERSION, p, f'{type(exc).__name__}: {exc}') from None\n"
+            "    return result, p\n"
+        )
+        return src
+
+    def read_uvarint(self, e: Emitter, target: str) -> None:
+        e(f"{target} = b[p]")
+        e("p += 1")
+        with e.block(f"if {target} > 127:"):
+            e(f"{target}, p = _uvt(b, p, {target})")
+
+    def read_length(self, e: Emitter, target: str, compact: bool, width: str) -> None:
+        """A length (or count) prefix; -1 means null."""
+        if compact:
+            self.read_uvarint(e, target)
+            e(f"{target} -= 1")
+        else:
+            fmt = e.packer(width)
+            size = struct.calcsize(">" + width)
+            e(f"{target}, = {fmt}.unpack_from(b, p)")
+            e(f"p += {size}")
+
+    def decode_struct(self, e: Emitter, spec: StructSpec, target: str, path: str) -> None:
+        v = self.version
+        layout = spec.at(v)
+        values: dict[str, str] = {}
+        regular = layout.regular
+        i = 0
+        while i < len(regular):
+            f = regular[i]
+            if is_fixed(f.type):
+                run = [f]
+                while i + len(run) < len(regular) and is_fixed(regular[i + len(run)].type):
+                    run.append(regular[i + len(run)])
+                fmt = "".join(FORMATS[x.type.kind] for x in run)
+                names = [e.tmp() for _ in run]
+                packer = e.packer(fmt)
+                size = struct.calcsize(">" + fmt)
+                e(f"{', '.join(names)}, = {packer}.unpack_from(b, p)")
+                e(f"p += {size}")
+                for x, name in zip(run, names, strict=True):
+                    if x.type.kind == "uuid":
+                        e(f"{name} = _ZU if {name} == _Z16 else _UUID(bytes={name})")
+                    values[x.key] = name
+                i += len(run)
+                continue
+            name = e.tmp()
+            self.decode_value(e, f.type, f, name, f"{path}.{f.name}", v in f.nullable_versions)
+            values[f.key] = name
+            i += 1
+        unknown = None
+        if self.flexible and not layout.tagged:
+            # The common case: no known tags here, and usually an empty section (one zero byte).
+            unknown = e.tmp("u")
+            e(f"{unknown} = None")
+            with e.block("if b[p]:"):
+                e(f"{unknown}, p = _rtags(b, p, n, {path!r})")
+            with e.block("else:"):
+                e("p += 1")
+        elif self.flexible:
+            unknown = e.tmp("u")
+            e(f"{unknown} = None")
+            tagged = layout.tagged
+            for f in tagged:
+                name = e.tmp()
+                e(f"{name} = {self.default_expr(e, f)}")
+                values[f.key] = name
+            count = e.tmp("c")
+            self.read_uvarint(e, count)
+            with e.block(f"if {count}:"):
+                with e.block(f"if {count} > n - p:"):
+                    e(f"raise _Bad('{path}: ' + str({count}) + ' tagged fields cannot fit in the bytes that remain')")
+                with e.block(f"for _ in range({count}):"):
+                    tag, size, end = e.tmp("t"), e.tmp("s"), e.tmp("e")
+                    self.read_uvarint(e, tag)
+                    self.read_uvarint(e, size)
+                    e(f"{end} = p + {size}")
+                    with e.block(f"if {end} > n:"):
+                        e(f"raise _Bad('{path}: tagged field ' + str({tag}) + ' runs past the end')")
+                    keyword = "if"
+                    for f in tagged:
+                        with e.block(f"{keyword} {tag} == {f.tag}:"):
+                            self.decode_value(e, f.type, f, values[f.key], f"{path}.{f.name}",
+                                              v in f.nullable_versions, tagged=True)
+                            with e.block(f"if p != {end}:"):
+                                e(f"raise _Bad('{path}.{f.name}: tagged field size ' + str({size}) + "
+                                  f"' does not match its contents')")
+                        keyword = "elif"
+                    with e.block("else:"):
+                        with e.block(f"if {unknown} is None:"):
+                            e(f"{unknown} = []")
+                        e(f"{unknown}.append(({tag}, b[p:{end}]))")
+                        e(f"p = {end}")
+        items = []
+        for f in spec.fields:
+            expr = values.get(f.key)
+            if expr is None:
+                expr = self.default_expr(e, f)
+            items.append(f"{f.key!r}: {expr}")
+        e(f"{target} = _M({{{', '.join(items)}}})")
+        if unknown is not None:
+            with e.block(f"if {unknown} is not None:"):
+                e(f"{target}['_unknown_tagged_fields'] = {unknown}")
+
+    def decode_value(self, e: Emitter, ftype: FieldType, f: FieldSpec | None, target: str, path: str,
+                     nullable: bool, tagged: bool = False) -> None:
+        kind = ftype.kind
+        if kind in PRIMITIVES:
+            fmt = FORMATS[kind]
+            packer = e.packer(fmt)
+            e(f"{target}, = {packer}.unpack_from(b, p)")
+            e(f"p += {struct.calcsize('>' + fmt)}")
+            if kind == "uuid":
+                e(f"{target} = _ZU if {target} == _Z16 else _UUID(bytes={target})")
+            return
+        if kind in ("string", "bytes", "records"):
+            compact = self.compact(f) if kind != "records" else self.flexible
+            length = e.tmp("l")
+            self.read_length(e, length, compact, "h" if kind == "string" else "i")
+            with e.block(f"if {length} < 0:"):
+                if nullable:
+                    e(f"{target} = None")
+                else:
+                    e(f"raise _Bad('{path}: null for a non-nullable field')")
+            with e.block("else:"):
+                end = e.tmp("e")
+                if kind == "string":
+                    with e.block(f"if {length} > {MAX_STRING}:"):
+                        e(f"raise _Bad('{path}: string length ' + str({length}) + ' is over the limit')")
+                e(f"{end} = p + {length}")
+                with e.block(f"if {end} > n:"):
+                    e(f"raise _Bad('{path}: length ' + str({length}) + ' runs past the end')")
+                if kind == "string":
+                    e(f"{target} = b[p:{end}].decode()")
+                else:
+                    e(f"{target} = b[p:{end}]")
+                e(f"p = {end}")
+            return
+        if kind == "array":
+            assert isinstance(ftype, ArrayType)
+            count = e.tmp("c")
+            self.read_length(e, count, self.flexible, "i")
+            with e.block(f"if {count} < 0:"):
+                if nullable:
+                    e(f"{target} = None")
+                else:
+                    e(f"raise _Bad('{path}: null for a non-nullable array')")
+            with e.block("else:"):
+                with e.block(f"if {count} > n - p:"):
+                    e(f"raise _Bad('{path}: ' + str({count}) + ' elements cannot fit in the bytes that remain')")
+                elem = ftype.element
+                if elem.kind in PRIMITIVES and elem.kind != "uuid":
+                    fmt = FORMATS[elem.kind]
+                    width = struct.calcsize(">" + fmt)
+                    table = e.const(("array-unpackers", fmt), array_unpackers(fmt), "_A")
+                    e(f"{target} = list({table}[{count}](b, p) if {count} < {SMALL_ARRAY} else "
+                      f"_unpack_from('>' + str({count}) + '{fmt}', b, p))")
+                    e(f"p += {count} * {width}")
+                else:
+                    e(f"{target} = []")
+                    item = e.tmp("x")
+                    with e.block(f"for _ in range({count}):"):
+                        if isinstance(elem, StructRef):
+                            self.decode_struct(e, elem.struct, item, f"{path}[]")
+                        else:
+                            self.decode_value(e, elem, None, item, f"{path}[]", False)
+                        e(f"{target}.append({item})")
+            return
+        if kind == "struct":
+            assert isinstance(ftype, StructRef)
+            if nullable and not tagged:
+                marker = e.tmp("m")
+                e(f"{marker} = b[p]")
+                e("p += 1")
+                with e.block(f"if {marker} > 127:"):
+                    e(f"{target} = None")
+                with e.block("else:"):
+                    self.decode_struct(e, ftype.struct, target, path)
+            else:
+                self.decode_struct(e, ftype.struct, target, path)
+            return
+        raise AssertionError(kind)  # pragma: no cover
+
+    # -- encoding ----------------------------------------------------------------------------------------------
+
+    def encoder_source(self) -> str:
+        e = self.emitter()
+        e.depth = 2
+        self.encode_struct(e, self.spec.struct, "value", "out", self.spec.name)
+        body = "\n".join(e.lines)
+        src = (
+            "def encode_into(value, out):\n"
+            "    try:\n"
+            f"{body}\n"
+            "    except _Bad as exc:\n"
+            "        raise _EncodeError(_NAME, _VERSION, str(exc)) from None\n"
+            "    return out\n"
+        )
+        return src
+
+    def write_uvarint(self, e: Emitter, out: str, expr: str) -> None:
+        tmp = e.tmp("w")
+        e(f"{tmp} = {expr}")
+        with e.block(f"if {tmp} < 128:"):
+            e(f"{out}.append({tmp})")
+        with e.block("else:"):
+            e(f"{out} += _uvb({tmp})")
+
+    def write_length(self, e: Emitter, out: str, expr: str, compact: bool, width: str) -> None:
+        if compact:
+            self.write_uvarint(e, out, f"{expr} + 1")
+        else:
+            e(f"{out} += {e.packer(width)}.pack({expr})")
+
+    def write_null(self, e: Emitter, out: str, compact: bool, width: str) -> None:
+        if compact:
+            e(f"{out}.append(0)")
+        else:
+            e(f"{out} += {e.const(('null', width), struct.pack('>' + width, -1))}")
+
+    def is_default_expr(self, e: Emitter, f: FieldSpec, val: str) -> str:
+        """An expression that is true when ``val`` equals the field's default, as Kafka decides it."""
+        d = f.default
+        kind = f.type.kind
+        if d is None:
+            return f"{val} is None"
+        if kind == "array":
+            return f"({val} is not None and len({val}) == 0)"
+        if kind in ("bytes", "records"):
+            return f"({val} is not None and len({val}) == 0)"
+        if kind == "struct":
+            assert isinstance(f.type, StructRef)
+            return f"_isdef({val}, {e.const(('structspec', id(f.type.struct)), f.type.struct)})"
+        if isinstance(d, uuid.UUID):
+            return f"{val} == {e.const(('uuid', d.int), d)}"
+        if kind == "float64":
+            return f"{val} == {d!r}"
+        return f"{val} == {d!r}"
+
+    def encode_struct(self, e: Emitter, spec: StructSpec, src: str, out: str, path: str) -> None:
+        v = self.version
+        layout = spec.at(v)
+        getter = e.tmp("g")
+        # A value without .get fails here with AttributeError; Codec.write then names the field at fault.
+        e(f"{getter} = {src}.get")
+        for f in layout.absent:
+            if f.ignorable:
+                continue
+            val = e.tmp()
+            e(f"{val} = {getter}({f.key!r}, _MISSING)")
+            with e.block(f"if {val} is not _MISSING and not ({self.is_default_expr(e, f, val)}):"):
+                e(f"raise _Bad('{path}.{f.name}: set to a non-default value, but version {v} does not have it')")
+        regular = layout.regular
+        i = 0
+        while i < len(regular):
+            f = regular[i]
+            if is_fixed(f.type):
+                run = [f]
+                while i + len(run) < len(regular) and is_fixed(regular[i + len(run)].type):
+                    run.append(regular[i + len(run)])
+                args = []
+                for x in run:
+                    val = self.fetch_with(e, getter, x)
+                    if x.type.kind == "uuid":
+                        val = f"_uuidb({val})"
+                    args.append(val)
+                fmt = "".join(FORMATS[x.type.kind] for x in run)
+                e(f"{out} += {e.packer(fmt)}.pack({', '.join(args)})")
+                i += len(run)
+                continue
+            val = self.fetch_with(e, getter, f)
+            self.encode_value(e, f.type, f, val, out, f"{path}.{f.name}", v in f.nullable_versions)
+            i += 1
+        if not self.flexible:
+            return
+        unknown = e.tmp("u")
+        e(f"{unknown} = {getter}('_unknown_tagged_fields')")
+        tagged = layout.tagged
+        if not tagged:
+            with e.block(f"if not {unknown}:"):
+                e(f"{out}.append(0)")
+            with e.block("else:"):
+                e(f"_write_tags({out}, list({unknown}))")
+            return
+        items = e.tmp("tf")
+        e(f"{items} = list({unknown}) if {unknown} else []")
+        for f in tagged:
+            val = self.fetch_with(e, getter, f)
+            with e.block(f"if not ({self.is_default_expr(e, f, val)}):"):
+                buf = e.tmp("tb")
+                e(f"{buf} = bytearray()")
+                self.encode_value(e, f.type, f, val, buf, f"{path}.{f.name}", v in f.nullable_versions,
+                                  tagged=True)
+                e(f"{items}.append(({f.tag}, {buf}))")
+        with e.block(f"if not {items}:"):
+            e(f"{out}.append(0)")
+        with e.block("else:"):
+            e(f"_write_tags({out}, {items})")
+
+    def fetch_with(self, e: Emitter, getter: str, f: FieldSpec) -> str:
+        name = e.tmp()
+        d = f.default
+        if d is DEFAULT_STRUCT:
+            e(f"{name} = {getter}({f.key!r}, _EMPTY)")
+        elif d == () and f.type.kind == "array":
+            e(f"{name} = {getter}({f.key!r}, ())")
+        elif isinstance(d, uuid.UUID):
+            e(f"{name} = {getter}({f.key!r}, {e.const(('uuid', d.int), d)})")
+        else:
+            e(f"{name} = {getter}({f.key!r}, {d!r})")
+        return name
+
+    def encode_value(self, e: Emitter, ftype: FieldType, f: FieldSpec | None, val: str, out: str, path: str,
+                     nullable: bool, tagged: bool = False) -> None:
+        kind = ftype.kind
+        if kind in PRIMITIVES:
+            fmt = FORMATS[kind]
+            arg = f"_uuidb({val})" if kind == "uuid" else val
+            e(f"{out} += {e.packer(fmt)}.pack({arg})")
+            return
+        if kind in ("string", "bytes", "records"):
+            compact = self.compact(f) if kind != "records" else self.flexible
+            width = "h" if kind == "string" else "i"
+            with e.block(f"if {val} is None:"):
+                if nullable:
+                    self.write_null(e, out, compact, width)
+                else:
+                    e(f"raise _Bad('{path}: null for a non-nullable field')")
+            with e.block("else:"):
+                if kind == "string":
+                    data = e.tmp("sb")
+                    e(f"{data} = {val}.encode()")
+                    with e.block(f"if len({data}) > {MAX_STRING}:"):
+                        e(f"raise _Bad('{path}: string of ' + str(len({data})) + ' bytes is over the 32767 limit')")
+                else:
+                    data = val
+                self.write_length(e, out, f"len({data})", compact, width)
+                e(f"{out} += {data}")
+            return
+        if kind == "array":
+            assert isinstance(ftype, ArrayType)
+            with e.block(f"if {val} is None:"):
+                if nullable:
+                    self.write_null(e, out, self.flexible, "i")
+                else:
+                    e(f"raise _Bad('{path}: null for a non-nullable array')")
+            with e.block("else:"):
+                self.write_length(e, out, f"len({val})", self.flexible, "i")
+                elem = ftype.element
+                if elem.kind in PRIMITIVES and elem.kind != "uuid":
+                    fmt = FORMATS[elem.kind]
+                    table = e.const(("array-packers", fmt), array_packers(fmt), "_P")
+                    size = e.tmp("n")
+                    e(f"{size} = len({val})")
+                    e(f"{out} += {table}[{size}](*{val}) if {size} < {SMALL_ARRAY} else "
+                      f"_pack('>' + str({size}) + '{fmt}', *{val})")
+                else:
+                    item = e.tmp("x")
+                    with e.block(f"for {item} in {val}:"):
+                        if isinstance(elem, StructRef):
+                            self.encode_struct(e, elem.struct, item, out, f"{path}[]")
+                        else:
+                            self.encode_value(e, elem, None, item, out, f"{path}[]", False)
+            return
+        if kind == "struct":
+            assert isinstance(ftype, StructRef)
+            if nullable and not tagged:
+                with e.block(f"if {val} is None:"):
+                    e(f"{out}.append(255)")
+                with e.block("else:"):
+                    e(f"{out}.append(1)")
+                    self.encode_struct(e, ftype.struct, val, out, path)
+            else:
+                with e.block(f"if {val} is None:"):
+                    e(f"raise _Bad('{path}: null for a non-nullable struct')")
+                self.encode_struct(e, ftype.struct, val, out, path)
+            return
+        raise AssertionError(kind)  # pragma: no cover
+
+
+def read_unknown_tags(b: bytes, p: int, n: int, path: str) -> tuple[list[tuple[int, bytes]], int]:
+    """Read a tagged-field section holding only tags the schema does not know: kept raw, to be written back."""
+    count = b[p]
+    p += 1
+    if count > 127:
+        count, p = uvarint_tail(b, p, count)
+    if count > n - p:
+        raise Bad(f"{path}: {count} tagged fields cannot fit in the bytes that remain")
+    items = []
+    for _ in range(count):
+        tag = b[p]
+        p += 1
+        if tag > 127:
+            tag, p = uvarint_tail(b, p, tag)
+        size = b[p]
+        p += 1
+        if size > 127:
+            size, p = uvarint_tail(b, p, size)
+        end = p + size
+        if end > n:
+            raise Bad(f"{path}: tagged field {tag} runs past the end")
+        items.append((tag, b[p:end]))
+        p = end
+    return items, p
+
+
+def write_tags(out: bytearray, items: list[tuple[int, bytes]]) -> None:
+    """Write a tagged-field section: count, then (tag, size, bytes) in ascending tag order, as Kafka does."""
+    items.sort(key=lambda item: item[0])
+    out += uvarint_bytes(len(items))
+    previous = -1
+    for tag, data in items:
+        if not isinstance(tag, int) or tag < 0:
+            raise Bad(f"invalid tag {tag!r} in _unknown_tagged_fields")
+        if tag == previous:
+            raise Bad(f"tag {tag} is written twice")
+        previous = tag
+        out += uvarint_bytes(tag)
+        out += uvarint_bytes(len(data))
+        out += data
+
+
+def is_default_struct(value: object, spec: StructSpec) -> bool:
+    """Kafka writes a tagged struct, or rejects a struct at a version without it, only when it is not the default."""
+    from collections.abc import Mapping
+
+    if value is None or not isinstance(value, Mapping):
+        return False
+    for f in spec.fields:
+        if f.key not in value:
+            continue
+        got = value[f.key]
+        d = f.default
+        if d is DEFAULT_STRUCT:
+            assert isinstance(f.type, StructRef)
+            if not is_default_struct(got, f.type.struct):
+                return False
+        elif d == () and f.type.kind == "array":
+            if got is None or len(got) != 0:
+                return False
+        elif f.type.kind in ("bytes", "records") and d == b"":
+            if got is None or len(got) != 0:
+                return False
+        elif got != d:
+            return False
+    return not value.get("_unknown_tagged_fields")
+
+
+def build(spec: MessageSpec, version: int) -> tuple[Callable, Callable, str, str]:
+    """Compile (decode_from, encode_into, decoder source, encoder source) for one message version."""
+    from collections.abc import Mapping
+
+    from kafkamock.codec.errors import DecodeError, EncodeError
+
+    compiler = Compiler(spec, version)
+    dsrc = compiler.decoder_source()
+    esrc = compiler.encoder_source()
+    namespace: dict[str, object] = {
+        "_Bad": Bad, "_DecodeError": DecodeError, "_EncodeError": EncodeError, "_StructError": struct.error,
+        "_NAME": spec.name, "_VERSION": version, "_M": Message, "_uvt": uvarint_tail, "_uvb": uvarint_bytes,
+        "_UUID": uuid.UUID, "_ZU": ZERO_UUID, "_Z16": ZERO16, "_uuidb": uuid_bytes, "_unpack_from": struct.unpack_from,
+        "_pack": struct.pack, "_write_tags": write_tags, "_rtags": read_unknown_tags, "_isdef": is_default_struct, "_MISSING": _MISSING,
+        "_EMPTY": _EMPTY, "_Mapping": Mapping,
+    }
+    namespace.update(compiler.consts)
+    filename = f"<kafkamock codec {spec.name} v{version}>"
+    exec(compile(dsrc, filename + " decode", "exec"), namespace)  # noqa: S102 - source generated from the model
+    exec(compile(esrc, filename + " encode", "exec"), namespace)  # noqa: S102
+    return namespace["decode_from"], namespace["encode_into"], dsrc, esrc  # type: ignore[return-value]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+_MISSING = _Missing()
+_EMPTY: dict = {}

@@ -1,0 +1,37 @@
+"""The decoded-message type: a plain dict with attribute access.
+
+A ``dict`` subclass keeps decoding cheap (one dict per struct), compares equal to plain dicts in tests, and
+serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code readable.
+"""
+
+from __future__ import annotations
+
+
+class Message(dict):
+    """A decoded Kafka struct: keys are the snake_case field names (``GroupId`` -> ``group_id``)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"message has no field {name!r}") from None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        self[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __repr__(self) -> str:
+        return f"Message({dict.__repr__(self)})"
+
+    def __dir__(self):
+        return list(self.keys())
+
+    def __reduce__(self):
+        return (Message, (dict(self),))

@@ -1,0 +1,149 @@
+"""The schema registry: messages by name, APIs by key or name, and the cache of compiled codecs."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from kafkamock.codec import generator
+from kafkamock.codec.diagnose import diagnose
+from kafkamock.codec.errors import DecodeError, EncodeError, UnknownMessageError, UnsupportedVersionError
+from kafkamock.codec.message import Message
+from kafkamock.schema import MessageSpec, SchemaSet, load_schemas
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+# Names a KIP page uses for an API that shipped under another name (see DESIGN.md §1).
+API_ALIASES = {"DescribeTransactionState": "DescribeTransactions"}
+
+_ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, OverflowError, UnicodeEncodeError)
+
+
+class Codec:
+    """One message at one version, compiled."""
+
+    __slots__ = ("spec", "name", "version", "decode_from", "encode_into", "decoder_source", "encoder_source")
+
+    def __init__(self, spec: MessageSpec, version: int):
+        self.spec, self.name, self.version = spec, spec.name, version
+        self.decode_from: Callable[[bytes, int], tuple[Message, int]]
+        self.encode_into: Callable[[Mapping[str, Any], bytearray], bytearray]
+        (self.decode_from, self.encode_into, self.decoder_source,
+         self.encoder_source) = generator.build(spec, version)
+
+    def decode(self, data: bytes | bytearray | memoryview) -> Message:
+        """Decode exactly one message: trailing bytes are an error."""
+        if type(data) is not bytes:
+            data = bytes(data)
+        message, end = self.decode_from(data, 0)
+        if end != len(data):
+            raise DecodeError(self.name, self.version, end, f"{len(data) - end} trailing bytes after the message")
+        return message
+
+    def encode(self, value: Mapping[str, Any]) -> bytes:
+        return bytes(self.write(value, bytearray()))
+
+    def write(self, value: Mapping[str, Any], out: bytearray) -> bytearray:
+        """Append the encoded message to ``out``; on a bad value, name the field at fault."""
+        try:
+            return self.encode_into(value, out)
+        except _ENCODE_FAILURES as exc:
+            reason = diagnose(self.spec, self.version, value) or f"{type(exc).__name__}: {exc}"
+            raise EncodeError(self.name, self.version, reason) from None
+
+    def __repr__(self) -> str:
+        return f"<Codec {self.name} v{self.version}>"
+
+
+class Registry:
+    """Messages loaded from one schema directory, with their codecs compiled on first use."""
+
+    def __init__(self, schemas: SchemaSet):
+        self.schemas = schemas
+        self._codecs: dict[tuple[str, int], Codec] = {}
+        self.requests: dict[int, MessageSpec] = {}
+        self.responses: dict[int, MessageSpec] = {}
+        self._api_names: dict[str, int] = {}
+        for spec in schemas:
+            if spec.api_key is None or spec.type not in ("request", "response"):
+                continue
+            (self.requests if spec.type == "request" else self.responses)[spec.api_key] = spec
+            self._api_names[spec.api_name] = spec.api_key
+        for alias, target in API_ALIASES.items():
+            if target in self._api_names:
+                self._api_names.setdefault(alias, self._api_names[target])
+
+    @classmethod
+    def from_directory(cls, path: str | Path) -> Registry:
+        """A registry over any directory of Kafka schema files (ours, or an upstream release's)."""
+        return cls(load_schemas(path))
+
+    def message(self, name: str) -> MessageSpec:
+        try:
+            return self.schemas[name]
+        except KeyError:
+            raise UnknownMessageError(f"unknown message {name!r}") from None
+
+    def codec(self, name: str, version: int) -> Codec:
+        codec = self._codecs.get((name, version))
+        if codec is None:
+            spec = self.message(name)
+            if not isinstance(version, int) or version not in spec.valid_versions:
+                raise UnsupportedVersionError(
+                    name, version, f"unsupported version (valid versions: {spec.valid_versions})",
+                    api_key=spec.api_key,
+                )
+            codec = self._codecs[(name, version)] = Codec(spec, version)
+        return codec
+
+    def api_key(self, api: int | str) -> int:
+        """Resolve an API given as a key (``78``) or a name (``"ShareFetch"``, ``"ShareFetchRequest"``)."""
+        if isinstance(api, int) and not isinstance(api, bool):
+            if api in self.requests or api in self.responses:
+                return api
+        elif isinstance(api, str):
+            for suffix in ("Request", "Response"):
+                if api.endswith(suffix) and api[: -len(suffix)] in self._api_names:
+                    return self._api_names[api[: -len(suffix)]]
+            if api in self._api_names:
+                return self._api_names[api]
+        raise UnknownMessageError(f"unknown API {api!r}")
+
+    def request(self, api: int | str) -> MessageSpec:
+        key = self.api_key(api)
+        if key not in self.requests:
+            raise UnknownMessageError(f"API {api!r} has no request schema")
+        return self.requests[key]
+
+    def response(self, api: int | str) -> MessageSpec:
+        key = self.api_key(api)
+        if key not in self.responses:
+            raise UnknownMessageError(f"API {api!r} has no response schema")
+        return self.responses[key]
+
+    def api_versions(self, include_unstable: bool = True) -> dict[int, tuple[int, int]]:
+        """{api_key: (min, max)} for every request in the schemas; optionally without unstable latest versions."""
+        out = {}
+        for key, spec in sorted(self.requests.items()):
+            valid = spec.valid_versions
+            if valid.empty:
+                continue
+            high = valid.highest
+            if spec.latest_version_unstable and not include_unstable:
+                high -= 1
+            if high >= valid.lowest:
+                out[key] = (valid.lowest, high)
+        return out
+
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The registry over kafkamock's own ``schemas/``, loaded once."""
+    global _default
+    if _default is None:
+        _default = Registry(load_schemas(SCHEMA_DIR))
+    return _default
