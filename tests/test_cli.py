@@ -1,0 +1,63 @@
+"""The ``kafkamock`` command line: schemas, decode and encode, including frames and bad input."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from kafkamock.cli import main
+
+
+def run(*args: str, input: str | bytes | None = None):
+    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+
+
+def test_schemas_lists_apis_with_versions():
+    result = run("schemas")
+    assert result.exit_code == 0
+    assert any(line.split()[:3] == ["78", "ShareFetch", "1-2"] for line in result.output.splitlines())
+    rows = json.loads(run("schemas", "--json").output)
+    assert {"api_key": 65, "api": "DescribeTransactions", "versions": "0", "flexible": "0",
+            "unstable_latest": False} in rows
+
+
+def test_encode_then_decode_body_round_trip():
+    value = {"group_id": "g", "member_id": None, "is_renew_ack": True,
+             "topics": [{"topic_id": "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "partitions": [
+                 {"partition_index": 3, "acknowledgement_batches": [
+                     {"first_offset": 1, "last_offset": 2, "acknowledge_types": [4]}]}]}]}
+    encoded = run("encode", "ShareAcknowledgeRequest", "2", json.dumps(value))
+    assert encoded.exit_code == 0, encoded.output
+    decoded = json.loads(run("decode", "ShareAcknowledgeRequest", "2", encoded.output.strip()).output)
+    assert decoded["is_renew_ack"] is True and decoded["member_id"] is None
+    assert decoded["topics"][0]["topic_id"] == value["topics"][0]["topic_id"]
+    assert decoded["topics"][0]["partitions"][0]["acknowledgement_batches"][0]["acknowledge_types"] == [4]
+
+
+def test_binary_input_from_stdin_and_bytes_as_base64():
+    raw = run("encode", "SaslAuthenticateRequest", "2", '{"auth_bytes": "AAEC"}', "--binary")
+    assert raw.stdout_bytes == bytes.fromhex("04 000102 00")
+    decoded = run("decode", "SaslAuthenticateRequest", "2", "-", "--input-format", "binary", input=raw.stdout_bytes)
+    assert json.loads(decoded.output) == {"auth_bytes": "AAEC"}
+
+
+def test_request_and_response_frames():
+    frame = run("encode", "--frame", "request", "--correlation-id", "5", "ApiVersions", "3", "{}").output.strip()
+    out = json.loads(run("decode", "--frame", frame).output)
+    assert out["api"] == "ApiVersions" and out["header"]["correlation_id"] == 5
+    frame = run("encode", "--frame", "response", "--correlation-id", "6", "ApiVersions", "3",
+                '{"api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}]}').output.strip()
+    out = json.loads(run("decode", "--frame", "ApiVersions", "3", frame).output)
+    assert out["header"] == {"correlation_id": 6} and out["body"]["api_keys"][0]["max_version"] == 4
+
+
+def test_errors_are_clear_and_nonzero():
+    bad = run("decode", "ShareFetchRequest", "2", "02")
+    assert bad.exit_code == 1 and "cannot decode ShareFetchRequest v2 at byte" in bad.output
+    bad = run("encode", "ShareFetchRequest", "2", '{"no_such": 1}')
+    assert bad.exit_code == 1 and "no field 'no_such'" in bad.output
+    bad = run("encode", "ShareFetchRequest", "2", "not json")
+    assert bad.exit_code == 1 and "not JSON" in bad.output
+    bad = run("decode", "ShareFetchRequest", "9", "00")
+    assert bad.exit_code == 1 and "unsupported version" in bad.output
