@@ -1,0 +1,407 @@
+"""Kafka's wire primitives as ``construct`` constructs, and compiled messages as constructs too.
+
+Use these to describe Kafka-adjacent layouts declaratively (the record-batch layer does), or to embed a whole
+Kafka message in a construct ``Struct``:
+
+    >>> from construct import Struct, Int32sb
+    >>> frame = Struct("correlation_id" / Int32sb, "body" / MessageConstruct("ApiVersionsResponse", 3))
+
+Every primitive implements construct's compiler hooks (``_emitparse``/``_emitbuild``), so a ``Struct`` made of
+them can be ``.compile()``d; ``MessageConstruct`` delegates to the codec's generated functions, which are
+already specialised per version (see ``kafkamock.codec.generator``).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+from construct import Construct, ConstructError, Subconstruct, stream_read, stream_tell, stream_write
+
+from kafkamock.codec.errors import CodecError
+from kafkamock.codec.registry import Registry, default_registry
+
+class KafkaConstructError(ConstructError):
+    """A construct-level parse/build failure (wraps what the codec reports)."""
+
+
+def _read_uvarint(stream, path) -> int:
+    value = shift = 0
+    while True:
+        byte = stream_read(stream, 1, path)[0]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value
+        shift += 7
+        if shift > 28:
+            raise KafkaConstructError("unsigned varint is longer than 5 bytes", path=path)
+
+
+def _uvarint_bytes(value: int, path) -> bytes:
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise KafkaConstructError(f"{value} does not fit an unsigned varint", path=path)
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _read_varlong(stream, path, max_bytes: int) -> int:
+    value = shift = 0
+    for _ in range(max_bytes):
+        byte = stream_read(stream, 1, path)[0]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (value >> 1) ^ -(value & 1)
+        shift += 7
+    raise KafkaConstructError(f"varint is longer than {max_bytes} bytes", path=path)
+
+
+def _varlong_bytes(value: int, bits: int, path) -> bytes:
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if not low <= value <= high:
+        raise KafkaConstructError(f"{value} does not fit a {bits}-bit varint", path=path)
+    zigzag = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    out = bytearray()
+    while zigzag > 0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
+
+
+class UVarInt(Construct):
+    """Kafka's unsigned varint (at most 5 bytes, 32 bits): compact lengths and tagged-field headers."""
+
+    def _parse(self, stream, context, path):
+        return _read_uvarint(stream, path)
+
+    def _build(self, obj, stream, context, path):
+        _write(stream, _uvarint_bytes(obj, path), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("a varint has no fixed size", path=path)
+
+    def _emitparse(self, code):
+        code.append(_EMIT_HELPERS)
+        return "_km_read_uvarint(io)"
+
+    def _emitbuild(self, code):
+        code.append(_EMIT_HELPERS)
+        return "(io.write(_km_uvarint_bytes(obj)), obj)[1]"
+
+
+class VarInt(Construct):
+    """Kafka's zig-zag signed varint: 32 bits (record headers and lengths) or 64 bits (record deltas)."""
+
+    def __init__(self, bits: int = 32):
+        super().__init__()
+        if bits not in (32, 64):
+            raise ValueError("bits must be 32 or 64")
+        self.bits = bits
+        self.max_bytes = 5 if bits == 32 else 10
+
+    def _parse(self, stream, context, path):
+        return _read_varlong(stream, path, self.max_bytes)
+
+    def _build(self, obj, stream, context, path):
+        _write(stream, _varlong_bytes(obj, self.bits, path), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("a varint has no fixed size", path=path)
+
+    def _emitparse(self, code):
+        code.append(_EMIT_HELPERS)
+        return f"_km_read_varint(io, {self.max_bytes})"
+
+    def _emitbuild(self, code):
+        code.append(_EMIT_HELPERS)
+        return f"(io.write(_km_varint_bytes(obj, {self.bits})), obj)[1]"
+
+
+VarLong = VarInt(64)
+
+
+class _Length(Construct):
+    """A length or count prefix: int16/int32 (-1 = null) in classic versions, uvarint N+1 (0 = null) in compact."""
+
+    def __init__(self, compact: bool, width: str):
+        super().__init__()
+        self.compact = compact
+        self.packer = struct.Struct(">" + width)
+
+    def read(self, stream, path) -> int:
+        if self.compact:
+            return _read_uvarint(stream, path) - 1
+        return self.packer.unpack(stream_read(stream, self.packer.size, path))[0]
+
+    def write(self, n: int, stream, path) -> None:
+        data = _uvarint_bytes(n + 1, path) if self.compact else self.packer.pack(n)
+        _write(stream, data, path)
+
+
+class KafkaString(_Length):
+    """A Kafka string: int16 length or compact (uvarint length + 1); ``nullable`` allows null."""
+
+    def __init__(self, compact: bool = False, nullable: bool = False):
+        super().__init__(compact, "h")
+        self.nullable = nullable
+
+    def _parse(self, stream, context, path):
+        n = self.read(stream, path)
+        if n < 0:
+            if self.nullable:
+                return None
+            raise KafkaConstructError("null for a non-nullable string", path=path)
+        if n > 0x7FFF:
+            raise KafkaConstructError(f"string length {n} is over the limit", path=path)
+        try:
+            return stream_read(stream, n, path).decode()
+        except UnicodeDecodeError as exc:
+            raise KafkaConstructError(f"invalid UTF-8: {exc.reason}", path=path) from None
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise KafkaConstructError("null for a non-nullable string", path=path)
+            self.write(-1, stream, path)
+            return obj
+        data = obj.encode()
+        if len(data) > 0x7FFF:
+            raise KafkaConstructError(f"string of {len(data)} bytes is over the 32767 limit", path=path)
+        self.write(len(data), stream, path)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("a string has no fixed size", path=path)
+
+
+class KafkaBytes(_Length):
+    """Kafka bytes (and records): int32 length or compact; ``nullable`` allows null."""
+
+    def __init__(self, compact: bool = False, nullable: bool = False):
+        super().__init__(compact, "i")
+        self.nullable = nullable
+
+    def _parse(self, stream, context, path):
+        n = self.read(stream, path)
+        if n < 0:
+            if self.nullable:
+                return None
+            raise KafkaConstructError("null for non-nullable bytes", path=path)
+        return stream_read(stream, n, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise KafkaConstructError("null for non-nullable bytes", path=path)
+            self.write(-1, stream, path)
+            return obj
+        self.write(len(obj), stream, path)
+        stream_write(stream, bytes(obj), len(obj), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("bytes have no fixed size", path=path)
+
+
+class KafkaArray(Subconstruct):
+    """A Kafka array of ``subcon``: int32 count or compact (uvarint count + 1); ``nullable`` allows null.
+
+    The count is checked against the bytes that remain (when the stream can tell) before anything is read,
+    as Kafka does, so a hostile count cannot make the parser spin or allocate.
+    """
+
+    def __init__(self, subcon, compact: bool = False, nullable: bool = False):
+        super().__init__(subcon)
+        self.length = _Length(compact, "i")
+        self.nullable = nullable
+
+    def _parse(self, stream, context, path):
+        n = self.length.read(stream, path)
+        if n < 0:
+            if self.nullable:
+                return None
+            raise KafkaConstructError("null for a non-nullable array", path=path)
+        remaining = _remaining(stream)
+        if remaining is not None and n > remaining:
+            raise KafkaConstructError(f"{n} elements cannot fit in the {remaining} bytes that remain", path=path)
+        return [self.subcon._parsereport(stream, context, path) for _ in range(n)]
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise KafkaConstructError("null for a non-nullable array", path=path)
+            self.length.write(-1, stream, path)
+            return obj
+        self.length.write(len(obj), stream, path)
+        for item in obj:
+            self.subcon._build(item, stream, context, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("an array has no fixed size", path=path)
+
+
+class Uuid(Construct):
+    """A 16-byte UUID as ``uuid.UUID`` (Kafka's ZERO_UUID is ``UUID(int=0)``)."""
+
+    def _parse(self, stream, context, path):
+        return uuid.UUID(bytes=stream_read(stream, 16, path))
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, uuid.UUID):
+            raise KafkaConstructError(f"expected a uuid.UUID, got {type(obj).__name__}", path=path)
+        stream_write(stream, obj.bytes, 16, path)
+        return obj
+
+    def _sizeof(self, context, path):
+        return 16
+
+    def _emitparse(self, code):
+        code.append("from uuid import UUID as _km_UUID")
+        return "_km_UUID(bytes=io.read(16))"
+
+    def _emitbuild(self, code):
+        return "(io.write(obj.bytes), obj)[1]"
+
+
+class TaggedFields(Construct):
+    """A tagged-field section kept raw: a list of ``(tag, bytes)`` in ascending tag order."""
+
+    def _parse(self, stream, context, path):
+        count = _read_uvarint(stream, path)
+        remaining = _remaining(stream)
+        if remaining is not None and count > remaining:
+            raise KafkaConstructError(f"{count} tagged fields cannot fit in the bytes that remain", path=path)
+        items = []
+        for _ in range(count):
+            tag = _read_uvarint(stream, path)
+            size = _read_uvarint(stream, path)
+            items.append((tag, stream_read(stream, size, path)))
+        return items
+
+    def _build(self, obj, stream, context, path):
+        items = sorted(obj or (), key=lambda item: item[0])
+        _write(stream, _uvarint_bytes(len(items), path), path)
+        for tag, data in items:
+            _write(stream, _uvarint_bytes(tag, path), path)
+            _write(stream, _uvarint_bytes(len(data), path), path)
+            stream_write(stream, bytes(data), len(data), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("a tagged-field section has no fixed size", path=path)
+
+
+class MessageConstruct(Construct):
+    """A whole Kafka message at one version, parsed and built by the compiled codec."""
+
+    def __init__(self, name: str, version: int, registry: Registry | None = None):
+        super().__init__()
+        self.codec = (registry or default_registry()).codec(name, version)
+
+    def _parse(self, stream, context, path):
+        start = stream_tell(stream, path)
+        data = stream.read()
+        try:
+            message, end = self.codec.decode_from(data, 0)
+        except CodecError as exc:
+            raise KafkaConstructError(str(exc), path=path) from None
+        stream.seek(start + end)
+        return message
+
+    def _build(self, obj, stream, context, path):
+        try:
+            data = self.codec.encode(obj)
+        except CodecError as exc:
+            raise KafkaConstructError(str(exc), path=path) from None
+        stream_write(stream, data, len(data), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise KafkaConstructError("a message has no fixed size", path=path)
+
+    def _emitparse(self, code):
+        code.linkedinstances[id(self)] = self
+        return f"linkedinstances[{id(self)}]._parse(io, this, '(compiled)')"
+
+    def _emitbuild(self, code):
+        code.linkedinstances[id(self)] = self
+        return f"linkedinstances[{id(self)}]._build(obj, io, this, '(compiled)')"
+
+
+def _write(stream, data: bytes, path) -> None:
+    stream_write(stream, data, len(data), path)
+
+
+def _remaining(stream) -> int | None:
+    try:
+        here = stream.tell()
+        end = stream.seek(0, 2)
+        stream.seek(here)
+        return end - here
+    except (OSError, AttributeError, ValueError):
+        return None
+
+
+_EMIT_HELPERS = '''
+def _km_read_uvarint(io):
+    value = shift = 0
+    while True:
+        b = io.read(1)
+        if not b:
+            raise StreamError("stream read less than specified amount, expected 1, found 0")
+        byte = b[0]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value
+        shift += 7
+        if shift > 28:
+            raise StreamError("unsigned varint is longer than 5 bytes")
+
+def _km_read_varint(io, max_bytes):
+    value = shift = 0
+    for _ in range(max_bytes):
+        b = io.read(1)
+        if not b:
+            raise StreamError("stream read less than specified amount, expected 1, found 0")
+        byte = b[0]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (value >> 1) ^ -(value & 1)
+        shift += 7
+    raise StreamError("varint is too long")
+
+def _km_uvarint_bytes(value):
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise StreamError("value does not fit an unsigned varint")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+def _km_varint_bytes(value, bits):
+    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+        raise StreamError("value does not fit the varint")
+    zigzag = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    out = bytearray()
+    while zigzag > 0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
+'''
+
+
+__all__ = [
+    "KafkaArray", "KafkaBytes", "KafkaConstructError", "KafkaString", "MessageConstruct", "TaggedFields",
+    "UVarInt", "Uuid", "VarInt", "VarLong",
+]
