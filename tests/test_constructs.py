@@ -17,8 +17,8 @@ from kafkamock.codec.constructs import (
     KafkaString,
     MessageConstruct,
     TaggedFields,
-    UVarInt,
     Uuid,
+    UVarInt,
     VarInt,
     VarLong,
 )

@@ -21,6 +21,7 @@ from construct import Construct, ConstructError, Subconstruct, stream_read, stre
 from kafkamock.codec.errors import CodecError
 from kafkamock.codec.registry import Registry, default_registry
 
+
 class KafkaConstructError(ConstructError):
     """A construct-level parse/build failure (wraps what the codec reports)."""
 

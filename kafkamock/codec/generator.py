@@ -283,10 +283,10 @@ class Compiler:
                 with e.block(f"if {count} > n - p:"):
                     e(f"raise _Bad('{path}: ' + str({count}) + ' tagged fields cannot fit in the bytes that remain')")
                 with e.block(f"for _ in range({count}):"):
-                    tag, size, end = e.tmp("t"), e.tmp("s"), e.tmp("e")
+                    tag, sz, end = e.tmp("t"), e.tmp("s"), e.tmp("e")
                     self.read_uvarint(e, tag)
-                    self.read_uvarint(e, size)
-                    e(f"{end} = p + {size}")
+                    self.read_uvarint(e, sz)
+                    e(f"{end} = p + {sz}")
                     with e.block(f"if {end} > n:"):
                         e(f"raise _Bad('{path}: tagged field ' + str({tag}) + ' runs past the end')")
                     keyword = "if"
@@ -295,7 +295,7 @@ class Compiler:
                             self.decode_value(e, f.type, f, values[f.key], f"{path}.{f.name}",
                                               v in f.nullable_versions, tagged=True)
                             with e.block(f"if p != {end}:"):
-                                e(f"raise _Bad('{path}.{f.name}: tagged field size ' + str({size}) + "
+                                e(f"raise _Bad('{path}.{f.name}: tagged field size ' + str({sz}) + "
                                   f"' does not match its contents')")
                         keyword = "elif"
                     with e.block("else:"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import re
 import uuid
 from collections.abc import Iterable
@@ -316,10 +315,7 @@ class _Loader:
                     return True
                 raise ValueError(f"{raw!r} is not true or false")
             if kind == "float64":
-                value = float(raw) if raw else 0.0
-                if math.isnan(value) and raw.lower() != "nan":
-                    raise ValueError(raw)
-                return value
+                return float(raw) if raw else 0.0
             if kind == "string":
                 return raw
             if kind == "uuid":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from kafkamock.schema.versions import Versions
 
@@ -44,7 +44,7 @@ class Primitive:
 
 @dataclass(frozen=True, slots=True)
 class ArrayType:
-    element: "FieldType"
+    element: FieldType
 
     kind: Literal["array"] = "array"
 
@@ -56,7 +56,7 @@ class ArrayType:
 class StructRef:
     """A field whose type is a struct (inline or from commonStructs)."""
 
-    struct: "StructSpec"
+    struct: StructSpec
 
     kind: Literal["struct"] = "struct"
 
@@ -64,7 +64,7 @@ class StructRef:
         return self.struct.name
 
 
-FieldType = Union[Primitive, ArrayType, StructRef]
+FieldType = Primitive | ArrayType | StructRef
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -104,7 +104,7 @@ class StructSpec:
     versions: Versions
     fields: tuple[FieldSpec, ...]
 
-    def at(self, version: int) -> "StructLayout":
+    def at(self, version: int) -> StructLayout:
         return StructLayout(self, version)
 
 

@@ -17,11 +17,11 @@ class Versions:
     lowest: int
     highest: int
 
-    NONE: ClassVar["Versions"]
-    ALL: ClassVar["Versions"]
+    NONE: ClassVar[Versions]
+    ALL: ClassVar[Versions]
 
     @classmethod
-    def parse(cls, text: object) -> "Versions":
+    def parse(cls, text: object) -> Versions:
         """Parse a range, raising ``ValueError`` with the reason on a malformed one."""
         if not isinstance(text, str):
             raise ValueError(f"version range must be a string, not {text!r}")
@@ -45,10 +45,10 @@ class Versions:
     def __contains__(self, version: object) -> bool:
         return isinstance(version, int) and self.lowest <= version <= self.highest
 
-    def contains_range(self, other: "Versions") -> bool:
+    def contains_range(self, other: Versions) -> bool:
         return other.empty or (not self.empty and self.lowest <= other.lowest and other.highest <= self.highest)
 
-    def intersect(self, other: "Versions") -> "Versions":
+    def intersect(self, other: Versions) -> Versions:
         low, high = max(self.lowest, other.lowest), min(self.highest, other.highest)
         return Versions(low, high) if low <= high else Versions.NONE
 
