@@ -200,7 +200,6 @@ class Compiler:
         src = (
             "def decode_from(b, p):\n"
             "    n = len(b)\n"
-            "    start = p\n"
             "    try:\n"
             f"{body}\n"
             "    except _Bad as exc:\n"

@@ -1,0 +1,51 @@
+"""Shared test set-up: a deterministic hypothesis profile and the session-wide Java oracle.
+
+``tests/`` is not a package: pytest puts this directory on ``sys.path``, so test modules import the helpers as
+``from support.oracle import ...``, ``from support.kafka_json import ...`` and ``from strategies import values``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+TESTS = Path(__file__).resolve().parent
+for path in (TESTS, TESTS.parent):  # helpers first; the repo root too, for runs without an installed kafkamock
+    if str(path) not in sys.path:
+        sys.path.insert(0 if path == TESTS else len(sys.path), str(path))
+
+# Deterministic by default (CI must not flake on a lucky seed); HYPOTHESIS_PROFILE=... picks another profile.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def kafka_oracle():
+    """One JVM running Kafka 4.3.0's own serializers for the whole session (see tests/support/oracle.py).
+
+    Builds what it needs on first use (jars into ``.cache/java`` via tests/java/fetch_jars.py, then javac).
+    Skips only when no JDK is installed; any other failure (download, compile) is an error, not a skip.
+    """
+    from support.oracle import KafkaOracle, build, find_java
+
+    if find_java() is None:
+        pytest.skip("Java oracle needs a JDK 17 (java and javac on PATH or in $JAVA_HOME/bin); none found")
+    oracle = KafkaOracle(build())
+    oracle.start()
+    try:
+        info = oracle.ping()
+        assert info["kafka"] == "4.3.0", info
+        yield oracle
+    finally:
+        oracle.close()
