@@ -311,3 +311,18 @@ def test_unknown_api_key_in_a_frame():
     with pytest.raises(UnsupportedVersionError, match="unknown API key 999") as info:
         codec.decode_request(bytes(frame))
     assert info.value.api_key == 999
+
+
+def test_absent_struct_defaults_are_shared_and_read_only():
+    data = codec.encode("FetchResponse", 16, {"responses": [{"partitions": [{"partition_index": 0},
+                                                                             {"partition_index": 1}]}]})
+    parts = codec.decode("FetchResponse", 16, data).responses[0].partitions
+    assert parts[0].current_leader == {"leader_id": -1, "leader_epoch": -1}
+    with pytest.raises(TypeError, match="assign a new dict"):
+        parts[0].current_leader["leader_id"] = 3
+    parts[0].current_leader = {"leader_id": 3, "leader_epoch": 7}  # replacing the field is the way
+    assert parts[1].current_leader.leader_id == -1
+    again = codec.decode("FetchResponse", 16, codec.encode("FetchResponse", 16, codec.decode("FetchResponse", 16, data)))
+    assert again == codec.decode("FetchResponse", 16, data)
+    import copy
+    assert copy.deepcopy(parts[1].current_leader) == {"leader_id": -1, "leader_epoch": -1}

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkamock.codec.errors import DecodeError, UnsupportedVersionError
+from kafkamock.codec.generator import join_blobs
 from kafkamock.codec.message import Message
 from kafkamock.codec.registry import Registry, default_registry
 
@@ -27,11 +28,12 @@ def encode_request(api: int | str, version: int, correlation_id: int, client_id:
     body_codec = reg.codec(spec.name, version)
     header_codec = reg.codec("RequestHeader", spec.header_version(version))
     out = bytearray(4)
+    big: list[tuple[int, bytes]] = []
     header_codec.write({"request_api_key": spec.api_key, "request_api_version": version,
                         "correlation_id": correlation_id, "client_id": client_id}, out)
-    body_codec.write(body, out)
-    _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    body_codec.write(body, out, big)
+    _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
+    return join_blobs(out, big)
 
 
 def encode_response(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
@@ -42,10 +44,11 @@ def encode_response(api: int | str, version: int, correlation_id: int, body: Map
     body_codec = reg.codec(spec.name, version)
     header_codec = reg.codec("ResponseHeader", spec.header_version(version))
     out = bytearray(4)
+    big: list[tuple[int, bytes]] = []
     header_codec.write({"correlation_id": correlation_id}, out)
-    body_codec.write(body, out)
-    _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    body_codec.write(body, out, big)
+    _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
+    return join_blobs(out, big)
 
 
 def _payload(frame: bytes | bytearray | memoryview, what: str) -> bytes:

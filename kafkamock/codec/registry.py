@@ -29,7 +29,7 @@ class Codec:
     def __init__(self, spec: MessageSpec, version: int):
         self.spec, self.name, self.version = spec, spec.name, version
         self.decode_from: Callable[[bytes, int], tuple[Message, int]]
-        self.encode_into: Callable[[Mapping[str, Any], bytearray], bytearray]
+        self.encode_into: Callable[..., bytearray]
         (self.decode_from, self.encode_into, self.decoder_source,
          self.encoder_source) = generator.build(spec, version)
 
@@ -43,12 +43,19 @@ class Codec:
         return message
 
     def encode(self, value: Mapping[str, Any]) -> bytes:
-        return bytes(self.write(value, bytearray()))
+        out = bytearray()
+        big: list[tuple[int, bytes]] = []
+        self.write(value, out, big)
+        return generator.join_blobs(out, big)
 
-    def write(self, value: Mapping[str, Any], out: bytearray) -> bytearray:
-        """Append the encoded message to ``out``; on a bad value, name the field at fault."""
+    def write(self, value: Mapping[str, Any], out: bytearray, big: list | None = None) -> bytearray:
+        """Append the encoded message to ``out``; on a bad value, name the field at fault.
+
+        With a ``big`` list, large bytes/records values are not copied into ``out`` but listed as
+        ``(offset, data)`` for ``generator.join_blobs`` to splice in.
+        """
         try:
-            return self.encode_into(value, out)
+            return self.encode_into(value, out, big)
         except _ENCODE_FAILURES as exc:
             reason = diagnose(self.spec, self.version, value) or f"{type(exc).__name__}: {exc}"
             raise EncodeError(self.name, self.version, reason) from None

@@ -82,11 +82,11 @@ class FieldSpec:
     flexible_versions: Versions | None = None  # a string/bytes field's own override
     zero_copy: bool = False
     about: str = ""
+    key: str = field(init=False)
+    """The field's name in decoded messages (snake_case), computed once."""
 
-    @property
-    def key(self) -> str:
-        """The field's name in decoded messages."""
-        return snake_case(self.name)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", snake_case(self.name))
 
     def present(self, version: int) -> bool:
         return version in self.versions or version in self.tagged_versions
