@@ -106,10 +106,6 @@ def array_packers(fmt: str) -> tuple[Callable, ...]:
     return tuple(struct.Struct(f">{k}{fmt}").pack for k in range(SMALL_ARRAY))
 
 
-def make_uuid(raw: bytes) -> uuid.UUID:
-    return ZERO_UUID if raw == ZERO16 else uuid.UUID(bytes=raw)
-
-
 def uuid_bytes(value: object) -> bytes:
     if isinstance(value, uuid.UUID):
         return value.bytes
@@ -472,17 +468,13 @@ class Compiler:
         kind = f.type.kind
         if d is None:
             return f"{val} is None"
-        if kind == "array":
-            return f"({val} is not None and len({val}) == 0)"
-        if kind in ("bytes", "records"):
+        if kind in ("array", "bytes", "records"):  # their only non-null default is empty
             return f"({val} is not None and len({val}) == 0)"
         if kind == "struct":
             assert isinstance(f.type, StructRef)
             return f"_isdef({val}, {e.const(('structspec', id(f.type.struct)), f.type.struct)})"
         if isinstance(d, uuid.UUID):
             return f"{val} == {e.const(('uuid', d.int), d)}"
-        if kind == "float64":
-            return f"{val} == {d!r}"
         return f"{val} == {d!r}"
 
     def encode_struct(self, e: Emitter, spec: StructSpec, src: str, out: str, path: str) -> None:
@@ -732,7 +724,7 @@ def build(spec: MessageSpec, version: int) -> tuple[Callable, Callable, str, str
         "_NAME": spec.name, "_VERSION": version, "_M": Message, "_uvt": uvarint_tail, "_uvb": uvarint_bytes,
         "_UUID": uuid.UUID, "_ZU": ZERO_UUID, "_Z16": ZERO16, "_uuidb": uuid_bytes, "_unpack_from": struct.unpack_from,
         "_pack": struct.pack, "_write_tags": write_tags, "_rtags": read_unknown_tags, "_isdef": is_default_struct, "_MISSING": _MISSING,
-        "_EMPTY": _EMPTY, "_Mapping": Mapping,
+        "_EMPTY": _EMPTY,
     }
     namespace.update(compiler.consts)
     filename = f"<kafkamock codec {spec.name} v{version}>"
