@@ -267,7 +267,7 @@ def test_unknown_names_and_versions():
     (hx("03 ff fe") + SHARE_FETCH_V2_BYTES[2:], "UTF-8"),
     (hx("02 67 00") + bytes(26) + hx("ffffffff0f"), "cannot fit"),          # Topics count 2^32-2
     (hx("02 67 00") + bytes(26) + hx("8080808080 01"), "longer than 5 bytes"),  # varint too long
-    (hx("ffffffff0f"), "over the limit"),                                       # string length 2^32-2
+    (hx("ffffffff0f"), "over the 32767 limit"),                                     # string length 2^32-2
     (b"", "ends early"),
 ])
 def test_bad_bytes_raise_decode_error_with_name_version_offset(data, reason):
@@ -326,3 +326,15 @@ def test_absent_struct_defaults_are_shared_and_read_only():
     assert again == codec.decode("FetchResponse", 16, data)
     import copy
     assert copy.deepcopy(parts[1].current_leader) == {"leader_id": -1, "leader_epoch": -1}
+
+
+def test_string_length_limit_boundary():
+    from kafkamock.codec.generator import uvarint_bytes
+
+    longest = "x" * 32767
+    data = codec.encode("ShareFetchRequest", 2, dict(SHARE_FETCH_V2, group_id=longest))
+    assert codec.decode("ShareFetchRequest", 2, data).group_id == longest
+    # Kafka refuses a string of 32768 bytes even though a compact length could express it.
+    too_long = uvarint_bytes(32768 + 1) + b"x" * 32768 + data[len(uvarint_bytes(32768)) + 32767:]
+    with pytest.raises(DecodeError, match="GroupId: string length 32768 is over the 32767 limit"):
+        codec.decode("ShareFetchRequest", 2, too_long)

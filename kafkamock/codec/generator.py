@@ -239,8 +239,12 @@ class Compiler:
         )
         return src
 
-    def read_uvarint(self, e: Emitter, target: str, wide: bool = False) -> None:
-        """Inline the one-byte case; ``wide`` also inlines two bytes (lengths of record batches up to 16 KB)."""
+    def read_uvarint(self, e: Emitter, target: str, wide: bool = False, limit: str | None = None) -> None:
+        """Inline the one-byte case; ``wide`` also inlines two bytes (lengths of record batches up to 16 KB).
+
+        ``limit`` (the field's path) checks Kafka's 32767-byte string limit, which only a multi-byte varint can
+        break, so the check costs nothing in the common one-byte case.
+        """
         e(f"{target} = b[p]")
         e("p += 1")
         with e.block(f"if {target} > 127:"):
@@ -252,11 +256,15 @@ class Compiler:
                     e(f"{target}, p = _uvt(b, p, {target})")
             else:
                 e(f"{target}, p = _uvt(b, p, {target})")
+            if limit:
+                with e.block(f"if {target} > {MAX_STRING + 1}:"):
+                    e(f"raise _Bad('{limit}: string length ' + str({target} - 1) + ' is over the 32767 limit')")
 
-    def read_length(self, e: Emitter, target: str, compact: bool, width: str, wide: bool = False) -> None:
+    def read_length(self, e: Emitter, target: str, compact: bool, width: str, wide: bool = False,
+                    limit: str | None = None) -> None:
         """A length (or count) prefix; -1 means null."""
         if compact:
-            self.read_uvarint(e, target, wide)
+            self.read_uvarint(e, target, wide, limit)
             e(f"{target} -= 1")
         else:
             fmt = e.packer(width)
@@ -360,7 +368,10 @@ class Compiler:
         if kind in ("string", "bytes", "records"):
             compact = self.compact(f) if kind != "records" else self.flexible
             length = e.tmp("l")
-            self.read_length(e, length, compact, "h" if kind == "string" else "i", wide=kind != "string")
+            # An int16 length cannot exceed Kafka's 32767-byte string limit; a compact one is checked in read_uvarint.
+            limit = path if kind == "string" else None
+            self.read_length(e, length, compact, "h" if kind == "string" else "i", wide=kind != "string",
+                             limit=limit)
             with e.block(f"if {length} < 0:"):
                 if nullable:
                     e(f"{target} = None")
@@ -368,9 +379,6 @@ class Compiler:
                     e(f"raise _Bad('{path}: null for a non-nullable field')")
             with e.block("else:"):
                 end = e.tmp("e")
-                if kind == "string":
-                    with e.block(f"if {length} > {MAX_STRING}:"):
-                        e(f"raise _Bad('{path}: string length ' + str({length}) + ' is over the limit')")
                 e(f"{end} = p + {length}")
                 with e.block(f"if {end} > n:"):
                     e(f"raise _Bad('{path}: length ' + str({length}) + ' runs past the end')")

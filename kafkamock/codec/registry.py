@@ -38,9 +38,9 @@ class Codec:
         if type(data) is not bytes:
             data = bytes(data)
         message, end = self.decode_from(data, 0)
-        if end != len(data):
-            raise DecodeError(self.name, self.version, end, f"{len(data) - end} trailing bytes after the message")
-        return message
+        if end == len(data):
+            return message
+        raise DecodeError(self.name, self.version, end, f"{len(data) - end} trailing bytes after the message")
 
     def encode(self, value: Mapping[str, Any]) -> bytes:
         out = bytearray()
