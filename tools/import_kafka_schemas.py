@@ -27,7 +27,8 @@ DescribeConfigs AlterConfigs SaslAuthenticate CreatePartitions DeleteGroups Incr
 DescribeCluster DescribeProducers DescribeTransactions ListTransactions ConsumerGroupHeartbeat
 ConsumerGroupDescribe DescribeTopicPartitions ShareGroupHeartbeat ShareGroupDescribe ShareFetch ShareAcknowledge
 """.split()
-EXTRA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment"]
+EXTRA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
+         "ControlRecordTypeSchema", "EndTxnMarker"]
 
 # Header versions that differ from the default rule (flexible -> request header 2 / response header 1).
 HEADER_VERSIONS = {"ApiVersionsResponse": {"0+": 0}}

@@ -1,0 +1,163 @@
+"""Compression codecs as Kafka frames them, with a ceiling on decompressed size.
+
+- gzip: the standard library's zlib (gzip container), as Kafka's GZIPOutputStream writes it.
+- snappy: cramjam's raw snappy inside xerial's framing (what Kafka's Java client writes, via snappy-java's
+  SnappyOutputStream); on read both xerial-framed and raw snappy are accepted, as Kafka does.
+- lz4: the LZ4 frame format (python-lz4), independent 64 KB blocks, as Kafka's KafkaLZ4BlockOutputStream writes.
+- zstd: zstandard frames.
+
+Every decompressor stops at ``limit`` bytes of output and raises CorruptRecordError beyond it, so a small
+"decompression bomb" cannot exhaust memory: the sizes declared in snappy and zstd headers are checked before
+anything is allocated, and gzip and lz4 are decompressed with an output bound.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import zstandard
+
+from kafkamock.records.errors import CorruptRecordError
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+"""Compression names by their attribute id (bits 0-2 of a batch's attributes)."""
+CODEC_IDS = {name: i for i, name in enumerate(CODECS)}
+
+DEFAULT_MAX_DECOMPRESSED = 128 * 1024 * 1024
+"""Default ceiling on one batch's decompressed records (configurable per call)."""
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
+_XERIAL_BLOCK = 32 * 1024
+_INT32 = struct.Struct(">i")
+
+
+def codec_id(name: str) -> int:
+    try:
+        return CODEC_IDS[name]
+    except KeyError:
+        raise ValueError(f"unknown compression {name!r} (one of {', '.join(CODECS)})") from None
+
+
+def compress(codec: str, data: bytes, level: int | None = None) -> bytes:
+    """Compress a batch's records region the way Kafka's producer does."""
+    if codec == "gzip":
+        c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    if codec == "snappy":
+        out = bytearray(_XERIAL_HEADER)
+        for start in range(0, len(data), _XERIAL_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(data[start:start + _XERIAL_BLOCK]))
+            out += _INT32.pack(len(block))
+            out += block
+        return bytes(out)
+    if codec == "lz4":
+        return lz4.frame.compress(data, compression_level=0 if level is None else level,
+                                  block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                                  content_checksum=False, store_size=False)
+    if codec == "zstd":
+        return zstandard.ZstdCompressor(level=3 if level is None else level).compress(data)
+    if codec == "none":
+        return bytes(data)
+    raise ValueError(f"unknown compression {codec!r}")
+
+
+def decompress(codec: str, data: bytes | memoryview, limit: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """Decompress, refusing anything corrupt, truncated, or larger than ``limit`` bytes."""
+    try:
+        if codec == "gzip":
+            return _gunzip(data, limit)
+        if codec == "snappy":
+            return _unsnappy(bytes(data), limit)
+        if codec == "lz4":
+            return _unlz4(data, limit)
+        if codec == "zstd":
+            return _unzstd(data, limit)
+    except CorruptRecordError:
+        raise
+    except (zlib.error, RuntimeError, ValueError, TypeError, zstandard.ZstdError, struct.error) as exc:
+        raise CorruptRecordError(f"{codec} data does not decompress: {exc}") from None
+    if codec == "none":
+        return bytes(data)
+    raise CorruptRecordError(f"unknown compression {codec!r}")
+
+
+def _too_big(codec: str, limit: int) -> CorruptRecordError:
+    return CorruptRecordError(f"{codec} data decompresses to more than the {limit}-byte limit")
+
+
+def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
+    d = zlib.decompressobj(47)  # gzip or zlib header, auto-detected
+    out = d.decompress(data, limit + 1)
+    if len(out) > limit:
+        raise _too_big("gzip", limit)
+    if not d.eof:
+        raise CorruptRecordError("gzip data is truncated")
+    return out
+
+
+def _unsnappy(data: bytes, limit: int) -> bytes:
+    if not data.startswith(XERIAL_MAGIC):
+        return _snappy_block(data, limit)
+    if len(data) < 16:
+        raise CorruptRecordError("snappy (xerial) header is truncated")
+    parts: list[bytes] = []
+    total, pos = 0, 16
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise CorruptRecordError("snappy (xerial) block length is truncated")
+        (size,) = _INT32.unpack_from(data, pos)
+        pos += 4
+        if size < 0 or pos + size > len(data):
+            raise CorruptRecordError("snappy (xerial) block runs past the end")
+        block = _snappy_block(data[pos:pos + size], limit - total)
+        total += len(block)
+        parts.append(block)
+        pos += size
+    return b"".join(parts)
+
+
+def _snappy_block(block: bytes, limit: int) -> bytes:
+    declared = cramjam.snappy.decompress_raw_len(block)
+    if declared > limit:
+        raise _too_big("snappy", limit)
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
+    d = lz4.frame.LZ4FrameDecompressor()
+    out = d.decompress(data, max_length=limit + 1)
+    if len(out) > limit:
+        raise _too_big("lz4", limit)
+    if not d.eof:
+        raise CorruptRecordError("lz4 frame is truncated")
+    return out
+
+
+def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
+    declared = zstandard.frame_content_size(data)
+    if declared > limit:
+        raise _too_big("zstd", limit)
+    # With an unknown content size (zstd-jni streams its frames), max_output_size bounds the output; a frame
+    # that does not fit, or does not end, is an error either way.
+    try:
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=limit, allow_extra_data=False)
+    except zstandard.ZstdError as exc:
+        if declared < 0 and "did not decompress full frame" in str(exc) and _decompresses_past(data, limit):
+            raise _too_big("zstd", limit) from None
+        raise
+
+
+def _decompresses_past(data: bytes | memoryview, limit: int) -> bool:
+    """Tell an oversized frame from a truncated one, reading at most ``limit + 1`` bytes of output."""
+    reader = zstandard.ZstdDecompressor().stream_reader(data)
+    total = 0
+    while total <= limit:
+        chunk = reader.read(min(limit + 1 - total, 1 << 20))
+        if not chunk:
+            return False
+        total += len(chunk)
+    return True
