@@ -9,6 +9,10 @@
  *     -> {"results":[{"hex":"..."} | {"error":"..."}, ...]}
  *   {"op":"decode","items":[{"name":"ShareFetchRequest","version":2,"hex":"..."}, ...]}
  *     -> {"results":[{"json":{...}} | {"error":"..."}, ...]}
+ *   {"op":"records_build","items":[{"magic":2,"compression":"zstd",...,"records":[...],"control":null}, ...]}
+ *     -> {"results":[{"hex":"..."} | {"error":"..."}, ...]}
+ *   {"op":"records_read","items":[{"hex":"..."}, ...]}
+ *     -> {"results":[{"batches":[{...,"records":[...]}, ...]} | {"error":"..."}, ...]}
  *   {"op":"ping"}  -> {"kafka":"4.3.0","java":"17..."}
  *   {"op":"quit"}  -> {"ok":true}, then the JVM exits (it also exits at end of input)
  *
@@ -29,6 +33,36 @@
  *     keys it does not know, so the extension does not disturb it.
  * Encode is strict about versions (outside the message's supported range -> error); decode is strict about
  * length (bytes left after read() -> error).
+ *
+ * Record batches (records_build / records_read) go through Kafka's own record classes
+ * (org.apache.kafka.common.record.internal.*: MemoryRecords, MemoryRecordsBuilder, DefaultRecordBatch, LegacyRecord...).
+ * Bytes inside items (key, value, header values) are base64 (null = absent); whole record sets travel as hex.
+ *
+ *   records_build item (every key optional; defaults in brackets):
+ *     {"magic": 0|1|2 [2], "compression": "none"|"gzip"|"snappy"|"lz4"|"zstd" ["none"],
+ *      "compression_level": int [absent: Kafka's default, as the producer uses],
+ *      "timestamp_type": "CreateTime"|"LogAppendTime"|"NoTimestampType" ["CreateTime"],
+ *      "base_offset": long [0], "log_append_time": long [-1], "producer_id": long [-1], "producer_epoch": short [-1],
+ *      "base_sequence": int [-1], "transactional": bool [false], "partition_leader_epoch": int [-1],
+ *      "records": [{"offset": long (absolute; appendWithOffset), "timestamp": long, "key": base64|null,
+ *                   "value": base64|null, "headers": [[name, base64|null], ...]}, ...] [[]],
+ *      "control": null | {"type": "COMMIT"|"ABORT", "coordinator_epoch": int, "timestamp": long} [null]}
+ *     -> {"hex": bytes of the MemoryRecords buffer}. Without "control": MemoryRecords.builder(buffer, magic,
+ *     Compression.of(type).build(), timestampType, baseOffset, logAppendTime, producerId, producerEpoch, baseSequence,
+ *     transactional, partitionLeaderEpoch), appendWithOffset per record, build(). With "control":
+ *     MemoryRecords.withEndTransactionMarker(baseOffset, timestamp, partitionLeaderEpoch, producerId, producerEpoch,
+ *     new EndTransactionMarker(type, coordinatorEpoch)); Kafka fixes magic 2, no compression, CreateTime and the
+ *     transactional flag there, so "records" must be empty, magic 2, compression none, timestamp_type CreateTime,
+ *     base_sequence and log_append_time -1 ("transactional" is ignored: Kafka always sets it).
+ *   records_read item: {"hex": "..."} -> {"batches": [...]}: MemoryRecords.readableRecords(buffer).batches(), each
+ *     {"base_offset", "last_offset", "magic", "compression" (lower-case name), "timestamp_type" (CreateTime,
+ *      LogAppendTime, NoTimestampType), "max_timestamp", "producer_id", "producer_epoch", "base_sequence",
+ *      "transactional", "control", "partition_leader_epoch", "crc_valid" (isValid()), "crc" (checksum(), unsigned),
+ *      "count" (countOrNull(): the v2 header's record count, null for legacy), "size_in_bytes",
+ *      "records": [{"offset", "timestamp", "key", "value", "headers", and in control batches "control_type"
+ *                   (ControlRecordType id) plus, for COMMIT/ABORT, "coordinator_epoch"}]}
+ *     Iterating a batch decompresses it (a legacy compressed wrapper yields its inner records). Anything Kafka throws
+ *     (corrupt batch, bad compression stream...) is that item's "error".
  */
 
 import com.fasterxml.jackson.core.json.JsonReadFeature;
@@ -58,12 +92,22 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.types.RawTaggedField;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.BaseRecords;
+import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.utils.AppInfoParser;
 
 public final class KafkaOracle {
@@ -150,6 +194,11 @@ public final class KafkaOracle {
         }
     }
 
+    /** One item of a batched op: its result object's fields, or an exception that becomes the item's "error". */
+    interface ItemOp {
+        void apply(JsonNode item, ObjectNode result) throws Throwable;
+    }
+
     static ObjectNode handle(String op, JsonNode request) throws Exception {
         switch (op) {
             case "ping":
@@ -158,33 +207,38 @@ public final class KafkaOracle {
             case "quit":
                 return NODES.objectNode().put("ok", true);
             case "encode":
-            case "decode": {
-                JsonNode items = request.get("items");
-                if (items == null || !items.isArray()) {
-                    throw new IllegalArgumentException("'items' must be an array");
-                }
-                ArrayNode results = NODES.arrayNode(items.size());
-                boolean encode = op.equals("encode");
-                for (JsonNode item : items) {
-                    ObjectNode result = NODES.objectNode();
-                    try {
-                        if (encode) {
-                            result.put("hex", hex(encode(item)));
-                        } else {
-                            result.set("json", decode(item));
-                        }
-                    } catch (Throwable t) {
-                        result.put("error", describe(t));
-                    }
-                    results.add(result);
-                }
-                ObjectNode response = NODES.objectNode();
-                response.set("results", results);
-                return response;
-            }
+                return batched(request, (item, result) -> result.put("hex", hex(encode(item))));
+            case "decode":
+                return batched(request, (item, result) -> result.set("json", decode(item)));
+            case "records_build":
+                return batched(request, (item, result) -> result.put("hex", hex(recordsBuild(item))));
+            case "records_read":
+                return batched(request, (item, result) -> result.set("batches", recordsRead(item)));
             default:
-                throw new IllegalArgumentException("unknown op '" + op + "' (encode, decode, ping, quit)");
+                throw new IllegalArgumentException(
+                    "unknown op '" + op + "' (encode, decode, records_build, records_read, ping, quit)");
         }
+    }
+
+    static ObjectNode batched(JsonNode request, ItemOp op) {
+        JsonNode items = request.get("items");
+        if (items == null || !items.isArray()) {
+            throw new IllegalArgumentException("'items' must be an array");
+        }
+        ArrayNode results = NODES.arrayNode(items.size());
+        for (JsonNode item : items) {
+            ObjectNode result = NODES.objectNode();
+            try {
+                op.apply(item, result);
+            } catch (Throwable t) {
+                result.removeAll();
+                result.put("error", describe(t));
+            }
+            results.add(result);
+        }
+        ObjectNode response = NODES.objectNode();
+        response.set("results", results);
+        return response;
     }
 
     static short version(JsonNode item, Message data) {
@@ -337,6 +391,250 @@ public final class KafkaOracle {
                 }
             }
         }
+    }
+
+    // ---- record batches: Kafka's MemoryRecordsBuilder writes, MemoryRecords reads --------------------------
+
+    static byte[] recordsBuild(JsonNode item) throws Exception {
+        if (!item.isObject()) {
+            throw new IllegalArgumentException("a records_build item must be an object");
+        }
+        int magic = intField(item, "magic", 2);
+        if (magic < 0 || magic > 2) {
+            throw new IllegalArgumentException("magic must be 0, 1 or 2, not " + magic);
+        }
+        CompressionType type = CompressionType.forName(textField(item, "compression", "none"));
+        Compression compression = compression(type, item.get("compression_level"));
+        TimestampType timestampType = TimestampType.forName(textField(item, "timestamp_type", "CreateTime"));
+        long baseOffset = longField(item, "base_offset", 0L);
+        long logAppendTime = longField(item, "log_append_time", -1L);
+        long producerId = longField(item, "producer_id", -1L);
+        short producerEpoch = shortField(item, "producer_epoch", (short) -1);
+        int baseSequence = intField(item, "base_sequence", -1);
+        boolean transactional = boolField(item, "transactional", false);
+        int partitionLeaderEpoch = intField(item, "partition_leader_epoch", -1);
+        JsonNode records = item.get("records");
+        if (records != null && !records.isNull() && !records.isArray()) {
+            throw new IllegalArgumentException("'records' must be an array");
+        }
+        JsonNode control = item.get("control");
+        if (control != null && !control.isNull()) {
+            if (!control.isObject()) {
+                throw new IllegalArgumentException("'control' must be null or an object");
+            }
+            if (records != null && records.size() > 0) {
+                throw new IllegalArgumentException("a control batch takes no 'records' (Kafka writes the marker)");
+            }
+            if (magic != 2 || type != CompressionType.NONE || timestampType != TimestampType.CREATE_TIME
+                    || baseSequence != -1 || logAppendTime != -1) {
+                throw new IllegalArgumentException("Kafka's end-transaction-marker batch is always magic 2, "
+                    + "compression none, CreateTime, base_sequence -1 and log_append_time -1");
+            }
+            String name = textField(control, "type", null);
+            ControlRecordType controlType = ControlRecordType.valueOf(name);
+            if (controlType != ControlRecordType.COMMIT && controlType != ControlRecordType.ABORT) {
+                throw new IllegalArgumentException("control type must be COMMIT or ABORT, not " + name);
+            }
+            EndTransactionMarker marker = new EndTransactionMarker(controlType,
+                intField(control, "coordinator_epoch", null));
+            MemoryRecords built = MemoryRecords.withEndTransactionMarker(baseOffset, longField(control, "timestamp",
+                null), partitionLeaderEpoch, producerId, producerEpoch, marker);
+            return bytes(built.buffer());
+        }
+        ByteBuffer buffer = ByteBuffer.allocate(1024);
+        MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, (byte) magic, compression, timestampType,
+            baseOffset, logAppendTime, producerId, producerEpoch, baseSequence, transactional, partitionLeaderEpoch);
+        if (records != null) {
+            for (JsonNode record : records) {
+                if (!record.isObject()) {
+                    throw new IllegalArgumentException("each record must be an object");
+                }
+                builder.appendWithOffset(longField(record, "offset", null), longField(record, "timestamp", null),
+                    bytesField(record, "key"), bytesField(record, "value"), headers(record.get("headers")));
+            }
+        }
+        return bytes(builder.build().buffer());
+    }
+
+    static Compression compression(CompressionType type, JsonNode level) {
+        if (level == null || level.isNull()) {
+            return Compression.of(type).build();
+        }
+        if (!level.isIntegralNumber() || !level.canConvertToInt()) {
+            throw new IllegalArgumentException("'compression_level' must be an integer");
+        }
+        switch (type) {
+            case GZIP:
+                return Compression.gzip().level(level.intValue()).build();
+            case LZ4:
+                return Compression.lz4().level(level.intValue()).build();
+            case ZSTD:
+                return Compression.zstd().level(level.intValue()).build();
+            default:
+                throw new IllegalArgumentException(type.name + " compression has no level");
+        }
+    }
+
+    static Header[] headers(JsonNode headers) throws Exception {
+        if (headers == null || headers.isNull()) {
+            return Record.EMPTY_HEADERS;
+        }
+        if (!headers.isArray()) {
+            throw new IllegalArgumentException("'headers' must be an array of [name, base64|null]");
+        }
+        Header[] out = new Header[headers.size()];
+        int i = 0;
+        for (JsonNode h : headers) {
+            if (!h.isArray() || h.size() != 2 || !h.get(0).isTextual() || !(h.get(1).isNull() || h.get(1).isTextual())) {
+                throw new IllegalArgumentException("each header must be [name, base64|null], not " + h);
+            }
+            out[i++] = new RecordHeader(h.get(0).textValue(), h.get(1).isNull() ? null : h.get(1).binaryValue());
+        }
+        return out;
+    }
+
+    static ArrayNode recordsRead(JsonNode item) throws Exception {
+        MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(unhex(text(item, "hex"))));
+        ArrayNode batches = NODES.arrayNode();
+        for (MutableRecordBatch batch : records.batches()) {
+            ObjectNode b = batches.addObject();
+            b.put("base_offset", batch.baseOffset());
+            b.put("last_offset", batch.lastOffset());
+            b.put("magic", batch.magic());
+            b.put("compression", batch.compressionType().name);
+            b.put("timestamp_type", batch.timestampType().name);
+            b.put("max_timestamp", batch.maxTimestamp());
+            b.put("producer_id", batch.producerId());
+            b.put("producer_epoch", batch.producerEpoch());
+            b.put("base_sequence", batch.baseSequence());
+            b.put("transactional", batch.isTransactional());
+            b.put("control", batch.isControlBatch());
+            b.put("partition_leader_epoch", batch.partitionLeaderEpoch());
+            b.put("crc_valid", batch.isValid());
+            b.put("crc", batch.checksum());
+            Integer count = batch.countOrNull();
+            if (count == null) {
+                b.putNull("count");
+            } else {
+                b.put("count", count.intValue());
+            }
+            b.put("size_in_bytes", batch.sizeInBytes());
+            ArrayNode out = b.putArray("records");
+            for (Record record : batch) {
+                ObjectNode r = out.addObject();
+                r.put("offset", record.offset());
+                r.put("timestamp", record.timestamp());
+                putBytes(r, "key", record.hasKey() ? record.key() : null);
+                putBytes(r, "value", record.hasValue() ? record.value() : null);
+                ArrayNode headers = r.putArray("headers");
+                for (Header h : record.headers()) {
+                    ArrayNode pair = headers.addArray().add(h.key());
+                    if (h.value() == null) {
+                        pair.addNull();
+                    } else {
+                        pair.add(new BinaryNode(h.value()));
+                    }
+                }
+                if (batch.isControlBatch()) {
+                    if (!record.hasKey()) {
+                        throw new IllegalArgumentException("control record at offset " + record.offset()
+                            + " has no key");
+                    }
+                    short typeId = ControlRecordType.parseTypeId(record.key());
+                    r.put("control_type", typeId);
+                    ControlRecordType controlType = ControlRecordType.fromTypeId(typeId);
+                    if (controlType == ControlRecordType.COMMIT || controlType == ControlRecordType.ABORT) {
+                        r.put("coordinator_epoch", EndTransactionMarker.deserialize(record).coordinatorEpoch());
+                    }
+                }
+            }
+        }
+        return batches;
+    }
+
+    static void putBytes(ObjectNode node, String key, ByteBuffer buffer) {
+        if (buffer == null) {
+            node.putNull(key);
+        } else {
+            node.set(key, new BinaryNode(bytes(buffer)));
+        }
+    }
+
+    /** The remaining bytes of a buffer, without moving it. */
+    static byte[] bytes(ByteBuffer buffer) {
+        ByteBuffer view = buffer.duplicate();
+        byte[] out = new byte[view.remaining()];
+        view.get(out);
+        return out;
+    }
+
+    static JsonNode field(JsonNode item, String key, Object fallback) {
+        JsonNode v = item.get(key);
+        if ((v == null || v.isNull()) && fallback == null) {
+            throw new IllegalArgumentException("'" + key + "' is required");
+        }
+        return v == null || v.isNull() ? null : v;
+    }
+
+    static long longField(JsonNode item, String key, Long fallback) {
+        JsonNode v = field(item, key, fallback);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw new IllegalArgumentException("'" + key + "' must be a 64-bit integer, not " + v);
+        }
+        return v.longValue();
+    }
+
+    static int intField(JsonNode item, String key, Integer fallback) {
+        long v = longField(item, key, fallback == null ? null : fallback.longValue());
+        if (v != (int) v) {
+            throw new IllegalArgumentException("'" + key + "' must be a 32-bit integer, not " + v);
+        }
+        return (int) v;
+    }
+
+    static short shortField(JsonNode item, String key, Short fallback) {
+        long v = longField(item, key, fallback == null ? null : fallback.longValue());
+        if (v != (short) v) {
+            throw new IllegalArgumentException("'" + key + "' must be a 16-bit integer, not " + v);
+        }
+        return (short) v;
+    }
+
+    static boolean boolField(JsonNode item, String key, Boolean fallback) {
+        JsonNode v = field(item, key, fallback);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isBoolean()) {
+            throw new IllegalArgumentException("'" + key + "' must be true or false, not " + v);
+        }
+        return v.booleanValue();
+    }
+
+    static String textField(JsonNode item, String key, String fallback) {
+        JsonNode v = field(item, key, fallback);
+        if (v == null) {
+            return fallback;
+        }
+        if (!v.isTextual()) {
+            throw new IllegalArgumentException("'" + key + "' must be a string, not " + v);
+        }
+        return v.textValue();
+    }
+
+    /** A base64 string as bytes; absent or null -> null. */
+    static byte[] bytesField(JsonNode item, String key) throws Exception {
+        JsonNode v = item.get(key);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw new IllegalArgumentException("'" + key + "' must be base64 or null, not " + v);
+        }
+        return v.binaryValue();
     }
 
     // ---- small helpers ---------------------------------------------------------------------------------
