@@ -18,6 +18,7 @@ import zlib
 
 import cramjam
 import lz4.frame
+import xxhash
 import zstandard
 
 from kafkamock.records.errors import CorruptRecordError
@@ -42,8 +43,12 @@ def codec_id(name: str) -> int:
         raise ValueError(f"unknown compression {name!r} (one of {', '.join(CODECS)})") from None
 
 
-def compress(codec: str, data: bytes, level: int | None = None) -> bytes:
-    """Compress a batch's records region the way Kafka's producer does."""
+def compress(codec: str, data: bytes, level: int | None = None, *, legacy_lz4: bool = False) -> bytes:
+    """Compress a batch's records region the way Kafka's producer does.
+
+    ``legacy_lz4`` writes the LZ4 frame-descriptor checksum the way Kafka computed it for magic 0 (KAFKA-3160:
+    over the magic number too), which is what magic 0 readers of that era expect.
+    """
     if codec == "gzip":
         c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return c.compress(data) + c.flush()
@@ -55,9 +60,10 @@ def compress(codec: str, data: bytes, level: int | None = None) -> bytes:
             out += block
         return bytes(out)
     if codec == "lz4":
-        return lz4.frame.compress(data, compression_level=0 if level is None else level,
-                                  block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
-                                  content_checksum=False, store_size=False)
+        frame = lz4.frame.compress(data, compression_level=0 if level is None else level,
+                                   block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                                   content_checksum=False, store_size=False)
+        return _with_lz4_checksum(frame, broken=True) if legacy_lz4 else frame
     if codec == "zstd":
         return zstandard.ZstdCompressor(level=3 if level is None else level).compress(data)
     if codec == "none":
@@ -65,15 +71,19 @@ def compress(codec: str, data: bytes, level: int | None = None) -> bytes:
     raise ValueError(f"unknown compression {codec!r}")
 
 
-def decompress(codec: str, data: bytes | memoryview, limit: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
-    """Decompress, refusing anything corrupt, truncated, or larger than ``limit`` bytes."""
+def decompress(codec: str, data: bytes | memoryview, limit: int = DEFAULT_MAX_DECOMPRESSED, *,
+               legacy_lz4: bool = False) -> bytes:
+    """Decompress, refusing anything corrupt, truncated, or larger than ``limit`` bytes.
+
+    ``legacy_lz4``: like Kafka for magic 0, ignore the LZ4 frame-descriptor checksum (old writers got it wrong).
+    """
     try:
         if codec == "gzip":
             return _gunzip(data, limit)
         if codec == "snappy":
             return _unsnappy(bytes(data), limit)
         if codec == "lz4":
-            return _unlz4(data, limit)
+            return _unlz4(_with_lz4_checksum(bytes(data), broken=False) if legacy_lz4 else data, limit)
         if codec == "zstd":
             return _unzstd(data, limit)
     except CorruptRecordError:
@@ -125,6 +135,21 @@ def _snappy_block(block: bytes, limit: int) -> bytes:
     if declared > limit:
         raise _too_big("snappy", limit)
     return bytes(cramjam.snappy.decompress_raw(block))
+
+
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+
+
+def _with_lz4_checksum(frame: bytes, *, broken: bool) -> bytes:
+    """The frame with its descriptor checksum recomputed: correctly, or Kafka's magic 0 way (over the magic)."""
+    if len(frame) < 7 or not frame.startswith(_LZ4_MAGIC):
+        return frame
+    descriptor_end = 6 + (8 if frame[4] & 0x08 else 0) + (4 if frame[4] & 0x01 else 0)
+    if len(frame) <= descriptor_end:
+        return frame
+    start = 0 if broken else 4
+    checksum = (xxhash.xxh32_intdigest(frame[start:descriptor_end]) >> 8) & 0xFF
+    return frame[:descriptor_end] + bytes([checksum]) + frame[descriptor_end + 1:]
 
 
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:

@@ -72,7 +72,7 @@ def decode_legacy(data: bytes, pos: int, end: int, max_decompressed: int, *, inn
 
 def _inner_records(wrapper, magic: int, codec: str, timestamp_type: str, max_decompressed: int,
                    pos: int) -> list[Record]:
-    inner = compression.decompress(codec, wrapper.value, max_decompressed)
+    inner = compression.decompress(codec, wrapper.value, max_decompressed, legacy_lz4=magic == 0)
     messages: list[Record] = []
     p = 0
     while p + LOG_OVERHEAD <= len(inner):
@@ -134,5 +134,5 @@ def encode_legacy(records: Iterable[Record | Mapping[str, Any]], *, magic: int, 
         for off, ts, key, value, _ in items
     )
     wrapper_ts = stamp(max(ts for _, ts, *_ in items))
-    value = compression.compress(compression_name, inner, compression_level)
+    value = compression.compress(compression_name, inner, compression_level, legacy_lz4=magic == 0)
     return _message(items[-1][0], magic, codec_id | ts_bit, wrapper_ts, None, value)
