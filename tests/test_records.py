@@ -276,6 +276,10 @@ def test_view_validates_legacy_messages_and_reads_their_offsets():
     data = records.encode_batch([{"value": b"a"}, {"value": b"b"}], magic=0, base_offset=7)
     views, _ = split_batches(data)
     assert [v.magic for v in views] == [0, 0] and [v.base_offset for v in views] == [7, 8]
+    assert [v.last_offset for v in views] == [7, 8]
+    (wrapper,), _ = split_batches(records.encode_batch([{"value": b"a"}] * 3, magic=1, compression="gzip",
+                                                       base_offset=20))
+    assert wrapper.last_offset == 22 and find_batch([wrapper], 21) == 0
     for v in views:
         v.validate()
         assert zlib.crc32(v.bytes()[16:]) == struct.unpack(">I", v.bytes()[12:16])[0]

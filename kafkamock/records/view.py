@@ -84,6 +84,10 @@ class BatchView:
 
     @property
     def last_offset(self) -> int:
+        """The last offset in the batch. A legacy message stores exactly this (a compressed wrapper carries its
+        last inner offset), so it is also right for magic 0 and 1."""
+        if self.magic != 2:
+            return self.base_offset
         return self.base_offset + self.last_offset_delta
 
     @property
@@ -203,6 +207,6 @@ def split_batches(buffer: bytes | bytearray | memoryview) -> tuple[list[BatchVie
 def find_batch(views: list[BatchView], offset: int) -> int | None:
     """Index of the first batch whose last offset is at or after ``offset``: a fetch at a mid-batch offset is
     served from the batch that contains it, whole, as Kafka does."""
-    lasts = [v.last_offset if v.magic == 2 else v.base_offset for v in views]
+    lasts = [v.last_offset for v in views]
     i = bisect.bisect_left(lasts, offset)
     return i if i < len(views) else None
