@@ -300,7 +300,8 @@ def test_random_bytes_never_raise_anything_but_corrupt_record_error():
 
 
 def test_records_are_values():
-    assert Record(1, 2, b"k", None) == Record(1, 2, b"k", None, [])
+    assert Record(1, 2, b"k", None) == Record(1, 2, b"k", None, ())
+    assert Record(1, 2, b"k", None).headers == () and Record(1, 2, None, None).control_type is None
     with pytest.raises(AttributeError):
         Record(1, 2, None, None).offset = 3  # type: ignore[misc]
     assert BatchView(b"", 0, 0).size == 0

@@ -153,13 +153,21 @@ def _with_lz4_checksum(frame: bytes, *, broken: bool) -> bytes:
 
 
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
+    # The output bound grows as output arrives: a large max_length up front costs its allocation every time.
     d = lz4.frame.LZ4FrameDecompressor()
-    out = d.decompress(data, max_length=limit + 1)
-    if len(out) > limit:
+    step = max(4 * len(data), 1 << 16)
+    out = d.decompress(data, max_length=min(step, limit + 1))
+    chunks, total = [out], len(out)
+    while not d.eof and total <= limit:
+        if d.needs_input:
+            raise CorruptRecordError("lz4 frame is truncated")
+        step *= 2
+        out = d.decompress(b"", max_length=min(step, limit + 1 - total))
+        chunks.append(out)
+        total += len(out)
+    if total > limit:
         raise _too_big("lz4", limit)
-    if not d.eof:
-        raise CorruptRecordError("lz4 frame is truncated")
-    return out
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:

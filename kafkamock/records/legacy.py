@@ -55,7 +55,7 @@ def decode_legacy(data: bytes, pos: int, end: int, max_decompressed: int, *, inn
         timestamp_type = TIMESTAMP_TYPES[1 if msg.attributes & TIMESTAMP_TYPE_BIT else 0]
         timestamp = msg.timestamp
     if codec == "none":
-        records = [Record(msg.offset, timestamp, msg.key, msg.value)]
+        records = [Record(msg.offset, timestamp, msg.key, msg.value, [])]
     else:
         if inner:
             raise CorruptRecordError("a compressed message inside a compressed message", pos)
@@ -90,7 +90,7 @@ def _inner_records(wrapper, magic: int, codec: str, timestamp_type: str, max_dec
         # Relative inner offsets: the wrapper holds the absolute offset of the last inner message.
         shift = wrapper.offset - messages[-1].offset
         log_append = wrapper.timestamp if timestamp_type == "LogAppendTime" else None
-        messages = [Record(r.offset + shift, log_append if log_append is not None else r.timestamp, r.key, r.value)
+        messages = [Record(r.offset + shift, log_append if log_append is not None else r.timestamp, r.key, r.value, [])
                     for r in messages]
     return messages
 

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 Header = tuple[str, bytes | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One record. In a control batch, ``control_type`` names the marker and ``control_value`` decodes it."""
+class Record(NamedTuple):
+    """One record. In a control batch, ``control_type`` names the marker and ``control_value`` decodes it.
+
+    A NamedTuple rather than a frozen dataclass: equally immutable, and a fetch decodes one per record, where
+    a frozen dataclass's constructor cost five times as much.
+    """
 
     offset: int
     timestamp: int
     key: bytes | None
     value: bytes | None
-    headers: list[Header] = field(default_factory=list)
+    headers: Sequence[Header] = ()
     control_type: str | None = None
     control_value: Any = None
 

@@ -29,6 +29,7 @@ from kafkamock.records.layout import (
 from kafkamock.records.model import TIMESTAMP_TYPES, Header, Record, RecordBatch
 
 MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+_new = tuple.__new__  # builds a Record without the NamedTuple constructor's argument handling
 
 
 def _varint_slow(b: bytes, p: int, max_bytes: int = 10) -> tuple[int, int]:
@@ -93,6 +94,10 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
         if x < 128:
             length = (x >> 1) ^ -(x & 1)
             p += 1
+        elif b[p + 1] < 128:
+            x = (x & 127) | (b[p + 1] << 7)
+            length = (x >> 1) ^ -(x & 1)
+            p += 2
         else:
             length, p = _varint_slow(b, p, 5)
         record_start = p
@@ -103,18 +108,30 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
         if x < 128:
             ts_delta = (x >> 1) ^ -(x & 1)
             p += 1
+        elif b[p + 1] < 128:
+            x = (x & 127) | (b[p + 1] << 7)
+            ts_delta = (x >> 1) ^ -(x & 1)
+            p += 2
         else:
             ts_delta, p = _varint_slow(b, p)
         x = b[p]
         if x < 128:
             offset_delta = (x >> 1) ^ -(x & 1)
             p += 1
+        elif b[p + 1] < 128:
+            x = (x & 127) | (b[p + 1] << 7)
+            offset_delta = (x >> 1) ^ -(x & 1)
+            p += 2
         else:
             offset_delta, p = _varint_slow(b, p, 5)
         x = b[p]
         if x < 128:
             n = (x >> 1) ^ -(x & 1)
             p += 1
+        elif b[p + 1] < 128:
+            x = (x & 127) | (b[p + 1] << 7)
+            n = (x >> 1) ^ -(x & 1)
+            p += 2
         else:
             n, p = _varint_slow(b, p, 5)
         if n < 0:
@@ -126,6 +143,10 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
         if x < 128:
             n = (x >> 1) ^ -(x & 1)
             p += 1
+        elif b[p + 1] < 128:
+            x = (x & 127) | (b[p + 1] << 7)
+            n = (x >> 1) ^ -(x & 1)
+            p += 2
         else:
             n, p = _varint_slow(b, p, 5)
         if n < 0:
@@ -137,6 +158,10 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
         if x < 128:
             n = (x >> 1) ^ -(x & 1)
             p += 1
+        elif b[p + 1] < 128:
+            x = (x & 127) | (b[p + 1] << 7)
+            n = (x >> 1) ^ -(x & 1)
+            p += 2
         else:
             n, p = _varint_slow(b, p, 5)
         headers: list[Header] = []
@@ -161,9 +186,9 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
         timestamp = log_append if log_append is not None else base_timestamp + ts_delta
         if is_control:
             control_type, control_value = decode_control(key, value)
-            records.append(Record(offset, timestamp, key, value, headers, control_type, control_value))
+            records.append(_new(Record, (offset, timestamp, key, value, headers, control_type, control_value)))
         else:
-            records.append(Record(offset, timestamp, key, value, headers))
+            records.append(_new(Record, (offset, timestamp, key, value, headers, None, None)))
     if p != stop:
         raise CorruptRecordError(f"{stop - p} bytes remain after the last record")
     return records
