@@ -201,6 +201,8 @@ def _zigzag(value: int) -> bytes:
     if -64 <= value < 64:
         return _SMALL[value + 64]
     z = (value << 1) ^ (value >> 63)
+    if z < 0x4000:
+        return bytes(((z & 0x7F) | 0x80, z >> 7))
     out = bytearray()
     while z > 0x7F:
         out.append((z & 0x7F) | 0x80)
@@ -213,11 +215,12 @@ _SMALL = [bytes([((v << 1) ^ (v >> 63)) & 0xFF]) for v in range(-64, 64)]
 
 
 def _fields(record: Record | Mapping[str, Any], index: int, base_offset: int) -> tuple:
+    if type(record) is dict or (not isinstance(record, Record) and isinstance(record, Mapping)):
+        get = record.get  # type: ignore[union-attr]
+        return (get("offset", base_offset + index), get("timestamp", -1), get("key"), get("value"),
+                get("headers") or ())
     if isinstance(record, Record):
-        return record.offset, record.timestamp, record.key, record.value, record.headers
-    if isinstance(record, Mapping):
-        return (record.get("offset", base_offset + index), record.get("timestamp", -1), record.get("key"),
-                record.get("value"), record.get("headers") or ())
+        return record[:5]
     raise TypeError(f"a record must be a Record or a mapping, not {type(record).__name__}")
 
 
@@ -230,7 +233,9 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
     codec_id = compression.codec_id(compression_name)
     if timestamp_type not in TIMESTAMP_TYPES:
         raise ValueError(f"timestamp_type must be one of {TIMESTAMP_TYPES}")
-    body = bytearray()
+    # One buffer for header and records: the header is filled in at the end (copies of a 1 MB region were most
+    # of the encode time).
+    body = bytearray(HEADER_SIZE)
     # Kafka keeps the delete horizon in the base timestamp field, and record deltas are relative to it.
     base_timestamp: int | None = delete_horizon_ms
     max_timestamp = -1
@@ -245,31 +250,31 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
             base_timestamp = timestamp
         if timestamp > max_timestamp:
             max_timestamp = timestamp
-        rec = bytearray(b"\x00")  # attributes
-        rec += _zigzag(timestamp - base_timestamp)
-        rec += _zigzag(offset - base_offset)
-        if key is None:
-            rec += b"\x01"
+        ts = _zigzag(timestamp - base_timestamp)
+        od = _zigzag(offset - base_offset)
+        kl = b"\x01" if key is None else _zigzag(len(key))
+        vl = b"\x01" if value is None else _zigzag(len(value))
+        size = 1 + len(ts) + len(od) + len(kl) + len(vl) + (len(key) if key else 0) + (len(value) if value else 0)
+        if headers:
+            hparts = [_zigzag(len(headers))]
+            for name, hvalue in headers:
+                raw = name.encode()
+                hparts += (_zigzag(len(raw)), raw, b"\x01" if hvalue is None else _zigzag(len(hvalue)),
+                           hvalue or b"")
+            hbytes = b"".join(hparts)
         else:
-            rec += _zigzag(len(key))
-            rec += key
-        if value is None:
-            rec += b"\x01"
-        else:
-            rec += _zigzag(len(value))
-            rec += value
-        rec += _zigzag(len(headers))
-        for name, hvalue in headers:
-            raw = name.encode()
-            rec += _zigzag(len(raw))
-            rec += raw
-            if hvalue is None:
-                rec += b"\x01"
-            else:
-                rec += _zigzag(len(hvalue))
-                rec += hvalue
-        body += _zigzag(len(rec))
-        body += rec
+            hbytes = b"\x00"
+        body += _zigzag(size + len(hbytes))
+        body += b"\x00"  # record attributes: unused
+        body += ts
+        body += od
+        body += kl
+        if key:
+            body += key
+        body += vl
+        if value:
+            body += value
+        body += hbytes
         count += 1
     if count == 0:
         raise ValueError("a record batch needs at least one record")
@@ -286,14 +291,12 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
     assert base_timestamp is not None
     if delete_horizon_ms is not None:
         attributes |= DELETE_HORIZON_BIT
-    records_region = compression.compress(compression_name, bytes(body), compression_level) \
-        if codec_id else bytes(body)
-    batch = bytearray(HEADER_SIZE)
-    HEADER.pack_into(batch, 0, base_offset, HEADER_SIZE - LOG_OVERHEAD + len(records_region),
-                     partition_leader_epoch, 2, 0, attributes, last_offset - base_offset,
-                     base_timestamp, max_timestamp,
-                     producer_id, producer_epoch, base_sequence, count)
-    batch += records_region
-    crc = crc32c(memoryview(batch)[CRC_START:])
-    batch[17:21] = crc.to_bytes(4, "big")
-    return bytes(batch)
+    if codec_id:
+        region = compression.compress(compression_name, memoryview(body)[HEADER_SIZE:], compression_level)
+        del body[HEADER_SIZE:]
+        body += region
+    HEADER.pack_into(body, 0, base_offset, len(body) - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attributes,
+                     last_offset - base_offset, base_timestamp, max_timestamp, producer_id, producer_epoch,
+                     base_sequence, count)
+    body[17:21] = crc32c(memoryview(body)[CRC_START:]).to_bytes(4, "big")
+    return bytes(body)
