@@ -35,6 +35,7 @@ test-fast: install
 
 bench: install
 	$(BIN)/python bench/codec.py
+	$(BIN)/python bench/records.py
 
 lint: install
 	$(BIN)/ruff check kafkamock tests bench tools
