@@ -177,6 +177,17 @@ class BatchView:
             h = self._header
             self._header = (*h[:2], epoch, *h[3:])
 
+    def set_log_append_time(self, timestamp: int) -> None:
+        """Mark the batch LogAppendTime with ``timestamp`` as its max timestamp, as a broker does for a
+        ``message.timestamp.type=LogAppendTime`` topic; both fields are under the CRC, so it is recomputed
+        (a pass over the bytes; the records are not decoded)."""
+        attributes = self.attributes | TIMESTAMP_TYPE_BIT
+        struct.pack_into(">h", self.buffer, self.start + 21, attributes)  # type: ignore[arg-type]
+        struct.pack_into(">q", self.buffer, self.start + 35, timestamp)  # type: ignore[arg-type]
+        crc = crc32c(memoryview(self.buffer)[self.start + CRC_START:self.end])
+        _UINT32.pack_into(self.buffer, self.start + 17, crc)  # type: ignore[arg-type]
+        self._header = None
+
     def bytes(self) -> bytes:
         return bytes(memoryview(self.buffer)[self.start:self.end])
 

@@ -1,0 +1,221 @@
+"""Fetch (1): whole batches from the fetch offset, long-poll on MaxWaitMs/MinBytes, KIP-227 fetch sessions.
+
+Sessions: epoch 0 opens a session holding the requested partitions; later requests (epoch n) add, update
+(``fetch_offset``…) or forget partitions, and the response lists only the partitions with something new (records,
+a changed high watermark / log start offset, or an error). Epoch -1 is a sessionless full fetch (and closes the
+session it names).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 1
+INITIAL_EPOCH = 0
+FINAL_EPOCH = -1
+MAX_SESSIONS = 1000
+ZERO_UUID = uuid.UUID(int=0)
+
+
+@dataclass
+class PartitionFetch:
+    """One partition in a fetch: what the client asked for, and what it was last told (for incremental replies)."""
+
+    topic: str
+    topic_id: uuid.UUID
+    partition: int
+    fetch_offset: int
+    partition_max_bytes: int
+    current_leader_epoch: int = -1
+    log_start_offset: int = -1
+    sent_high_watermark: int | None = None
+    sent_log_start: int | None = None
+
+
+@dataclass
+class FetchSession:
+    id: int
+    epoch: int
+    partitions: OrderedDict[tuple, PartitionFetch] = field(default_factory=OrderedDict)
+
+
+class FetchSessions:
+    """The broker's fetch-session cache (bounded; the oldest session is evicted first)."""
+
+    def __init__(self) -> None:
+        self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
+        self._ids = itertools.count(1)
+
+    def new(self) -> FetchSession:
+        if len(self.sessions) >= MAX_SESSIONS:
+            self.sessions.popitem(last=False)
+        session = FetchSession(next(self._ids), 1)
+        self.sessions[session.id] = session
+        return session
+
+
+def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> tuple:
+    return (topic_id if by_id else topic_name, partition)
+
+
+def _requested(broker, body, by_id: bool) -> list[PartitionFetch]:
+    wanted = []
+    for t in body.topics:
+        if by_id:
+            topic = broker.cluster.topics_by_id.get(t.topic_id)
+            name = topic.name if topic else ""
+        else:
+            name = t.topic
+        for p in t.partitions:
+            wanted.append(PartitionFetch(name, t.topic_id, p.partition, p.fetch_offset, p.partition_max_bytes,
+                                         p.current_leader_epoch, p.log_start_offset))
+    return wanted
+
+
+def _forgotten(body, by_id: bool) -> list[tuple]:
+    out = []
+    for f in body.forgotten_topics_data:
+        for partition in f.partitions:
+            out.append((f.topic_id if by_id else f.topic, partition))
+    return out
+
+
+def handle(broker, request):
+    body, version = request.body, request.version
+    by_id = version >= 13
+    if body.replica_id >= 0 or (version >= 15 and body.replica_state.replica_id >= 0):
+        return _top_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, 0)  # no followers in this cluster
+    sessions = broker.fetch_sessions
+    session_id, epoch = (body.session_id, body.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
+    requested = _requested(broker, body, by_id)
+    session: FetchSession | None = None
+    incremental = False
+    if epoch == FINAL_EPOCH:
+        if session_id:
+            sessions.sessions.pop(session_id, None)
+        fetches = requested
+    elif epoch == INITIAL_EPOCH:
+        if session_id:
+            sessions.sessions.pop(session_id, None)
+        session = sessions.new()
+        for pf in requested:
+            session.partitions[_key(pf.topic, pf.topic_id, pf.partition, by_id)] = pf
+        fetches = list(session.partitions.values())
+    else:
+        session = sessions.sessions.get(session_id)
+        if session is None:
+            return _top_error(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, 0)
+        if session.epoch != epoch:
+            return _top_error(ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0)
+        for key in _forgotten(body, by_id):
+            session.partitions.pop(key, None)
+        for pf in requested:
+            key = _key(pf.topic, pf.topic_id, pf.partition, by_id)
+            old = session.partitions.get(key)
+            if old is not None:
+                pf.sent_high_watermark, pf.sent_log_start = old.sent_high_watermark, old.sent_log_start
+            session.partitions[key] = pf
+        session.epoch += 1
+        incremental = True
+        fetches = list(session.partitions.values())
+    response_session = session.id if session is not None else 0
+
+    read_committed = version >= 4 and body.isolation_level == 1
+    max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
+    deadline = broker.now_ms() + max(0, body.max_wait_ms)
+
+    def complete(final: bool):
+        parts, total = _read(broker, fetches, max_bytes, read_committed, version, incremental)
+        if not final and total < max(1, body.min_bytes) and body.max_wait_ms > 0 and not _has_error(parts):
+            return None
+        for pf, _ in parts:
+            # What the client now knows, so the next incremental reply can leave unchanged partitions out.
+            pf.sent_high_watermark = _hw(broker, pf)
+            pf.sent_log_start = _log_start(broker, pf)
+        return _response(parts, response_session, by_id)
+
+    ready = complete(False)
+    if ready is not None:
+        return ready
+    from kafkamock.broker.core import Pending
+
+    return Pending(deadline, complete)
+
+
+def _hw(broker, pf: PartitionFetch) -> int | None:
+    topic = broker.cluster.topics.get(pf.topic)
+    if topic is None or pf.partition >= len(topic.partitions):
+        return None
+    return topic.partitions[pf.partition].log.high_watermark
+
+
+def _log_start(broker, pf: PartitionFetch) -> int | None:
+    topic = broker.cluster.topics.get(pf.topic)
+    if topic is None or pf.partition >= len(topic.partitions):
+        return None
+    return topic.partitions[pf.partition].log.log_start_offset
+
+
+def _has_error(parts) -> bool:
+    return any(data["error_code"] for _, data in parts)
+
+
+def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool):
+    parts = []
+    total = 0
+    for pf in fetches:
+        data = {"partition_index": pf.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
+                "last_stable_offset": -1, "log_start_offset": -1,
+                "aborted_transactions": [] if read_committed else None, "preferred_read_replica": -1,
+                "records": b""}
+        try:
+            topic = broker.cluster.topics.get(pf.topic) if pf.topic else None
+            if topic is None or not 0 <= pf.partition < len(topic.partitions):
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            partition = topic.partitions[pf.partition]
+            if partition.leader_id != broker.node_id:
+                raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            if pf.current_leader_epoch >= 0:
+                if pf.current_leader_epoch < partition.leader_epoch:
+                    raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
+                if pf.current_leader_epoch > partition.leader_epoch:
+                    raise KafkaError(ErrorCode.UNKNOWN_LEADER_EPOCH)
+            plog = partition.log
+            data.update(high_watermark=plog.high_watermark, last_stable_offset=plog.high_watermark,
+                        log_start_offset=plog.log_start_offset)
+            if not plog.log_start_offset <= pf.fetch_offset <= plog.log_end_offset:
+                raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+            budget = min(pf.partition_max_bytes, max_bytes - total)
+            if budget > 0 or total == 0:
+                records = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
+                data["records"] = records
+                total += len(records)
+        except KafkaError as exc:
+            data["error_code"] = exc.code
+        changed = (data["records"] or data["error_code"] or pf.sent_high_watermark != data["high_watermark"]
+                   or pf.sent_log_start != data["log_start_offset"])
+        if incremental and not changed:
+            continue
+        parts.append((pf, data))
+    return parts, total
+
+
+def _response(parts, session_id: int, by_id: bool) -> dict:
+    topics: list[dict] = []
+    for pf, data in parts:
+        if not topics or topics[-1]["_key"] != (pf.topic_id if by_id else pf.topic):
+            topics.append({"_key": pf.topic_id if by_id else pf.topic, "topic": pf.topic, "topic_id": pf.topic_id,
+                           "partitions": []})
+        topics[-1]["partitions"].append(data)
+    for t in topics:
+        del t["_key"]
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": session_id, "responses": topics}
+
+
+def _top_error(code: ErrorCode, session_id: int) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "session_id": session_id, "responses": []}

@@ -1,0 +1,54 @@
+"""ListOffsets (2): earliest, latest, max-timestamp and by-timestamp offset lookups."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 2
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
+
+
+def _lookup(broker, partition, timestamp: int, version: int) -> tuple[int, int]:
+    plog = partition.log
+    if timestamp == LATEST:
+        return -1, plog.high_watermark
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return -1, plog.log_start_offset
+    if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+        return -1, -1  # no tiered storage here
+    if timestamp == MAX_TIMESTAMP:
+        found = plog.max_timestamp()
+        return (found[1], found[0]) if found else (-1, -1)
+    if timestamp < 0:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown special timestamp {timestamp}")
+    found = plog.offset_for_timestamp(timestamp)
+    return (found[1], found[0]) if found else (-1, -1)
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    topics = []
+    for t in body.topics:
+        results = []
+        topic = broker.cluster.topics.get(t.name)
+        for p in t.partitions:
+            result = {"partition_index": p.partition_index, "error_code": ErrorCode.NONE, "timestamp": -1,
+                      "offset": -1, "leader_epoch": -1}
+            try:
+                if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                    raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                partition = topic.partitions[p.partition_index]
+                if partition.leader_id != broker.node_id:
+                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                if p.current_leader_epoch >= 0 and p.current_leader_epoch != partition.leader_epoch:
+                    raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH if p.current_leader_epoch < partition.leader_epoch
+                                     else ErrorCode.UNKNOWN_LEADER_EPOCH)
+                if p.timestamp == MAX_TIMESTAMP and version < 7:
+                    raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
+                timestamp, offset = _lookup(broker, partition, p.timestamp, version)
+                result.update(timestamp=timestamp, offset=offset, leader_epoch=partition.leader_epoch)
+            except KafkaError as exc:
+                result["error_code"] = exc.code
+            results.append(result)
+        topics.append({"name": t.name, "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}

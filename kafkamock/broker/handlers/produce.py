@@ -1,0 +1,118 @@
+"""Produce (0): validate each batch's header and CRC, check idempotent sequences, assign offsets by rewriting
+the batch header in place, append the bytes. Records are never decoded or re-encoded."""
+
+from __future__ import annotations
+
+import logging
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.producers import BatchMetadata
+from kafkamock.records import CorruptRecordError, split_batches
+
+API_KEY = 0
+log = logging.getLogger("kafkamock.broker.produce")
+
+
+def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
+                      log_append_time: int = -1, log_start_offset: int = -1, message: str | None = None) -> dict:
+    return {"index": index, "error_code": code, "base_offset": base_offset, "log_append_time_ms": log_append_time,
+            "log_start_offset": log_start_offset, "record_errors": [], "error_message": message}
+
+
+def append(broker, topic, partition, records: bytes | None) -> dict:
+    """Validate and append one partition's records; the per-partition response."""
+    index = partition.index
+    plog = partition.log
+    if records is None:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "records are null")
+    buffer = bytearray(records)
+    try:
+        views, partial = split_batches(buffer)
+    except CorruptRecordError as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+    if partial or len(views) != 1:
+        raise KafkaError(ErrorCode.INVALID_RECORD if not partial else ErrorCode.CORRUPT_MESSAGE,
+                         "a produce request needs exactly one whole record batch per partition")
+    (batch,) = views
+    if batch.magic != 2:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "produce requests with version 3+ need v2 record batches")
+    try:
+        batch.validate()
+    except CorruptRecordError as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+    max_bytes = broker.topic_config(topic, "max.message.bytes")
+    if batch.size > max_bytes:
+        raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
+                         f"batch of {batch.size} bytes exceeds max.message.bytes {max_bytes}")
+    if batch.record_count <= 0:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "a batch with no records")
+    if batch.is_control:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "clients cannot write control batches")
+    if batch.is_transactional:
+        raise KafkaError(ErrorCode.INVALID_TXN_STATE, "transactions are not supported by this broker yet")
+    now = broker.now_ms()
+    producer_id = batch.producer_id
+    if producer_id >= 0:
+        duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
+                                              batch.last_sequence)
+        if duplicate is not None:
+            # A retry of a batch already written: success, with the offsets it got the first time.
+            return _partition_result(index, base_offset=duplicate.base_offset,
+                                     log_append_time=duplicate.timestamp if _log_append(broker, topic) else -1,
+                                     log_start_offset=plog.log_start_offset)
+    base_offset = plog.log_end_offset
+    batch.set_base_offset(base_offset)
+    batch.set_partition_leader_epoch(partition.leader_epoch)
+    append_time = -1
+    if _log_append(broker, topic):
+        append_time = now
+        batch.set_log_append_time(now)
+    last_offset = base_offset + batch.last_offset_delta
+    plog.append(bytes(buffer), base_offset, last_offset, batch.max_timestamp, now)
+    if producer_id >= 0:
+        partition.producers.record(producer_id, batch.producer_epoch, BatchMetadata(
+            batch.base_sequence, batch.last_sequence, base_offset, last_offset, append_time))
+    return _partition_result(index, base_offset=base_offset, log_append_time=append_time,
+                             log_start_offset=plog.log_start_offset)
+
+
+def _log_append(broker, topic) -> bool:
+    return broker.topic_config(topic, "message.timestamp.type") == "LogAppendTime"
+
+
+def handle(broker, request) -> dict | None:
+    body, version = request.body, request.version
+    acks = body.acks
+    responses = []
+    appended = False
+    for topic_data in body.topic_data:
+        if version >= 13:
+            topic = broker.cluster.topics_by_id.get(topic_data.topic_id)
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            topic = broker.cluster.topics.get(topic_data.name)
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        results = []
+        for pd in topic_data.partition_data:
+            try:
+                if acks not in (-1, 0, 1):
+                    raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}")
+                if topic is None or not 0 <= pd.index < len(topic.partitions):
+                    raise KafkaError(missing)
+                partition = topic.partitions[pd.index]
+                if partition.leader_id != broker.node_id:
+                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                result = append(broker, topic, partition, pd.records)
+                appended = appended or result["base_offset"] >= 0
+            except KafkaError as exc:
+                if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):
+                    log.warning("produce to %s-%d from %s refused: %s", topic_data.name, pd.index,
+                                request.client_id, exc)
+                result = _partition_result(pd.index, exc.code, message=exc.message)
+            results.append(result)
+        responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id, "partition_responses": results})
+    if appended:
+        broker.appended()
+    if acks == 0:
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}

@@ -1,0 +1,122 @@
+"""One client connection: size-prefixed frames in, responses out, in order (Kafka serves a connection's requests
+one at a time, which also keeps pipelined responses in order)."""
+
+from __future__ import annotations
+
+import logging
+import struct
+
+import trio
+
+from kafkamock.broker import Broker, ConnectionInfo, Pending, Request
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers import api_versions
+from kafkamock.codec import DecodeError, UnsupportedVersionError, decode_request, encode_response
+from kafkamock.codec.registry import default_registry
+
+log = logging.getLogger("kafkamock.server")
+_SIZE = struct.Struct(">i")
+API_VERSIONS = 18
+
+
+class ConnectionClosed(Exception):
+    """The connection must end (the peer left, or sent something Kafka would hang up on)."""
+
+
+class FrameReader:
+    def __init__(self, stream: trio.abc.ReceiveStream, max_size: int):
+        self.stream, self.max_size = stream, max_size
+        self.buffer = bytearray()
+
+    async def _fill(self, n: int) -> None:
+        while len(self.buffer) < n:
+            chunk = await self.stream.receive_some(max(65536, n - len(self.buffer)))
+            if not chunk:
+                raise ConnectionClosed("peer closed the connection" if not self.buffer else
+                                       f"peer closed the connection mid-frame ({len(self.buffer)} bytes pending)")
+            self.buffer += chunk
+
+    async def next_frame(self) -> bytes:
+        await self._fill(4)
+        (size,) = _SIZE.unpack_from(self.buffer, 0)
+        if size < 0 or size > self.max_size:
+            raise ConnectionClosed(f"request of {size} bytes is over socket.request.max.bytes ({self.max_size})"
+                                   if size > 0 else f"invalid request size {size}")
+        await self._fill(4 + size)
+        frame = bytes(self.buffer[:4 + size])
+        del self.buffer[:4 + size]
+        return frame
+
+
+class Connection:
+    def __init__(self, server, stream: trio.SocketStream, conn_id: int):
+        self.server = server
+        self.broker: Broker = server.broker
+        self.stream = stream
+        try:
+            host, port = stream.socket.getpeername()[:2]
+            peer = f"{host}:{port}"
+        except OSError:
+            peer = "?"
+        self.info = ConnectionInfo(conn_id, peer)
+
+    async def serve(self) -> None:
+        reader = FrameReader(self.stream, self.broker.config["socket.request.max.bytes"])
+        try:
+            while True:
+                frame = await reader.next_frame()
+                response = await self.respond(frame)
+                if response is not None:
+                    await self.stream.send_all(response)
+        except ConnectionClosed as exc:
+            reason = str(exc)
+            level = logging.INFO if reason.startswith("peer closed the connection") and "mid-frame" not in reason \
+                else logging.WARNING
+            log.log(level, "connection %d from %s (client %s, %s) closed: %s", self.info.id, self.info.peer,
+                    self.info.client_id, self._software(), reason)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.info("connection %d from %s reset by peer", self.info.id, self.info.peer)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.stream.aclose()
+
+    def _software(self) -> str:
+        if self.info.software_name:
+            return f"{self.info.software_name} {self.info.software_version}"
+        return "software unknown"
+
+    async def respond(self, frame: bytes) -> bytes | None:
+        try:
+            header, body = decode_request(frame)
+        except UnsupportedVersionError as exc:
+            return self.unsupported(exc)
+        except DecodeError as exc:
+            raise ConnectionClosed(f"malformed request: {exc}") from None
+        if self.info.client_id is None and header.client_id:
+            self.info.client_id = header.client_id
+        api_key, version = header.request_api_key, header.request_api_version
+        if api_key not in self.broker.supported_versions():
+            spec = default_registry().requests.get(api_key)
+            raise ConnectionClosed(f"{spec.api_name if spec else api_key} v{version} is not supported by this broker")
+        request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info)
+        try:
+            result = self.broker.handle(request)
+            if isinstance(result, Pending):
+                result = await self.server.wait(result)
+        except Exception:
+            spec = default_registry().requests[api_key]
+            log.exception("error handling %s v%d from %s (client %s)", spec.api_name, version, self.info.peer,
+                          header.client_id)
+            raise ConnectionClosed(f"internal error handling {spec.api_name} v{version}") from None
+        if result is None:
+            return None
+        return encode_response(api_key, version, header.correlation_id, result)
+
+    def unsupported(self, exc: UnsupportedVersionError) -> bytes:
+        """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;
+        any other unknown API or version closes the connection."""
+        header = exc.header
+        if exc.api_key == API_VERSIONS and isinstance(header, dict):
+            body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
+            return encode_response(API_VERSIONS, 0, header.correlation_id, body)
+        raise ConnectionClosed(f"unsupported request: {exc}")
