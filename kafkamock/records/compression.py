@@ -43,7 +43,7 @@ def codec_id(name: str) -> int:
         raise ValueError(f"unknown compression {name!r} (one of {', '.join(CODECS)})") from None
 
 
-def compress(codec: str, data: bytes, level: int | None = None, *, legacy_lz4: bool = False) -> bytes:
+def compress(codec: str, data: bytes | memoryview, level: int | None = None, *, legacy_lz4: bool = False) -> bytes:
     """Compress a batch's records region the way Kafka's producer does.
 
     ``legacy_lz4`` writes the LZ4 frame-descriptor checksum the way Kafka computed it for magic 0 (KAFKA-3160:

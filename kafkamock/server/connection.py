@@ -118,5 +118,5 @@ class Connection:
         header = exc.header
         if exc.api_key == API_VERSIONS and isinstance(header, dict):
             body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
-            return encode_response(API_VERSIONS, 0, header.correlation_id, body)
+            return encode_response(API_VERSIONS, 0, header["correlation_id"], body)
         raise ConnectionClosed(f"unsupported request: {exc}")
