@@ -22,10 +22,9 @@ $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py
 	$(BIN)/python tests/java/fetch_jars.py .cache/java
 	touch $@
 
+# The main job: a broker on 127.0.0.1:9092 in the foreground (Ctrl-C stops it).
 run: install
-	$(BIN)/kafkamock schemas
-	$(BIN)/kafkamock encode ApiVersionsRequest 3 '{"client_software_name": "kafkamock", "client_software_version": "0.1.0"}' \
-		| tee /dev/stderr | $(BIN)/kafkamock decode ApiVersionsRequest 3 -
+	$(BIN)/kafkamock serve --host 127.0.0.1 --port 9092
 
 test: install java
 	$(BIN)/python -m pytest

@@ -149,6 +149,63 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
         click.echo(data.hex())
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=9092, show_default=True, type=int, help="Port to listen on (0: any free port).")
+@click.option("--config", "settings", multiple=True, metavar="KEY=VALUE",
+              help="A broker config with Kafka's name, e.g. --config auto.create.topics.enable=false.")
+@click.option("--config-file", type=click.Path(exists=True, dir_okay=False),
+              help="A TOML file of broker configs (Kafka names as keys).")
+@click.option("--log-level", default="INFO", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+def serve(host: str, port: int, settings: tuple[str, ...], config_file: str | None, log_level: str) -> None:
+    """Run a broker until Ctrl-C or SIGTERM."""
+    import logging
+    import signal
+    import tomllib
+
+    import trio
+
+    from kafkamock.broker import Broker
+    from kafkamock.broker.config import BrokerConfig, ConfigError
+    from kafkamock.server import Server
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides: dict[str, object] = {}
+    if config_file:
+        with open(config_file, "rb") as fh:
+            try:
+                overrides.update(tomllib.load(fh))
+            except tomllib.TOMLDecodeError as exc:
+                raise click.ClickException(f"{config_file}: {exc}") from None
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
+        overrides[key.strip()] = value.strip()
+    try:
+        config = BrokerConfig(overrides)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    server = Server(Broker(config))
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            try:
+                address = await nursery.start(server.serve, host, port)
+            except OSError as exc:
+                raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            click.echo(f"kafkamock broker ready: bootstrap.servers={address} "
+                       f"cluster.id={server.broker.cluster.cluster_id}", err=False)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    logging.getLogger("kafkamock").info("received %s, stopping", signal.Signals(signum).name)
+                    nursery.cancel_scope.cancel()
+                    break
+
+    trio.run(run)
+
+
 def _version(text: str) -> int:
     try:
         return int(text)
