@@ -1,0 +1,95 @@
+"""Bootstrap, metadata and leader routing over KafkaConnections: the base the full clients build on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import trio
+
+from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
+from kafkamock.codec import Message
+
+
+class KafkaClient:
+    """``async with KafkaClient("127.0.0.1:9092") as client:`` — connections per broker, opened on demand."""
+
+    def __init__(self, bootstrap_servers: str | Iterable[str], *, client_id: str = "kafkamock"):
+        servers = bootstrap_servers.split(",") if isinstance(bootstrap_servers, str) else list(bootstrap_servers)
+        self.bootstrap = [_host_port(s) for s in servers if s.strip()]
+        self.client_id = client_id
+        self.brokers: dict[int, tuple[str, int]] = {}
+        self.leaders: dict[tuple[str, int], int] = {}
+        self.topic_ids: dict[str, Any] = {}
+        self._connections: dict[int | tuple[str, int], KafkaConnection] = {}
+        self._nursery: trio.Nursery | None = None
+        self._nursery_cm: Any = None
+
+    async def __aenter__(self) -> KafkaClient:
+        self._nursery_cm = trio.open_nursery()
+        self._nursery = await self._nursery_cm.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for conn in self._connections.values():
+            await conn.aclose()
+        assert self._nursery is not None
+        self._nursery.cancel_scope.cancel()
+        await self._nursery_cm.__aexit__(*exc)
+
+    async def _connect(self, key: int | tuple[str, int], host: str, port: int) -> KafkaConnection:
+        conn = self._connections.get(key)
+        if conn is None or conn._closed is not None:
+            assert self._nursery is not None, "use KafkaClient as an async context manager"
+            conn = await KafkaConnection.connect(self._nursery, host, port, client_id=self.client_id)
+            self._connections[key] = conn
+        return conn
+
+    async def any_broker(self) -> KafkaConnection:
+        errors = []
+        for node_id, (host, port) in list(self.brokers.items()):
+            try:
+                return await self._connect(node_id, host, port)
+            except KafkaConnectionError as exc:
+                errors.append(str(exc))
+        for host, port in self.bootstrap:
+            try:
+                return await self._connect((host, port), host, port)
+            except KafkaConnectionError as exc:
+                errors.append(str(exc))
+        raise KafkaConnectionError("no broker reachable: " + "; ".join(errors))
+
+    async def broker(self, node_id: int) -> KafkaConnection:
+        if node_id not in self.brokers:
+            await self.metadata()
+        host, port = self.brokers[node_id]
+        return await self._connect(node_id, host, port)
+
+    async def metadata(self, topics: Iterable[str] | None = None, *, auto_create: bool = False) -> Message:
+        """Refresh brokers and partition leaders (all topics when ``topics`` is None)."""
+        conn = await self.any_broker()
+        wanted = None if topics is None else [{"name": t} for t in topics]
+        response = await conn.request("Metadata", {"topics": wanted, "allow_auto_topic_creation": auto_create})
+        self.brokers = {b.node_id: (b.host, b.port) for b in response.brokers}
+        for t in response.topics:
+            if t.error_code == 0:
+                self.topic_ids[t.name] = t.topic_id
+                for p in t.partitions:
+                    self.leaders[(t.name, p.partition_index)] = p.leader_id
+        return response
+
+    async def leader(self, topic: str, partition: int) -> KafkaConnection:
+        """The connection to the partition's leader (refreshing metadata when it is not known)."""
+        if (topic, partition) not in self.leaders:
+            await self.metadata([topic])
+        node_id = self.leaders.get((topic, partition))
+        if node_id is None:
+            raise KafkaConnectionError(f"no leader known for {topic}-{partition}")
+        return await self.broker(node_id)
+
+
+def _host_port(server: str) -> tuple[str, int]:
+    host, _, port = server.strip().rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"bootstrap server {server!r} is not host:port")
+    return host.strip("[]"), int(port)

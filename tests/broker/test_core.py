@@ -1,0 +1,282 @@
+"""The broker core without sockets: requests go through the codec both ways, time is a ManualClock."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkamock import codec, records
+from kafkamock.broker import Broker, ManualClock, Pending, Request
+from kafkamock.broker.errors import ErrorCode as E
+
+
+def call(broker: Broker, api: str, version: int, body: dict):
+    """Encode and decode the request (so every field is present), handle it, and prove the response encodes."""
+    name = f"{api}Request"
+    decoded = codec.decode(name, version, codec.encode(name, version, body))
+    key = codec.default_registry().api_key(api)
+    result = broker.handle(Request(key, version, 1, "test", decoded))
+    if result is None or isinstance(result, Pending):
+        return result
+    return codec.decode(f"{api}Response", version, codec.encode(f"{api}Response", version, result))
+
+
+def complete(result, final=False):
+    body = result.complete(final)
+    return None if body is None else codec.decode("FetchResponse", 12, codec.encode("FetchResponse", 12, body))
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def broker(clock):
+    b = Broker(clock=clock)
+    b.cluster.create_topic("t", 2, 1)
+    return b
+
+
+def produce(broker, batch: bytes, topic="t", partition=0, acks=-1, version=9):
+    response = call(broker, "Produce", version, {"acks": acks, "timeout_ms": 1000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": partition, "records": batch}]}]})
+    return None if response is None else response.responses[0].partition_responses[0]
+
+
+def fetch(broker, offset, topic="t", partition=0, *, max_wait=0, min_bytes=1, max_bytes=10_000_000,
+          partition_max=1_000_000, session_id=0, epoch=-1, version=12, forgotten=()):
+    return call(broker, "Fetch", version, {
+        "replica_id": -1, "max_wait_ms": max_wait, "min_bytes": min_bytes, "max_bytes": max_bytes,
+        "session_id": session_id, "session_epoch": epoch,
+        "topics": [{"topic": topic, "partitions": [
+            {"partition": partition, "fetch_offset": offset, "partition_max_bytes": partition_max}]}] if offset is not None
+        else [],
+        "forgotten_topics_data": [{"topic": topic, "partitions": list(forgotten)}] if forgotten else [],
+    })
+
+
+def values(fetch_response):
+    return [(r.offset, r.value) for t in fetch_response.responses for p in t.partitions
+            for b in records.decode_batches(p.records) for r in b.records]
+
+
+def batch(*vals, **kw):
+    return records.encode_batch([{"value": v, "timestamp": 1_000 + i} for i, v in enumerate(vals)], **kw)
+
+
+def test_api_versions_advertises_only_what_is_implemented(broker):
+    keys = {k.api_key for k in call(broker, "ApiVersions", 3, {"client_software_name": "t",
+                                                                  "client_software_version": "1"}).api_keys}
+    assert {0, 1, 2, 3, 10, 18, 19, 22} <= keys
+    assert not keys & {11, 14, 24, 25, 26, 28, 78, 79}  # groups, transactions, share groups: later issues
+    assert call(broker, "ApiVersions", 3, {"client_software_name": "bad name!",
+                                           "client_software_version": "1"}).error_code == E.INVALID_REQUEST
+
+
+def test_produce_assigns_offsets_by_rewriting_the_header_only(broker):
+    first, second = batch(b"a", b"b"), batch(b"c", compression="zstd")
+    assert produce(broker, first).base_offset == 0
+    assert produce(broker, second).base_offset == 2
+    stored = broker.cluster.partition("t", 0).log.read(0, 10**9)
+    assert stored[12:16] == b"\x00\x00\x00\x00"            # partition leader epoch 0 written in
+    assert stored[16:len(first)] == first[16:]              # the rest of the bytes untouched
+    assert values(fetch(broker, 0)) == [(0, b"a"), (1, b"b"), (2, b"c")]
+
+
+def test_produce_errors(broker):
+    corrupt = bytearray(batch(b"x"))
+    corrupt[-1] ^= 1
+    assert produce(broker, bytes(corrupt)).error_code == E.CORRUPT_MESSAGE
+    assert produce(broker, batch(b"x")[:-3]).error_code == E.CORRUPT_MESSAGE
+    assert produce(broker, batch(b"x", magic=1)).error_code == E.INVALID_RECORD
+    assert produce(broker, batch(b"x") + batch(b"y")).error_code == E.INVALID_RECORD
+    assert produce(broker, batch(b"x"), topic="nope").error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert produce(broker, batch(b"x"), partition=7).error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert produce(broker, batch(b"x"), acks=2).error_code == E.INVALID_REQUIRED_ACKS
+    broker.cluster.create_topic("small", 1, 1, {"max.message.bytes": 100})
+    assert produce(broker, batch(b"x" * 200), topic="small").error_code == E.MESSAGE_TOO_LARGE
+    assert broker.cluster.partition("t", 0).log.log_end_offset == 0  # nothing was written
+
+
+def test_acks_zero_gets_no_response_but_appends(broker):
+    assert produce(broker, batch(b"x"), acks=0) is None
+    assert values(fetch(broker, 0)) == [(0, b"x")]
+
+
+def test_idempotent_sequences(broker):
+    def idem(seq, epoch=0, *vals):
+        return produce(broker, batch(*(vals or (b"v",)), producer_id=1000, producer_epoch=epoch, base_sequence=seq))
+
+    assert idem(0, 0, b"a", b"b").base_offset == 0
+    assert idem(2, 0, b"c").base_offset == 2
+    retry = idem(0, 0, b"a", b"b")                              # a retry of the first batch
+    assert retry.error_code == E.NONE and retry.base_offset == 0
+    assert broker.cluster.partition("t", 0).log.log_end_offset == 3  # written once
+    assert idem(5).error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert idem(3, 1).error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER   # a new epoch starts at 0
+    assert idem(0, 1).base_offset == 3
+    assert idem(1, 0).error_code == E.INVALID_PRODUCER_EPOCH          # the old epoch is fenced
+    unknown = produce(broker, batch(b"v", producer_id=2000, producer_epoch=0, base_sequence=4))
+    assert unknown.error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_fetch_from_mid_batch_and_out_of_range(broker):
+    produce(broker, batch(b"a", b"b", b"c"))
+    produce(broker, batch(b"d"))
+    assert values(fetch(broker, 1))[0] == (0, b"a")              # the containing batch, whole
+    assert values(fetch(broker, 3)) == [(3, b"d")]
+    empty = fetch(broker, 4).responses[0].partitions[0]          # at the log end: nothing, no error
+    assert empty.error_code == E.NONE and empty.records == b"" and empty.high_watermark == 4
+    assert fetch(broker, 5).responses[0].partitions[0].error_code == E.OFFSET_OUT_OF_RANGE
+    assert fetch(broker, 0, topic="missing").responses[0].partitions[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_fetch_byte_limits_return_at_least_one_batch(broker):
+    for _i in range(5):
+        produce(broker, batch(bytes(100)))
+    one = len(batch(bytes(100)))
+    assert len(values(fetch(broker, 0, partition_max=1))) == 1     # KIP-74: the first batch even if too big
+    assert len(values(fetch(broker, 0, partition_max=one * 3))) == 3
+    assert len(values(fetch(broker, 0, max_bytes=one * 2))) == 2
+
+
+def test_long_poll_waits_for_data_and_answers_at_the_deadline(broker, clock):
+    pending = fetch(broker, 0, max_wait=500)
+    assert isinstance(pending, Pending) and pending.deadline_ms == clock.now_ms() + 500
+    assert complete(pending) is None
+    woken = []
+    broker.on_append(lambda: woken.append(True))
+    produce(broker, batch(b"late"))
+    assert woken == [True]
+    assert values(complete(pending)) == [(0, b"late")]
+    idle = fetch(broker, 1, max_wait=500)
+    assert complete(idle) is None
+    assert values(complete(idle, final=True)) == []               # the deadline: an empty answer
+
+
+def test_min_bytes_holds_the_answer_until_enough_arrives(broker):
+    pending = fetch(broker, 0, max_wait=1000, min_bytes=300)
+    produce(broker, batch(bytes(10)))
+    assert complete(pending) is None
+    produce(broker, batch(bytes(400)))
+    assert len(values(complete(pending))) == 2
+
+
+def test_incremental_fetch_sessions(broker):
+    produce(broker, batch(b"a"))
+    full = fetch(broker, 0, epoch=0)
+    session = full.session_id
+    assert session > 0 and values(full) == [(0, b"a")]
+    quiet = fetch(broker, 1, session_id=session, epoch=1)          # moved on, nothing new: no partitions listed
+    assert quiet.error_code == E.NONE and quiet.responses == []
+    produce(broker, batch(b"b"))
+    moved = fetch(broker, None, session_id=session, epoch=2)       # the session remembers offset 1
+    assert values(moved) == [(1, b"b")]
+    assert fetch(broker, None, session_id=session, epoch=2).error_code == E.INVALID_FETCH_SESSION_EPOCH
+    assert fetch(broker, None, session_id=999, epoch=1).error_code == E.FETCH_SESSION_ID_NOT_FOUND
+    produce(broker, batch(b"c"))
+    forgot = fetch(broker, None, session_id=session, epoch=3, forgotten=[0])
+    assert forgot.responses == []                                  # the partition left the session
+    closed = fetch(broker, 0, session_id=session, epoch=-1)        # epoch -1 closes it: a full fetch
+    assert closed.session_id == 0 and len(values(closed)) == 3
+    assert fetch(broker, None, session_id=session, epoch=4).error_code == E.FETCH_SESSION_ID_NOT_FOUND
+
+
+def test_fetch_by_topic_id(broker):
+    produce(broker, batch(b"a"))
+    topic_id = broker.cluster.topics["t"].topic_id
+    response = call(broker, "Fetch", 13, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 10**6,
+                                          "session_id": 0, "session_epoch": -1, "topics": [
+                                              {"topic_id": topic_id, "partitions": [
+                                                  {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 10**6}]}]})
+    assert values(response) == [(0, b"a")] and response.responses[0].topic_id == topic_id
+
+
+def test_log_append_time_topics(broker, clock):
+    broker.cluster.create_topic("lat", 1, 1, {"message.timestamp.type": "LogAppendTime"})
+    result = produce(broker, batch(b"a", b"b"), topic="lat")
+    assert result.log_append_time_ms == clock.now_ms()
+    (stored,) = records.decode_batches(broker.cluster.partition("lat", 0).log.read(0, 10**9))
+    assert stored.timestamp_type == "LogAppendTime" and {r.timestamp for r in stored.records} == {clock.now_ms()}
+
+
+def test_list_offsets(broker):
+    produce(broker, records.encode_batch([{"value": b"a", "timestamp": 100}, {"value": b"b", "timestamp": 300},
+                                          {"value": b"c", "timestamp": 200}]))
+
+    def lookup(ts, version=8):
+        p = call(broker, "ListOffsets", version, {"replica_id": -1, "topics": [
+            {"name": "t", "partitions": [{"partition_index": 0, "timestamp": ts}]}]}).topics[0].partitions[0]
+        return p.error_code, p.offset, p.timestamp
+
+    assert lookup(-2) == (E.NONE, 0, -1)
+    assert lookup(-1) == (E.NONE, 3, -1)
+    assert lookup(-3) == (E.NONE, 1, 300)
+    assert lookup(150) == (E.NONE, 1, 300)
+    assert lookup(250) == (E.NONE, 1, 300)
+    assert lookup(301) == (E.NONE, -1, -1)
+    assert lookup(-3, version=6)[0] == E.UNSUPPORTED_VERSION
+
+
+def test_retention_by_time_and_size(clock):
+    broker = Broker({"log.retention.ms": 60_000}, clock=clock)
+    broker.cluster.create_topic("r", 1, 1)
+    for _i in range(3):
+        produce(broker, records.encode_batch([{"value": b"x" * 10, "timestamp": clock.now_ms()}]), topic="r")
+        clock.advance(30_000)
+    broker.tick()                    # batch 0 is 90 s old, batch 1 is 60 s old: only batch 0 goes
+    plog = broker.cluster.partition("r", 0).log
+    assert plog.log_start_offset == 1
+    clock.advance(10**9)
+    broker.tick()                    # the active (last) batch always stays
+    assert plog.log_start_offset == 2 and plog.log_end_offset == 3
+    assert fetch(broker, 0, topic="r").responses[0].partitions[0].error_code == E.OFFSET_OUT_OF_RANGE
+
+
+def test_metadata_auto_creation(clock):
+    broker = Broker(clock=clock)
+    response = call(broker, "Metadata", 12, {"topics": [{"name": "auto"}], "allow_auto_topic_creation": True})
+    assert response.topics[0].error_code == E.NONE and "auto" in broker.cluster.topics
+    assert call(broker, "Metadata", 12, {"topics": [{"name": "no"}], "allow_auto_topic_creation": False}) \
+        .topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert call(broker, "Metadata", 12, {"topics": [{"name": "bad/name"}], "allow_auto_topic_creation": True}) \
+        .topics[0].error_code == E.INVALID_TOPIC_EXCEPTION
+    off = Broker({"auto.create.topics.enable": "false"}, clock=clock)
+    assert call(off, "Metadata", 12, {"topics": [{"name": "x"}], "allow_auto_topic_creation": True}) \
+        .topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    everything = call(broker, "Metadata", 12, {"topics": None})
+    assert [t.name for t in everything.topics] == ["auto"] and everything.cluster_id == broker.cluster.cluster_id
+    assert call(broker, "Metadata", 0, {"topics": []}).topics[0].name == "auto"   # v0: empty means all
+
+
+def test_create_topics(clock):
+    broker = Broker(clock=clock)
+
+    def create(topics, version=7, validate_only=False):
+        return call(broker, "CreateTopics", version, {"topics": topics, "timeout_ms": 1000,
+                                                      "validate_only": validate_only}).topics
+
+    ok = create([{"name": "a", "num_partitions": 3, "replication_factor": 1,
+                  "configs": [{"name": "retention.ms", "value": "1000"}]}])[0]
+    assert ok.error_code == E.NONE and ok.num_partitions == 3 and ok.topic_id == broker.cluster.topics["a"].topic_id
+    assert {c.name: c.value for c in ok.configs}["retention.ms"] == "1000"
+    assert create([{"name": "a", "num_partitions": 1, "replication_factor": 1}])[0].error_code == E.TOPIC_ALREADY_EXISTS
+    assert create([{"name": "b", "num_partitions": 1, "replication_factor": 3}])[0].error_code == \
+        E.INVALID_REPLICATION_FACTOR
+    assert create([{"name": "c", "num_partitions": 0, "replication_factor": 1}])[0].error_code == E.INVALID_PARTITIONS
+    bad = create([{"name": "d", "num_partitions": 1, "replication_factor": 1,
+                   "configs": [{"name": "retention.mss", "value": "1"}]}])[0]
+    assert bad.error_code == E.INVALID_CONFIG and "retention.mss" in bad.error_message
+    assert create([{"name": "e", "num_partitions": -1, "replication_factor": -1}], validate_only=True)[0] \
+        .error_code == E.NONE
+    assert "e" not in broker.cluster.topics
+    dup = create([{"name": "f", "num_partitions": 1, "replication_factor": 1}] * 2)
+    assert [t.error_code for t in dup] == [E.INVALID_REQUEST, E.INVALID_REQUEST]
+
+
+def test_init_producer_id_and_find_coordinator(broker):
+    first = call(broker, "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000})
+    second = call(broker, "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 60000})
+    assert first.error_code == E.NONE and second.producer_id == first.producer_id + 1 and first.producer_epoch == 0
+    coordinator = call(broker, "FindCoordinator", 4, {"key_type": 0, "coordinator_keys": ["g"]}).coordinators[0]
+    assert (coordinator.key, coordinator.node_id, coordinator.error_code) == ("g", broker.node_id, E.NONE)
