@@ -103,14 +103,16 @@ class Connection:
             result = self.broker.handle(request)
             if isinstance(result, Pending):
                 result = await self.server.wait(result)
+            if result is None:
+                return None
+            # Inside the try: a response the codec refuses (a handler bug) must end this connection only,
+            # never escape into the listener's nursery and stop the whole broker.
+            return encode_response(api_key, version, header.correlation_id, result)
         except Exception:
             spec = default_registry().requests[api_key]
             log.exception("error handling %s v%d from %s (client %s)", spec.api_name, version, self.info.peer,
                           header.client_id)
             raise ConnectionClosed(f"internal error handling {spec.api_name} v{version}") from None
-        if result is None:
-            return None
-        return encode_response(api_key, version, header.correlation_id, result)
 
     def unsupported(self, exc: UnsupportedVersionError) -> bytes:
         """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;

@@ -46,7 +46,9 @@ def handle(broker, request) -> dict:
                 if p.timestamp == MAX_TIMESTAMP and version < 7:
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
                 timestamp, offset = _lookup(broker, partition, p.timestamp, version)
-                result.update(timestamp=timestamp, offset=offset, leader_epoch=partition.leader_epoch)
+                result.update(timestamp=timestamp, offset=offset)
+                if version >= 4:  # LeaderEpoch is a v4+ field (not ignorable): older versions must leave it -1
+                    result["leader_epoch"] = partition.leader_epoch
             except KafkaError as exc:
                 result["error_code"] = exc.code
             results.append(result)
