@@ -20,6 +20,7 @@ from construct import Construct, ConstructError, Subconstruct, stream_read, stre
 
 from kafkamock.codec.errors import CodecError
 from kafkamock.codec.registry import Registry, default_registry
+from kafkamock.codec.varint import VarintError, checked_zigzag_bytes, uvarint_bytes
 
 
 class KafkaConstructError(ConstructError):
@@ -39,14 +40,10 @@ def _read_uvarint(stream, path) -> int:
 
 
 def _uvarint_bytes(value: int, path) -> bytes:
-    if not 0 <= value <= 0xFFFFFFFF:
-        raise KafkaConstructError(f"{value} does not fit an unsigned varint", path=path)
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    try:
+        return uvarint_bytes(value)
+    except VarintError as exc:
+        raise KafkaConstructError(str(exc), path=path) from None
 
 
 def _read_varlong(stream, path, max_bytes: int) -> int:
@@ -61,16 +58,10 @@ def _read_varlong(stream, path, max_bytes: int) -> int:
 
 
 def _varlong_bytes(value: int, bits: int, path) -> bytes:
-    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    if not low <= value <= high:
-        raise KafkaConstructError(f"{value} does not fit a {bits}-bit varint", path=path)
-    zigzag = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
-    out = bytearray()
-    while zigzag > 0x7F:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
+    try:
+        return checked_zigzag_bytes(value, bits)
+    except VarintError as exc:
+        raise KafkaConstructError(str(exc), path=path) from None
 
 
 class UVarInt(Construct):

@@ -25,27 +25,25 @@ def encode_request(api: int | str, version: int, correlation_id: int, client_id:
     """A size-prefixed request frame."""
     reg = registry or default_registry()
     spec = reg.request(api)
-    body_codec = reg.codec(spec.name, version)
-    header_codec = reg.codec("RequestHeader", spec.header_version(version))
-    out = bytearray(4)
-    big: list[tuple[int, bytes]] = []
-    header_codec.write({"request_api_key": spec.api_key, "request_api_version": version,
-                        "correlation_id": correlation_id, "client_id": client_id}, out)
-    body_codec.write(body, out, big)
-    _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
-    return join_blobs(out, big)
+    header = {"request_api_key": spec.api_key, "request_api_version": version, "correlation_id": correlation_id,
+              "client_id": client_id}
+    return _frame(reg, "RequestHeader", spec, version, header, body)
 
 
 def encode_response(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
                     registry: Registry | None = None) -> bytes:
     """A size-prefixed response frame."""
     reg = registry or default_registry()
-    spec = reg.response(api)
+    return _frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id}, body)
+
+
+def _frame(reg: Registry, header_name: str, spec: Any, version: int, header: Mapping[str, Any],
+           body: Mapping[str, Any]) -> bytes:
     body_codec = reg.codec(spec.name, version)
-    header_codec = reg.codec("ResponseHeader", spec.header_version(version))
+    header_codec = reg.codec(header_name, spec.header_version(version))
     out = bytearray(4)
     big: list[tuple[int, bytes]] = []
-    header_codec.write({"correlation_id": correlation_id}, out)
+    header_codec.write(header, out)
     body_codec.write(body, out, big)
     _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
     return join_blobs(out, big)

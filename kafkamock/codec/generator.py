@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from kafkamock.codec.message import DefaultMessage, Message
+from kafkamock.codec.varint import VarintError
+from kafkamock.codec.varint import uvarint_bytes as _uvarint_bytes
 from kafkamock.schema.model import (
     DEFAULT_STRUCT,
     PRIMITIVES,
@@ -58,15 +60,11 @@ def uvarint_tail(b: bytes, p: int, first: int) -> tuple[int, int]:
 
 
 def uvarint_bytes(value: int) -> bytes:
-    """Kafka's unsigned varint (used for compact lengths and tagged-field headers)."""
-    if value < 0 or value > 0xFFFFFFFF:
-        raise Bad(f"{value} does not fit an unsigned varint")
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    """Kafka's unsigned varint; a value out of range is a Bad value (an EncodeError for the caller)."""
+    try:
+        return _uvarint_bytes(value)
+    except VarintError as exc:
+        raise Bad(str(exc)) from None
 
 
 SMALL_ARRAY = 64
@@ -154,6 +152,19 @@ class Emitter:
 
 def is_fixed(ftype: FieldType) -> bool:
     return ftype.kind in PRIMITIVES
+
+
+def fixed_runs(fields: list[FieldSpec]) -> list[list[FieldSpec] | FieldSpec]:
+    """The fields in order, consecutive fixed-width ones grouped into lists: one ``struct`` call per group."""
+    out: list[list[FieldSpec] | FieldSpec] = []
+    for f in fields:
+        if not is_fixed(f.type):
+            out.append(f)
+        elif out and isinstance(out[-1], list):
+            out[-1].append(f)
+        else:
+            out.append([f])
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -276,14 +287,8 @@ class Compiler:
         v = self.version
         layout = spec.at(v)
         values: dict[str, str] = {}
-        regular = layout.regular
-        i = 0
-        while i < len(regular):
-            f = regular[i]
-            if is_fixed(f.type):
-                run = [f]
-                while i + len(run) < len(regular) and is_fixed(regular[i + len(run)].type):
-                    run.append(regular[i + len(run)])
+        for run in fixed_runs(layout.regular):
+            if isinstance(run, list):
                 fmt = "".join(FORMATS[x.type.kind] for x in run)
                 names = [e.tmp() for _ in run]
                 packer = e.packer(fmt)
@@ -294,12 +299,11 @@ class Compiler:
                     if x.type.kind == "uuid":
                         e(f"{name} = _ZU if {name} == _Z16 else _UUID(bytes={name})")
                     values[x.key] = name
-                i += len(run)
                 continue
+            f = run
             name = e.tmp()
             self.decode_value(e, f.type, f, name, f"{path}.{f.name}", v in f.nullable_versions)
             values[f.key] = name
-            i += 1
         unknown = None
         if self.flexible and not layout.tagged:
             # The common case: no known tags here, and usually an empty section (one zero byte).
@@ -498,14 +502,8 @@ class Compiler:
             e(f"{val} = {getter}({f.key!r}, _MISSING)")
             with e.block(f"if {val} is not _MISSING and not ({self.is_default_expr(e, f, val)}):"):
                 e(f"raise _Bad('{path}.{f.name}: set to a non-default value, but version {v} does not have it')")
-        regular = layout.regular
-        i = 0
-        while i < len(regular):
-            f = regular[i]
-            if is_fixed(f.type):
-                run = [f]
-                while i + len(run) < len(regular) and is_fixed(regular[i + len(run)].type):
-                    run.append(regular[i + len(run)])
+        for run in fixed_runs(layout.regular):
+            if isinstance(run, list):
                 args = []
                 for x in run:
                     val = self.fetch_with(e, getter, x)
@@ -514,11 +512,10 @@ class Compiler:
                     args.append(val)
                 fmt = "".join(FORMATS[x.type.kind] for x in run)
                 e(f"{out} += {e.packer(fmt)}.pack({', '.join(args)})")
-                i += len(run)
                 continue
+            f = run
             val = self.fetch_with(e, getter, f)
             self.encode_value(e, f.type, f, val, out, f"{path}.{f.name}", v in f.nullable_versions)
-            i += 1
         if not self.flexible:
             return
         unknown = e.tmp("u")

@@ -12,6 +12,7 @@ from typing import Any
 
 from crc32c import crc32c
 
+from kafkamock.codec.varint import zigzag_bytes as _zigzag
 from kafkamock.records import compression
 from kafkamock.records.control import decode_control
 from kafkamock.records.errors import CorruptRecordError
@@ -195,23 +196,6 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
 
 
 # -- encoding ---------------------------------------------------------------------------------------------------
-
-
-def _zigzag(value: int) -> bytes:
-    if -64 <= value < 64:
-        return _SMALL[value + 64]
-    z = (value << 1) ^ (value >> 63)
-    if z < 0x4000:
-        return bytes(((z & 0x7F) | 0x80, z >> 7))
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-_SMALL = [bytes([((v << 1) ^ (v >> 63)) & 0xFF]) for v in range(-64, 64)]
 
 
 def _fields(record: Record | Mapping[str, Any], index: int, base_offset: int) -> tuple:
