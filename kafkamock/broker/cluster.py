@@ -108,7 +108,10 @@ class Cluster:
         replicas = [ids[(start + k) % len(ids)] for k in range(replication_factor)]
         return Partition(topic, index, replicas[0], replicas)
 
-    def add_partitions(self, topic: Topic, total: int, *, validate_only: bool = False) -> None:
+    def add_partitions(self, topic: Topic, total: int, *, validate_only: bool = False,
+                       assignments: list[list[int]] | None = None) -> None:
+        """Grow ``topic`` to ``total`` partitions; ``assignments`` (already validated) gives the replicas of each
+        new partition, the first being its leader; without it they are placed round-robin."""
         if total <= len(topic.partitions):
             raise KafkaError(ErrorCode.INVALID_PARTITIONS,
                              f"Topic currently has {len(topic.partitions)} partitions, which is higher than or "
@@ -116,8 +119,12 @@ class Cluster:
         if validate_only:
             return
         rf = len(topic.partitions[0].replicas) if topic.partitions else 1
-        for i in range(len(topic.partitions), total):
-            topic.partitions.append(self._new_partition(topic.name, i, rf))
+        for k, i in enumerate(range(len(topic.partitions), total)):
+            if assignments is not None:
+                replicas = list(assignments[k])
+                topic.partitions.append(Partition(topic.name, i, replicas[0], replicas))
+            else:
+                topic.partitions.append(self._new_partition(topic.name, i, rf))
 
     def delete_topic(self, topic: Topic) -> None:
         del self.topics[topic.name]

@@ -6,6 +6,7 @@ DescribeConfigs reports where each value comes from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,19 @@ def _one_of(*choices: str) -> Callable[[Any], bool]:
 
 def _at_least(low: int) -> Callable[[Any], bool]:
     return lambda v: v >= low
+
+
+def _between(low: int, high: int) -> Callable[[Any], bool]:
+    return lambda v: low <= v <= high
+
+
+def _gzip_level(v: int) -> bool:
+    return v == -1 or 1 <= v <= 9
+
+
+def _throttled_replicas(v: str) -> bool:
+    """``*``, empty, or ``partition:broker`` pairs (Kafka's ThrottledReplicaListValidator)."""
+    return v in ("", "*") or all(re.fullmatch(r"\d+:\d+", p.strip()) for p in v.split(","))
 
 
 BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -59,6 +73,23 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("producer.id.expiration.ms", "INT", 86400000, validator=_at_least(1)),
     ConfigDef("group.share.record.lock.duration.ms", "INT", 30000, validator=_at_least(1000)),
     ConfigDef("group.share.delivery.count.limit", "INT", 5, validator=_at_least(2)),
+    ConfigDef("max.request.partition.size.limit", "INT", 2000, validator=_at_least(1)),
+    # Broker-level synonyms of topic configs (ServerTopicConfigSynonyms), defaulting as the topic configs do.
+    ConfigDef("log.cleaner.min.compaction.lag.ms", "LONG", 0, validator=_at_least(0)),
+    ConfigDef("log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, validator=_at_least(1)),
+    ConfigDef("log.cleaner.min.cleanable.ratio", "DOUBLE", 0.5, validator=lambda v: 0 <= v <= 1),
+    ConfigDef("log.segment.delete.delay.ms", "LONG", 60000, validator=_at_least(0)),
+    ConfigDef("log.flush.interval.messages", "LONG", LONG_MAX, validator=_at_least(1)),
+    ConfigDef("log.flush.interval.ms", "LONG", LONG_MAX, validator=_at_least(0)),
+    ConfigDef("log.index.interval.bytes", "INT", 4096, validator=_at_least(0)),
+    ConfigDef("log.index.size.max.bytes", "INT", 10485760, validator=_at_least(4)),
+    ConfigDef("log.preallocate", "BOOLEAN", False),
+    ConfigDef("log.roll.jitter.ms", "LONG", 0, validator=_at_least(0)),
+    ConfigDef("log.local.retention.ms", "LONG", -2, validator=_at_least(-2)),
+    ConfigDef("log.local.retention.bytes", "LONG", -2, validator=_at_least(-2)),
+    ConfigDef("compression.gzip.level", "INT", -1, validator=_gzip_level),
+    ConfigDef("compression.lz4.level", "INT", 9, validator=_between(1, 17)),
+    ConfigDef("compression.zstd.level", "INT", 3, validator=_between(-131072, 22)),
 ]}
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -80,19 +111,26 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("compression.type", "STRING", "producer", "compression.type",
               _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
     ConfigDef("unclean.leader.election.enable", "BOOLEAN", False, "unclean.leader.election.enable"),
-    ConfigDef("min.compaction.lag.ms", "LONG", 0, None, _at_least(0)),
-    ConfigDef("max.compaction.lag.ms", "LONG", LONG_MAX, None, _at_least(1)),
-    ConfigDef("min.cleanable.dirty.ratio", "DOUBLE", 0.5, None, lambda v: 0 <= v <= 1),
-    ConfigDef("file.delete.delay.ms", "LONG", 60000, None, _at_least(0)),
-    ConfigDef("flush.messages", "LONG", LONG_MAX, None, _at_least(1)),
-    ConfigDef("flush.ms", "LONG", LONG_MAX, None, _at_least(0)),
-    ConfigDef("index.interval.bytes", "INT", 4096, None, _at_least(0)),
-    ConfigDef("preallocate", "BOOLEAN", False),
-    ConfigDef("segment.index.bytes", "INT", 10485760, None, _at_least(4)),
-    ConfigDef("segment.jitter.ms", "LONG", 0, None, _at_least(0)),
-    ConfigDef("local.retention.ms", "LONG", -2, None, _at_least(-2)),
-    ConfigDef("local.retention.bytes", "LONG", -2, None, _at_least(-2)),
+    ConfigDef("min.compaction.lag.ms", "LONG", 0, "log.cleaner.min.compaction.lag.ms", _at_least(0)),
+    ConfigDef("max.compaction.lag.ms", "LONG", LONG_MAX, "log.cleaner.max.compaction.lag.ms", _at_least(1)),
+    ConfigDef("min.cleanable.dirty.ratio", "DOUBLE", 0.5, "log.cleaner.min.cleanable.ratio", lambda v: 0 <= v <= 1),
+    ConfigDef("file.delete.delay.ms", "LONG", 60000, "log.segment.delete.delay.ms", _at_least(0)),
+    ConfigDef("flush.messages", "LONG", LONG_MAX, "log.flush.interval.messages", _at_least(1)),
+    ConfigDef("flush.ms", "LONG", LONG_MAX, "log.flush.interval.ms", _at_least(0)),
+    ConfigDef("index.interval.bytes", "INT", 4096, "log.index.interval.bytes", _at_least(0)),
+    ConfigDef("preallocate", "BOOLEAN", False, "log.preallocate"),
+    ConfigDef("segment.index.bytes", "INT", 10485760, "log.index.size.max.bytes", _at_least(4)),
+    ConfigDef("segment.jitter.ms", "LONG", 0, "log.roll.jitter.ms", _at_least(0)),
+    ConfigDef("local.retention.ms", "LONG", -2, "log.local.retention.ms", _at_least(-2)),
+    ConfigDef("local.retention.bytes", "LONG", -2, "log.local.retention.bytes", _at_least(-2)),
     ConfigDef("remote.storage.enable", "BOOLEAN", False),
+    ConfigDef("remote.log.copy.disable", "BOOLEAN", False),
+    ConfigDef("remote.log.delete.on.disable", "BOOLEAN", False),
+    ConfigDef("compression.gzip.level", "INT", -1, "compression.gzip.level", _gzip_level),
+    ConfigDef("compression.lz4.level", "INT", 9, "compression.lz4.level", _between(1, 17)),
+    ConfigDef("compression.zstd.level", "INT", 3, "compression.zstd.level", _between(-131072, 22)),
+    ConfigDef("leader.replication.throttled.replicas", "LIST", "", None, _throttled_replicas),
+    ConfigDef("follower.replication.throttled.replicas", "LIST", "", None, _throttled_replicas),
 ]}
 
 
@@ -134,12 +172,21 @@ def format_value(value: Any) -> str:
 
 
 class BrokerConfig:
-    """The broker's settings: Kafka's names, defaults overridden from the command line, a TOML file or the API."""
+    """The broker's settings: Kafka's names, defaults overridden from the command line, a TOML file or the API.
+
+    Values come in Kafka's layers, highest precedence first: dynamic per-broker (AlterConfigs on BROKER "<id>"),
+    dynamic cluster default (BROKER ""), static (command line / TOML), then the built-in default.
+    ``values`` holds the effective value of every config; ``dynamic`` and ``static`` name the configs set at
+    those levels.
+    """
 
     def __init__(self, overrides: Mapping[str, object] | None = None):
         self.values: dict[str, Any] = {name: d.default for name, d in BROKER_CONFIGS.items()}
         self.dynamic: set[str] = set()
         self.static: set[str] = set()
+        self.static_values: dict[str, Any] = {}
+        self.dynamic_broker: dict[str, Any] = {}     # DYNAMIC_BROKER_CONFIG
+        self.dynamic_default: dict[str, Any] = {}    # DYNAMIC_DEFAULT_BROKER_CONFIG
         for name, raw in (overrides or {}).items():
             self.set(name, raw, static=True)
 
@@ -147,16 +194,46 @@ class BrokerConfig:
         definition = BROKER_CONFIGS.get(name)
         if definition is None:
             raise ConfigError(f"Unknown broker config {name}")
-        self.values[name] = parse_value(definition, raw)
-        (self.static if static else self.dynamic).add(name)
+        (self.static_values if static else self.dynamic_broker)[name] = parse_value(definition, raw)
+        self._refresh(name)
 
     def reset(self, name: str) -> None:
-        definition = BROKER_CONFIGS.get(name)
-        if definition is None:
+        """Drop the dynamic values of ``name``: the static value (or the default) applies again."""
+        if name not in BROKER_CONFIGS:
             raise ConfigError(f"Unknown broker config {name}")
-        self.dynamic.discard(name)
-        if name not in self.static:
-            self.values[name] = definition.default
+        self.dynamic_broker.pop(name, None)
+        self.dynamic_default.pop(name, None)
+        self._refresh(name)
+
+    def dynamic_layer(self, *, cluster_default: bool) -> dict[str, Any]:
+        """A copy of the dynamic values set for this broker, or as the cluster-wide default."""
+        return dict(self.dynamic_default if cluster_default else self.dynamic_broker)
+
+    def replace_dynamic(self, values: Mapping[str, Any], *, cluster_default: bool) -> None:
+        """Replace every dynamic value of one level with ``values`` (already parsed, known names)."""
+        layer = self.dynamic_default if cluster_default else self.dynamic_broker
+        changed = set(layer) | set(values)
+        layer.clear()
+        layer.update(values)
+        for name in changed:
+            self._refresh(name)
+
+    def sources(self, name: str) -> list[tuple[Any, str]]:
+        """(value, source) of every level that supplies ``name``, highest precedence first, ending with the
+        default: the order of Kafka's DescribeConfigs synonyms."""
+        found = [(layer[name], source) for layer, source in (
+            (self.dynamic_broker, "DYNAMIC_BROKER_CONFIG"), (self.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+            (self.static_values, "STATIC_BROKER_CONFIG")) if name in layer]
+        return found + [(BROKER_CONFIGS[name].default, "DEFAULT_CONFIG")]
+
+    def _refresh(self, name: str) -> None:
+        self.values[name] = self.sources(name)[0][0]
+        for names, present in ((self.dynamic, name in self.dynamic_broker or name in self.dynamic_default),
+                               (self.static, name in self.static_values)):
+            if present:
+                names.add(name)
+            else:
+                names.discard(name)
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -172,3 +249,27 @@ def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: Br
         source = "DYNAMIC_BROKER_CONFIG" if definition.synonym in broker.dynamic else "STATIC_BROKER_CONFIG"
         return broker[definition.synonym], source
     return definition.default, "DEFAULT_CONFIG"
+
+
+# Kafka's numeric ids for DescribeConfigs (DescribeConfigsResponse.ConfigSource and .ConfigType).
+CONFIG_SOURCE_IDS = {"UNKNOWN": 0, "TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2, "DYNAMIC_DEFAULT_BROKER_CONFIG": 3,
+                     "STATIC_BROKER_CONFIG": 4, "DEFAULT_CONFIG": 5}
+CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
+                   "PASSWORD": 9}
+# Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
+READ_ONLY_BROKER_CONFIGS = frozenset({"node.id"})
+
+
+def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],
+                          broker: BrokerConfig) -> list[tuple[str, Any, str]]:
+    """(config name, value, source) of every level that supplies a topic config, highest precedence first,
+    as Kafka lists DescribeConfigs synonyms: the topic's own value, then its broker synonym at each level that
+    sets it (dynamic per-broker, dynamic default, static, default). The first entry is where the value comes
+    from; an empty list means the topic config's own default."""
+    found: list[tuple[str, Any, str]] = []
+    if name in topic_overrides:
+        found.append((name, topic_overrides[name], "TOPIC_CONFIG"))
+    synonym = TOPIC_CONFIGS[name].synonym
+    if synonym is not None and synonym in BROKER_CONFIGS:
+        found.extend((synonym, value, source) for value, source in broker.sources(synonym))
+    return found

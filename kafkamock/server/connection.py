@@ -11,12 +11,29 @@ import trio
 from kafkamock.broker import Broker, ConnectionInfo, Pending, Request
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers import api_versions
-from kafkamock.codec import DecodeError, UnsupportedVersionError, decode_request, encode_response
+from kafkamock.codec import DecodeError, Message, UnsupportedVersionError, decode_request_header, encode_response
 from kafkamock.codec.registry import default_registry
 
 log = logging.getLogger("kafkamock.server")
 _SIZE = struct.Struct(">i")
 API_VERSIONS = 18
+
+
+def read_request(frame: bytes) -> tuple[Message, Message]:
+    """Decode a request frame as Kafka's broker does: header, then body; bytes left after the body are ignored.
+
+    Kafka never checks that a request body used the whole frame (``AbstractRequest.parseRequest`` reads the
+    fields and stops), and librdkafka up to at least 2.16 relies on it: its "all topics" Metadata v9+ request
+    keeps a 4-byte int32 placeholder where the compact-array null is one byte (librdkafka issue #5049), so the
+    frame ends with three extra bytes. The codec's own ``decode_request`` is strict; the broker is not.
+    """
+    header, pos = decode_request_header(frame)
+    spec = default_registry().requests[header.request_api_key]
+    body, end = default_registry().codec(spec.name, header.request_api_version).decode_from(frame, pos)
+    if end != len(frame):
+        log.debug("ignoring %d trailing byte(s) after %s v%d (as Kafka does)", len(frame) - end, spec.name,
+                  header.request_api_version)
+    return header, body
 
 
 class ConnectionClosed(Exception):
@@ -87,7 +104,7 @@ class Connection:
 
     async def respond(self, frame: bytes) -> bytes | None:
         try:
-            header, body = decode_request(frame)
+            header, body = read_request(frame)
         except UnsupportedVersionError as exc:
             return self.unsupported(exc)
         except DecodeError as exc:

@@ -7,9 +7,10 @@ import logging
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.producers import BatchMetadata
-from kafkamock.records import CorruptRecordError, split_batches
+from kafkamock.records import CorruptRecordError, decode_batches, split_batches
 
 API_KEY = 0
+NO_TIMESTAMP = -1
 log = logging.getLogger("kafkamock.broker.produce")
 
 
@@ -19,8 +20,9 @@ def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset:
             "log_start_offset": log_start_offset, "record_errors": [], "error_message": message}
 
 
-def append(broker, topic, partition, records: bytes | None) -> dict:
-    """Validate and append one partition's records; the per-partition response."""
+def append(broker, topic, partition, records: bytes | None, version: int | None = None) -> dict:
+    """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
+    request's version, when the records came from one (zstd needs v7+)."""
     index = partition.index
     plog = partition.log
     if records is None:
@@ -36,6 +38,10 @@ def append(broker, topic, partition, records: bytes | None) -> dict:
     (batch,) = views
     if batch.magic != 2:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce requests with version 3+ need v2 record batches")
+    if version is not None and version < 7 and batch.compression == "zstd":
+        # Kafka's ProduceRequest.validateRecords: zstd arrived with Produce v7 (KIP-110).
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         f"produce requests with version {version} are not allowed to use ZStandard compression")
     try:
         batch.validate()
     except CorruptRecordError as exc:
@@ -51,6 +57,8 @@ def append(broker, topic, partition, records: bytes | None) -> dict:
     if batch.is_transactional:
         raise KafkaError(ErrorCode.INVALID_TXN_STATE, "transactions are not supported by this broker yet")
     now = broker.now_ms()
+    if not _log_append(broker, topic):
+        _check_timestamps(broker, topic, batch, now)
     producer_id = batch.producer_id
     if producer_id >= 0:
         duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
@@ -74,6 +82,25 @@ def append(broker, topic, partition, records: bytes | None) -> dict:
             batch.base_sequence, batch.last_sequence, base_offset, last_offset, append_time))
     return _partition_result(index, base_offset=base_offset, log_append_time=append_time,
                              log_start_offset=plog.log_start_offset)
+
+
+def _check_timestamps(broker, topic, batch, now: int) -> None:
+    """CreateTime topics refuse records stamped outside [now - before.max.ms, now + after.max.ms] (Kafka's
+    LogValidator.validateTimestamp; after.max.ms defaults to one hour since KIP-937). The batch header's max
+    timestamp settles the common case; the records are decoded only when one may be out of range."""
+    after = broker.topic_config(topic, "message.timestamp.after.max.ms")
+    before = broker.topic_config(topic, "message.timestamp.before.max.ms")
+    if batch.max_timestamp <= now + after and before >= now:
+        return  # nothing can be too new, and nothing (but NO_TIMESTAMP, which is exempt) can be too old
+    try:
+        (decoded,) = decode_batches(batch.bytes())
+    except CorruptRecordError as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+    for record in decoded.records:
+        if record.timestamp != NO_TIMESTAMP and not now - before <= record.timestamp <= now + after:
+            raise KafkaError(ErrorCode.INVALID_TIMESTAMP,
+                             f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
+                             f"The timestamp should be within [{now - before}, {now + after}]")
 
 
 def _log_append(broker, topic) -> bool:
@@ -102,7 +129,7 @@ def handle(broker, request) -> dict | None:
                 partition = topic.partitions[pd.index]
                 if partition.leader_id != broker.node_id:
                     raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-                result = append(broker, topic, partition, pd.records)
+                result = append(broker, topic, partition, pd.records, version)
                 appended = appended or result["base_offset"] >= 0
             except KafkaError as exc:
                 if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):

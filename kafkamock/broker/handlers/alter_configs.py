@@ -1,0 +1,158 @@
+"""AlterConfigs (33): replace the whole set of dynamic configs of a TOPIC (2) or BROKER (4) resource.
+
+Configs left out of the request are removed, so the topic (or broker) falls back to the next level: for a topic,
+its broker synonym, then the default. IncrementalAlterConfigs (``incremental_alter_configs.py``) shares this
+module's resource checks and ``apply``.
+
+Checks, in Kafka's order (ConfigAdminManager.preprocess on the broker, then the controller's
+ConfigurationControlManager and ControllerConfigurationValidator), each failing only its own resource:
+
+- a resource named twice: INVALID_REQUEST for each ("Each resource must appear at most once.");
+- a config named twice: INVALID_REQUEST; a null value: INVALID_REQUEST ("Null value not supported for : x");
+- resource types other than TOPIC and BROKER: INVALID_REQUEST;
+- BROKER: the name is "" (the cluster-wide default, DYNAMIC_DEFAULT_BROKER_CONFIG) or this broker's node id
+  (DYNAMIC_BROKER_CONFIG), else INVALID_REQUEST; a value its definition refuses is INVALID_REQUEST too, as Kafka
+  answers broker configs (KAFKA-13609);
+- TOPIC: "" is INVALID_REQUEST, an illegal name INVALID_TOPIC_EXCEPTION; an unknown config or a refused value is
+  INVALID_CONFIG; then an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
+
+kafkamock departs from Kafka in two places: an unknown broker config name is INVALID_CONFIG (Kafka stores it),
+and every broker config except ``node.id`` can be changed at runtime (Kafka refuses its static-only ones), since
+kafkamock's configs are meant to be settable through the admin APIs. ``validate_only`` changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkamock.broker.cluster import Topic, validate_topic_name
+from kafkamock.broker.config import (
+    BROKER_CONFIGS,
+    READ_ONLY_BROKER_CONFIGS,
+    TOPIC_CONFIGS,
+    ConfigDef,
+    ConfigError,
+    parse_value,
+)
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 33
+TOPIC, BROKER = 2, 4
+RESOURCE_TYPES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
+
+
+@dataclass
+class Resource:
+    """A config resource resolved against the cluster: where its dynamic configs live."""
+
+    type: int
+    name: str
+    topic: Topic | None = None          # TOPIC: None when the topic does not exist (reported after validation)
+    cluster_default: bool = False       # BROKER "": the cluster-wide default level
+    current: dict[str, Any] = field(default_factory=dict)  # its dynamic configs now (parsed values)
+
+    @property
+    def definitions(self) -> dict[str, ConfigDef]:
+        return TOPIC_CONFIGS if self.type == TOPIC else BROKER_CONFIGS
+
+
+def check_broker_name(broker, name: str, *, describe: bool = False) -> bool:
+    """True for the cluster default (""), False for this broker's own id; INVALID_REQUEST for anything else."""
+    if name == "":
+        return True
+    try:
+        node_id = int(name)
+    except ValueError:
+        what = "Broker" if describe else "Node"
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"{what} id must be an integer, but it is: {name}") from None
+    if node_id != broker.node_id:
+        expected = f"{broker.node_id} or empty string" if describe else f"{broker.node_id}"
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {expected}, but received {name}")
+    return False
+
+
+def resolve(broker, resource_type: int, name: str) -> Resource:
+    """The resource a request names, or KafkaError (its existence, for topics, is checked by ``apply``)."""
+    if resource_type == BROKER:
+        cluster_default = check_broker_name(broker, name)
+        return Resource(BROKER, name, cluster_default=cluster_default,
+                        current=broker.config.dynamic_layer(cluster_default=cluster_default))
+    if resource_type == TOPIC:
+        if name == "":
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        validate_topic_name(name)
+        topic = broker.cluster.topics.get(name)
+        return Resource(TOPIC, name, topic=topic, current=dict(topic.configs) if topic else {})
+    if resource_type in RESOURCE_TYPES:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"kafkamock does not support {RESOURCE_TYPES[resource_type]} config resources")
+    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
+
+
+def check_names(configs, null_allowed=lambda c: False) -> None:
+    """Kafka's first checks on a resource's config entries: no name twice, no null value where one is needed."""
+    if any(n > 1 for n in Counter(c.name for c in configs).values()):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [c.name for c in configs if c.value is None and not null_allowed(c)]
+    if nulls:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+
+
+def parse_all(resource: Resource, raw: dict[str, Any]) -> dict[str, Any]:
+    """Parse and validate the resource's complete new set of dynamic configs (string or already-parsed values)."""
+    parsed = {}
+    for name, value in raw.items():
+        definition = resource.definitions.get(name)
+        if definition is None:
+            kind = "topic" if resource.type == TOPIC else "broker"
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {name}")
+        if resource.type == BROKER and name in READ_ONLY_BROKER_CONFIGS:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({name})")
+        try:
+            parsed[name] = parse_value(definition, value)
+        except ConfigError as exc:
+            code = ErrorCode.INVALID_CONFIG if resource.type == TOPIC else ErrorCode.INVALID_REQUEST
+            raise KafkaError(code, str(exc)) from None
+    return parsed
+
+
+def apply(broker, resource: Resource, new_configs: dict[str, Any], validate_only: bool) -> None:
+    """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs."""
+    if resource.type == TOPIC:
+        if resource.topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if not validate_only:
+            resource.topic.configs.clear()
+            resource.topic.configs.update(new_configs)
+    elif not validate_only:
+        broker.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
+
+
+def duplicate_resources(resources) -> set[tuple[int, str]]:
+    counts = Counter((r.resource_type, r.resource_name) for r in resources)
+    return {key for key, n in counts.items() if n > 1}
+
+
+def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+    return {"error_code": code, "error_message": message, "resource_type": resource_type, "resource_name": name}
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    duplicates = duplicate_resources(body.resources)
+    responses = []
+    for r in body.resources:
+        try:
+            if (r.resource_type, r.resource_name) in duplicates:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            check_names(r.configs)
+            resource = resolve(broker, r.resource_type, r.resource_name)
+            new_configs = parse_all(resource, {c.name: c.value for c in r.configs})
+            apply(broker, resource, new_configs, body.validate_only)
+            responses.append(response(r.resource_type, r.resource_name))
+        except KafkaError as exc:
+            responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
+    return {"throttle_time_ms": 0, "responses": responses}

@@ -1,0 +1,80 @@
+"""CreatePartitions (37): grow topics to a new partition count, optionally with manual replica assignments.
+
+As Kafka's controller (ControllerApis.createPartitions, ReplicationControlManager.createPartitions): a topic named
+twice gets one INVALID_REQUEST result; an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a count that is not an
+increase is INVALID_PARTITIONS; assignments must give one replica list per new partition, of registered,
+distinct brokers, as many as the topic's replication factor (else INVALID_REPLICA_ASSIGNMENT). ``validate_only``
+checks everything and changes nothing. The first replica of a manual assignment leads the new partition.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 37
+
+
+def _check_assignment(broker, replicas: list[int], replication_factor: int) -> None:
+    if not replicas:
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         "The manual partition assignment includes an empty replica list.")
+    known = {n.node_id for n in broker.cluster.nodes}
+    previous = None
+    for broker_id in sorted(replicas):
+        if broker_id not in known:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment includes broker {broker_id}, but no such broker "
+                             "is registered.")
+        if broker_id == previous:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment includes the broker {broker_id} more than once.")
+        previous = broker_id
+    if len(replicas) != replication_factor:
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         f"The manual partition assignment includes a partition with {len(replicas)} replica(s), "
+                         "but this is not consistent with previous partitions, which have "
+                         f"{replication_factor} replica(s).")
+
+
+def _grow(broker, wanted, validate_only: bool) -> None:
+    topic = broker.cluster.topics.get(wanted.name)
+    if topic is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    current = len(topic.partitions)
+    if wanted.count == current:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+    if wanted.count < current:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                         f"The topic {wanted.name} currently has {current} partition(s); {wanted.count} would not "
+                         "be an increase.")
+    additional = wanted.count - current
+    assignments = None
+    if wanted.assignments is not None:
+        if len(wanted.assignments) != additional:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"Attempted to add {additional} additional partition(s), but only "
+                             f"{len(wanted.assignments)} assignment(s) were specified.")
+        replication_factor = len(topic.partitions[0].replicas)
+        assignments = [list(a.broker_ids) for a in wanted.assignments]
+        for replicas in assignments:
+            _check_assignment(broker, replicas, replication_factor)
+    broker.cluster.add_partitions(topic, wanted.count, validate_only=validate_only, assignments=assignments)
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    counts = Counter(t.name for t in body.topics)
+    results = [{"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
+               for name, n in counts.items() if n > 1]
+    for wanted in body.topics:
+        if counts[wanted.name] > 1:
+            continue
+        result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None}
+        try:
+            _grow(broker, wanted, body.validate_only)
+        except KafkaError as exc:
+            result.update(error_code=exc.code, error_message=exc.message)
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}

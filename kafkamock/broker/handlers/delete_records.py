@@ -1,0 +1,55 @@
+"""DeleteRecords (21): move a partition's log start offset forward ("delete records before offset N").
+
+As Kafka's leader does it (Partition.deleteRecordsOnLeader, UnifiedLog.maybeIncrementLogStartOffset): offset -1
+means the high watermark; a negative offset, or one beyond the high watermark, is OFFSET_OUT_OF_RANGE; a topic
+whose ``cleanup.policy`` lacks ``delete`` refuses with POLICY_VIOLATION; an offset at or below the current log
+start changes nothing. The answer is the partition's low watermark (its log start offset), or -1 on error.
+Fetches below the new log start offset then fail with OFFSET_OUT_OF_RANGE.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 21
+HIGH_WATERMARK = -1
+INVALID_LOW_WATERMARK = -1
+
+
+def _delete(broker, topic, index: int, offset: int) -> int:
+    if topic is None or not 0 <= index < len(topic.partitions):
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    partition = topic.partitions[index]
+    if partition.leader_id != broker.node_id:
+        raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    if "delete" not in str(broker.topic_config(topic, "cleanup.policy")).split(","):
+        raise KafkaError(ErrorCode.POLICY_VIOLATION,
+                         f"Records of partition {topic.name}-{index} can not be deleted due to the configured policy")
+    plog = partition.log
+    target = plog.high_watermark if offset == HIGH_WATERMARK else offset
+    if target < 0:
+        raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, f"The offset {target} for partition {topic.name}-{index} is "
+                                                        "not valid")
+    if target > plog.high_watermark:
+        raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
+                         f"Cannot increment the log start offset to {target} of partition {topic.name}-{index} since "
+                         f"it is larger than the high watermark {plog.high_watermark}")
+    plog.delete_before(target)
+    return plog.log_start_offset
+
+
+def handle(broker, request) -> dict:
+    topics = []
+    for t in request.body.topics:
+        topic = broker.cluster.topics.get(t.name)
+        results = []
+        for p in t.partitions:
+            result = {"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
+                      "error_code": ErrorCode.NONE}
+            try:
+                result["low_watermark"] = _delete(broker, topic, p.partition_index, p.offset)
+            except KafkaError as exc:
+                result["error_code"] = exc.code
+            results.append(result)
+        topics.append({"name": t.name, "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,77 @@
+"""DeleteTopics (20): delete topics by name (v1-5) or by name or topic id (v6), as Kafka's controller does it.
+
+Kafka's rules (ControllerApis.deleteTopics): with ``delete.topic.enable=false`` every topic fails with
+TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3); a v6 entry must name the topic or its id, not both and not
+neither (INVALID_REQUEST); a name or id given twice is INVALID_REQUEST ("Duplicate topic name." / "Duplicate
+topic id."), once per duplicate; an unknown name is UNKNOWN_TOPIC_OR_PARTITION and an unknown id UNKNOWN_TOPIC_ID,
+with no error message, as Kafka sends them. A deleted topic is answered with its name and id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+from kafkamock.broker.errors import ErrorCode
+
+API_KEY = 20
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _result(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None) -> dict:
+    return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    wanted = [(t.name, t.topic_id) for t in body.topics] if version >= 6 else \
+        [(name, ZERO_UUID) for name in body.topic_names]
+    if not broker.config["delete.topic.enable"]:
+        # Kafka fails the whole request; its error response repeats each entry as given, without a message.
+        code = ErrorCode.INVALID_REQUEST if version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
+        return {"throttle_time_ms": 0, "responses": [_result(name, tid, code) for name, tid in wanted]}
+
+    results: list[dict] = []
+    names = Counter(name for name, tid in wanted if name is not None and tid == ZERO_UUID)
+    ids = Counter(tid for name, tid in wanted if name is None and tid != ZERO_UUID)
+    for name, tid in wanted:
+        if name is None and tid == ZERO_UUID:
+            results.append(_result(None, ZERO_UUID, ErrorCode.INVALID_REQUEST,
+                                   "Neither topic name nor id were specified."))
+        elif name is not None and tid != ZERO_UUID:
+            results.append(_result(name, tid, ErrorCode.INVALID_REQUEST,
+                                   "You may not specify both topic name and topic id."))
+    results += [_result(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+                for name, n in names.items() if n > 1]
+    results += [_result(None, tid, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+                for tid, n in ids.items() if n > 1]
+
+    # Ids first, then names (a name that resolves to an id already given is refused, and so is that id).
+    to_delete: dict[uuid.UUID, str] = {}
+    for tid, n in ids.items():
+        if n > 1:
+            continue
+        topic = broker.cluster.topics_by_id.get(tid)
+        if topic is None:
+            results.append(_result(None, tid, ErrorCode.UNKNOWN_TOPIC_ID))
+        else:
+            to_delete[tid] = topic.name
+    refused: set[uuid.UUID] = set()
+    for name, n in names.items():
+        if n > 1:
+            continue
+        topic = broker.cluster.topics.get(name)
+        if topic is None:
+            results.append(_result(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        elif topic.topic_id in to_delete or topic.topic_id in refused or ids.get(topic.topic_id, 0) > 1:
+            to_delete.pop(topic.topic_id, None)
+            refused.add(topic.topic_id)
+            results.append(_result(name, topic.topic_id, ErrorCode.INVALID_REQUEST,
+                                   "The provided topic name maps to an ID that was already supplied."))
+        else:
+            to_delete[topic.topic_id] = name
+
+    for tid, name in to_delete.items():
+        broker.cluster.delete_topic(broker.cluster.topics_by_id[tid])
+        results.append(_result(name, tid, ErrorCode.NONE))
+    return {"throttle_time_ms": 0, "responses": results}

@@ -1,0 +1,51 @@
+"""DescribeCluster (60): the cluster id, the controller and the brokers, as a broker endpoint answers it.
+
+As Kafka's AuthHelper.computeDescribeClusterResponse: ``endpoint_type`` (v1+) 1 asks for brokers; 2 (controllers)
+is MISMATCHED_ENDPOINT_TYPE, since this is a broker endpoint, and any other value UNSUPPORTED_ENDPOINT_TYPE
+(both INVALID_REQUEST at v0, which cannot carry the field anyway). ``cluster_authorized_operations`` is
+-2147483648 unless requested; with no authorizer every cluster operation is allowed. No broker is ever fenced here,
+so ``include_fenced_brokers`` (v2) changes nothing and ``is_fenced`` is false. A controller id that is not one of
+the listed brokers is reported as -1, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode
+
+API_KEY = 60
+BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
+ENDPOINT_TYPES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
+MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = 114, 115  # Kafka's Errors codes
+OMITTED_OPERATIONS = -2147483648
+# AclEntry.supportedOperations(CLUSTER): CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+# IDEMPOTENT_WRITE, as a bit field of AclOperation codes.
+CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
+
+
+def _error(code: int, message: str) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "endpoint_type": BROKER_ENDPOINT,
+            "cluster_id": "", "controller_id": -1, "brokers": [],
+            "cluster_authorized_operations": OMITTED_OPERATIONS}
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    endpoint_type = body.endpoint_type if version >= 1 else BROKER_ENDPOINT
+    if endpoint_type not in ENDPOINT_TYPES:
+        return _error(ErrorCode.INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE,
+                      f"Unsupported endpoint type {endpoint_type}")
+    if endpoint_type != BROKER_ENDPOINT:
+        return _error(ErrorCode.INVALID_REQUEST if version == 0 else MISMATCHED_ENDPOINT_TYPE,
+                      "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+                      f"{ENDPOINT_TYPES[endpoint_type]}")
+    cluster = broker.cluster
+    brokers = [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack, "is_fenced": False}
+               for n in cluster.nodes]
+    controller_id = cluster.controller_id if any(n.node_id == cluster.controller_id for n in cluster.nodes) else -1
+    return {
+        "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
+        "endpoint_type": BROKER_ENDPOINT, "cluster_id": cluster.cluster_id, "controller_id": controller_id,
+        "brokers": brokers,
+        "cluster_authorized_operations": CLUSTER_OPERATIONS if body.include_cluster_authorized_operations
+        else OMITTED_OPERATIONS,
+    }

@@ -1,0 +1,119 @@
+"""DescribeConfigs (32): the configs of TOPIC (2) and BROKER (4) resources, with where each value comes from.
+
+As Kafka's ConfigHelper answers:
+
+- TOPIC "<name>": every topic config with its effective value. ``config_source`` is the first of its synonyms —
+  the topic's own value (DYNAMIC_TOPIC_CONFIG 1), then its broker synonym (``retention.ms`` ->
+  ``log.retention.ms``) set dynamically for this broker (DYNAMIC_BROKER_CONFIG 2), as the cluster default
+  (DYNAMIC_DEFAULT_BROKER_CONFIG 3), statically (STATIC_BROKER_CONFIG 4), or its default (DEFAULT_CONFIG 5); a
+  config with no synonym and no topic value is DEFAULT_CONFIG. An illegal name is INVALID_TOPIC_EXCEPTION, an
+  unknown topic UNKNOWN_TOPIC_OR_PARTITION.
+- BROKER "<this node id>": every broker config, its synonyms being the levels that set it.
+  BROKER "": only the configs set as the dynamic cluster default. Another id, or a name that is not a number:
+  INVALID_REQUEST.
+- ``configuration_keys`` (null or empty: all) filters the configs; names it lists that do not exist are left out.
+- ``synonyms`` only when ``include_synonyms``; ``documentation`` is always null here; ``config_type`` is Kafka's
+  ConfigType id (v3+). Sensitive values are null. ``read_only`` is true only for broker configs that cannot
+  change at runtime here.
+- A resource type Kafka does not know fails the whole request: every resource gets INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkamock.broker.cluster import validate_topic_name
+from kafkamock.broker.config import (
+    BROKER_CONFIGS,
+    CONFIG_SOURCE_IDS,
+    CONFIG_TYPE_IDS,
+    READ_ONLY_BROKER_CONFIGS,
+    TOPIC_CONFIGS,
+    ConfigDef,
+    format_value,
+    topic_config_synonyms,
+)
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.alter_configs import BROKER, RESOURCE_TYPES, TOPIC, check_broker_name
+
+API_KEY = 32
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
+                           "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[str, Any, str]],
+           include_synonyms: bool, read_only: bool) -> dict:
+    sensitive = definition.sensitive or definition.type == "PASSWORD"
+
+    def shown(v: Any) -> str | None:
+        return None if sensitive or v is None else format_value(v)
+
+    return {
+        "name": name, "value": shown(value), "read_only": read_only,
+        "config_source": CONFIG_SOURCE_IDS[synonyms[0][2] if synonyms else "DEFAULT_CONFIG"],
+        "is_sensitive": sensitive,
+        "synonyms": [{"name": n, "value": shown(v), "source": CONFIG_SOURCE_IDS[s]} for n, v, s in synonyms]
+        if include_synonyms else [],
+        "config_type": CONFIG_TYPE_IDS[definition.type], "documentation": None,
+    }
+
+
+def _topic_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+    validate_topic_name(name)
+    topic = broker.cluster.topics.get(name)
+    if topic is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
+    out = []
+    for config_name, definition in TOPIC_CONFIGS.items():
+        synonyms = topic_config_synonyms(config_name, topic.configs, broker.config)
+        value = synonyms[0][1] if synonyms else definition.default
+        out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
+    return out
+
+
+def _broker_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+    cluster_default = check_broker_name(broker, name, describe=True)
+    config = broker.config
+    out = []
+    for config_name, definition in BROKER_CONFIGS.items():
+        synonyms = [(config_name, v, s) for v, s in config.sources(config_name)]
+        if cluster_default:
+            # The "" resource shows only the dynamic cluster defaults, and only that level as synonyms.
+            synonyms = [s for s in synonyms if s[2] == "DYNAMIC_DEFAULT_BROKER_CONFIG"]
+            if not synonyms:
+                continue
+        value = synonyms[0][1]
+        out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms,
+                                        config_name in READ_ONLY_BROKER_CONFIGS)))
+    return out
+
+
+def _describe(broker, resource, include_synonyms: bool) -> dict:
+    result = {"error_code": ErrorCode.NONE, "error_message": "", "resource_type": resource.resource_type,
+              "resource_name": resource.resource_name, "configs": []}
+    try:
+        if resource.resource_type == TOPIC:
+            configs = _topic_configs(broker, resource.resource_name, include_synonyms)
+        elif resource.resource_type == BROKER:
+            configs = _broker_configs(broker, resource.resource_name, include_synonyms)
+        else:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"kafkamock does not support {RESOURCE_TYPES[resource.resource_type]} config resources")
+    except KafkaError as exc:
+        # Kafka leaves the message empty for an unknown topic and sets it for exceptions.
+        result.update(error_code=exc.code, error_message=exc.message)
+        return result
+    keys = resource.configuration_keys
+    result["configs"] = [entry for name, entry in configs if not keys or name in keys]
+    return result
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    include_synonyms = body.include_synonyms if version >= 1 else False
+    if any(r.resource_type not in RESOURCE_TYPES for r in body.resources):
+        return {"throttle_time_ms": 0, "results": [
+            {"error_code": ErrorCode.INVALID_REQUEST, "error_message": INVALID_REQUEST_MESSAGE,
+             "resource_type": r.resource_type, "resource_name": r.resource_name, "configs": []}
+            for r in body.resources]}
+    return {"throttle_time_ms": 0, "results": [_describe(broker, r, include_synonyms) for r in body.resources]}

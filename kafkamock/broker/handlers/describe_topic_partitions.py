@@ -1,0 +1,101 @@
+"""DescribeTopicPartitions (75): topics and their partitions, paged by a cursor (KIP-966; what the Java admin
+client's ``describeTopics`` uses).
+
+As Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse:
+
+- an empty ``topics`` list means every topic (internal ones included); otherwise the named topics. Either way
+  only names at or after the cursor's topic count, and they are answered sorted by name, each once;
+- a page holds at most ``min(response_partition_limit, max.request.partition.size.limit)`` partitions (at least
+  1). The cursor's topic starts at the cursor's partition, the others at 0. When a topic does not fit,
+  ``next_cursor`` names it and the first partition left out; when the page is full before a topic starts,
+  ``next_cursor`` points at that topic's partition 0;
+- a named topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name);
+  missing topics are skipped when listing all;
+- a cursor whose topic is not among the named topics, or whose partition is negative, fails the request:
+  INVALID_REQUEST for every named topic;
+- partitions carry leader, leader epoch, replicas, ISR, offline replicas, and empty eligible-leader-replica lists
+  (Kafka sends empty lists, not null, when ELR is off, and the Java admin client reads them without a null check);
+  ``topic_authorized_operations`` is every topic operation, as with no authorizer.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kafkamock.broker.cluster import Topic, validate_topic_name
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 75
+ZERO_UUID = uuid.UUID(int=0)
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+# AclEntry.supportedOperations(TOPIC): READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS, as a bit field of AclOperation codes.
+TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
+
+
+def _partitions(broker, topic: Topic, start: int, limit: int) -> tuple[list[dict], int]:
+    """The partitions of one page from ``start``, and the partition the next page starts at (-1: none left)."""
+    alive = {n.node_id for n in broker.cluster.nodes}
+    upper = min(len(topic.partitions), start + limit)
+    out = []
+    for p in topic.partitions[start:upper]:
+        out.append({
+            "error_code": ErrorCode.NONE, "partition_index": p.index,
+            "leader_id": p.leader_id if p.leader_id in alive else -1, "leader_epoch": p.leader_epoch,
+            "replica_nodes": list(p.replicas), "isr_nodes": [r for r in p.replicas if r in alive],
+            "eligible_leader_replicas": [], "last_known_elr": [],
+            "offline_replicas": [r for r in p.replicas if r not in alive],
+        })
+    return out, upper if upper < len(topic.partitions) else -1
+
+
+def _missing(name: str) -> dict:
+    try:
+        validate_topic_name(name)
+        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    except KafkaError as exc:
+        code = exc.code
+    return {"error_code": code, "name": name, "topic_id": ZERO_UUID, "is_internal": name in INTERNAL_TOPICS,
+            "partitions": []}
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    cursor = body.cursor
+    cursor_topic = cursor.topic_name if cursor is not None else ""
+    all_topics = not body.topics
+    names = broker.cluster.topics.keys() if all_topics else [t.name for t in body.topics]
+    selected = sorted({name for name in names if name >= cursor_topic})
+    try:
+        if cursor is not None and not all_topics and cursor.topic_name not in selected:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest topic list should contain "
+                                                        f"the cursor topic: {cursor.topic_name}")
+        if cursor is not None and cursor.partition_index < 0:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest cursor partition must be "
+                                                        "valid")
+    except KafkaError as exc:
+        return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
+            {"error_code": exc.code, "name": t.name, "is_internal": False, "partitions": []} for t in body.topics]}
+
+    remaining = max(min(broker.config["max.request.partition.size.limit"], body.response_partition_limit), 1)
+    topics: list[dict] = []
+    next_cursor = None
+    for name in selected:
+        if remaining == 0:
+            next_cursor = {"topic_name": name, "partition_index": 0}
+            break
+        topic = broker.cluster.topics.get(name)
+        if topic is None:
+            if not all_topics:
+                topics.append(_missing(name))
+            continue
+        start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
+        partitions, next_partition = _partitions(broker, topic, start, remaining)
+        topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
+                       "is_internal": topic.internal or name in INTERNAL_TOPICS, "partitions": partitions,
+                       "topic_authorized_operations": TOPIC_OPERATIONS})
+        if next_partition != -1:
+            next_cursor = {"topic_name": name, "partition_index": next_partition}
+            break
+        remaining -= len(partitions)
+    return {"throttle_time_ms": 0, "topics": topics, "next_cursor": next_cursor}
