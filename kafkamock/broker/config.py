@@ -240,15 +240,13 @@ class BrokerConfig:
 
 
 def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: BrokerConfig) -> tuple[Any, str]:
-    """(value, source) of a topic config: the topic's own, else its broker synonym, else the default."""
-    if name in topic_overrides:
-        return topic_overrides[name], "TOPIC_CONFIG"
-    definition = TOPIC_CONFIGS[name]
-    if definition.synonym and definition.synonym in broker.values and (
-            definition.synonym in broker.dynamic or definition.synonym in broker.static):
-        source = "DYNAMIC_BROKER_CONFIG" if definition.synonym in broker.dynamic else "STATIC_BROKER_CONFIG"
-        return broker[definition.synonym], source
-    return definition.default, "DEFAULT_CONFIG"
+    """(value, source) of a topic config: the highest-precedence level that sets it (see
+    ``topic_config_synonyms``), else the topic config's own default."""
+    levels = topic_config_synonyms(name, topic_overrides, broker)
+    if levels:
+        _, value, source = levels[0]
+        return value, source
+    return TOPIC_CONFIGS[name].default, "DEFAULT_CONFIG"
 
 
 # Kafka's numeric ids for DescribeConfigs (DescribeConfigsResponse.ConfigSource and .ConfigType).

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from kafkamock.broker.config import TOPIC_CONFIGS, ConfigError, format_value, parse_value, topic_config_value
+from kafkamock.broker.config import (
+    CONFIG_SOURCE_IDS,
+    TOPIC_CONFIGS,
+    ConfigError,
+    format_value,
+    parse_value,
+    topic_config_value,
+)
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 19
@@ -55,8 +62,7 @@ def handle(broker, request) -> dict:
                                                 validate_only=request.version >= 1 and body.validate_only)
             result.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=rf, configs=[
                 {"name": name, "value": format_value(value), "read_only": False,
-                 "config_source": {"TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2, "STATIC_BROKER_CONFIG": 4,
-                                   "DEFAULT_CONFIG": 5}[source], "is_sensitive": False}
+                 "config_source": CONFIG_SOURCE_IDS[source], "is_sensitive": False}
                 for name in TOPIC_CONFIGS
                 for value, source in [topic_config_value(name, topic.configs, broker.config)]
             ])
