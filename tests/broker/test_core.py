@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kafkamock import codec, records
@@ -244,6 +246,11 @@ def test_metadata_auto_creation(clock):
     off = Broker({"auto.create.topics.enable": "false"}, clock=clock)
     assert call(off, "Metadata", 12, {"topics": [{"name": "x"}], "allow_auto_topic_creation": True}) \
         .topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    topic_id = broker.cluster.topics["auto"].topic_id
+    by_id = call(broker, "Metadata", 12, {"topics": [{"name": "", "topic_id": topic_id}]}).topics[0]
+    assert (by_id.error_code, by_id.name, by_id.topic_id) == (E.NONE, "auto", topic_id)   # the name is ignored
+    missing = call(broker, "Metadata", 12, {"topics": [{"name": "", "topic_id": uuid.uuid4()}]}).topics[0]
+    assert missing.error_code == E.UNKNOWN_TOPIC_ID and missing.name is None
     everything = call(broker, "Metadata", 12, {"topics": None})
     assert [t.name for t in everything.topics] == ["auto"] and everything.cluster_id == broker.cluster.cluster_id
     assert call(broker, "Metadata", 0, {"topics": []}).topics[0].name == "auto"   # v0: empty means all

@@ -37,16 +37,19 @@ def handle(broker, request) -> dict:
         requested = None  # v0: an empty list means all topics
     allow_create = body.allow_auto_topic_creation if version >= 4 else True
     topics = []
+    by_id = version >= 10 and requested is not None and any(t.topic_id != ZERO_UUID for t in requested)
     if requested is None:
         topics = [describe_topic(broker, t, version) for t in cluster.topics.values() if not t.internal]
+    elif by_id:
+        # As Kafka's handleTopicMetadataRequest: any topic id in the request means a lookup by ids, names
+        # ignored (the Java admin client sends the name "" beside each id). No auto-creation by id.
+        for wanted in requested:
+            topic = cluster.topics_by_id.get(wanted.topic_id)
+            topics.append(describe_topic(broker, topic, version) if topic else
+                          _error_topic(None, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
     else:
         for wanted in requested:
-            name, topic_id = wanted.name, wanted.topic_id
-            if name is None and topic_id != ZERO_UUID:
-                topic = cluster.topics_by_id.get(topic_id)
-                topics.append(describe_topic(broker, topic, version) if topic else
-                              _error_topic(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
-                continue
+            name = wanted.name
             topic = cluster.topics.get(name)
             if topic is None:
                 try:

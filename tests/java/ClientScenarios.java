@@ -1,0 +1,697 @@
+/*
+ * Test-only driver: Apache Kafka's real clients (kafka-clients 4.3.0: KafkaProducer, KafkaConsumer, Admin) against
+ * a kafkamock broker over real sockets. One JVM per scenario, started by tests/support/java_clients.py:
+ *
+ *   java -cp CLASSPATH ClientScenarios <scenario> <bootstrap> [SPEC]
+ *
+ * SPEC is a JSON object, given inline or as "-" (read from standard input, which is what the Python side does, so
+ * big specs never meet the argv size limit). On success the program prints exactly one JSON line on stdout and
+ * exits 0. On failure it prints one JSON line {"error": {...}, ...partial results} on stdout, a clear message and
+ * the stack trace on stderr, and exits 1 (2 for a usage error). Keys and values are UTF-8 strings (null allowed).
+ *
+ * Scenarios and their SPEC (every key optional unless marked required; defaults in brackets):
+ *
+ *   produce  {"topic": required, "records": [REC...] | "batches": [[REC...], ...], "idempotent": [true],
+ *             "acks": ["all"], "compression": "none"|"gzip"|"snappy"|"lz4"|"zstd" [client default],
+ *             "linger_ms": [5000], "config": {extra producer configs}}
+ *            REC = {"key": s|null, "value": s|null, "headers": [[name, s|null], ...], "timestamp": long|null,
+ *                   "partition": int|null}
+ *            Each group ("records" is one group) is sent asynchronously then flush()ed, so a group normally
+ *            becomes one batch per partition (linger.ms is long; flush sends at once).
+ *            -> {"metadata": [{"partition", "offset", "timestamp", "key_size", "value_size"}, ...],
+ *                "offsets": [...], "client": {...}}
+ *   consume  {"topic": required, "partitions": [[0]], "seek": "beginning" | "end" | offset | {"<partition>": offset}
+ *             ["beginning"], "count": [1], "timeout_ms": [10000], "extra_poll_ms": [0] (one more poll after
+ *             count is reached, to catch records that should not be there), "isolation_level", "config": {...}}
+ *            -> {"records": [{"partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type",
+ *                             "leader_epoch"}, ...], "positions": {"<partition>": offset}, "timed_out": bool}
+ *   admin    {"ops": [OP, ...], "config": {...}}: each OP runs in order; a failed OP is reported and the
+ *            following ones still run (exit 1 at the end if any failed).
+ *            {"op": "createTopics", "topics": [{"name", "partitions" [1], "replication_factor" [1],
+ *                                                "configs": {}}], "validate_only": [false]}
+ *              -> {"<name>": {"topic_id", "partitions", "replication_factor", "configs": {name: value}}
+ *                            | {"error": {...}}}
+ *            {"op": "describeTopics", "names": [...], "by_id": [true] (describe again by the returned ids)}
+ *              -> {"by_name": {"<name>": TOPIC | {"error"}}, "by_id": {"<id>": TOPIC | {"error"}}}
+ *                 TOPIC = {"name", "topic_id", "internal", "partitions": [{"partition", "leader", "replicas", "isr"}]}
+ *            {"op": "listOffsets", "topic", "partitions": [[0]], "specs": ["earliest", "latest", "max_timestamp",
+ *             <timestamp>...], "isolation_level"}
+ *              -> {"<spec>": {"<partition>": {"offset", "timestamp", "leader_epoch"} | {"error"}}}
+ *            {"op": "deleteRecords", "topic", "offsets": {"<partition>": offset}}
+ *              -> {"<partition>": {"low_watermark"} | {"error"}}
+ *            {"op": "describeConfigs", "resources": [{"type": "topic"|"broker", "name"}], "synonyms": [false]}
+ *              -> {"<type>:<name>": {"<config>": {"value", "source", "read_only", "sensitive", "default", "type",
+ *                                                 "synonyms": [...]}} | {"error"}}
+ *            {"op": "describeCluster"} -> {"cluster_id", "controller": NODE, "nodes": [NODE...]}
+ *            {"op": "listTopics"} -> {"names": [...]}
+ *            -> {"results": [{"op", "result"} | {"op", "error"}, ...], "failed": n}
+ *
+ * Every client gets configs that make failures fast (request.timeout.ms 10 s, default.api.timeout.ms and
+ * max.block.ms 15 s) and a "config" map can override any of them.
+ */
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DeleteRecordsResult;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsResult;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicCollection;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public final class ClientScenarios {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    private static final long FUTURE_TIMEOUT_MS = 30_000;  // a last resort: the clients' own timeouts come first
+
+    /** A scenario that ran to the end but wants a non-zero exit (the partial result is still printed). */
+    private static final class ScenarioFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+        final ObjectNode result;
+
+        ScenarioFailed(String message, ObjectNode result) {
+            super(message);
+            this.result = result;
+        }
+    }
+
+    public static void main(String[] args) {
+        // UTF-8 whatever the locale; nothing but our JSON line may reach stdout (library prints go to stderr)
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        if (args.length < 2 || args.length > 3) {
+            System.err.println("usage: ClientScenarios produce|consume|admin BOOTSTRAP [SPEC-JSON | -]");
+            System.exit(2);
+        }
+        String scenario = args[0];
+        String bootstrap = args[1];
+        int status = 0;
+        ObjectNode result;
+        try {
+            JsonNode spec = readSpec(args.length > 2 ? args[2] : "{}");
+            result = switch (scenario) {
+                case "produce" -> produce(bootstrap, spec);
+                case "consume" -> consume(bootstrap, spec);
+                case "admin" -> admin(bootstrap, spec);
+                default -> throw new IllegalArgumentException("unknown scenario '" + scenario
+                        + "' (expected produce, consume or admin)");
+            };
+        } catch (ScenarioFailed e) {
+            result = e.result;
+            result.set("error", error(e));
+            System.err.println("ClientScenarios " + scenario + " against " + bootstrap + " failed: " + e.getMessage());
+            status = 1;
+        } catch (Throwable t) {
+            result = JSON.objectNode();
+            result.set("error", error(t));
+            System.err.println("ClientScenarios " + scenario + " against " + bootstrap + " failed: " + describe(t));
+            t.printStackTrace(System.err);
+            status = 1;
+        }
+        try {
+            out.println(MAPPER.writeValueAsString(result));
+        } catch (Exception e) {
+            System.err.println("ClientScenarios: cannot write the result: " + e);
+            status = 1;
+        }
+        out.flush();
+        System.err.flush();
+        System.exit(status);  // client threads must not keep the JVM alive
+    }
+
+    private static JsonNode readSpec(String arg) throws Exception {
+        String text = arg.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8) : arg;
+        JsonNode spec = MAPPER.readTree(text.isBlank() ? "{}" : text);
+        if (spec == null || !spec.isObject()) {
+            throw new IllegalArgumentException("SPEC must be a JSON object, got: " + text);
+        }
+        return spec;
+    }
+
+    // -- common -----------------------------------------------------------------------------------------------------
+
+    private static Properties baseConfig(String bootstrap, String clientId) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("client.id", clientId);
+        p.put("request.timeout.ms", "10000");
+        p.put("default.api.timeout.ms", "15000");
+        p.put("reconnect.backoff.ms", "50");
+        p.put("reconnect.backoff.max.ms", "1000");
+        p.put("retry.backoff.ms", "50");
+        p.put("retry.backoff.max.ms", "1000");
+        p.put("socket.connection.setup.timeout.ms", "5000");
+        p.put("socket.connection.setup.timeout.max.ms", "10000");
+        return p;
+    }
+
+    private static void overrides(Properties p, JsonNode spec) {
+        JsonNode config = spec.path("config");
+        for (Map.Entry<String, JsonNode> e : config.properties()) {
+            if (e.getValue().isNull()) {
+                p.remove(e.getKey());
+            } else {
+                p.put(e.getKey(), e.getValue().asText());
+            }
+        }
+    }
+
+    private static ObjectNode error(Throwable t) {
+        ObjectNode e = JSON.objectNode();
+        Throwable root = unwrap(t);
+        e.put("class", root.getClass().getName());
+        e.put("message", root.getMessage());
+        ArrayNode chain = e.putArray("chain");
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            chain.add(c.getClass().getName() + ": " + c.getMessage());
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return e;
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static String describe(Throwable t) {
+        Throwable root = unwrap(t);
+        return root.getClass().getName() + ": " + root.getMessage();
+    }
+
+    private static byte[] bytes(JsonNode node) {
+        return node == null || node.isNull() || node.isMissingNode() ? null
+                : node.asText().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(byte[] data) {
+        return data == null ? null : new String(data, StandardCharsets.UTF_8);
+    }
+
+    private static <T> T await(Future<T> future) throws Exception {
+        return future.get(FUTURE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private static List<Integer> partitions(JsonNode spec) {
+        List<Integer> out = new ArrayList<>();
+        JsonNode ps = spec.path("partitions");
+        if (ps.isArray() && ps.size() > 0) {
+            ps.forEach(p -> out.add(p.asInt()));
+        } else if (spec.has("partition")) {
+            out.add(spec.get("partition").asInt());
+        } else {
+            out.add(0);
+        }
+        return out;
+    }
+
+    private static String required(JsonNode spec, String key) {
+        JsonNode v = spec.get(key);
+        if (v == null || v.isNull()) {
+            throw new IllegalArgumentException("SPEC needs \"" + key + "\"");
+        }
+        return v.asText();
+    }
+
+    // -- produce ----------------------------------------------------------------------------------------------------
+
+    private static ObjectNode produce(String bootstrap, JsonNode spec) throws Exception {
+        String topic = required(spec, "topic");
+        Properties p = baseConfig(bootstrap, "scenario-producer");
+        p.put(ProducerConfig.ACKS_CONFIG, spec.path("acks").asText("all"));
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, String.valueOf(spec.path("idempotent").asBoolean(true)));
+        p.put(ProducerConfig.LINGER_MS_CONFIG, String.valueOf(spec.path("linger_ms").asLong(5000)));
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "15000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, "1048576");
+        if (spec.hasNonNull("compression")) {
+            p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, spec.get("compression").asText());
+        }
+        overrides(p, spec);
+
+        List<JsonNode> groups = new ArrayList<>();
+        if (spec.has("batches")) {
+            spec.get("batches").forEach(groups::add);
+        } else {
+            groups.add(spec.path("records"));
+        }
+
+        ObjectNode result = JSON.objectNode();
+        ArrayNode metadata = result.putArray("metadata");
+        ArrayNode offsets = result.putArray("offsets");
+        List<String> failures = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            int index = 0;
+            for (JsonNode group : groups) {
+                List<Future<RecordMetadata>> futures = new ArrayList<>();
+                for (JsonNode rec : group) {
+                    List<Header> headers = new ArrayList<>();
+                    rec.path("headers").forEach(h -> headers.add(new RecordHeader(h.get(0).asText(), bytes(h.get(1)))));
+                    Integer partition = rec.hasNonNull("partition") ? rec.get("partition").asInt() : null;
+                    Long timestamp = rec.hasNonNull("timestamp") ? rec.get("timestamp").asLong() : null;
+                    futures.add(producer.send(new ProducerRecord<>(topic, partition, timestamp, bytes(rec.get("key")),
+                            bytes(rec.get("value")), headers)));
+                }
+                producer.flush();
+                for (Future<RecordMetadata> f : futures) {
+                    ObjectNode m = metadata.addObject();
+                    try {
+                        RecordMetadata md = await(f);
+                        m.put("partition", md.partition());
+                        m.put("offset", md.offset());
+                        m.put("timestamp", md.timestamp());
+                        m.put("key_size", md.serializedKeySize());
+                        m.put("value_size", md.serializedValueSize());
+                        offsets.add(md.offset());
+                    } catch (ExecutionException e) {
+                        m.set("error", error(e));
+                        offsets.addNull();
+                        failures.add("record " + index + ": " + describe(e));
+                    }
+                    index++;
+                }
+            }
+            producer.close(Duration.ofSeconds(10));
+        }
+        if (!failures.isEmpty()) {
+            throw new ScenarioFailed(failures.size() + " record(s) not acknowledged; first: " + failures.get(0),
+                    result);
+        }
+        return result;
+    }
+
+    // -- consume ----------------------------------------------------------------------------------------------------
+
+    private static ObjectNode consume(String bootstrap, JsonNode spec) throws Exception {
+        String topic = required(spec, "topic");
+        Properties p = baseConfig(bootstrap, "scenario-consumer");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200");
+        if (spec.hasNonNull("isolation_level")) {
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, spec.get("isolation_level").asText());
+        }
+        overrides(p, spec);
+        int count = spec.path("count").asInt(1);
+        long timeoutMs = spec.path("timeout_ms").asLong(10_000);
+        long extraPollMs = spec.path("extra_poll_ms").asLong(0);
+
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int partition : partitions(spec)) {
+            tps.add(new TopicPartition(topic, partition));
+        }
+        ObjectNode result = JSON.objectNode();
+        ArrayNode records = result.putArray("records");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.assign(tps);
+            JsonNode seek = spec.path("seek");
+            if (seek.isMissingNode() || seek.isNull() || seek.asText().equals("beginning")) {
+                consumer.seekToBeginning(tps);
+            } else if (seek.isTextual() && seek.asText().equals("end")) {
+                consumer.seekToEnd(tps);
+            } else if (seek.isNumber()) {
+                for (TopicPartition tp : tps) {
+                    consumer.seek(tp, seek.asLong());
+                }
+            } else if (seek.isObject()) {
+                for (TopicPartition tp : tps) {
+                    JsonNode offset = seek.get(String.valueOf(tp.partition()));
+                    if (offset == null) {
+                        consumer.seekToBeginning(List.of(tp));
+                    } else {
+                        consumer.seek(tp, offset.asLong());
+                    }
+                }
+            } else {
+                throw new IllegalArgumentException("bad \"seek\": " + seek);
+            }
+            long deadline = System.currentTimeMillis() + timeoutMs;
+            int got = 0;
+            while (got < count) {
+                long remaining = deadline - System.currentTimeMillis();
+                if (remaining <= 0) {
+                    break;
+                }
+                got += addRecords(records, consumer.poll(Duration.ofMillis(Math.min(remaining, 500))));
+            }
+            result.put("timed_out", got < count);
+            if (got >= count && extraPollMs > 0) {
+                long extraDeadline = System.currentTimeMillis() + extraPollMs;
+                long remaining;
+                while ((remaining = extraDeadline - System.currentTimeMillis()) > 0) {
+                    addRecords(records, consumer.poll(Duration.ofMillis(remaining)));
+                }
+            }
+            ObjectNode positions = result.putObject("positions");
+            for (TopicPartition tp : tps) {
+                positions.put(String.valueOf(tp.partition()), consumer.position(tp, Duration.ofSeconds(10)));
+            }
+        }
+        return result;
+    }
+
+    private static int addRecords(ArrayNode out, Iterable<ConsumerRecord<byte[], byte[]>> polled) {
+        int n = 0;
+        for (ConsumerRecord<byte[], byte[]> r : polled) {
+            ObjectNode o = out.addObject();
+            o.put("partition", r.partition());
+            o.put("offset", r.offset());
+            o.put("key", text(r.key()));
+            o.put("value", text(r.value()));
+            ArrayNode headers = o.putArray("headers");
+            for (Header h : r.headers()) {
+                ArrayNode pair = headers.addArray();
+                pair.add(h.key());
+                pair.add(text(h.value()));
+            }
+            o.put("timestamp", r.timestamp());
+            o.put("timestamp_type", r.timestampType().name);
+            Optional<Integer> epoch = r.leaderEpoch();
+            if (epoch.isPresent()) {
+                o.put("leader_epoch", epoch.get());
+            } else {
+                o.putNull("leader_epoch");
+            }
+            n++;
+        }
+        return n;
+    }
+
+    // -- admin ------------------------------------------------------------------------------------------------------
+
+    private interface AdminOp {
+        JsonNode run(Admin admin, JsonNode op) throws Exception;
+    }
+
+    private static ObjectNode admin(String bootstrap, JsonNode spec) throws Exception {
+        Properties p = baseConfig(bootstrap, "scenario-admin");
+        overrides(p, spec);
+        Map<String, AdminOp> ops = new HashMap<>();
+        ops.put("createTopics", ClientScenarios::createTopics);
+        ops.put("describeTopics", ClientScenarios::describeTopics);
+        ops.put("listOffsets", ClientScenarios::listOffsets);
+        ops.put("deleteRecords", ClientScenarios::deleteRecords);
+        ops.put("describeConfigs", ClientScenarios::describeConfigs);
+        ops.put("describeCluster", ClientScenarios::describeCluster);
+        ops.put("listTopics", (admin, op) -> {
+            ObjectNode r = JSON.objectNode();
+            ArrayNode names = r.putArray("names");
+            await(admin.listTopics().names()).stream().sorted().forEach(names::add);
+            return r;
+        });
+
+        ObjectNode result = JSON.objectNode();
+        ArrayNode results = result.putArray("results");
+        List<String> failures = new ArrayList<>();
+        try (Admin admin = Admin.create(p)) {
+            for (JsonNode op : spec.path("ops")) {
+                String name = op.path("op").asText();
+                ObjectNode entry = results.addObject();
+                entry.put("op", name);
+                AdminOp fn = ops.get(name);
+                try {
+                    if (fn == null) {
+                        throw new IllegalArgumentException("unknown admin op '" + name + "' (known: "
+                                + ops.keySet() + ")");
+                    }
+                    entry.set("result", fn.run(admin, op));
+                } catch (Exception e) {
+                    entry.set("error", error(e));
+                    failures.add(name + ": " + describe(e));
+                }
+            }
+            admin.close(Duration.ofSeconds(10));
+        }
+        result.put("failed", failures.size());
+        if (!failures.isEmpty()) {
+            throw new ScenarioFailed(String.join("; ", failures), result);
+        }
+        return result;
+    }
+
+    private static JsonNode createTopics(Admin admin, JsonNode op) throws Exception {
+        List<NewTopic> topics = new ArrayList<>();
+        for (JsonNode t : op.path("topics")) {
+            Map<String, String> configs = new LinkedHashMap<>();
+            t.path("configs").properties().forEach(e -> configs.put(e.getKey(), e.getValue().asText()));
+            topics.add(new NewTopic(t.get("name").asText(), Optional.of(t.path("partitions").asInt(1)),
+                    Optional.of((short) t.path("replication_factor").asInt(1))).configs(configs));
+        }
+        CreateTopicsResult created = admin.createTopics(topics,
+                new CreateTopicsOptions().validateOnly(op.path("validate_only").asBoolean(false)));
+        ObjectNode r = JSON.objectNode();
+        for (NewTopic t : topics) {
+            ObjectNode o = r.putObject(t.name());
+            try {
+                await(created.values().get(t.name()));
+                o.put("topic_id", String.valueOf(await(created.topicId(t.name()))));
+                o.put("partitions", await(created.numPartitions(t.name())));
+                o.put("replication_factor", await(created.replicationFactor(t.name())));
+                ObjectNode configs = o.putObject("configs");
+                for (ConfigEntry e : await(created.config(t.name())).entries()) {
+                    configs.put(e.name(), e.value());
+                }
+            } catch (ExecutionException e) {
+                o.set("error", error(e));
+            }
+        }
+        return r;
+    }
+
+    private static ObjectNode topic(TopicDescription d) {
+        ObjectNode o = JSON.objectNode();
+        o.put("name", d.name());
+        o.put("topic_id", String.valueOf(d.topicId()));
+        o.put("internal", d.isInternal());
+        ArrayNode ps = o.putArray("partitions");
+        for (TopicPartitionInfo info : d.partitions()) {
+            ObjectNode p = ps.addObject();
+            p.put("partition", info.partition());
+            p.put("leader", info.leader() == null ? -1 : info.leader().id());
+            ArrayNode replicas = p.putArray("replicas");
+            info.replicas().forEach(n -> replicas.add(n.id()));
+            ArrayNode isr = p.putArray("isr");
+            info.isr().forEach(n -> isr.add(n.id()));
+        }
+        return o;
+    }
+
+    private static JsonNode describeTopics(Admin admin, JsonNode op) throws Exception {
+        List<String> names = new ArrayList<>();
+        op.path("names").forEach(n -> names.add(n.asText()));
+        ObjectNode r = JSON.objectNode();
+        ObjectNode byName = r.putObject("by_name");
+        DescribeTopicsResult described = admin.describeTopics(TopicCollection.ofTopicNames(names));
+        List<Uuid> ids = new ArrayList<>();
+        for (Map.Entry<String, KafkaFuture<TopicDescription>> e : described.topicNameValues().entrySet()) {
+            try {
+                TopicDescription d = await(e.getValue());
+                byName.set(e.getKey(), topic(d));
+                ids.add(d.topicId());
+            } catch (ExecutionException ex) {
+                byName.putObject(e.getKey()).set("error", error(ex));
+            }
+        }
+        if (op.path("by_id").asBoolean(true) && !ids.isEmpty()) {
+            ObjectNode byId = r.putObject("by_id");
+            DescribeTopicsResult again = admin.describeTopics(TopicCollection.ofTopicIds(ids));
+            for (Map.Entry<Uuid, KafkaFuture<TopicDescription>> e : again.topicIdValues().entrySet()) {
+                try {
+                    byId.set(e.getKey().toString(), topic(await(e.getValue())));
+                } catch (ExecutionException ex) {
+                    byId.putObject(e.getKey().toString()).set("error", error(ex));
+                }
+            }
+        }
+        return r;
+    }
+
+    private static OffsetSpec offsetSpec(JsonNode s) {
+        if (s.isNumber()) {
+            return OffsetSpec.forTimestamp(s.asLong());
+        }
+        return switch (s.asText()) {
+            case "earliest" -> OffsetSpec.earliest();
+            case "latest" -> OffsetSpec.latest();
+            case "max_timestamp" -> OffsetSpec.maxTimestamp();
+            case "earliest_local" -> OffsetSpec.earliestLocal();
+            case "latest_tiered" -> OffsetSpec.latestTiered();
+            default -> throw new IllegalArgumentException("unknown offset spec " + s);
+        };
+    }
+
+    private static JsonNode listOffsets(Admin admin, JsonNode op) throws Exception {
+        String topic = required(op, "topic");
+        ListOffsetsOptions options = op.hasNonNull("isolation_level")
+                ? new ListOffsetsOptions(IsolationLevel.valueOf(op.get("isolation_level").asText().toUpperCase()))
+                : new ListOffsetsOptions();
+        ObjectNode r = JSON.objectNode();
+        JsonNode specs = op.has("specs") ? op.get("specs") : MAPPER.readTree("[\"earliest\",\"latest\"]");
+        for (JsonNode s : specs) {
+            Map<TopicPartition, OffsetSpec> request = new LinkedHashMap<>();
+            for (int partition : partitions(op)) {
+                request.put(new TopicPartition(topic, partition), offsetSpec(s));
+            }
+            ListOffsetsResult listed = admin.listOffsets(request, options);
+            ObjectNode perSpec = r.putObject(s.asText());
+            for (TopicPartition tp : request.keySet()) {
+                ObjectNode o = perSpec.putObject(String.valueOf(tp.partition()));
+                try {
+                    ListOffsetsResult.ListOffsetsResultInfo info = await(listed.partitionResult(tp));
+                    o.put("offset", info.offset());
+                    o.put("timestamp", info.timestamp());
+                    if (info.leaderEpoch().isPresent()) {
+                        o.put("leader_epoch", info.leaderEpoch().get());
+                    } else {
+                        o.putNull("leader_epoch");
+                    }
+                } catch (ExecutionException e) {
+                    o.set("error", error(e));
+                }
+            }
+        }
+        return r;
+    }
+
+    private static JsonNode deleteRecords(Admin admin, JsonNode op) throws Exception {
+        String topic = required(op, "topic");
+        Map<TopicPartition, RecordsToDelete> request = new LinkedHashMap<>();
+        op.path("offsets").properties().forEach(e -> request.put(
+                new TopicPartition(topic, Integer.parseInt(e.getKey())),
+                RecordsToDelete.beforeOffset(e.getValue().asLong())));
+        DeleteRecordsResult deleted = admin.deleteRecords(request);
+        ObjectNode r = JSON.objectNode();
+        for (Map.Entry<TopicPartition, KafkaFuture<org.apache.kafka.clients.admin.DeletedRecords>> e
+                : deleted.lowWatermarks().entrySet()) {
+            ObjectNode o = r.putObject(String.valueOf(e.getKey().partition()));
+            try {
+                o.put("low_watermark", await(e.getValue()).lowWatermark());
+            } catch (ExecutionException ex) {
+                o.set("error", error(ex));
+            }
+        }
+        return r;
+    }
+
+    private static JsonNode describeConfigs(Admin admin, JsonNode op) throws Exception {
+        List<ConfigResource> resources = new ArrayList<>();
+        for (JsonNode res : op.path("resources")) {
+            ConfigResource.Type type = switch (res.path("type").asText()) {
+                case "topic" -> ConfigResource.Type.TOPIC;
+                case "broker" -> ConfigResource.Type.BROKER;
+                case "broker_logger" -> ConfigResource.Type.BROKER_LOGGER;
+                default -> throw new IllegalArgumentException("unknown config resource type " + res.path("type"));
+            };
+            resources.add(new ConfigResource(type, res.path("name").asText()));
+        }
+        boolean synonyms = op.path("synonyms").asBoolean(false);
+        Map<ConfigResource, KafkaFuture<Config>> described = admin.describeConfigs(resources,
+                new DescribeConfigsOptions().includeSynonyms(synonyms)).values();
+        ObjectNode r = JSON.objectNode();
+        for (ConfigResource res : resources) {
+            ObjectNode o = r.putObject(res.type().name().toLowerCase() + ":" + res.name());
+            try {
+                Collection<ConfigEntry> entries = await(described.get(res)).entries();
+                entries.stream().sorted((a, b) -> a.name().compareTo(b.name())).forEach(e -> {
+                    ObjectNode c = o.putObject(e.name());
+                    c.put("value", e.value());
+                    c.put("source", e.source().name());
+                    c.put("read_only", e.isReadOnly());
+                    c.put("sensitive", e.isSensitive());
+                    c.put("default", e.isDefault());
+                    c.put("type", e.type().name());
+                    ArrayNode syn = c.putArray("synonyms");
+                    for (ConfigEntry.ConfigSynonym s : e.synonyms()) {
+                        ObjectNode so = syn.addObject();
+                        so.put("name", s.name());
+                        so.put("value", s.value());
+                        so.put("source", s.source().name());
+                    }
+                });
+            } catch (ExecutionException ex) {
+                o.removeAll();
+                o.set("error", error(ex));
+            }
+        }
+        return r;
+    }
+
+    private static ObjectNode node(Node n) {
+        ObjectNode o = JSON.objectNode();
+        if (n == null) {
+            return o;
+        }
+        o.put("id", n.id());
+        o.put("host", n.host());
+        o.put("port", n.port());
+        o.put("rack", n.rack());
+        return o;
+    }
+
+    private static JsonNode describeCluster(Admin admin, JsonNode op) throws Exception {
+        DescribeClusterResult d = admin.describeCluster();
+        ObjectNode r = JSON.objectNode();
+        r.put("cluster_id", await(d.clusterId()));
+        r.set("controller", node(await(d.controller())));
+        ArrayNode nodes = r.putArray("nodes");
+        await(d.nodes()).stream().sorted((a, b) -> Integer.compare(a.id(), b.id())).forEach(n -> nodes.add(node(n)));
+        return r;
+    }
+}

@@ -1,0 +1,236 @@
+"""Real Java clients (kafka-clients 4.3.0's KafkaProducer, KafkaConsumer and Admin) against a kafkamock broker.
+
+``tests/java/ClientScenarios.java`` runs one scenario per JVM and prints one JSON line; this module compiles it
+once (cached in ``.cache/java/classes-clients/<hash>``, like ``support.oracle.build``), runs scenarios with a
+timeout and parses the line. ``WireTap`` records what the broker was asked and answered, for failure reports.
+
+    clients = JavaClients(build())
+    clients.produce(bootstrap, "orders", [{"key": "k", "value": "v", "headers": [("h", "x")], "timestamp": 1}])
+    clients.consume(bootstrap, "orders", count=1)["records"]
+    clients.admin(bootstrap, [{"op": "describeCluster"}])[0]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from support.oracle import DEFAULT_CACHE, JAVA_DIR, _fetch_jars, find_java
+
+SOURCE = JAVA_DIR / "ClientScenarios.java"
+MAIN_CLASS = "ClientScenarios"
+JVM_ARGS = (
+    "-Xmx256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",          # short-lived JVMs: C1 only starts faster and is plenty
+    "-Xshare:auto",
+    "-Dslf4j.internal.verbosity=ERROR",  # no "No SLF4J providers" banner on stderr
+)
+DEFAULT_TIMEOUT = 60.0  # seconds per JVM; the clients' own timeouts (10-15 s) normally fire long before
+
+__all__ = ["JavaClients", "ScenarioError", "WireTap", "build"]
+
+
+class ScenarioError(AssertionError):
+    """A scenario failed: the JVM exited non-zero, timed out, or printed no JSON line.
+
+    ``result`` is the JSON the scenario printed (partial results and ``error``), or None.
+    """
+
+    def __init__(self, message: str, *, result: dict | None = None, stderr: str = "", returncode: int | None = None):
+        super().__init__(message)
+        self.result, self.stderr, self.returncode = result, stderr, returncode
+
+
+def build(cache: str | Path = DEFAULT_CACHE) -> list[str]:
+    """Fetch the jars and compile ClientScenarios.java (cached by source + jar names); return the classpath."""
+    found = find_java()
+    if found is None:
+        raise FileNotFoundError("no JDK: need java and javac (JDK 17) on PATH or in $JAVA_HOME/bin")
+    _, javac = found
+    cache = Path(cache).resolve()
+    jars = _fetch_jars(cache)
+    digest = hashlib.sha256(SOURCE.read_bytes())
+    for jar in jars:
+        digest.update(jar.name.encode() + b"\0")
+    classes = cache / "classes-clients" / digest.hexdigest()[:16]
+    if not (classes / f"{MAIN_CLASS}.class").exists():
+        classes.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="build-", dir=classes.parent))
+        cp = os.pathsep.join(str(j) for j in jars)
+        result = subprocess.run([javac, "-encoding", "UTF-8", "-cp", cp, "-d", str(tmp),
+                                 str(SOURCE)], capture_output=True, text=True)
+        if result.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"javac failed:\n{result.stdout}{result.stderr}")
+        try:
+            tmp.rename(classes)
+        except OSError:  # another session won the race: use its classes
+            shutil.rmtree(tmp, ignore_errors=True)
+    return [str(classes), *(str(j) for j in jars)]
+
+
+def _record(r: Mapping[str, Any]) -> dict:
+    out: dict[str, Any] = {"key": r.get("key"), "value": r.get("value"),
+                           "headers": [list(h) for h in r.get("headers", ())]}
+    for optional in ("timestamp", "partition"):
+        if r.get(optional) is not None:
+            out[optional] = r[optional]
+    return out
+
+
+class JavaClients:
+    """Runs ClientScenarios, one JVM per call; ``runs`` keeps ``(scenario, seconds)`` for timing reports."""
+
+    def __init__(self, classpath: Iterable[str | Path], java: str | None = None, jvm_args: Iterable[str] = JVM_ARGS,
+                 timeout: float = DEFAULT_TIMEOUT):
+        self.classpath = os.pathsep.join(str(p) for p in classpath)
+        found = find_java()
+        self.java = java or (found[0] if found else "java")
+        self.jvm_args = list(jvm_args)
+        self.timeout = timeout
+        self.runs: list[tuple[str, float]] = []
+
+    def run(self, scenario: str, bootstrap: str, spec: Mapping[str, Any], *, timeout: float | None = None) -> dict:
+        """Run one scenario; its JSON result, or ScenarioError (with the Java error and stderr) when it failed."""
+        command = [self.java, *self.jvm_args, "-cp", self.classpath, MAIN_CLASS, scenario, bootstrap, "-"]
+        started = time.monotonic()
+        try:
+            proc = subprocess.run(command, input=json.dumps(spec), capture_output=True, text=True,
+                                  encoding="utf-8", errors="replace",
+                                  timeout=timeout or self.timeout)
+        except subprocess.TimeoutExpired as exc:
+            stderr = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+            raise ScenarioError(f"{scenario}: the JVM did not finish in {exc.timeout} s; stderr tail:\n"
+                                f"{stderr[-3000:]}", stderr=stderr) from None
+        finally:
+            self.runs.append((scenario, time.monotonic() - started))
+        result = None
+        lines = [line for line in proc.stdout.splitlines() if line.strip()]
+        if lines:
+            try:
+                result = json.loads(lines[-1])
+            except ValueError:
+                result = None
+        if proc.returncode != 0 or result is None:
+            java_error = (result or {}).get("error")
+            what = (f"{java_error['class']}: {java_error['message']}" if java_error and "class" in java_error
+                    else f"exit {proc.returncode}, stdout {proc.stdout[-500:]!r}")
+            raise ScenarioError(f"{scenario} failed: {what}\nJVM stderr tail:\n{proc.stderr[-3000:]}",
+                                result=result, stderr=proc.stderr, returncode=proc.returncode)
+        return result
+
+    # -- scenario helpers (see the comment at the top of ClientScenarios.java for every option)
+
+    def produce(self, bootstrap: str, topic: str, records: Iterable[Mapping[str, Any]] | None = None, *,
+                batches: Iterable[Iterable[Mapping[str, Any]]] | None = None, compression: str | None = None,
+                idempotent: bool = True, acks: str = "all", config: Mapping[str, Any] | None = None,
+                **extra: Any) -> dict:
+        """Send records (one group, flushed) or batches (several groups, each flushed); RecordMetadata back."""
+        spec: dict[str, Any] = {"topic": topic, "idempotent": idempotent, "acks": acks, "config": dict(config or {}),
+                                **extra}
+        if batches is not None:
+            spec["batches"] = [[_record(r) for r in group] for group in batches]
+        else:
+            spec["records"] = [_record(r) for r in records or ()]
+        if compression is not None:
+            spec["compression"] = compression
+        return self.run("produce", bootstrap, spec)
+
+    def consume(self, bootstrap: str, topic: str, *, count: int, partitions: Iterable[int] = (0,),
+                seek: str | int | Mapping[int, int] = "beginning", timeout_ms: int = 10_000,
+                extra_poll_ms: int = 0, config: Mapping[str, Any] | None = None, **extra: Any) -> dict:
+        """assign + seek, then poll until ``count`` records (or ``timeout_ms``); records, positions, timed_out."""
+        if isinstance(seek, Mapping):
+            seek = {str(p): o for p, o in seek.items()}
+        spec = {"topic": topic, "partitions": list(partitions), "seek": seek, "count": count,
+                "timeout_ms": timeout_ms, "extra_poll_ms": extra_poll_ms, "config": dict(config or {}), **extra}
+        return self.run("consume", bootstrap, spec)
+
+    def admin(self, bootstrap: str, ops: Iterable[Mapping[str, Any]], *, config: Mapping[str, Any] | None = None,
+              check: bool = True) -> list[dict]:
+        """Run admin ops in order; one ``{"op", "result"}`` (or ``{"op", "error"}`` when not ``check``) per op."""
+        spec = {"ops": list(ops), "config": dict(config or {})}
+        try:
+            return self.run("admin", bootstrap, spec)["results"]
+        except ScenarioError as exc:
+            if check or exc.result is None or "results" not in exc.result:
+                raise
+            return exc.result["results"]
+
+
+class WireTap:
+    """Records every request the broker core handles and its response, to explain a client failure.
+
+    Wraps ``Broker.handle`` of one broker instance (test-local; the broker code is untouched). Requests the
+    connection refuses before the core (unsupported API or version) are not here: the server logs those.
+    """
+
+    def __init__(self, broker: Any):
+        from kafkamock.broker import Pending
+        from kafkamock.codec.registry import default_registry
+
+        self.entries: list[dict] = []
+        requests = default_registry().requests
+        original = broker.handle
+
+        def traced(request):
+            spec = requests.get(request.api_key)
+            entry = {"api": spec.api_name if spec else str(request.api_key), "version": request.version,
+                     "client_id": request.client_id, "request": request.body, "response": None}
+            self.entries.append(entry)
+            try:
+                result = original(request)
+            except Exception as exc:
+                entry["exception"] = repr(exc)
+                raise
+            if isinstance(result, Pending):
+                complete = result.complete
+
+                def completing(final: bool):
+                    response = complete(final)
+                    if response is not None:
+                        entry["response"] = response
+                    return response
+                result.complete = completing
+            else:
+                entry["response"] = result
+            return result
+
+        broker.handle = traced
+
+    def apis(self) -> list[tuple[str, int]]:
+        """``(api, version)`` of each request, in arrival order."""
+        return [(e["api"], e["version"]) for e in self.entries]
+
+    def find(self, api: str) -> list[dict]:
+        return [e for e in self.entries if e["api"] == api]
+
+    def format(self, limit: int = 800) -> str:
+        lines = []
+        for e in self.entries:
+            line = (f"{e['api']} v{e['version']} ({e['client_id']}): {_short(e['request'])} -> "
+                    f"{e.get('exception') or _short(e['response'])}")
+            lines.append(line if len(line) <= limit else line[:limit] + " ...")
+        return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    """repr with records bytes abbreviated."""
+    def shrink(v: Any) -> Any:
+        if isinstance(v, bytes | bytearray | memoryview) and len(v) > 32:
+            return f"<{len(v)} bytes>"
+        if isinstance(v, Mapping):
+            return {k: shrink(x) for k, x in v.items() if k != "_unknown_tagged_fields" or x}
+        if isinstance(v, list):
+            return [shrink(x) for x in v]
+        return v
+    return repr(shrink(value))
