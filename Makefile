@@ -26,7 +26,11 @@ $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py
 run: install
 	$(BIN)/kafkamock serve --host 127.0.0.1 --port 9092
 
-test: install java
+# kcat for tests/clients/test_kcat.py: the Debian package, installed when missing.
+kcat:
+	command -v kcat || (apt-get update -q && apt-get install -y -q kcat)
+
+test: install java kcat
 	$(BIN)/python -m pytest
 
 test-fast: install

@@ -93,6 +93,11 @@ class Connection:
                     self.info.client_id, self._software(), reason)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.info("connection %d from %s reset by peer", self.info.id, self.info.peer)
+        except Exception:
+            # Last line of defence: an exception escaping here would cancel trio.serve_listeners and stop the
+            # whole broker (every connection and the listener); a bug must only cost this one connection.
+            log.exception("connection %d from %s (client %s): unexpected error, closing it", self.info.id,
+                          self.info.peer, self.info.client_id)
         finally:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
