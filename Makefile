@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JAVA_STAMP := .cache/java/.stamp
 
-.PHONY: install java run test test-fast bench lint clean
+.PHONY: install java kcat run test test-fast bench lint clean
 
 install: $(STAMP)
 

@@ -187,6 +187,9 @@ def serve(host: str, port: int, settings: tuple[str, ...], config_file: str | No
         config = BrokerConfig(overrides)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    from kafkamock.server.memory import keep_freed_memory
+
+    keep_freed_memory()
     server = Server(Broker(config))
 
     async def run() -> None:

@@ -85,3 +85,22 @@ async def test_acks_zero_and_unreachable_bootstrap():
     async with KafkaClient("127.0.0.1:1") as client:
         with pytest.raises(KafkaConnectionError, match="no broker reachable"):
             await client.metadata()
+
+
+@pytest.mark.trio
+async def test_responses_ending_in_a_large_record_batch_arrive_whole():
+    """A non-flexible Fetch response ends with its records; sent as scatter-gather parts, the last (empty) part
+    once made the server spin on that connection. Fetch v11 at a mid-batch offset, then the connection is reused."""
+    async with run_broker() as server, KafkaClient(server.bootstrap_servers) as client:
+        await client.metadata(["big"], auto_create=True)
+        leader = await client.leader("big", 0)
+        batch = records.encode_batch([{"value": b"%05d" % i * 200, "timestamp": 1} for i in range(8)])
+        await leader.request("Produce", {"acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "big", "partition_data": [{"index": 0, "records": batch}]}]}, version=9)
+        body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "topics": [{"topic": "big", "partitions": [
+                    {"partition": 0, "fetch_offset": 5, "partition_max_bytes": 1 << 20}]}]}
+        with trio.fail_after(10):
+            for _ in range(3):
+                response = await leader.request("Fetch", body, version=11)
+                assert response.responses[0].partitions[0].records == batch[:12] + b"\x00\x00\x00\x00" + batch[16:]

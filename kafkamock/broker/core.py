@@ -68,6 +68,7 @@ class Broker:
         self._producer_ids = itertools.count(1000)
         self._append_listeners: list[Callable[[], None]] = []
         self.fetch_sessions = handlers.fetch.FetchSessions()
+        self._supported: dict[int, tuple[int, int]] | None = None
 
     # -- wiring for the I/O shell --------------------------------------------------------------------------------
 
@@ -89,8 +90,10 @@ class Broker:
 
     def supported_versions(self) -> dict[int, tuple[int, int]]:
         """{api_key: (min, max)} of the APIs this broker implements (never advertise the others)."""
-        schema_versions = self.registry.api_versions(include_unstable=False)
-        return {key: schema_versions[key] for key in sorted(handlers.BY_KEY) if key in schema_versions}
+        if self._supported is None:
+            schema_versions = self.registry.api_versions(include_unstable=False)
+            self._supported = {key: schema_versions[key] for key in sorted(handlers.BY_KEY) if key in schema_versions}
+        return self._supported
 
     def handle(self, request: Request) -> Message | dict | Pending | None:
         """The response body for a request (None: no response, as for acks=0 produce)."""

@@ -15,7 +15,7 @@ from kafkamock.records import decode_batches
 
 @dataclass(slots=True)
 class StoredBatch:
-    data: bytes
+    data: bytes | bytearray  # the producer's batch with offsets assigned; never modified once stored
     base_offset: int
     last_offset: int
     max_timestamp: int
@@ -37,7 +37,7 @@ class PartitionLog:
     def high_watermark(self) -> int:
         return self.log_end_offset  # one replica: everything appended is committed
 
-    def append(self, data: bytes, base_offset: int, last_offset: int, max_timestamp: int, now_ms: int) -> None:
+    def append(self, data: bytes | bytearray, base_offset: int, last_offset: int, max_timestamp: int, now_ms: int) -> None:
         """Append one batch whose offsets are already assigned (base_offset == log_end_offset)."""
         if base_offset != self.log_end_offset:
             raise ValueError(f"batch at {base_offset} does not follow the log end {self.log_end_offset}")
@@ -50,7 +50,7 @@ class PartitionLog:
         """Whole batches from the one containing ``offset``, up to ``max_bytes``; the first batch is returned
         even when it is larger, if ``at_least_one`` (KIP-74), so a consumer can always make progress."""
         i = bisect.bisect_left(self._lasts, offset)
-        parts: list[bytes] = []
+        parts: list[bytes | bytearray] = []
         total = 0
         while i < len(self._batches):
             data = self._batches[i].data

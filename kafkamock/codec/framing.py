@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkamock.codec.errors import DecodeError, UnsupportedVersionError
-from kafkamock.codec.generator import join_blobs
+from kafkamock.codec.generator import blob_parts, join_blobs
 from kafkamock.codec.message import Message
 from kafkamock.codec.registry import Registry, default_registry
 
@@ -27,18 +27,27 @@ def encode_request(api: int | str, version: int, correlation_id: int, client_id:
     spec = reg.request(api)
     header = {"request_api_key": spec.api_key, "request_api_version": version, "correlation_id": correlation_id,
               "client_id": client_id}
-    return _frame(reg, "RequestHeader", spec, version, header, body)
+    return join_blobs(*_frame(reg, "RequestHeader", spec, version, header, body))
 
 
 def encode_response(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
                     registry: Registry | None = None) -> bytes:
     """A size-prefixed response frame."""
     reg = registry or default_registry()
-    return _frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id}, body)
+    return join_blobs(*_frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id},
+                              body))
+
+
+def encode_response_parts(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
+                          registry: Registry | None = None) -> list:
+    """The same frame as a list of buffers (record batches are not copied): for scatter-gather sends."""
+    reg = registry or default_registry()
+    return blob_parts(*_frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id},
+                              body))
 
 
 def _frame(reg: Registry, header_name: str, spec: Any, version: int, header: Mapping[str, Any],
-           body: Mapping[str, Any]) -> bytes:
+           body: Mapping[str, Any]) -> tuple[bytearray, list[tuple[int, bytes]]]:
     body_codec = reg.codec(spec.name, version)
     header_codec = reg.codec(header_name, spec.header_version(version))
     out = bytearray(4)
@@ -46,7 +55,7 @@ def _frame(reg: Registry, header_name: str, spec: Any, version: int, header: Map
     header_codec.write(header, out)
     body_codec.write(body, out, big)
     _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
-    return join_blobs(out, big)
+    return out, big
 
 
 def _payload(frame: bytes | bytearray | memoryview, what: str) -> bytes:

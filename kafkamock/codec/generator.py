@@ -77,15 +77,13 @@ def array_unpackers(fmt: str) -> tuple[Callable, ...]:
     return tuple(struct.Struct(f">{k}{fmt}").unpack_from for k in range(SMALL_ARRAY))
 
 
-def join_blobs(out: bytearray, big: list[tuple[int, bytes]]) -> bytes:
-    """The encoded message: ``out`` with each large blob spliced in at its offset, in one allocation.
+def blob_parts(out: bytearray, big: list[tuple[int, bytes]]) -> list:
+    """The encoded message as buffers: slices of ``out`` with each large blob between them, at its offset.
 
-    Copying a 1 MB FetchResponse's record batches into a growing bytearray and then into ``bytes`` costs two
-    large buffers per message; on this platform the allocator returns them to the OS each time and page faults
-    dominate (measured 5x slower). One ``join`` allocates the result once.
+    A server can hand these to a scatter-gather send and never copy the blobs (record batches) again.
     """
     if not big:
-        return bytes(out)
+        return [out]
     view = memoryview(out)
     parts: list = []
     last = 0
@@ -93,11 +91,19 @@ def join_blobs(out: bytearray, big: list[tuple[int, bytes]]) -> bytes:
         parts.append(view[last:offset])
         parts.append(data)
         last = offset
-    parts.append(view[last:])
-    try:
-        return b"".join(parts)
-    finally:
-        view.release()
+    if last < len(out):
+        parts.append(view[last:])
+    return parts
+
+
+def join_blobs(out: bytearray, big: list[tuple[int, bytes]]) -> bytes:
+    """The encoded message as one ``bytes``, in one allocation.
+
+    Copying a 1 MB FetchResponse's record batches into a growing bytearray and then into ``bytes`` costs two
+    large buffers per message; on this platform the allocator returns them to the OS each time and page faults
+    dominate (measured 5x slower). One ``join`` allocates the result once.
+    """
+    return bytes(out) if not big else b"".join(blob_parts(out, big))
 
 
 def array_packers(fmt: str) -> tuple[Callable, ...]:

@@ -12,11 +12,13 @@ from kafkamock.broker import Broker, ConnectionInfo, Pending, Request
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers import api_versions
 from kafkamock.codec import DecodeError, Message, UnsupportedVersionError, decode_request_header, encode_response
+from kafkamock.codec.framing import encode_response_parts
 from kafkamock.codec.registry import default_registry
 
 log = logging.getLogger("kafkamock.server")
 _SIZE = struct.Struct(">i")
 API_VERSIONS = 18
+IOV_MAX = 1024
 
 
 def read_request(frame: bytes) -> tuple[Message, Message]:
@@ -41,28 +43,52 @@ class ConnectionClosed(Exception):
 
 
 class FrameReader:
+    """Size-prefixed frames from a stream. Received chunks are kept as they are and a frame is assembled with one
+    join (or none, when a chunk holds exactly one frame): a 100 KB produce used to be copied twice here."""
+
     def __init__(self, stream: trio.abc.ReceiveStream, max_size: int):
         self.stream, self.max_size = stream, max_size
-        self.buffer = bytearray()
+        self.chunks: list[bytes] = []
+        self.pending = 0
 
     async def _fill(self, n: int) -> None:
-        while len(self.buffer) < n:
-            chunk = await self.stream.receive_some(max(65536, n - len(self.buffer)))
+        while self.pending < n:
+            chunk = await self.stream.receive_some(max(65536, n - self.pending))
             if not chunk:
-                raise ConnectionClosed("peer closed the connection" if not self.buffer else
-                                       f"peer closed the connection mid-frame ({len(self.buffer)} bytes pending)")
-            self.buffer += chunk
+                raise ConnectionClosed("peer closed the connection" if not self.pending else
+                                       f"peer closed the connection mid-frame ({self.pending} bytes pending)")
+            self.chunks.append(bytes(chunk))  # no copy for bytes, which sockets return
+            self.pending += len(chunk)
+
+    def _take(self, n: int) -> bytes:
+        first = self.chunks[0]
+        if len(first) == n:
+            self.chunks.pop(0)
+        elif len(first) > n:
+            self.chunks[0] = first[n:]
+            first = first[:n]
+        else:
+            parts, got = [], 0
+            while got < n:
+                chunk = self.chunks.pop(0)
+                if got + len(chunk) > n:
+                    self.chunks.insert(0, chunk[n - got:])
+                    chunk = chunk[:n - got]
+                parts.append(chunk)
+                got += len(chunk)
+            first = b"".join(parts)
+        self.pending -= n
+        return first
 
     async def next_frame(self) -> bytes:
         await self._fill(4)
-        (size,) = _SIZE.unpack_from(self.buffer, 0)
+        head = self.chunks[0] if len(self.chunks[0]) >= 4 else b"".join(self.chunks)[:4]
+        (size,) = _SIZE.unpack_from(head, 0)
         if size < 0 or size > self.max_size:
             raise ConnectionClosed(f"request of {size} bytes is over socket.request.max.bytes ({self.max_size})"
                                    if size > 0 else f"invalid request size {size}")
         await self._fill(4 + size)
-        frame = bytes(self.buffer[:4 + size])
-        del self.buffer[:4 + size]
-        return frame
+        return self._take(4 + size)
 
 
 class Connection:
@@ -84,7 +110,7 @@ class Connection:
                 frame = await reader.next_frame()
                 response = await self.respond(frame)
                 if response is not None:
-                    await self.stream.send_all(response)
+                    await self.send(response)
         except ConnectionClosed as exc:
             reason = str(exc)
             level = logging.INFO if reason.startswith("peer closed the connection") and "mid-frame" not in reason \
@@ -107,7 +133,25 @@ class Connection:
             return f"{self.info.software_name} {self.info.software_version}"
         return "software unknown"
 
-    async def respond(self, frame: bytes) -> bytes | None:
+    async def send(self, parts: list) -> None:
+        """Send a response given as buffers with scatter-gather writes (the record batches are not joined)."""
+        if len(parts) == 1:
+            await self.stream.send_all(parts[0])
+            return
+        sock = self.stream.socket
+        # Empty buffers are dropped: a non-flexible response ends right after its records, and a zero-length
+        # buffer left at the end would never be "sent".
+        views = [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
+        while views:
+            sent = await sock.sendmsg(views[:IOV_MAX])
+            while sent:
+                if sent >= len(views[0]):
+                    sent -= len(views.pop(0))
+                else:
+                    views[0] = views[0][sent:]
+                    sent = 0
+
+    async def respond(self, frame: bytes) -> list | None:
         try:
             header, body = read_request(frame)
         except UnsupportedVersionError as exc:
@@ -129,18 +173,18 @@ class Connection:
                 return None
             # Inside the try: a response the codec refuses (a handler bug) must end this connection only,
             # never escape into the listener's nursery and stop the whole broker.
-            return encode_response(api_key, version, header.correlation_id, result)
+            return encode_response_parts(api_key, version, header.correlation_id, result)
         except Exception:
             spec = default_registry().requests[api_key]
             log.exception("error handling %s v%d from %s (client %s)", spec.api_name, version, self.info.peer,
                           header.client_id)
             raise ConnectionClosed(f"internal error handling {spec.api_name} v{version}") from None
 
-    def unsupported(self, exc: UnsupportedVersionError) -> bytes:
+    def unsupported(self, exc: UnsupportedVersionError) -> list:
         """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;
         any other unknown API or version closes the connection."""
         header = exc.header
         if exc.api_key == API_VERSIONS and isinstance(header, dict):
             body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
-            return encode_response(API_VERSIONS, 0, header["correlation_id"], body)
+            return [encode_response(API_VERSIONS, 0, header["correlation_id"], body)]
         raise ConnectionClosed(f"unsupported request: {exc}")

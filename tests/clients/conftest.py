@@ -13,7 +13,7 @@ from kafkamock.server import connection
 def wire_log(monkeypatch) -> WireLog:
     """Record every request frame decoded and every response encoded by the broker's connections."""
     log = WireLog()
-    decode, encode = connection.read_request, connection.encode_response
+    decode = connection.read_request
 
     def recording_decode(frame, *args, **kwargs):
         try:
@@ -28,11 +28,15 @@ def wire_log(monkeypatch) -> WireLog:
         log.add_request(WireRequest(header.request_api_key, header.request_api_version, header.client_id, body))
         return header, body
 
-    def recording_encode(api_key, version, correlation_id, body, *args, **kwargs):
-        log.add_response(WireResponse(api_key, version, correlation_id, body))
-        return encode(api_key, version, correlation_id, body, *args, **kwargs)
+    def recording(encode):
+        def recording_encode(api_key, version, correlation_id, body, *args, **kwargs):
+            log.add_response(WireResponse(api_key, version, correlation_id, body))
+            return encode(api_key, version, correlation_id, body, *args, **kwargs)
+        return recording_encode
 
     monkeypatch.setattr(connection, "read_request", recording_decode)
-    monkeypatch.setattr(connection, "encode_response", recording_encode)
+    # Responses go out through encode_response_parts (scatter-gather); encode_response answers refused versions.
+    for name in ("encode_response", "encode_response_parts"):
+        monkeypatch.setattr(connection, name, recording(getattr(connection, name)))
     return log
 

@@ -46,7 +46,7 @@ def append(broker, topic, partition, records: bytes | None, version: int | None 
         batch.validate()
     except CorruptRecordError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    max_bytes = broker.topic_config(topic, "max.message.bytes")
+    max_bytes, log_append = broker.topic_config(topic, "max.message.bytes"), _log_append(broker, topic)
     if batch.size > max_bytes:
         raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
                          f"batch of {batch.size} bytes exceeds max.message.bytes {max_bytes}")
@@ -57,7 +57,7 @@ def append(broker, topic, partition, records: bytes | None, version: int | None 
     if batch.is_transactional:
         raise KafkaError(ErrorCode.INVALID_TXN_STATE, "transactions are not supported by this broker yet")
     now = broker.now_ms()
-    if not _log_append(broker, topic):
+    if not log_append:
         _check_timestamps(broker, topic, batch, now)
     producer_id = batch.producer_id
     if producer_id >= 0:
@@ -66,17 +66,17 @@ def append(broker, topic, partition, records: bytes | None, version: int | None 
         if duplicate is not None:
             # A retry of a batch already written: success, with the offsets it got the first time.
             return _partition_result(index, base_offset=duplicate.base_offset,
-                                     log_append_time=duplicate.timestamp if _log_append(broker, topic) else -1,
+                                     log_append_time=duplicate.timestamp if log_append else -1,
                                      log_start_offset=plog.log_start_offset)
     base_offset = plog.log_end_offset
     batch.set_base_offset(base_offset)
     batch.set_partition_leader_epoch(partition.leader_epoch)
     append_time = -1
-    if _log_append(broker, topic):
+    if log_append:
         append_time = now
         batch.set_log_append_time(now)
     last_offset = base_offset + batch.last_offset_delta
-    plog.append(bytes(buffer), base_offset, last_offset, batch.max_timestamp, now)
+    plog.append(buffer, base_offset, last_offset, batch.max_timestamp, now)  # the log owns the buffer now
     if producer_id >= 0:
         partition.producers.record(producer_id, batch.producer_epoch, BatchMetadata(
             batch.base_sequence, batch.last_sequence, base_offset, last_offset, append_time))

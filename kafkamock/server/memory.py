@@ -1,0 +1,31 @@
+"""Process-level memory tuning for the broker process (never done on library import).
+
+glibc returns freed blocks above its trim/mmap thresholds to the OS at once, so every megabyte-sized request
+or response buffer is faulted in again on the next request; measured here, that doubled the cost of handling
+a 1 MB batch. Raising the thresholds keeps that memory in the process, as a JVM keeps its heap.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+
+log = logging.getLogger("kafkamock.server")
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+
+
+def keep_freed_memory(trim_threshold: int = 512 << 20, mmap_threshold: int = 32 << 20) -> bool:
+    """Ask glibc to keep freed memory (up to ``trim_threshold``) and serve big blocks from the heap; False where
+    the C library is not glibc."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    ok = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+    log.debug("malloc thresholds %s", "raised" if ok else "left alone")
+    return ok
