@@ -26,8 +26,11 @@ MISSION = {
 
 
 def table() -> str:
+    from kafkamock.broker import Broker
+
+    served = Broker().supported_versions()
     reg = default_registry()
-    lines = ["| key | API | versions | flexible from | notes |", "|---:|---|---|---|---|"]
+    lines = ["| key | API | codec versions | flexible from | broker serves | notes |", "|---:|---|---|---|---|---|"]
     for key, spec in sorted(reg.requests.items()):
         if spec.valid_versions.empty:
             continue
@@ -38,7 +41,8 @@ def table() -> str:
         if spec.latest_version_unstable:
             notes.append(f"v{spec.valid_versions.highest} unstable in Kafka 4.3")
         flex = f"v{flexible.lowest}" if not flexible.empty else "—"
-        lines.append(f"| {key} | {spec.api_name} | {spec.valid_versions} | {flex} | {'; '.join(notes)} |")
+        broker = f"v{served[key][0]}-{served[key][1]}" if key in served else "not yet"
+        lines.append(f"| {key} | {spec.api_name} | {spec.valid_versions} | {flex} | {broker} | {'; '.join(notes)} |")
     return "\n".join(lines)
 
 
