@@ -305,3 +305,21 @@ def test_records_are_values():
     with pytest.raises(AttributeError):
         Record(1, 2, None, None).offset = 3  # type: ignore[misc]
     assert BatchView(b"", 0, 0).size == 0
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_validate_records_walks_the_record_framing(codec):
+    good = bytearray(records.encode_batch([{"key": b"k", "value": b"v" * 30, "timestamp": 1}] * 4, compression=codec))
+    (view,), _ = split_batches(good)
+    view.validate_records()
+    miscounted = bytearray(good)
+    miscounted[57:61] = (5).to_bytes(4, "big")
+    (view,), _ = split_batches(_with_crc(miscounted))
+    with pytest.raises(CorruptRecordError):
+        view.validate_records()
+    if codec == "none":
+        garbled = bytearray(good)
+        garbled[61] = 0x7E      # the first record claims 63 bytes: the records no longer tile the batch
+        (view,), _ = split_batches(_with_crc(garbled))
+        with pytest.raises(CorruptRecordError, match="does not fit|end"):
+            view.validate_records()

@@ -250,17 +250,20 @@ def test_timestamps_out_of_range_are_refused(live):
     live.verify()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kafkamock validates the batch header and CRC only (zero-copy), never the records: a batch whose CRC is right "
-    "but whose records are malformed is stored, and librdkafka then re-fetches that offset forever without "
-    "error or progress. Kafka's LogValidator iterates the records and answers INVALID_RECORD (87)."))
 def test_malformed_records_with_a_valid_crc_are_refused(live):
+    """Stored, such a batch would make librdkafka re-fetch that offset forever without error or progress; Kafka's
+    LogValidator answers INVALID_RECORD (87), and so does kafkamock (its record-framing walk)."""
     bad = bytearray(records.encode_batch([{"key": b"k", "value": b"v" * 50, "timestamp": BASE_TS}]))
     bad[RECORDS_START:RECORDS_START + 6] = b"\xff" * 6      # the first record's length varint and attributes
     recrc(bad)
     with RawClient(live.broker.bootstrap_servers) as raw:
         _, response = raw.request("Produce", 9, produce_body("steady", bytes(bad)))
-    assert response.responses[0].partition_responses[0].error_code == 87
+        assert response.responses[0].partition_responses[0].error_code == 87
+        short = bytearray(records.encode_batch([{"value": b"a", "timestamp": BASE_TS}] * 3))
+        short[57:61] = (4).to_bytes(4, "big")      # the header counts 4 records; 3 are there
+        recrc(short)
+        _, response = raw.request("Produce", 9, produce_body("steady", bytes(short)))
+        assert response.responses[0].partition_responses[0].error_code == 87
 
 
 # -- unknown APIs and versions --------------------------------------------------------------------------------------

@@ -46,6 +46,12 @@ def append(broker, topic, partition, records: bytes | None, version: int | None 
         batch.validate()
     except CorruptRecordError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+    try:
+        # One varint per record (no decoding): a batch whose records do not fill it as declared is refused, as
+        # Kafka's LogValidator does; stored, it would stall every consumer at that offset.
+        batch.validate_records()
+    except CorruptRecordError as exc:
+        raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
     max_bytes, log_append = broker.topic_config(topic, "max.message.bytes"), _log_append(broker, topic)
     if batch.size > max_bytes:
         raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
