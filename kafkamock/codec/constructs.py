@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 import uuid
 
-from construct import Construct, ConstructError, Subconstruct, stream_read, stream_tell, stream_write
+from construct import Construct, ConstructError, StreamError, Subconstruct, stream_read, stream_tell, stream_write
 
 from kafkamock.codec.errors import CodecError
 from kafkamock.codec.registry import Registry, default_registry
@@ -27,16 +27,40 @@ class KafkaConstructError(ConstructError):
     """A construct-level parse/build failure (wraps what the codec reports)."""
 
 
-def _read_uvarint(stream, path) -> int:
+def read_uvarint_io(io) -> int:
+    """An unsigned varint from a stream (the interpreted and the compiled constructs both use this)."""
     value = shift = 0
     while True:
-        byte = stream_read(stream, 1, path)[0]
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
+        b = io.read(1)
+        if not b:
+            raise StreamError("stream read less than specified amount, expected 1, found 0")
+        value |= (b[0] & 0x7F) << shift
+        if b[0] < 0x80:
             return value
         shift += 7
         if shift > 28:
-            raise KafkaConstructError("unsigned varint is longer than 5 bytes", path=path)
+            raise StreamError("unsigned varint is longer than 5 bytes")
+
+
+def read_varint_io(io, max_bytes: int) -> int:
+    """A zig-zag varint of at most ``max_bytes`` bytes from a stream."""
+    value = shift = 0
+    for _ in range(max_bytes):
+        b = io.read(1)
+        if not b:
+            raise StreamError("stream read less than specified amount, expected 1, found 0")
+        value |= (b[0] & 0x7F) << shift
+        if b[0] < 0x80:
+            return (value >> 1) ^ -(value & 1)
+        shift += 7
+    raise StreamError(f"varint is longer than {max_bytes} bytes")
+
+
+def _read_uvarint(stream, path) -> int:
+    try:
+        return read_uvarint_io(stream)
+    except StreamError as exc:
+        raise KafkaConstructError(str(exc), path=path) from None
 
 
 def _uvarint_bytes(value: int, path) -> bytes:
@@ -47,14 +71,10 @@ def _uvarint_bytes(value: int, path) -> bytes:
 
 
 def _read_varlong(stream, path, max_bytes: int) -> int:
-    value = shift = 0
-    for _ in range(max_bytes):
-        byte = stream_read(stream, 1, path)[0]
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (value >> 1) ^ -(value & 1)
-        shift += 7
-    raise KafkaConstructError(f"varint is longer than {max_bytes} bytes", path=path)
+    try:
+        return read_varint_io(stream, max_bytes)
+    except StreamError as exc:
+        raise KafkaConstructError(str(exc), path=path) from None
 
 
 def _varlong_bytes(value: int, bits: int, path) -> bytes:
@@ -342,55 +362,12 @@ def _remaining(stream) -> int | None:
         return None
 
 
-_EMIT_HELPERS = '''
-def _km_read_uvarint(io):
-    value = shift = 0
-    while True:
-        b = io.read(1)
-        if not b:
-            raise StreamError("stream read less than specified amount, expected 1, found 0")
-        byte = b[0]
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value
-        shift += 7
-        if shift > 28:
-            raise StreamError("unsigned varint is longer than 5 bytes")
-
-def _km_read_varint(io, max_bytes):
-    value = shift = 0
-    for _ in range(max_bytes):
-        b = io.read(1)
-        if not b:
-            raise StreamError("stream read less than specified amount, expected 1, found 0")
-        byte = b[0]
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (value >> 1) ^ -(value & 1)
-        shift += 7
-    raise StreamError("varint is too long")
-
-def _km_uvarint_bytes(value):
-    if not 0 <= value <= 0xFFFFFFFF:
-        raise StreamError("value does not fit an unsigned varint")
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-def _km_varint_bytes(value, bits):
-    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
-        raise StreamError("value does not fit the varint")
-    zigzag = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
-    out = bytearray()
-    while zigzag > 0x7F:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
-'''
+# What compiled constructs call: the same functions as the interpreted path, imported into the compiled module.
+_EMIT_HELPERS = (
+    "from kafkamock.codec.constructs import read_uvarint_io as _km_read_uvarint, read_varint_io as _km_read_varint\n"
+    "from kafkamock.codec.varint import uvarint_bytes as _km_uvarint_bytes\n"
+    "from kafkamock.codec.varint import checked_zigzag_bytes as _km_varint_bytes\n"
+)
 
 
 __all__ = [

@@ -8,9 +8,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from support.broker_calls import call
 
-from kafkamock import codec, records
-from kafkamock.broker import Broker, ManualClock, Pending, Request
+from kafkamock import records
+from kafkamock.broker import Broker
 from kafkamock.broker.cluster import Node
 from kafkamock.broker.errors import ErrorCode as E
 
@@ -19,28 +20,6 @@ TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 SOURCE = {"TOPIC": 1, "DYNAMIC_BROKER": 2, "DYNAMIC_DEFAULT": 3, "STATIC": 4, "DEFAULT": 5}
 MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = 114, 115
-
-
-def call(broker: Broker, api: str, version: int, body: dict):
-    """Encode and decode the request (so every field is present), handle it, and prove the response encodes."""
-    name = f"{api}Request"
-    decoded = codec.decode(name, version, codec.encode(name, version, body))
-    key = codec.default_registry().api_key(api)
-    result = broker.handle(Request(key, version, 1, "test", decoded))
-    assert result is not None and not isinstance(result, Pending)
-    return codec.decode(f"{api}Response", version, codec.encode(f"{api}Response", version, result))
-
-
-@pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
-def broker(clock):
-    b = Broker(clock=clock)
-    b.cluster.create_topic("t", 2, 1)
-    return b
 
 
 def produce(broker, *vals, topic="t", partition=0, timestamp=None):

@@ -4,39 +4,16 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
+from support.broker_calls import call
 
 from kafkamock import codec, records
-from kafkamock.broker import Broker, ManualClock, Pending, Request
+from kafkamock.broker import Broker, Pending
 from kafkamock.broker.errors import ErrorCode as E
-
-
-def call(broker: Broker, api: str, version: int, body: dict):
-    """Encode and decode the request (so every field is present), handle it, and prove the response encodes."""
-    name = f"{api}Request"
-    decoded = codec.decode(name, version, codec.encode(name, version, body))
-    key = codec.default_registry().api_key(api)
-    result = broker.handle(Request(key, version, 1, "test", decoded))
-    if result is None or isinstance(result, Pending):
-        return result
-    return codec.decode(f"{api}Response", version, codec.encode(f"{api}Response", version, result))
 
 
 def complete(result, final=False):
     body = result.complete(final)
     return None if body is None else codec.decode("FetchResponse", 12, codec.encode("FetchResponse", 12, body))
-
-
-@pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
-def broker(clock):
-    b = Broker(clock=clock)
-    b.cluster.create_topic("t", 2, 1)
-    return b
 
 
 def produce(broker, batch: bytes, topic="t", partition=0, acks=-1, version=9):

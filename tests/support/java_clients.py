@@ -12,18 +12,15 @@ timeout and parses the line. ``WireTap`` records what the broker was asked and a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from support.oracle import DEFAULT_CACHE, JAVA_DIR, _fetch_jars, find_java
+from support.oracle import DEFAULT_CACHE, JAVA_DIR, compile_java, find_java
 
 SOURCE = JAVA_DIR / "ClientScenarios.java"
 MAIN_CLASS = "ClientScenarios"
@@ -51,31 +48,8 @@ class ScenarioError(AssertionError):
 
 
 def build(cache: str | Path = DEFAULT_CACHE) -> list[str]:
-    """Fetch the jars and compile ClientScenarios.java (cached by source + jar names); return the classpath."""
-    found = find_java()
-    if found is None:
-        raise FileNotFoundError("no JDK: need java and javac (JDK 17) on PATH or in $JAVA_HOME/bin")
-    _, javac = found
-    cache = Path(cache).resolve()
-    jars = _fetch_jars(cache)
-    digest = hashlib.sha256(SOURCE.read_bytes())
-    for jar in jars:
-        digest.update(jar.name.encode() + b"\0")
-    classes = cache / "classes-clients" / digest.hexdigest()[:16]
-    if not (classes / f"{MAIN_CLASS}.class").exists():
-        classes.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="build-", dir=classes.parent))
-        cp = os.pathsep.join(str(j) for j in jars)
-        result = subprocess.run([javac, "-encoding", "UTF-8", "-cp", cp, "-d", str(tmp),
-                                 str(SOURCE)], capture_output=True, text=True)
-        if result.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise RuntimeError(f"javac failed:\n{result.stdout}{result.stderr}")
-        try:
-            tmp.rename(classes)
-        except OSError:  # another session won the race: use its classes
-            shutil.rmtree(tmp, ignore_errors=True)
-    return [str(classes), *(str(j) for j in jars)]
+    """The scenarios' classpath: ClientScenarios.java compiled against the jars (as the oracle is)."""
+    return compile_java(SOURCE, MAIN_CLASS, "classes-clients", cache)
 
 
 def _record(r: Mapping[str, Any]) -> dict:

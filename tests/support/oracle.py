@@ -74,23 +74,24 @@ def _fetch_jars(cache: Path) -> list[Path]:
     return module.main([str(cache)])
 
 
-def build(cache: str | Path = DEFAULT_CACHE) -> list[str]:
-    """Fetch the jars and compile KafkaOracle.java (cached by source + jar names); return the classpath."""
+def compile_java(source: Path, main_class: str, subdir: str, cache: str | Path = DEFAULT_CACHE) -> list[str]:
+    """Fetch the jars and compile ``source`` into ``cache/subdir/<hash>`` (keyed by the source and the jar names,
+    so an edit recompiles); return the classpath."""
     found = find_java()
     if found is None:
         raise FileNotFoundError("no JDK: need java and javac (JDK 17) on PATH or in $JAVA_HOME/bin")
     _, javac = found
     cache = Path(cache).resolve()
     jars = _fetch_jars(cache)
-    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest = hashlib.sha256(source.read_bytes())
     for jar in jars:
         digest.update(jar.name.encode() + b"\0")
-    classes = cache / "classes" / digest.hexdigest()[:16]
-    if not (classes / "KafkaOracle.class").exists():
+    classes = cache / subdir / digest.hexdigest()[:16]
+    if not (classes / f"{main_class}.class").exists():
         classes.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="build-", dir=classes.parent))
         cp = os.pathsep.join(str(j) for j in jars)
-        result = subprocess.run([javac, "-encoding", "UTF-8", "-cp", cp, "-d", str(tmp), str(SOURCE)],
+        result = subprocess.run([javac, "-encoding", "UTF-8", "-cp", cp, "-d", str(tmp), str(source)],
                                 capture_output=True, text=True)
         if result.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -100,6 +101,11 @@ def build(cache: str | Path = DEFAULT_CACHE) -> list[str]:
         except OSError:  # another session won the race: use its classes
             shutil.rmtree(tmp, ignore_errors=True)
     return [str(classes), *(str(j) for j in jars)]
+
+
+def build(cache: str | Path = DEFAULT_CACHE) -> list[str]:
+    """The oracle's classpath: KafkaOracle.java compiled against the jars."""
+    return compile_java(SOURCE, "KafkaOracle", "classes", cache)
 
 
 Item = dict | Sequence
