@@ -58,8 +58,8 @@ def _frame(reg: Registry, header_name: str, spec: Any, version: int, header: Map
     return out, big
 
 
-def _payload(frame: bytes | bytearray | memoryview, what: str) -> bytes:
-    data = frame if type(frame) is bytes else bytes(frame)
+def _payload(frame: bytes | bytearray | memoryview, what: str) -> bytes | bytearray:
+    data = frame if isinstance(frame, bytes | bytearray) else bytes(frame)  # the decoders read either
     if len(data) < 4:
         raise DecodeError(what, None, 0, "frame is shorter than its 4-byte size prefix")
     (size,) = _SIZE.unpack_from(data, 0)
@@ -94,7 +94,7 @@ def decode_request_header(frame: bytes | bytearray | memoryview, *,
     return reg.codec("RequestHeader", header_version).decode_from(data, 4)
 
 
-def _best_effort_header(reg: Registry, data: bytes, header_version: int) -> Message | None:
+def _best_effort_header(reg: Registry, data: bytes | bytearray, header_version: int) -> Message | None:
     try:
         return reg.codec("RequestHeader", header_version).decode_from(data, 4)[0]
     except DecodeError:

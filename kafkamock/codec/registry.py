@@ -28,7 +28,7 @@ class Codec:
 
     def __init__(self, spec: MessageSpec, version: int):
         self.spec, self.name, self.version = spec, spec.name, version
-        self.decode_from: Callable[[bytes, int], tuple[Message, int]]
+        self.decode_from: Callable[[bytes | bytearray, int], tuple[Message, int]]
         self.encode_into: Callable[..., bytearray]
         (self.decode_from, self.encode_into, self.decoder_source,
          self.encoder_source) = generator.build(spec, version)

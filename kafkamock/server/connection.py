@@ -21,7 +21,7 @@ API_VERSIONS = 18
 IOV_MAX = 1024
 
 
-def read_request(frame: bytes) -> tuple[Message, Message]:
+def read_request(frame: bytes | bytearray) -> tuple[Message, Message]:
     """Decode a request frame as Kafka's broker does: header, then body; bytes left after the body are ignored.
 
     Kafka never checks that a request body used the whole frame (``AbstractRequest.parseRequest`` reads the
@@ -60,27 +60,21 @@ class FrameReader:
             self.chunks.append(bytes(chunk))  # no copy for bytes, which sockets return
             self.pending += len(chunk)
 
-    def _take(self, n: int) -> bytes:
-        first = self.chunks[0]
-        if len(first) == n:
-            self.chunks.pop(0)
-        elif len(first) > n:
-            self.chunks[0] = first[n:]
-            first = first[:n]
-        else:
-            parts, got = [], 0
-            while got < n:
-                chunk = self.chunks.pop(0)
-                if got + len(chunk) > n:
-                    self.chunks.insert(0, chunk[n - got:])
-                    chunk = chunk[:n - got]
-                parts.append(chunk)
-                got += len(chunk)
-            first = b"".join(parts)
+    def _take(self, n: int) -> bytearray:
+        """The next ``n`` bytes as one mutable buffer (one copy): the codec's slice of a Produce request's records
+        is then already a bytearray, whose header the broker rewrites in place without another copy."""
+        parts, got = [], 0
+        while got < n:
+            chunk = self.chunks.pop(0)
+            if got + len(chunk) > n:
+                self.chunks.insert(0, chunk[n - got:])
+                chunk = chunk[:n - got]
+            parts.append(chunk)
+            got += len(chunk)
         self.pending -= n
-        return first
+        return bytearray().join(parts)
 
-    async def next_frame(self) -> bytes:
+    async def next_frame(self) -> bytearray:
         await self._fill(4)
         head = self.chunks[0] if len(self.chunks[0]) >= 4 else b"".join(self.chunks)[:4]
         (size,) = _SIZE.unpack_from(head, 0)
@@ -151,7 +145,7 @@ class Connection:
                     views[0] = views[0][sent:]
                     sent = 0
 
-    async def respond(self, frame: bytes) -> list | None:
+    async def respond(self, frame: bytes | bytearray) -> list | None:
         try:
             header, body = read_request(frame)
         except UnsupportedVersionError as exc:

@@ -27,7 +27,8 @@ def append(broker, topic, partition, records: bytes | None, version: int | None 
     plog = partition.log
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "records are null")
-    buffer = bytearray(records)
+    # The server hands over a bytearray slice of the request frame: patch it in place, no copy.
+    buffer = records if type(records) is bytearray else bytearray(records)
     try:
         views, partial = split_batches(buffer)
     except CorruptRecordError as exc:
