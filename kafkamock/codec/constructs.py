@@ -156,11 +156,13 @@ class _Length(Construct):
         _write(stream, data, path)
 
 
-class KafkaString(_Length):
-    """A Kafka string: int16 length or compact (uvarint length + 1); ``nullable`` allows null."""
+class KafkaBytes(_Length):
+    """Kafka bytes (and records): int32 length or compact; ``nullable`` allows null."""
 
-    def __init__(self, compact: bool = False, nullable: bool = False):
-        super().__init__(compact, "h")
+    what = "bytes"
+
+    def __init__(self, compact: bool = False, nullable: bool = False, width: str = "i"):
+        super().__init__(compact, width)
         self.nullable = nullable
 
     def _parse(self, stream, context, path):
@@ -168,58 +170,51 @@ class KafkaString(_Length):
         if n < 0:
             if self.nullable:
                 return None
-            raise KafkaConstructError("null for a non-nullable string", path=path)
-        if n > 0x7FFF:
-            raise KafkaConstructError(f"string length {n} is over the limit", path=path)
-        try:
-            return stream_read(stream, n, path).decode()
-        except UnicodeDecodeError as exc:
-            raise KafkaConstructError(f"invalid UTF-8: {exc.reason}", path=path) from None
+            raise KafkaConstructError(f"null for non-nullable {self.what}", path=path)
+        return self._from_wire(stream_read(stream, n, path), path)
 
     def _build(self, obj, stream, context, path):
         if obj is None:
             if not self.nullable:
-                raise KafkaConstructError("null for a non-nullable string", path=path)
+                raise KafkaConstructError(f"null for non-nullable {self.what}", path=path)
             self.write(-1, stream, path)
             return obj
-        data = obj.encode()
-        if len(data) > 0x7FFF:
-            raise KafkaConstructError(f"string of {len(data)} bytes is over the 32767 limit", path=path)
+        data = self._to_wire(obj, path)
         self.write(len(data), stream, path)
         stream_write(stream, data, len(data), path)
         return obj
 
+    def _from_wire(self, data: bytes, path) -> object:
+        return data
+
+    def _to_wire(self, obj, path) -> bytes:
+        return bytes(obj)
+
     def _sizeof(self, context, path):
-        raise KafkaConstructError("a string has no fixed size", path=path)
+        raise KafkaConstructError(f"{self.what} have no fixed size", path=path)
 
 
-class KafkaBytes(_Length):
-    """Kafka bytes (and records): int32 length or compact; ``nullable`` allows null."""
+class KafkaString(KafkaBytes):
+    """A Kafka string: int16 length or compact (uvarint length + 1), UTF-8, at most 32767 bytes as in Kafka."""
+
+    what = "string"
 
     def __init__(self, compact: bool = False, nullable: bool = False):
-        super().__init__(compact, "i")
-        self.nullable = nullable
+        super().__init__(compact, nullable, width="h")
 
-    def _parse(self, stream, context, path):
-        n = self.read(stream, path)
-        if n < 0:
-            if self.nullable:
-                return None
-            raise KafkaConstructError("null for non-nullable bytes", path=path)
-        return stream_read(stream, n, path)
+    def _from_wire(self, data: bytes, path) -> object:
+        if len(data) > 0x7FFF:
+            raise KafkaConstructError(f"string length {len(data)} is over the limit", path=path)
+        try:
+            return data.decode()
+        except UnicodeDecodeError as exc:
+            raise KafkaConstructError(f"invalid UTF-8: {exc.reason}", path=path) from None
 
-    def _build(self, obj, stream, context, path):
-        if obj is None:
-            if not self.nullable:
-                raise KafkaConstructError("null for non-nullable bytes", path=path)
-            self.write(-1, stream, path)
-            return obj
-        self.write(len(obj), stream, path)
-        stream_write(stream, bytes(obj), len(obj), path)
-        return obj
-
-    def _sizeof(self, context, path):
-        raise KafkaConstructError("bytes have no fixed size", path=path)
+    def _to_wire(self, obj, path) -> bytes:
+        data = obj.encode()
+        if len(data) > 0x7FFF:
+            raise KafkaConstructError(f"string of {len(data)} bytes is over the 32767 limit", path=path)
+        return data
 
 
 class KafkaArray(Subconstruct):

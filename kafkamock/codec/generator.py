@@ -289,6 +289,14 @@ class Compiler:
             e(f"{target}, = {fmt}.unpack_from(b, p)")
             e(f"p += {size}")
 
+    def null_or_fail(self, e: Emitter, length: str, target: str, nullable: bool, message: str) -> None:
+        """A negative length or count is null: the value where the version allows it, an error otherwise."""
+        with e.block(f"if {length} < 0:"):
+            if nullable:
+                e(f"{target} = None")
+            else:
+                e(f"raise _Bad({message!r})")
+
     def decode_struct(self, e: Emitter, spec: StructSpec, target: str, path: str) -> None:
         v = self.version
         layout = spec.at(v)
@@ -382,11 +390,7 @@ class Compiler:
             limit = path if kind == "string" else None
             self.read_length(e, length, compact, "h" if kind == "string" else "i", wide=kind != "string",
                              limit=limit)
-            with e.block(f"if {length} < 0:"):
-                if nullable:
-                    e(f"{target} = None")
-                else:
-                    e(f"raise _Bad('{path}: null for a non-nullable field')")
+            self.null_or_fail(e, length, target, nullable, f"{path}: null for a non-nullable field")
             with e.block("else:"):
                 end = e.tmp("e")
                 e(f"{end} = p + {length}")
@@ -402,11 +406,7 @@ class Compiler:
             assert isinstance(ftype, ArrayType)
             count = e.tmp("c")
             self.read_length(e, count, self.flexible, "i")
-            with e.block(f"if {count} < 0:"):
-                if nullable:
-                    e(f"{target} = None")
-                else:
-                    e(f"raise _Bad('{path}: null for a non-nullable array')")
+            self.null_or_fail(e, count, target, nullable, f"{path}: null for a non-nullable array")
             with e.block("else:"):
                 with e.block(f"if {count} > n - p:"):
                     e(f"raise _Bad('{path}: ' + str({count}) + ' elements cannot fit in the bytes that remain')")
