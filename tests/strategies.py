@@ -42,8 +42,8 @@ __all__ = ["MAX_ARRAY", "MAX_BYTES", "MAX_RECORDS", "MAX_STRING", "default_of", 
 
 def values(spec: MessageSpec, version: int) -> st.SearchStrategy[dict]:
     """Valid values of ``spec`` at ``version`` (a request, response, header or data message)."""
-    if version not in spec.valid_versions:
-        raise ValueError(f"{spec.name} has no version {version} (valid: {spec.valid_versions})")
+    if version not in spec.codec_versions:
+        raise ValueError(f"{spec.name} has no version {version} (valid: {spec.codec_versions})")
     return struct_values(spec.struct, version)
 
 

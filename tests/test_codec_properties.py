@@ -11,8 +11,8 @@ from kafkamock import codec
 from kafkamock.codec import DecodeError, default_registry
 
 REGISTRY = default_registry()
-CASES = [(spec.name, v) for spec in REGISTRY.schemas for v in spec.valid_versions]
-REQUESTS = [(spec, v) for spec in REGISTRY.requests.values() for v in spec.valid_versions]
+CASES = [(spec.name, v) for spec in REGISTRY.schemas for v in spec.codec_versions]
+REQUESTS = [(spec, v) for spec in REGISTRY.requests.values() for v in spec.codec_versions]
 
 
 def test_every_message_version_is_covered():

@@ -32,10 +32,12 @@ EXTRA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "Con
 
 # Header versions that differ from the default rule (flexible -> request header 2 / response header 1).
 HEADER_VERSIONS = {"ApiVersionsResponse": {"0+": 0}}
+# kafkamock's extension: removed versions still served with kafkamock.legacy.protocol.enable (magic 0/1 clients).
+LEGACY_VERSIONS = {"ProduceRequest": "0-2", "ProduceResponse": "0-2", "FetchRequest": "0-3", "FetchResponse": "0-3"}
 
 # Key order used when writing a schema back out.
 MESSAGE_KEYS = ["apiKey", "type", "listeners", "name", "validVersions", "deprecatedVersions", "flexibleVersions",
-                "latestVersionUnstable", "headerVersions", "fields", "commonStructs"]
+                "latestVersionUnstable", "headerVersions", "legacyVersions", "fields", "commonStructs"]
 FIELD_KEYS = ["name", "type", "versions", "nullableVersions", "flexibleVersions", "default", "ignorable", "mapKey",
               "entityType", "zeroCopy", "tag", "taggedVersions", "fields"]
 
@@ -92,6 +94,8 @@ def main(jar: str, out: str, source: str = "4.3.0") -> None:
             spec = json.loads(strip_comments(z.read(f"common/message/{name}.json").decode()))
             if name in HEADER_VERSIONS:
                 spec["headerVersions"] = HEADER_VERSIONS[name]
+            if name in LEGACY_VERSIONS:
+                spec["legacyVersions"] = LEGACY_VERSIONS[name]
             (out_dir / f"{name}.json").write_text(render(spec, source))
     print(f"wrote {len(wanted)} schemas to {out_dir}")
 

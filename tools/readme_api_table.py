@@ -28,7 +28,8 @@ MISSION = {
 def table() -> str:
     from kafkamock.broker import Broker
 
-    served = Broker().supported_versions()
+    broker = Broker()
+    served, advertised = broker.supported_versions(), broker.advertised_versions()
     reg = default_registry()
     lines = ["| key | API | codec versions | flexible from | broker serves | notes |", "|---:|---|---|---|---|---|"]
     for key, spec in sorted(reg.requests.items()):
@@ -40,9 +41,13 @@ def table() -> str:
             notes.append(MISSION[spec.api_name])
         if spec.latest_version_unstable:
             notes.append(f"v{spec.valid_versions.highest} unstable in Kafka 4.3")
+        if not spec.legacy_versions.empty:
+            notes.append(f"v{spec.legacy_versions} removed in Kafka 4.0, served with `kafkamock.legacy.protocol.enable`")
         flex = f"v{flexible.lowest}" if not flexible.empty else "—"
-        broker = f"v{served[key][0]}-{served[key][1]}" if key in served else "not yet"
-        lines.append(f"| {key} | {spec.api_name} | {spec.valid_versions} | {flex} | {broker} | {'; '.join(notes)} |")
+        serves = f"v{served[key][0]}-{served[key][1]}" if key in served else "not yet"
+        if key in advertised and advertised[key] != served[key]:
+            serves += f" (lists v{advertised[key][0]}-{advertised[key][1]}, KAFKA-18659)"
+        lines.append(f"| {key} | {spec.api_name} | {spec.codec_versions} | {flex} | {serves} | {'; '.join(notes)} |")
     return "\n".join(lines)
 
 

@@ -90,6 +90,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("compression.gzip.level", "INT", -1, validator=_gzip_level),
     ConfigDef("compression.lz4.level", "INT", 9, validator=_between(1, 17)),
     ConfigDef("compression.zstd.level", "INT", 3, validator=_between(-131072, 22)),
+    # kafkamock's own: also serve Produce v0-2 and Fetch v0-3 (magic 0/1 message sets), removed in Kafka 4.0
+    # (KIP-896), the way Kafka 3.x served them. Off by default, as in Kafka 4.x.
+    ConfigDef("kafkamock.legacy.protocol.enable", "BOOLEAN", False),
 ]}
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -255,7 +258,7 @@ CONFIG_SOURCE_IDS = {"UNKNOWN": 0, "TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2
 CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
                    "PASSWORD": 9}
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
-READ_ONLY_BROKER_CONFIGS = frozenset({"node.id"})
+READ_ONLY_BROKER_CONFIGS = frozenset({"node.id", "kafkamock.legacy.protocol.enable"})
 
 
 def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],

@@ -89,11 +89,33 @@ class Broker:
     # -- requests ------------------------------------------------------------------------------------------------
 
     def supported_versions(self) -> dict[int, tuple[int, int]]:
-        """{api_key: (min, max)} of the APIs this broker implements (never advertise the others)."""
+        """{api_key: (min, max)} of the APIs and versions this broker serves (never advertise the others).
+
+        Kafka 4.3's ranges; with ``kafkamock.legacy.protocol.enable`` also the removed versions the codec still
+        knows (Produce v0-2, Fetch v0-3)."""
         if self._supported is None:
             schema_versions = self.registry.api_versions(include_unstable=False)
-            self._supported = {key: schema_versions[key] for key in sorted(handlers.BY_KEY) if key in schema_versions}
+            legacy = self.config["kafkamock.legacy.protocol.enable"]
+            self._supported = {}
+            for key in sorted(handlers.BY_KEY):
+                if key in schema_versions:
+                    low, high = schema_versions[key]
+                    if legacy and not self.registry.requests[key].legacy_versions.empty:
+                        low = self.registry.requests[key].legacy_versions.lowest
+                    self._supported[key] = (low, high)
         return self._supported
+
+    def advertised_versions(self) -> dict[int, tuple[int, int]]:
+        """What ApiVersions lists: the served versions, except that Produce starts at v0 as in Kafka 4.x.
+
+        Kafka 4.0 removed Produce v0-2 yet still lists them, because librdkafka checks compression support
+        against a Produce range starting at 0 and would otherwise send every batch uncompressed (KAFKA-18659,
+        librdkafka#4956). A request at those versions is refused all the same (the connection closes) unless
+        the legacy protocol is on."""
+        advertised = dict(self.supported_versions())
+        if handlers.produce.API_KEY in advertised:
+            advertised[handlers.produce.API_KEY] = (0, advertised[handlers.produce.API_KEY][1])
+        return advertised
 
     def handle(self, request: Request) -> Message | dict | Pending | None:
         """The response body for a request (None: no response, as for acks=0 produce)."""

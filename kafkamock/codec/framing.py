@@ -86,10 +86,10 @@ def decode_request_header(frame: bytes | bytearray | memoryview, *,
         raise UnsupportedVersionError("RequestHeader", version, f"unknown API key {api_key}", api_key=api_key,
                                       header=header)
     header_version = spec.header_version(version)
-    if version not in spec.valid_versions:
+    if version not in spec.codec_versions:
         header = _best_effort_header(reg, data, header_version)
         raise UnsupportedVersionError(spec.name, version,
-                                      f"unsupported version (valid versions: {spec.valid_versions})",
+                                      f"unsupported version (valid versions: {spec.codec_versions})",
                                       api_key=api_key, header=header)
     return reg.codec("RequestHeader", header_version).decode_from(data, 4)
 

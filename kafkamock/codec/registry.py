@@ -97,9 +97,9 @@ class Registry:
         codec = self._codecs.get((name, version))
         if codec is None:
             spec = self.message(name)
-            if not isinstance(version, int) or version not in spec.valid_versions:
+            if not isinstance(version, int) or version not in spec.codec_versions:
                 raise UnsupportedVersionError(
-                    name, version, f"unsupported version (valid versions: {spec.valid_versions})",
+                    name, version, f"unsupported version (valid versions: {spec.codec_versions})",
                     api_key=spec.api_key,
                 )
             codec = self._codecs[(name, version)] = Codec(spec, version)

@@ -33,7 +33,7 @@ from kafkamock.schema.versions import MAX_VERSION, Versions
 
 MESSAGE_KEYS = {
     "apiKey", "type", "listeners", "name", "validVersions", "deprecatedVersions", "flexibleVersions",
-    "latestVersionUnstable", "headerVersions", "fields", "commonStructs", "about",
+    "latestVersionUnstable", "headerVersions", "legacyVersions", "fields", "commonStructs", "about",
 }
 FIELD_KEYS = {
     "name", "type", "versions", "nullableVersions", "flexibleVersions", "default", "ignorable", "mapKey",
@@ -114,9 +114,15 @@ class _Loader:
             raise self.fail(name, f"type must be one of {', '.join(MESSAGE_TYPES)}, not {mtype!r}")
         if "validVersions" not in doc:
             raise self.fail(name, "missing validVersions")
-        self.valid = self.versions(name, "validVersions", doc["validVersions"])
+        valid = self.versions(name, "validVersions", doc["validVersions"])
         # A retired API keeps its file with validVersions "none" and nothing else (Kafka does this).
-        retired = self.valid.empty
+        retired = valid.empty
+        # kafkamock's extension: versions Kafka has removed (KIP-896) whose layout still follows from the fields'
+        # version ranges. The codec handles them; Kafka's validVersions stay as Kafka ships them.
+        legacy = self.versions(name, "legacyVersions", doc.get("legacyVersions", "none"))
+        if not legacy.empty and (retired or legacy.highest + 1 != valid.lowest):
+            raise self.fail(name, f"legacyVersions {legacy} must end right below validVersions {valid}")
+        self.valid = valid if legacy.empty else Versions(legacy.lowest, valid.highest)
         if "flexibleVersions" not in doc and not retired:
             raise self.fail(name, "missing flexibleVersions")
         self.flexible = self.versions(name, "flexibleVersions", doc.get("flexibleVersions", "none"))
@@ -150,9 +156,12 @@ class _Loader:
         # Common structs are built on first use; build the unused ones too, so they are validated.
         for raw in common:
             self.common_struct(name, raw["name"])
+        if not self.flexible.intersect(legacy).empty:
+            raise self.fail(name, f"legacyVersions {legacy} cannot be flexible")
         struct = StructSpec(name, self.valid, fields)
         return MessageSpec(
-            name=name, type=mtype, valid_versions=self.valid, flexible_versions=self.flexible, struct=struct,
+            name=name, type=mtype, valid_versions=valid, flexible_versions=self.flexible, struct=struct,
+            legacy_versions=legacy,
             api_key=api_key, listeners=tuple(listeners), latest_version_unstable=unstable,
             deprecated_versions=deprecated, header_versions=header_versions,
             common_structs=tuple(self.structs[c] for c in self.common), source=self.source,

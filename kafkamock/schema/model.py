@@ -143,6 +143,14 @@ class MessageSpec:
     header_versions: tuple[tuple[Versions, int], ...] = ()
     common_structs: tuple[StructSpec, ...] = ()
     source: str = ""  # the file it came from, for error messages
+    legacy_versions: Versions = Versions.NONE  # removed from Kafka, still decodable (kafkamock's legacyVersions)
+
+    @property
+    def codec_versions(self) -> Versions:
+        """Every version the codec reads and writes: Kafka's ``valid_versions`` plus any legacy ones below."""
+        if self.legacy_versions.empty:
+            return self.valid_versions
+        return Versions(self.legacy_versions.lowest, self.valid_versions.highest)
 
     @property
     def fields(self) -> tuple[FieldSpec, ...]:

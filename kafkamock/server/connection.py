@@ -155,9 +155,14 @@ class Connection:
         if self.info.client_id is None and header.client_id:
             self.info.client_id = header.client_id
         api_key, version = header.request_api_key, header.request_api_version
-        if api_key not in self.broker.supported_versions():
+        served = self.broker.supported_versions().get(api_key)
+        if served is None or not served[0] <= version <= served[1]:
             spec = default_registry().requests.get(api_key)
-            raise ConnectionClosed(f"{spec.api_name if spec else api_key} v{version} is not supported by this broker")
+            name = spec.api_name if spec else api_key
+            if served is None:
+                raise ConnectionClosed(f"{name} v{version} is not supported by this broker")
+            raise ConnectionClosed(f"{name} v{version} is not supported by this broker "
+                                   f"(valid versions: {served[0]}-{served[1]})")
         request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info)
         try:
             result = self.broker.handle(request)

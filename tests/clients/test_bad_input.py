@@ -5,6 +5,7 @@ that stays connected throughout, then a fresh consumer) and nothing already writ
 
 from __future__ import annotations
 
+import logging
 import random
 import socket
 import struct
@@ -268,16 +269,18 @@ def test_malformed_records_with_a_valid_crc_are_refused(live):
 
 # -- unknown APIs and versions --------------------------------------------------------------------------------------
 
-def test_unknown_or_unsupported_api_closes_the_connection(live, wire_log):
+def test_unknown_or_unsupported_api_closes_the_connection(live, wire_log, caplog):
     """An API key the broker does not know or implement (999, -1, JoinGroup 11 while groups are not implemented),
     or a version outside its range (Produce v2, Fetch v3, Produce v99): Kafka closes the connection without an
-    answer."""
+    answer. Produce v2 decodes (the codec keeps the removed versions) and is refused by the broker's range."""
+    caplog.set_level(logging.INFO, logger="kafkamock")
     for api_key, version in [(999, 0), (-1, 0), (32767, 3), (11, 5), (0, 2), (1, 3), (0, 99)]:
         with RawClient(live.broker.bootstrap_servers) as raw:
             raw.send_frame(frame(api_key, version, 5, b"\x00" * 12))
             assert raw.closed_by_peer(), (api_key, version)
         live.produce(1)
-    assert {(r.api_key, r.version) for r in wire_log.refused()} >= {(999, 0), (0, 2), (1, 3), (0, 99)}
+    assert {(r.api_key, r.version) for r in wire_log.refused()} >= {(999, 0), (0, 99)}
+    assert "Produce v2 is not supported by this broker (valid versions: 3-13)" in caplog.text
     live.verify()
 
 
@@ -293,7 +296,7 @@ def test_unsupported_api_versions_version_gets_a_v0_answer(live):
             assert response.error_code == 35
             listed = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
             assert listed[API_VERSIONS] == (0, 4)
-            assert listed[0][0] == 3 and listed[1][0] == 4          # Produce v3+, Fetch v4+
+            assert listed[0][0] == 0 and listed[1][0] == 4          # Produce listed from v0 (KAFKA-18659), Fetch v4+
             # The same connection goes on: retry at a supported version.
             _, ok = raw.request("ApiVersions", 3, {"client_software_name": "bad", "client_software_version": "1"})
             assert ok.error_code == 0 and {k.api_key for k in ok.api_keys} == set(listed)

@@ -1,6 +1,6 @@
-"""Legacy message sets (magic 0 and 1) on a broker that, like Kafka 4.x, accepts Produce v3+ only.
+"""Legacy message sets (magic 0 and 1).
 
-What Kafka 4.x does, and kafkamock with it:
+What Kafka 4.x does, and kafkamock by default:
 - Produce v3+ must carry exactly one magic 2 batch per partition (``ProduceRequest.validateRecords``): a magic 0
   or 1 message set gets INVALID_RECORD (87) for that partition and the connection stays open. Produce v0-v2,
   the only versions that carried magic 0/1, were removed (KIP-896), so a client pinned to them is disconnected
@@ -8,6 +8,10 @@ What Kafka 4.x does, and kafkamock with it:
 - Logs written before an upgrade can still hold magic 0/1 messages, and Fetch returns them as stored (no
   conversion in Fetch v4+). Clients must read them: here they are placed in the log directly (as an old broker
   would have written them) and read back by librdkafka and kafka-python, next to magic 2 batches.
+
+With ``kafkamock.legacy.protocol.enable`` the broker also serves Produce v0-2 and Fetch v0-3 as Kafka 3.x did:
+kafka-python pinned to ``api_version=(0, 9)`` / ``(0, 10, 1)`` produces magic 0/1 message sets (stored as v2
+batches) and fetches magic 0/1 (v2 batches converted down), next to modern clients on the same topic.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from client_support import PRODUCE, RawClient, log_end_offset
+from client_support import API_VERSIONS, FETCH, PRODUCE, RawClient, log_end_offset, stored_views, wait_until
 
 from kafkamock import records
+from kafkamock.testing import start_broker
 
 BASE_TS = 1_600_000_000_000
 
@@ -145,3 +150,137 @@ def test_produce_v3_to_v6_refuses_zstd(kafka_broker):
         assert _produce_v(raw, 6, "zstd", batch).error_code == 76          # UNSUPPORTED_COMPRESSION_TYPE
         assert _produce_v(raw, 7, "zstd", batch).error_code == 0
     assert log_end_offset(kafka_broker, "zstd") == 1
+
+
+def test_kafka_4_lists_produce_from_v0_but_serves_v3_up(kafka_broker, wire_log):
+    """KAFKA-18659: ApiVersions lists Produce v0+ (librdkafka needs it to compress), Fetch from v4."""
+    with RawClient(kafka_broker.bootstrap_servers) as raw:
+        _, response = raw.request("ApiVersions", 3, {"client_software_name": "raw", "client_software_version": "1"})
+        ranges = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+        assert ranges[PRODUCE] == (0, 13) and ranges[FETCH] == (4, 18)
+        raw.send_frame(_produce_frame(2, "t"))
+        assert raw.closed_by_peer()
+    assert wire_log.versions(API_VERSIONS) == {3}
+
+
+def _produce_frame(version: int, topic: str) -> bytes:
+    from kafkamock.codec import encode_request
+
+    legacy = records.encode_batch([{"key": b"k", "value": b"v", "timestamp": BASE_TS}], magic=1)
+    return encode_request("Produce", version, 1, "raw", {
+        "acks": 1, "timeout_ms": 1000, "topic_data": [{"name": topic, "partition_data": [{"index": 0,
+                                                                                          "records": legacy}]}]})
+
+
+# -- kafkamock.legacy.protocol.enable: Kafka 3.x's service of the pre-4.0 versions -------------------------------
+
+@pytest.fixture
+def legacy_broker():
+    with start_broker({"kafkamock.legacy.protocol.enable": True}) as broker:
+        yield broker
+
+
+OLD_CLIENTS = [((0, 9), None), ((0, 9), "gzip"), ((0, 10, 1), None), ((0, 10, 1), "gzip"), ((0, 10, 1), "lz4")]
+
+
+def _old_producer_messages(broker, topic: str) -> list[dict]:
+    """Every (api_version, compression) of OLD_CLIENTS produces three records; returns them in offset order."""
+    kafka = pytest.importorskip("kafka")
+    expected = []
+    for api, codec in OLD_CLIENTS:
+        p = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap_servers, api_version=api,
+                                compression_type=codec, linger_ms=20)
+        batch = [{"key": b"%s-%d" % (str(codec).encode(), i), "value": f"{api!r} {codec} #{i}".encode(),
+                  # magic 0 has no timestamps: the record gets none (-1)
+                  "timestamp": BASE_TS + len(expected) + i if api >= (0, 10) else -1} for i in range(3)]
+        futures = [p.send(topic, key=m["key"], value=m["value"],
+                          timestamp_ms=m["timestamp"] if m["timestamp"] >= 0 else None) for m in batch]
+        assert [f.get(timeout=15).offset for f in futures] == list(range(len(expected), len(expected) + 3))
+        p.close()
+        expected.extend(batch)
+    return expected
+
+
+def test_old_kafka_python_produces_magic_0_and_1_through_produce_v1_and_v2(legacy_broker, wire_log):
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    legacy_broker.create_topic("old", 1)
+    expected = _old_producer_messages(legacy_broker, "old")
+    assert wire_log.versions(PRODUCE) == {1, 2}          # (0, 9): Produce v1 + magic 0; (0, 10, 1): v2 + magic 1
+    sent_magics = {records.split_batches(bytes(pd.records))[0][0].magic
+                   for r in wire_log.requests_of(PRODUCE) for t in r.body.topic_data for pd in t.partition_data}
+    assert sent_magics == {0, 1}
+    # Stored as Kafka 3.x stores them: v2 batches, one per request, in the producer's compression.
+    views = stored_views(legacy_broker, "old")
+    assert {v.magic for v in views} == {2}
+    assert [v.compression for v in views] == ["none", "gzip", "none", "gzip", "lz4"]
+
+    # A modern client (librdkafka, Fetch v4+) reads them all.
+    c = confluent_kafka.Consumer({"bootstrap.servers": legacy_broker.bootstrap_servers, "group.id": "modern",
+                                  "enable.auto.commit": False})
+    c.assign([confluent_kafka.TopicPartition("old", 0, 0)])
+    got: list = []
+    wait_until(lambda: len(got) >= len(expected), what="15 messages",
+               step=lambda: got.extend(m for m in [c.poll(0.2)] if m is not None and not m.error()))
+    c.close()
+    assert [(m.offset(), m.key(), m.value()) for m in got] == [(i, e["key"], e["value"])
+                                                             for i, e in enumerate(expected)]
+    assert [m.timestamp()[1] for m in got] == [e["timestamp"] for e in expected]
+
+
+@pytest.mark.parametrize(("api", "fetch_version", "magic"), [((0, 9), 1, 0), ((0, 10, 1), 3, 1)])
+def test_old_kafka_python_fetches_magic_0_and_1_from_v2_batches(legacy_broker, wire_log, api, fetch_version, magic):
+    kafka = pytest.importorskip("kafka")
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    legacy_broker.create_topic("mixed", 1)
+    expected = _old_producer_messages(legacy_broker, "mixed")
+    # Modern batches too, with headers (magic 0/1 cannot carry them: dropped). (No snappy: kafka-python needs
+    # python-snappy for it.)
+    p = confluent_kafka.Producer({"bootstrap.servers": legacy_broker.bootstrap_servers, "compression.type": "gzip",
+                                  "linger.ms": 20})
+    for i in range(3):
+        p.produce("mixed", key=b"new-%d" % i, value=b"modern #%d" % i, headers=[("h", b"x")],
+                  timestamp=BASE_TS + 100 + i)
+    assert p.flush(15) == 0
+    expected += [{"key": b"new-%d" % i, "value": b"modern #%d" % i, "timestamp": BASE_TS + 100 + i} for i in range(3)]
+
+    c = kafka.KafkaConsumer(bootstrap_servers=legacy_broker.bootstrap_servers, api_version=api, group_id=None,
+                            enable_auto_commit=False, fetch_max_wait_ms=100)
+    tp = kafka.TopicPartition("mixed", 0)
+    c.assign([tp])
+    c.seek(tp, 4)                                                 # inside the first gzip batch
+    got: list = []
+    wait_until(lambda: len(got) >= len(expected) - 4, what="the messages",
+               step=lambda: got.extend(r for rs in c.poll(timeout_ms=200).values() for r in rs))
+    c.close()
+    assert [(r.offset, r.key, r.value) for r in got] == [(i, e["key"], e["value"])
+                                                       for i, e in enumerate(expected) if i >= 4]
+    if magic == 0:
+        assert {r.timestamp for r in got} == {None}               # magic 0 has no timestamp
+    else:
+        assert [r.timestamp for r in got] == [e["timestamp"] for i, e in enumerate(expected) if i >= 4]
+    assert all(not r.headers for r in got)
+
+    assert wire_log.versions(FETCH) == {fetch_version}
+    fetched = b"".join(bytes(p["records"]) for r in wire_log.responses_of(FETCH)
+                       for t in r.body["responses"] for p in _partitions(t) if p["records"])
+    batches = records.decode_batches(fetched)
+    assert batches and {b.magic for b in batches} == {magic}
+    assert {b.compression for b in batches} == {"gzip", "lz4", "none"}
+
+
+def _partitions(topic):
+    return [p if isinstance(p, dict) else dict(p) for p in topic["partitions"]]
+
+
+def test_legacy_fetch_of_zstd_batches_is_refused_per_partition(legacy_broker):
+    legacy_broker.create_topic("z", 1)
+    batch = records.encode_batch([{"key": b"k", "value": b"v" * 50, "timestamp": BASE_TS}], compression="zstd")
+    with RawClient(legacy_broker.bootstrap_servers) as raw:
+        assert _produce_v(raw, 7, "z", batch).error_code == 0
+        _, response = raw.request("Fetch", 3, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+            "topics": [{"topic": "z", "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                      "partition_max_bytes": 1 << 20}]}]})
+        (partition,) = response.responses[0].partitions
+        assert partition.error_code == 76                          # UNSUPPORTED_COMPRESSION_TYPE
+        assert partition.high_watermark == 1

@@ -12,7 +12,7 @@ _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 def supported(broker) -> list[dict]:
     return [{"api_key": key, "min_version": low, "max_version": high}
-            for key, (low, high) in broker.supported_versions().items()]
+            for key, (low, high) in broker.advertised_versions().items()]
 
 
 def handle(broker, request) -> dict:

@@ -13,6 +13,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from kafkamock.broker import legacy
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 1
@@ -193,6 +194,8 @@ def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, i
             budget = min(pf.partition_max_bytes, max_bytes - total)
             if budget > 0 or total == 0:
                 records = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
+                if version < 4:  # only reachable with kafkamock.legacy.protocol.enable
+                    records = legacy.down_convert(records, legacy.fetch_magic(version))
                 data["records"] = records
                 total += len(records)
         except KafkaError as exc:

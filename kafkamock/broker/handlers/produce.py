@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from kafkamock.broker import legacy
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, decode_batches, split_batches
@@ -136,7 +137,10 @@ def handle(broker, request) -> dict | None:
                 partition = topic.partitions[pd.index]
                 if partition.leader_id != broker.node_id:
                     raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-                result = append(broker, topic, partition, pd.records, version)
+                records = pd.records
+                if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
+                    records = legacy.up_convert(records, broker.topic_config(topic, "compression.type"))
+                result = append(broker, topic, partition, records, version)
                 appended = appended or result["base_offset"] >= 0
             except KafkaError as exc:
                 if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):
