@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -99,3 +101,39 @@ def test_every_truncation_of_a_valid_body_is_a_decode_error(case_value, data):
         return
     with pytest.raises(DecodeError):
         codec.decode(name, version, body[:cut])
+
+
+def test_records_can_be_decoded_as_views_of_the_buffer():
+    """``decode_from(data, pos, memoryview(data))``: records fields are slices of the caller's buffer (what the
+    broker uses to rewrite a produced batch in place); every other field decodes as usual."""
+    codec_ = REGISTRY.codec("ProduceRequest", 9)
+    value = {"transactional_id": "tx", "acks": -1, "timeout_ms": 5, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": b"batch-bytes"}, {"index": 1, "records": None}]}]}
+    frame = bytearray(codec_.encode(value))
+    decoded, end = codec_.decode_from(frame, 0, memoryview(frame))
+    records = decoded.topic_data[0].partition_data[0].records
+    assert type(records) is memoryview and bytes(records) == b"batch-bytes" and end == len(frame)
+    assert decoded.topic_data[0].partition_data[1].records is None and decoded.transactional_id == "tx"
+    records[0:5] = b"BATCH"                                           # writable, and it is the frame itself
+    assert b"BATCH-bytes" in frame
+    assert type(codec_.decode_from(bytes(frame), 0)[0].topic_data[0].partition_data[0].records) is bytes
+
+
+@pytest.mark.parametrize("version", [4, 11, 12, 16])
+def test_records_given_as_a_list_of_buffers_encode_as_their_concatenation(version):
+    """A broker hands its stored batches over as a list; the bytes are those of the joined records, and a
+    scatter-gather encoding passes the large buffers through by reference."""
+    from kafkamock.codec.framing import encode_response, encode_response_parts
+
+    big, small = bytearray(b"a" * 5000), memoryview(b"b" * 10)
+
+    def body(records):
+        return {"responses": [{"topic": "t", "topic_id": uuid.UUID(int=7), "partitions": [
+            {"partition_index": 0, "high_watermark": 3, "records": records}]}]}
+
+    joined = encode_response("Fetch", version, 1, body(bytes(big) + bytes(small)))
+    assert encode_response("Fetch", version, 1, body([big, small])) == joined
+    parts = encode_response_parts("Fetch", version, 1, body([big, small]))
+    assert b"".join(parts) == joined and any(p is big for p in parts)
+    assert REGISTRY.codec("FetchResponse", version).encode(body([])) == REGISTRY.codec(
+        "FetchResponse", version).encode(body(b""))

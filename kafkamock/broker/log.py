@@ -15,7 +15,7 @@ from kafkamock.records import decode_batches
 
 @dataclass(slots=True)
 class StoredBatch:
-    data: bytes | bytearray  # the producer's batch with offsets assigned; never modified once stored
+    data: bytes | bytearray | memoryview  # the batch with offsets assigned (a view of its produce request frame)
     base_offset: int
     last_offset: int
     max_timestamp: int
@@ -37,7 +37,8 @@ class PartitionLog:
     def high_watermark(self) -> int:
         return self.log_end_offset  # one replica: everything appended is committed
 
-    def append(self, data: bytes | bytearray, base_offset: int, last_offset: int, max_timestamp: int, now_ms: int) -> None:
+    def append(self, data: bytes | bytearray | memoryview, base_offset: int, last_offset: int, max_timestamp: int,
+               now_ms: int) -> None:
         """Append one batch whose offsets are already assigned (base_offset == log_end_offset)."""
         if base_offset != self.log_end_offset:
             raise ValueError(f"batch at {base_offset} does not follow the log end {self.log_end_offset}")
@@ -49,8 +50,12 @@ class PartitionLog:
     def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True) -> bytes:
         """Whole batches from the one containing ``offset``, up to ``max_bytes``; the first batch is returned
         even when it is larger, if ``at_least_one`` (KIP-74), so a consumer can always make progress."""
+        return b"".join(self.read_parts(offset, max_bytes, at_least_one=at_least_one))
+
+    def read_parts(self, offset: int, max_bytes: int, *, at_least_one: bool = True) -> list:
+        """``read`` as the stored buffers themselves, for a response that sends them without joining them."""
         i = bisect.bisect_left(self._lasts, offset)
-        parts: list[bytes | bytearray] = []
+        parts: list[bytes | bytearray | memoryview] = []
         total = 0
         while i < len(self._batches):
             data = self._batches[i].data
@@ -59,7 +64,7 @@ class PartitionLog:
             parts.append(data)
             total += len(data)
             i += 1
-        return b"".join(parts)
+        return parts
 
     def batches_from(self, offset: int) -> list[StoredBatch]:
         return self._batches[bisect.bisect_left(self._lasts, offset):]

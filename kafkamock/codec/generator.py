@@ -240,7 +240,7 @@ class Compiler:
         self.decode_struct(e, self.spec.struct, "result", self.spec.name)
         body = "\n".join(e.lines)
         src = (
-            "def decode_from(b, p):\n"
+            "def decode_from(b, p, mv=None):\n"
             "    n = len(b)\n"
             "    try:\n"
             f"{body}\n"
@@ -398,6 +398,9 @@ class Compiler:
                     e(f"raise _Bad('{path}: length ' + str({length}) + ' runs past the end')")
                 if kind == "string":
                     e(f"{target} = b[p:{end}].decode()")
+                elif kind == "records":
+                    # Zero-copy when asked (as Kafka's readers slice records out of the request buffer).
+                    e(f"{target} = b[p:{end}] if mv is None else mv[p:{end}]")
                 else:
                     e(f"{target} = b[p:{end}]")
                 e(f"p = {end}")
@@ -577,6 +580,18 @@ class Compiler:
                     self.write_null(e, out, compact, width)
                 else:
                     e(f"raise _Bad('{path}: null for a non-nullable field')")
+            if kind == "records":
+                # Records may also be a list of buffers (a broker's stored batches), written back to back; with
+                # ``big`` they are spliced in by reference, never joined here.
+                with e.block(f"elif type({val}) is list:"):
+                    self.write_length(e, out, f"sum(map(len, {val}))", compact, width)
+                    if out == "out":
+                        with e.block("if big is not None:"):
+                            e(f"big.extend([(len(out), _x) for _x in {val}])")
+                        with e.block("else:"):
+                            e(f"out += b''.join({val})")
+                    else:
+                        e(f"{out} += b''.join({val})")
             with e.block("else:"):
                 if kind == "string":
                     data = e.tmp("sb")

@@ -28,7 +28,9 @@ class Codec:
 
     def __init__(self, spec: MessageSpec, version: int):
         self.spec, self.name, self.version = spec, spec.name, version
-        self.decode_from: Callable[[bytes | bytearray, int], tuple[Message, int]]
+        # decode_from(data, pos, mv=None) -> (message, end). With ``mv``, a memoryview of ``data``, records fields
+        # come back as slices of it (no copy, and writable when ``data`` is a bytearray).
+        self.decode_from: Callable[..., tuple[Message, int]]
         self.encode_into: Callable[..., bytearray]
         (self.decode_from, self.encode_into, self.decoder_source,
          self.encoder_source) = generator.build(spec, version)

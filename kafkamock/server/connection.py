@@ -31,7 +31,10 @@ def read_request(frame: bytes | bytearray) -> tuple[Message, Message]:
     """
     header, pos = decode_request_header(frame)
     spec = default_registry().requests[header.request_api_key]
-    body, end = default_registry().codec(spec.name, header.request_api_version).decode_from(frame, pos)
+    # Records come back as writable views of the frame: the broker rewrites a produced batch's header in place
+    # and keeps it, so a produced byte is copied once, from the socket into the frame.
+    body, end = default_registry().codec(spec.name, header.request_api_version).decode_from(frame, pos,
+                                                                                           memoryview(frame))
     if end != len(frame):
         log.debug("ignoring %d trailing byte(s) after %s v%d (as Kafka does)", len(frame) - end, spec.name,
                   header.request_api_version)

@@ -261,7 +261,7 @@ def test_old_kafka_python_fetches_magic_0_and_1_from_v2_batches(legacy_broker, w
     assert all(not r.headers for r in got)
 
     assert wire_log.versions(FETCH) == {fetch_version}
-    fetched = b"".join(bytes(p["records"]) for r in wire_log.responses_of(FETCH)
+    fetched = b"".join(b"".join(p["records"]) for r in wire_log.responses_of(FETCH)
                        for t in r.body["responses"] for p in _partitions(t) if p["records"])
     batches = records.decode_batches(fetched)
     assert batches and {b.magic for b in batches} == {magic}

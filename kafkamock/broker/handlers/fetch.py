@@ -193,11 +193,14 @@ def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, i
                 raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
             budget = min(pf.partition_max_bytes, max_bytes - total)
             if budget > 0 or total == 0:
-                records = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
+                # The stored batches go out as they are: the codec splices the list into the response unjoined.
+                batches = plog.read_parts(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
                 if version < 4:  # only reachable with kafkamock.legacy.protocol.enable
-                    records = legacy.down_convert(records, legacy.fetch_magic(version))
-                data["records"] = records
-                total += len(records)
+                    batches = [legacy.down_convert(b"".join(batches), legacy.fetch_magic(version))]
+                size = sum(map(len, batches))
+                if size:
+                    data["records"] = batches
+                    total += size
         except KafkaError as exc:
             data["error_code"] = exc.code
         changed = (data["records"] or data["error_code"] or pf.sent_high_watermark != data["high_watermark"]

@@ -21,15 +21,20 @@ def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset:
             "log_start_offset": log_start_offset, "record_errors": [], "error_message": message}
 
 
-def append(broker, topic, partition, records: bytes | None, version: int | None = None) -> dict:
+def append(broker, topic, partition, records: bytes | bytearray | memoryview | None,
+           version: int | None = None) -> dict:
     """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
     request's version, when the records came from one (zstd needs v7+)."""
     index = partition.index
     plog = partition.log
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "records are null")
-    # The server hands over a bytearray slice of the request frame: patch it in place, no copy.
-    buffer = records if type(records) is bytearray else bytearray(records)
+    # The server hands over a writable view of the request frame: patch it in place, no copy. (The log then keeps
+    # the frame alive while it holds the batch.)
+    if type(records) is bytearray or (type(records) is memoryview and not records.readonly):
+        buffer = records
+    else:
+        buffer = bytearray(records)
     try:
         views, partial = split_batches(buffer)
     except CorruptRecordError as exc:
