@@ -1,0 +1,70 @@
+"""Kafka records to Arrow record batches (read) and Arrow batches to records (write), in Spark's Kafka schema."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from kafkamock.client import OutgoingRecord
+from kafkamock.client.reader import FetchedChunk
+
+READ_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+               "timestampType int")
+HEADERS_DDL = ", headers array<struct<key: string, value: binary>>"
+HEADER_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+
+
+def arrow_schema(include_headers: bool) -> pa.Schema:
+    fields = [pa.field("key", pa.binary()), pa.field("value", pa.binary()), pa.field("topic", pa.string()),
+              pa.field("partition", pa.int32()), pa.field("offset", pa.int64()),
+              pa.field("timestamp", pa.timestamp("us", tz="UTC")), pa.field("timestampType", pa.int32())]
+    if include_headers:
+        fields.append(pa.field("headers", HEADER_TYPE))
+    return pa.schema(fields)
+
+
+def to_arrow(topic: str, partition: int, chunk: FetchedChunk, schema: pa.Schema,
+             include_headers: bool) -> pa.RecordBatch:
+    """One fetched chunk as an Arrow batch: columns built from Python lists in one pass each."""
+    recs = chunk.records
+    n = len(recs)
+    columns = [
+        pa.array([r.key for r in recs], pa.binary()),
+        pa.array([r.value for r in recs], pa.binary()),
+        pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int8()), pa.array([topic])).cast(pa.string()),
+        pa.array([partition] * n, pa.int32()),
+        pa.array([r.offset for r in recs], pa.int64()),
+        # Kafka's -1 (no timestamp, magic 0) becomes null; milliseconds to Spark's microseconds.
+        pa.array([r.timestamp * 1000 if r.timestamp >= 0 else None for r in recs], pa.int64()).cast(
+            pa.timestamp("us", tz="UTC")),
+        pa.array(chunk.timestamp_types, pa.int32()),
+    ]
+    if include_headers:
+        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in recs], HEADER_TYPE))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def outgoing(batch: pa.RecordBatch, topic_option: str | None) -> Iterator[OutgoingRecord]:
+    """The records an Arrow batch of rows (key, value, topic, partition, headers) asks to write."""
+    names = batch.schema.names
+    n = batch.num_rows
+    values = _bytes_column(batch, "value")
+    keys = _bytes_column(batch, "key") if "key" in names else [None] * n
+    topics = [topic_option] * n if topic_option else batch.column("topic").to_pylist()
+    partitions = batch.column("partition").to_pylist() if "partition" in names else [None] * n
+    headers = batch.column("headers").to_pylist() if "headers" in names else [None] * n
+    for i in range(n):
+        topic = topics[i]
+        if topic is None:
+            raise ValueError("null topic: a row's 'topic' column is null and no 'topic' option is set")
+        hs = headers[i]
+        yield OutgoingRecord(topic, keys[i], values[i],
+                             [(h["key"], h["value"]) for h in hs] if hs else (), partitions[i])
+
+
+def _bytes_column(batch: pa.RecordBatch, name: str) -> list:
+    column = batch.column(name)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return [None if v is None else v.encode() for v in column.to_pylist()]
+    return column.to_pylist()
