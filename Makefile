@@ -22,9 +22,13 @@ $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py
 	$(BIN)/python tests/java/fetch_jars.py .cache/java
 	touch $@
 
-# The main job: a broker on 127.0.0.1:9092 in the foreground (Ctrl-C stops it).
+# The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it, then the broker stays up
+# in the foreground (Ctrl-C stops it).
 run: install
-	$(BIN)/kafkamock serve --host 127.0.0.1 --port 9092
+	@$(BIN)/kafkamock serve --host 127.0.0.1 --port 9092 & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid' INT TERM EXIT; \
+	$(BIN)/python examples/orders_pipeline.py --bootstrap-servers 127.0.0.1:9092 --wait 30 && \
+	echo "kafkamock is serving on 127.0.0.1:9092 (Ctrl-C stops it)" && wait $$pid
 
 # kcat for tests/clients/test_kcat.py: the Debian package, installed when missing.
 kcat:
