@@ -30,12 +30,6 @@ async def partition_counts(client: KafkaClient, topics: Iterable[str], *, auto_c
     return counts
 
 
-async def all_topics(client: KafkaClient) -> dict[str, int]:
-    """{topic: number of partitions} for every topic the cluster lists (internal topics included)."""
-    response = await client.metadata(None)
-    return {t.name: len(t.partitions) for t in response.topics if t.error_code == 0}
-
-
 async def list_offsets(client: KafkaClient, wanted: Mapping[TopicPartition, int], *,
                        isolation_level: int = 0) -> dict[TopicPartition, int]:
     """The offset for each (topic, partition): ``EARLIEST``, ``LATEST`` or a timestamp in ms (the first offset

@@ -10,7 +10,7 @@ import trio
 
 from kafkamock.client import KafkaClient, KafkaResponseError, list_offsets
 from kafkamock.client.offsets import EARLIEST, LATEST
-from kafkamock.spark.options import ClientSettings, KafkaOptionError, Subscription
+from kafkamock.spark.options import ClientSettings, KafkaOptionError, ReadOptions, Subscription
 
 TopicPartition = tuple[str, int]
 
@@ -89,6 +89,13 @@ async def resolve(client: KafkaClient, partitions: list[TopicPartition], spec, n
     markers = {tp: spec[tp] for tp in partitions if spec[tp] < 0}
     resolved = await list_offsets(client, markers, isolation_level=isolation_level) if markers else {}
     return {tp: resolved.get(tp, spec[tp]) for tp in partitions}
+
+
+async def subscribed_offsets(client: KafkaClient, opts: ReadOptions, spec, name: str
+                             ) -> tuple[list[TopicPartition], dict[TopicPartition, int]]:
+    """The partitions a query's subscription covers now, and their offsets for ``spec`` (see ``resolve``)."""
+    parts = await topic_partitions(client, opts.subscription, opts.client.allow_auto_create_topics)
+    return parts, await resolve(client, parts, spec, name, opts.client.isolation_level)
 
 
 def split(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:

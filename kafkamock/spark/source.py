@@ -6,7 +6,6 @@ batches (``tasks``); batch and streaming writes produce each task's rows with an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -22,10 +21,10 @@ from pyspark.sql.datasource import (
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
-from kafkamock.client.offsets import EARLIEST, LATEST
+from kafkamock.client.offsets import EARLIEST
 from kafkamock.spark import planning
 from kafkamock.spark.options import KafkaOptionError, read_options, write_options
-from kafkamock.spark.planning import OffsetRange, rate_limit, resolve, split, topic_partitions
+from kafkamock.spark.planning import OffsetRange, rate_limit, resolve, split, subscribed_offsets
 from kafkamock.spark.rows import HEADERS_DDL, READ_SCHEMA
 from kafkamock.spark.tasks import data_loss, read_arrow, write_arrow
 
@@ -85,8 +84,7 @@ class KafkaBatchReader(_Reading, DataSourceReader):
         opts = self.opts
 
         async def plan(client):
-            parts = await topic_partitions(client, opts.subscription, opts.client.allow_auto_create_topics)
-            starts = await resolve(client, parts, opts.starting, "startingOffsets", opts.client.isolation_level)
+            parts, starts = await subscribed_offsets(client, opts, opts.starting, "startingOffsets")
             ends = await resolve(client, parts, opts.ending, "endingOffsets", opts.client.isolation_level)
             return parts, starts, ends
 
@@ -127,8 +125,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
         opts = self.opts
 
         async def latest(client):
-            parts = await topic_partitions(client, opts.subscription, opts.client.allow_auto_create_topics)
-            return await resolve(client, parts, "latest", "latest", opts.client.isolation_level)
+            return (await subscribed_offsets(client, opts, "latest", "latest"))[1]
 
         return planning.run(opts.client, latest)
 
@@ -136,8 +133,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
         opts = self.opts
 
         async def initial(client):
-            parts = await topic_partitions(client, opts.subscription, opts.client.allow_auto_create_topics)
-            return await resolve(client, parts, opts.starting, "startingOffsets", opts.client.isolation_level)
+            return (await subscribed_offsets(client, opts, opts.starting, "startingOffsets"))[1]
 
         return _to_json(planning.run(opts.client, initial))
 
@@ -260,9 +256,4 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         """Acknowledged records stay (at-least-once, like Spark's Kafka sink)."""
 
 
-def offsets_json(offsets: dict[tuple[str, int], int]) -> str:
-    """Spark's Kafka offsets JSON for ``startingOffsets``/``endingOffsets`` options."""
-    return json.dumps(_to_json(offsets))
-
-
-__all__ = ["LATEST", "NAME", "KafkaDataSource", "offsets_json"]
+__all__ = ["NAME", "KafkaDataSource"]

@@ -51,12 +51,12 @@ def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool
                             _lost(rng, start, chunk.log_start_offset, fail_on_data_loss)
                         if chunk.records:
                             batch = to_arrow(rng.topic, rng.partition, chunk, schema, include_headers)
-                            while not stop.is_set():
+                            while not stop.is_set():  # this thread only feeds the queue: blocking here is fine
                                 try:
                                     out.put(batch, timeout=0.1)
                                     break
                                 except queue.Full:
-                                    await trio.sleep(0)
+                                    continue
                             if stop.is_set():
                                 return
                         start = chunk.next_offset
