@@ -150,16 +150,24 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
 
 
 @main.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=9092, show_default=True, type=int, help="Port to listen on (0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0: every interface; see advertised.listeners).")
+@click.option("--port", default=9092, show_default=True, type=int,
+              help="Port of the first broker; broker k listens on port + k - 1 (0: free ports).")
+@click.option("--brokers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="How many brokers the cluster has (node ids node.id, node.id + 1, ...).")
+@click.option("--data-dir", type=click.Path(file_okay=False),
+              help="Keep the logs on disk in Kafka's layout, recovered at start (= --config log.dirs=DIR).")
+@click.option("--control-port", type=int, help="Serve the control API (HTTP+JSON) on this port (0: a free port).")
 @click.option("--config", "settings", multiple=True, metavar="KEY=VALUE",
               help="A broker config with Kafka's name, e.g. --config auto.create.topics.enable=false.")
 @click.option("--config-file", type=click.Path(exists=True, dir_okay=False),
               help="A TOML file of broker configs (Kafka names as keys).")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
-def serve(host: str, port: int, settings: tuple[str, ...], config_file: str | None, log_level: str) -> None:
-    """Run a broker until Ctrl-C or SIGTERM."""
+def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None,
+          settings: tuple[str, ...], config_file: str | None, log_level: str) -> None:
+    """Run a cluster until Ctrl-C or SIGTERM."""
     import logging
     import signal
     import tomllib
@@ -183,14 +191,22 @@ def serve(host: str, port: int, settings: tuple[str, ...], config_file: str | No
         if not sep:
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
         overrides[key.strip()] = value.strip()
+    if data_dir is not None:
+        if overrides.get("log.dirs", data_dir) != data_dir:
+            raise click.BadParameter("--data-dir and --config log.dirs name different directories",
+                                     param_hint="--data-dir")
+        overrides["log.dirs"] = data_dir
     try:
         config = BrokerConfig(overrides)
+        broker = Broker(config, brokers=brokers, port=port)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot open the data directory: {exc}") from None
     from kafkamock.server.memory import keep_freed_memory
 
     keep_freed_memory()
-    server = Server(Broker(config))
+    server = Server(broker)
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
@@ -198,8 +214,17 @@ def serve(host: str, port: int, settings: tuple[str, ...], config_file: str | No
                 address = await nursery.start(server.serve, host, port)
             except OSError as exc:
                 raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-            click.echo(f"kafkamock broker ready: bootstrap.servers={address} "
-                       f"cluster.id={server.broker.cluster.cluster_id}", err=False)
+            ready = f"kafkamock broker ready: bootstrap.servers={address} cluster.id={broker.cluster.cluster_id}"
+            if control_port is not None:
+                from kafkamock.server.control_http import serve_control
+
+                try:
+                    url = await nursery.start(serve_control, broker.control, "127.0.0.1", control_port)
+                except OSError as exc:
+                    raise click.ClickException(f"cannot serve the control API on port {control_port}: "
+                                               f"{exc.strerror or exc}") from None
+                ready += f" control={url}"
+            click.echo(ready)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     logging.getLogger("kafkamock").info("received %s, stopping", signal.Signals(signum).name)
@@ -207,6 +232,126 @@ def serve(host: str, port: int, settings: tuple[str, ...], config_file: str | No
                     break
 
     trio.run(run)
+
+
+@main.group()
+@click.option("--control", "url", envvar="KAFKAMOCK_CONTROL", required=True, metavar="URL",
+              help="The control API of a running broker (the control=... of its ready line); or $KAFKAMOCK_CONTROL.")
+@click.pass_context
+def ctl(ctx: click.Context, url: str) -> None:
+    """Drive a running broker through its control API (kafkamock serve --control-port)."""
+    ctx.obj = url.rstrip("/")
+
+
+def _call(ctx: click.Context, method: str, path: str, body: dict | None = None) -> None:
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(ctx.obj + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            payload = json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error", exc.reason)
+        except ValueError:
+            message = exc.reason
+        raise click.ClickException(f"{method} {path}: {exc.code} {message}") from None
+    except urllib.error.URLError as exc:
+        raise click.ClickException(f"cannot reach the control API at {ctx.obj}: {exc.reason}") from None
+    click.echo(json.dumps(payload, indent=2))
+
+
+@ctl.command("nodes")
+@click.pass_context
+def ctl_nodes(ctx: click.Context) -> None:
+    """List the nodes."""
+    _call(ctx, "GET", "/v1/nodes")
+
+
+@ctl.command("stop-node")
+@click.argument("node_id", type=int)
+@click.pass_context
+def ctl_stop_node(ctx: click.Context, node_id: int) -> None:
+    """Stop a node: its leaderships move to other in-sync replicas, its connections close."""
+    _call(ctx, "POST", f"/v1/nodes/{node_id}/stop")
+
+
+@ctl.command("start-node")
+@click.argument("node_id", type=int)
+@click.pass_context
+def ctl_start_node(ctx: click.Context, node_id: int) -> None:
+    """Start a stopped node again (it takes back the partitions it prefers to lead)."""
+    _call(ctx, "POST", f"/v1/nodes/{node_id}/start")
+
+
+@ctl.command("drop-connections")
+@click.argument("node_id", type=int)
+@click.pass_context
+def ctl_drop(ctx: click.Context, node_id: int) -> None:
+    """Close every connection to a node."""
+    _call(ctx, "POST", f"/v1/nodes/{node_id}/drop-connections")
+
+
+@ctl.command("move-leader")
+@click.argument("topic")
+@click.argument("partition", type=int)
+@click.argument("node_id", type=int)
+@click.pass_context
+def ctl_move_leader(ctx: click.Context, topic: str, partition: int, node_id: int) -> None:
+    """Make NODE_ID the leader of TOPIC-PARTITION (with a leader-epoch bump)."""
+    _call(ctx, "POST", f"/v1/partitions/{topic}/{partition}/leader", {"node_id": node_id})
+
+
+@ctl.command("fault")
+@click.argument("api")
+@click.option("--error", "error_code", default="NONE", show_default=True,
+              help="Error code, by number or name (NOT_LEADER_OR_FOLLOWER).")
+@click.option("--count", default=1, show_default=True, type=int, help="How many requests it affects.")
+@click.option("--node", "node_id", type=int, help="Only requests to this node.")
+@click.option("--topic", help="Only this topic's partitions.")
+@click.option("--partition", type=int, help="Only this partition (with --topic).")
+@click.option("--latency-ms", default=0, show_default=True, type=int, help="Delay before the request is handled.")
+@click.option("--close-connection", is_flag=True, help="Close the connection instead of answering.")
+@click.pass_context
+def ctl_fault(ctx: click.Context, api: str, error_code: str, count: int, node_id: int | None, topic: str | None,
+              partition: int | None, latency_ms: int, close_connection: bool) -> None:
+    """Inject a fault into the next COUNT requests of API (a key or a name: 0, Produce)."""
+    body: dict = {"api_key": api, "error_code": error_code, "count": count, "latency_ms": latency_ms,
+                  "close_connection": close_connection}
+    for name, value in (("node_id", node_id), ("topic", topic), ("partition", partition)):
+        if value is not None:
+            body[name] = value
+    _call(ctx, "POST", "/v1/faults", body)
+
+
+@ctl.command("clear-faults")
+@click.pass_context
+def ctl_clear_faults(ctx: click.Context) -> None:
+    """Drop every pending fault."""
+    _call(ctx, "DELETE", "/v1/faults")
+
+
+@ctl.command("requests")
+@click.option("--api", help="Only this API (key or name).")
+@click.option("--node", "node_id", type=int, help="Only requests to this node.")
+@click.pass_context
+def ctl_requests(ctx: click.Context, api: str | None, node_id: int | None) -> None:
+    """Print the request log."""
+    import urllib.parse
+
+    query = urllib.parse.urlencode({k: v for k, v in (("api_key", api), ("node_id", node_id)) if v is not None})
+    _call(ctx, "GET", "/v1/requests" + (f"?{query}" if query else ""))
+
+
+@ctl.command("topics")
+@click.argument("name", required=False)
+@click.pass_context
+def ctl_topics(ctx: click.Context, name: str | None) -> None:
+    """List the topics with their partitions' leaders, ISR and offsets (or one topic)."""
+    _call(ctx, "GET", f"/v1/topics/{name}" if name else "/v1/topics")
 
 
 def _version(text: str) -> int:

@@ -1,24 +1,56 @@
-"""pytest fixtures (registered through the ``pytest11`` entry point): a real broker per test, or per session.
+"""pytest fixtures (registered through the ``pytest11`` entry point): a real cluster per test, or per session.
 
     def test_orders(kafka_broker):
         kafka_broker.create_topic("orders", partitions=3)
         producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
+
+    @pytest.mark.kafkamock(brokers=3, config={"auto.create.topics.enable": "false"})
+    def test_failover(kafka_broker):
+        kafka_broker.control.stop_node(2)
+
+    def test_two_clusters(kafka_broker_factory):
+        a, b = kafka_broker_factory(), kafka_broker_factory(brokers=3, control_port=0)
+
+The ``kafkamock`` marker takes ``start_broker``'s keyword arguments (``brokers``, ``config``, ``data_dir``,
+``control_port``...); ``kafka_broker_factory`` starts clusters with any of them and stops them after the test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from kafkamock.testing import BrokerHandle, start_broker
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "kafkamock(**options): start_broker() options for the kafka_broker fixture")
+
+
 @pytest.fixture
-def kafka_broker() -> Iterator[BrokerHandle]:
-    """A fresh broker on a free port of 127.0.0.1, stopped after the test."""
-    with start_broker() as broker:
+def kafka_broker(request: pytest.FixtureRequest) -> Iterator[BrokerHandle]:
+    """A fresh cluster on free ports of 127.0.0.1 (one node unless the ``kafkamock`` marker says), stopped after
+    the test."""
+    marker = request.node.get_closest_marker("kafkamock")
+    options = dict(marker.kwargs) if marker else {}
+    with start_broker(**options) as broker:
         yield broker
+
+
+@pytest.fixture
+def kafka_broker_factory() -> Iterator[Callable[..., BrokerHandle]]:
+    """``factory(**start_broker options)``: as many clusters as a test needs, all stopped after it."""
+    started: list[BrokerHandle] = []
+
+    def factory(**options) -> BrokerHandle:
+        handle = start_broker(**options)
+        started.append(handle)
+        return handle
+
+    yield factory
+    for handle in reversed(started):
+        handle.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,27 +1,61 @@
-"""Run a real kafkamock broker from synchronous code (tests, notebooks): a trio loop on a background thread.
+"""Run a real kafkamock cluster from synchronous code (tests, notebooks): a trio loop on a background thread.
 
-    with start_broker() as broker:
+    with start_broker(brokers=3) as broker:
         producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
+        broker.control.stop_node(2)                   # the control API, run on the broker's thread
+        broker.control.push_fault("Produce", "NOT_LEADER_OR_FOLLOWER", count=2)
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 import threading
 from collections.abc import Mapping
 
 import trio
 
 from kafkamock.broker import Broker
+from kafkamock.broker.clock import Clock
+from kafkamock.broker.control import Control
 from kafkamock.server import Server
 
 
-class BrokerHandle:
-    """A broker running on its own thread; a context manager that stops it on exit."""
+class ThreadedControl:
+    """``Control``'s methods, each run on the broker's thread (the core is not thread-safe)."""
 
-    def __init__(self, config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0):
-        self.broker = Broker(config)
+    def __init__(self, handle: BrokerHandle):
+        self._handle = handle
+
+    def __getattr__(self, name: str):
+        method = getattr(Control, name, None)
+        if name.startswith("_") or not inspect.isfunction(method):
+            raise AttributeError(name)
+        control = self._handle.broker.control
+        return lambda *args, **kwargs: self._handle.call(lambda: getattr(control, name)(*args, **kwargs))
+
+    def __dir__(self) -> list[str]:
+        return [n for n, v in vars(Control).items() if inspect.isfunction(v) and not n.startswith("_")]
+
+
+class BrokerHandle:
+    """A cluster running on its own thread; a context manager that stops it on exit.
+
+    ``control`` is the control API (see ``kafkamock.broker.control.Control``); ``control_url`` its HTTP address
+    when ``control_port`` was given (0: any free port).
+    """
+
+    def __init__(self, config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
+                 brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
+                 control_port: int | None = None):
+        settings = dict(config or {})
+        if data_dir is not None:
+            settings["log.dirs"] = os.fspath(data_dir)
+        self.broker = Broker(settings, clock, brokers=brokers)
         self.server = Server(self.broker)
-        self._host, self._port = host, port
+        self.control = ThreadedControl(self)
+        self.control_url: str | None = None
+        self._host, self._port, self._control_port = host, port, control_port
         self._ready = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._cancel: trio.CancelScope | None = None
@@ -32,6 +66,10 @@ class BrokerHandle:
     def bootstrap_servers(self) -> str:
         return self.server.bootstrap_servers
 
+    @property
+    def node_id(self) -> int:
+        return self.broker.node_id
+
     def _run(self) -> None:
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
@@ -39,6 +77,11 @@ class BrokerHandle:
                 self._cancel = scope
                 async with trio.open_nursery() as nursery:
                     await nursery.start(self.server.serve, self._host, self._port)
+                    if self._control_port is not None:
+                        from kafkamock.server.control_http import serve_control
+
+                        self.control_url = await nursery.start(serve_control, self.broker.control, self._host,
+                                                               self._control_port)
                     self._ready.set()
         try:
             trio.run(main)
@@ -62,11 +105,12 @@ class BrokerHandle:
             return fn(*args)
         return trio.from_thread.run(run, trio_token=self._token)
 
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None) -> None:
+    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None, *,
+                     replication_factor: int = 1) -> None:
         from kafkamock.broker.config import TOPIC_CONFIGS, parse_value
 
         configs = {k: parse_value(TOPIC_CONFIGS[k], v) for k, v in (config or {}).items()}
-        self.call(lambda: self.broker.cluster.create_topic(name, partitions, 1, configs))
+        self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
 
     def stop(self) -> None:
         if self._token is not None and self._cancel is not None and self._thread.is_alive():
@@ -80,6 +124,10 @@ class BrokerHandle:
         self.stop()
 
 
-def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0) -> BrokerHandle:
-    """Start a broker on a background thread (port 0: any free port); use as a context manager to stop it."""
-    return BrokerHandle(config, host, port).start()
+def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
+                 brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
+                 control_port: int | None = None) -> BrokerHandle:
+    """Start a cluster of ``brokers`` nodes on a background thread (port 0: free ports), in memory or, with
+    ``data_dir``, on disk; use as a context manager to stop it."""
+    return BrokerHandle(config, host, port, brokers=brokers, data_dir=data_dir, clock=clock,
+                        control_port=control_port).start()

@@ -33,7 +33,7 @@ def fetched(response) -> list[bytes]:
 async def test_metadata_routing_and_pipelined_requests():
     async with run_broker() as server, KafkaClient(server.bootstrap_servers) as client:
         metadata = await client.metadata(["orders"], auto_create=True)
-        assert metadata.topics[0].error_code == 0 and client.leaders[("orders", 0)] == 0
+        assert metadata.topics[0].error_code == 0 and client.leaders[("orders", 0)] == 1
         leader = await client.leader("orders", 0)
         assert leader.versions[0][1] >= 9 and leader.version_for("Fetch") >= 12
 

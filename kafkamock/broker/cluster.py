@@ -1,7 +1,12 @@
-"""Cluster state: brokers, topics, partitions (leader, leader epoch, replicas) and their logs.
+"""Cluster state: the nodes, topics and partitions (replicas, ISR, leader, leader epoch) and their logs.
 
-The cluster has N brokers from day one (N = 1 by default): every partition has a leader and a leader epoch, and
-requests are checked against "is this broker the leader?", so multi-broker emulation is configuration.
+The cluster has N nodes (N = 1 by default). Every partition has replicas on some of them, one of which leads;
+replication itself is emulated (all replicas share one log and are always caught up), so what varies is who
+leads and who is in sync: a node that stops leaves the ISR of its partitions and hands their leadership to the
+next in-sync replica that is up, with a leader-epoch bump, as KRaft's controller does when a broker is fenced.
+
+``Cluster.lead`` is the one place that looks a partition up for a request and checks that the node it arrived on
+leads it, at the leader epoch the client believes in; every partition handler goes through it.
 """
 
 from __future__ import annotations
@@ -9,23 +14,22 @@ from __future__ import annotations
 import base64
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.log import PartitionLog
+from kafkamock.broker.node import Node
 from kafkamock.broker.producers import ProducerStates
+from kafkamock.storage import PartitionLog
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_LENGTH = 249
-
-
-@dataclass
-class Node:
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
+NO_LEADER = -1
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+SHARE_GROUP_STATE_TOPIC = "__share_group_state"
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 
 
 @dataclass
@@ -35,8 +39,13 @@ class Partition:
     leader_id: int
     replicas: list[int]
     leader_epoch: int = 0
+    isr: list[int] = field(default_factory=list)
     log: PartitionLog = field(default_factory=PartitionLog)
     producers: ProducerStates = field(default_factory=ProducerStates)
+
+    def __post_init__(self) -> None:
+        if not self.isr:
+            self.isr = list(self.replicas)
 
 
 @dataclass
@@ -48,9 +57,36 @@ class Topic:
     internal: bool = False
 
 
+class NotLeader(KafkaError):
+    """NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, with the leader the client should go to (KIP-951)."""
+
+    def __init__(self, code: ErrorCode, partition: Partition, message: str | None = None):
+        super().__init__(code, message)
+        self.leader_id, self.leader_epoch = partition.leader_id, partition.leader_epoch
+
+
 def kafka_uuid_string(value: uuid.UUID) -> str:
     """Kafka's Uuid.toString(): URL-safe base64 without padding."""
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def parse_kafka_uuid(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units, int32 overflow), which Kafka hashes coordinator keys with."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for_key(key: str, partitions: int) -> int:
+    """Kafka's coordinator partitioning: ``Utils.abs(key.hashCode()) % partitions`` (abs(MIN_VALUE) is 0)."""
+    h = java_string_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def validate_topic_name(name: str | None) -> None:
@@ -67,46 +103,180 @@ def validate_topic_name(name: str | None) -> None:
                          "alphanumerics, '.', '_' and '-'")
 
 
+LogOpener = Callable[[Topic, int], PartitionLog]
+
+
 class Cluster:
-    def __init__(self, nodes: list[Node], cluster_id: str | None = None, id_source: Any = None):
-        self.nodes = nodes
+    """Nodes, topics and partitions. ``open_log`` makes a partition's log (the broker wires in its storage);
+    ``changed`` is called after every change that must survive a restart (topics, partitions, leaders)."""
+
+    def __init__(self, nodes: list[Node], cluster_id: str | None = None, *, open_log: LogOpener | None = None,
+                 changed: Callable[[], None] | None = None):
+        self.nodes: dict[int, Node] = {n.node_id: n for n in nodes}
         self.cluster_id = cluster_id or kafka_uuid_string(uuid.uuid4())
-        self.controller_id = nodes[0].node_id
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        self.open_log: LogOpener = open_log or (lambda topic, index: PartitionLog())
+        self.changed: Callable[[], None] = changed or (lambda: None)
         self._next_leader = 0
 
+    # -- nodes ---------------------------------------------------------------------------------------------------
+
     def node(self, node_id: int) -> Node | None:
-        return next((n for n in self.nodes if n.node_id == node_id), None)
+        return self.nodes.get(node_id)
+
+    def live_nodes(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.up]
+
+    @property
+    def controller_id(self) -> int:
+        """The active controller: the first node that is up (KRaft elects one; every node here can be it)."""
+        live = self.live_nodes()
+        return live[0].node_id if live else -1
+
+    def partitions(self):
+        for topic in self.topics.values():
+            yield from topic.partitions
+
+    def stop_node(self, node_id: int) -> list[Partition]:
+        """The node goes down: it leaves every ISR it is not the last member of, and the partitions it led move
+        to their next in-sync replica that is up (or have no leader). Returns the partitions whose leader changed."""
+        node = self._known(node_id)
+        node.up = False
+        moved = []
+        for p in self.partitions():
+            if node_id not in p.replicas:
+                continue
+            if node_id in p.isr and len(p.isr) > 1:
+                p.isr.remove(node_id)
+            if p.leader_id == node_id:
+                self._elect(p, [r for r in p.isr if r != node_id and self.nodes.get(r) and self.nodes[r].up])
+                moved.append(p)
+        self.changed()
+        return moved
+
+    def start_node(self, node_id: int, *, rebalance: bool = True) -> list[Partition]:
+        """The node comes back: it rejoins the ISR of its partitions (caught up at once), leads those that had no
+        leader, and, with ``rebalance`` (``auto.leader.rebalance.enable``), takes back those it is the preferred
+        (first) replica of. Returns the partitions whose leader changed."""
+        node = self._known(node_id)
+        node.up = True
+        moved = []
+        for p in self.partitions():
+            if node_id not in p.replicas:
+                continue
+            if node_id not in p.isr:
+                p.isr = [r for r in p.replicas if r in p.isr or r == node_id]
+            if p.leader_id == NO_LEADER or (rebalance and p.replicas[0] == node_id and p.leader_id != node_id):
+                self.set_leader(p, node_id)
+                moved.append(p)
+        self.changed()
+        return moved
+
+    def move_leader(self, partition: Partition, node_id: int) -> None:
+        """Make ``node_id`` the leader (a reassignment first, when it holds no replica of the partition)."""
+        node = self._known(node_id)
+        if not node.up:
+            raise ValueError(f"node {node_id} is stopped")
+        if node_id not in partition.replicas:
+            old = partition.leader_id if partition.leader_id in partition.replicas else partition.replicas[0]
+            partition.replicas = [node_id if r == old else r for r in partition.replicas]
+            partition.isr = [node_id if r == old else r for r in partition.isr if r != node_id] or [node_id]
+        elif node_id not in partition.isr:
+            partition.isr.append(node_id)
+        if partition.leader_id != node_id:
+            self.set_leader(partition, node_id)
+        self.changed()
+
+    def set_leader(self, partition: Partition, node_id: int) -> None:
+        partition.leader_id = node_id
+        partition.leader_epoch += 1
+        partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
+
+    def _elect(self, partition: Partition, candidates: list[int]) -> None:
+        if candidates:
+            self.set_leader(partition, candidates[0])
+        else:
+            partition.leader_id = NO_LEADER
+            partition.leader_epoch += 1
+
+    def _known(self, node_id: int) -> Node:
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise ValueError(f"no node {node_id} (nodes: {sorted(self.nodes)})")
+        return node
+
+    # -- topics --------------------------------------------------------------------------------------------------
 
     def create_topic(self, name: str, num_partitions: int, replication_factor: int,
-                     configs: dict[str, Any] | None = None, *, validate_only: bool = False) -> Topic:
+                     configs: dict[str, Any] | None = None, *, validate_only: bool = False,
+                     assignments: list[list[int]] | None = None, internal: bool = False,
+                     topic_id: uuid.UUID | None = None) -> Topic:
+        """A new topic: ``assignments`` (already validated) gives each partition's replicas, the first leading;
+        without them replicas are placed round-robin over the nodes that are up."""
         validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-        if num_partitions < 1:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
-        if replication_factor < 1:
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
-        if replication_factor > len(self.nodes):
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                             f"Unable to replicate the partition {replication_factor} time(s): The target "
-                             f"replication factor of {replication_factor} cannot be reached because only "
-                             f"{len(self.nodes)} broker(s) are registered.")
-        topic = Topic(name, uuid.uuid4(), [], dict(configs or {}))
-        for i in range(num_partitions):
-            topic.partitions.append(self._new_partition(name, i, replication_factor))
-        if not validate_only:
-            self.topics[name] = topic
-            self.topics_by_id[topic.topic_id] = topic
+        if assignments is None:
+            if num_partitions < 1:
+                raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+            if replication_factor < 1:
+                raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+            live = len(self.live_nodes())
+            if replication_factor > live:
+                raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                                 f"Unable to replicate the partition {replication_factor} time(s): The target "
+                                 f"replication factor of {replication_factor} cannot be reached because only "
+                                 f"{live} broker(s) are registered.")
+            assignments = [self._place(replication_factor) for _ in range(num_partitions)]
+        topic = Topic(name, topic_id or uuid.uuid4(), [], dict(configs or {}), internal)
+        if validate_only:
+            return topic
+        for i, replicas in enumerate(assignments):
+            topic.partitions.append(self._new_partition(topic, i, replicas))
+        self.topics[name] = topic
+        self.topics_by_id[topic.topic_id] = topic
+        self.changed()
         return topic
 
-    def _new_partition(self, topic: str, index: int, replication_factor: int) -> Partition:
-        ids = [n.node_id for n in self.nodes]
+    def _place(self, replication_factor: int) -> list[int]:
+        ids = [n.node_id for n in self.live_nodes()]
         start = self._next_leader % len(ids)
         self._next_leader += 1
-        replicas = [ids[(start + k) % len(ids)] for k in range(replication_factor)]
-        return Partition(topic, index, replicas[0], replicas)
+        return [ids[(start + k) % len(ids)] for k in range(replication_factor)]
+
+    def check_assignment(self, replicas: list[int], replication_factor: int | None) -> None:
+        """A manual replica assignment, as Kafka's ReplicationControlManager.validateManualPartitionAssignment
+        checks it (plus: at least one of its nodes must be up)."""
+        if not replicas:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "The manual partition assignment includes an empty replica list.")
+        previous = None
+        for broker_id in sorted(replicas):
+            if broker_id not in self.nodes:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"The manual partition assignment includes broker {broker_id}, but no such broker "
+                                 "is registered.")
+            if broker_id == previous:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"The manual partition assignment includes the broker {broker_id} more than once.")
+            previous = broker_id
+        if replication_factor is not None and len(replicas) != replication_factor:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment includes a partition with {len(replicas)} "
+                             "replica(s), but this is not consistent with previous partitions, which have "
+                             f"{replication_factor} replica(s).")
+        if not any(self.nodes[r].up for r in replicas):
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "All brokers specified in the manual partition assignment are fenced or in "
+                             "controlled shutdown.")
+
+    def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
+        up = [r for r in replicas if self.nodes.get(r) and self.nodes[r].up]
+        partition = Partition(topic.name, index, up[0] if up else NO_LEADER, list(replicas), isr=up or list(replicas),
+                              log=self.open_log(topic, index))
+        partition.log.assign_epoch(0, partition.log.log_end_offset)
+        return partition
 
     def add_partitions(self, topic: Topic, total: int, *, validate_only: bool = False,
                        assignments: list[list[int]] | None = None) -> None:
@@ -116,19 +286,25 @@ class Cluster:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS,
                              f"Topic currently has {len(topic.partitions)} partitions, which is higher than or "
                              f"equal to the requested {total}.")
+        rf = len(topic.partitions[0].replicas) if topic.partitions else 1
+        if assignments is None and rf > len(self.live_nodes()):
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             f"Unable to replicate the partition {rf} time(s): The target replication factor of "
+                             f"{rf} cannot be reached because only {len(self.live_nodes())} broker(s) are "
+                             "registered.")
         if validate_only:
             return
-        rf = len(topic.partitions[0].replicas) if topic.partitions else 1
         for k, i in enumerate(range(len(topic.partitions), total)):
-            if assignments is not None:
-                replicas = list(assignments[k])
-                topic.partitions.append(Partition(topic.name, i, replicas[0], replicas))
-            else:
-                topic.partitions.append(self._new_partition(topic.name, i, rf))
+            replicas = list(assignments[k]) if assignments is not None else self._place(rf)
+            topic.partitions.append(self._new_partition(topic, i, replicas))
+        self.changed()
 
     def delete_topic(self, topic: Topic) -> None:
         del self.topics[topic.name]
         del self.topics_by_id[topic.topic_id]
+        for partition in topic.partitions:
+            partition.log.delete()
+        self.changed()
 
     def topic(self, name: str) -> Topic:
         topic = self.topics.get(name)
@@ -141,3 +317,73 @@ class Cluster:
         if topic is None or not 0 <= index < len(topic.partitions):
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         return topic.partitions[index]
+
+    # -- requests ------------------------------------------------------------------------------------------------
+
+    def lead(self, node_id: int, topic: Topic | None, index: int, current_leader_epoch: int = -1, *,
+             missing: ErrorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) -> Partition:
+        """The partition a request for ``topic``-``index`` on node ``node_id`` may act on, as Kafka's
+        ReplicaManager.getPartitionOrException and Partition.getLocalLog decide:
+
+        - no such topic or partition: ``missing`` (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID by id);
+        - the node holds no replica: NOT_LEADER_OR_FOLLOWER;
+        - ``current_leader_epoch`` (-1: not given) older than the partition's: FENCED_LEADER_EPOCH, newer:
+          UNKNOWN_LEADER_EPOCH;
+        - the node is a follower, or the partition has no leader: NOT_LEADER_OR_FOLLOWER.
+        """
+        if topic is None or not 0 <= index < len(topic.partitions):
+            raise KafkaError(missing)
+        partition = topic.partitions[index]
+        if node_id not in partition.replicas:
+            raise NotLeader(ErrorCode.NOT_LEADER_OR_FOLLOWER, partition,
+                            f"node {node_id} holds no replica of {topic.name}-{index}")
+        if current_leader_epoch >= 0:
+            if current_leader_epoch < partition.leader_epoch:
+                raise NotLeader(ErrorCode.FENCED_LEADER_EPOCH, partition)
+            if current_leader_epoch > partition.leader_epoch:
+                raise KafkaError(ErrorCode.UNKNOWN_LEADER_EPOCH)
+        if partition.leader_id != node_id:
+            raise NotLeader(ErrorCode.NOT_LEADER_OR_FOLLOWER, partition,
+                            f"node {node_id} is not the leader of {topic.name}-{index}")
+        return partition
+
+    def leader_endpoints(self, leader_ids) -> list[dict]:
+        """NodeEndpoints (KIP-951) for the leaders a response names."""
+        out = []
+        for node_id in sorted(set(leader_ids)):
+            node = self.nodes.get(node_id)
+            if node is not None and node.up:
+                out.append({"node_id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack})
+        return out
+
+    # -- persistence ---------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        """The metadata that must survive a restart (what KRaft's metadata log holds for a real cluster)."""
+        return {
+            "cluster_id": self.cluster_id,
+            "node_ids": sorted(self.nodes),
+            "topics": [{
+                "name": t.name, "topic_id": kafka_uuid_string(t.topic_id), "internal": t.internal,
+                "configs": {k: v for k, v in t.configs.items()},
+                "partitions": [{"replicas": p.replicas, "isr": p.isr, "leader": p.leader_id,
+                                "leader_epoch": p.leader_epoch} for p in t.partitions],
+            } for t in self.topics.values()],
+        }
+
+    def restore(self, snapshot: dict) -> None:
+        """Topics and partitions from a snapshot, their logs reopened (recovered) through ``open_log``. Replicas on
+        nodes this cluster does not have are kept (reported offline); a leader that is not here is replaced."""
+        self.cluster_id = snapshot["cluster_id"]
+        for t in snapshot.get("topics", []):
+            topic = Topic(t["name"], parse_kafka_uuid(t["topic_id"]), [], dict(t.get("configs", {})),
+                          t.get("internal", False))
+            for i, p in enumerate(t["partitions"]):
+                partition = Partition(topic.name, i, p["leader"], list(p["replicas"]), p["leader_epoch"],
+                                      list(p.get("isr") or p["replicas"]), log=self.open_log(topic, i))
+                if partition.leader_id not in self.nodes:
+                    self._elect(partition, [r for r in partition.isr if r in self.nodes])
+                partition.isr = [r for r in partition.isr if r in self.nodes] or partition.isr
+                topic.partitions.append(partition)
+            self.topics[topic.name] = topic
+            self.topics_by_id[topic.topic_id] = topic

@@ -36,8 +36,30 @@ def _between(low: int, high: int) -> Callable[[Any], bool]:
     return lambda v: low <= v <= high
 
 
+def _no_preallocation(v: bool) -> bool:
+    """kafkamock writes segment files as they grow; it refuses ``preallocate=true`` rather than ignore it."""
+    return v is False
+
+
 def _gzip_level(v: int) -> bool:
     return v == -1 or 1 <= v <= 9
+
+
+def _listener(v: str) -> tuple[str, str, int | None] | None:
+    """``[NAME://]host:port`` -> (name, host, port); None when malformed. Only the first listener is used."""
+    first = v.split(",")[0].strip()
+    m = re.fullmatch(r"(?:([A-Za-z0-9_]+)://)?(\[[^\]]*\]|[^:\[\]]*):(\d*)", first)
+    if m is None:
+        return None
+    name, host, port = m.group(1) or "PLAINTEXT", m.group(2).strip("[]"), m.group(3)
+    return name, host, int(port) if port else None
+
+
+def parse_listener(v: str) -> tuple[str, str, int | None]:
+    listener = _listener(v)
+    if listener is None:
+        raise ConfigError(f"Invalid listener {v!r}: expected NAME://host:port")
+    return listener
 
 
 def _throttled_replicas(v: str) -> bool:
@@ -46,7 +68,21 @@ def _throttled_replicas(v: str) -> bool:
 
 
 BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
-    ConfigDef("node.id", "INT", 0),
+    ConfigDef("node.id", "INT", 1, validator=_at_least(0)),     # the first node's id; node k is node.id + k - 1
+    ConfigDef("log.dirs", "STRING", ""),                         # empty: logs in memory (kafkamock's default)
+    ConfigDef("advertised.listeners", "STRING", "", validator=lambda v: v == "" or _listener(v) is not None),
+    ConfigDef("auto.leader.rebalance.enable", "BOOLEAN", True),
+    ConfigDef("offsets.topic.num.partitions", "INT", 50, validator=_at_least(1)),
+    ConfigDef("offsets.topic.replication.factor", "SHORT", 3, validator=_at_least(1)),
+    ConfigDef("offsets.topic.segment.bytes", "INT", 104857600, validator=_at_least(1)),
+    ConfigDef("transaction.state.log.num.partitions", "INT", 50, validator=_at_least(1)),
+    ConfigDef("transaction.state.log.replication.factor", "SHORT", 3, validator=_at_least(1)),
+    ConfigDef("transaction.state.log.segment.bytes", "INT", 104857600, validator=_at_least(1)),
+    ConfigDef("log.initial.task.delay.ms", "LONG", 30000, validator=_at_least(0)),
+    ConfigDef("log.flush.scheduler.interval.ms", "LONG", LONG_MAX, validator=_at_least(1)),
+    ConfigDef("log.flush.offset.checkpoint.interval.ms", "INT", 60000, validator=_at_least(0)),
+    ConfigDef("log.cleaner.enable", "BOOLEAN", True),
+    ConfigDef("log.cleaner.backoff.ms", "LONG", 15000, validator=_at_least(0)),
     ConfigDef("auto.create.topics.enable", "BOOLEAN", True),
     ConfigDef("num.partitions", "INT", 1, validator=_at_least(1)),
     ConfigDef("default.replication.factor", "INT", 1, validator=_at_least(1)),
@@ -83,7 +119,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("log.flush.interval.ms", "LONG", LONG_MAX, validator=_at_least(0)),
     ConfigDef("log.index.interval.bytes", "INT", 4096, validator=_at_least(0)),
     ConfigDef("log.index.size.max.bytes", "INT", 10485760, validator=_at_least(4)),
-    ConfigDef("log.preallocate", "BOOLEAN", False),
+    ConfigDef("log.preallocate", "BOOLEAN", False, validator=_no_preallocation),
     ConfigDef("log.roll.jitter.ms", "LONG", 0, validator=_at_least(0)),
     ConfigDef("log.local.retention.ms", "LONG", -2, validator=_at_least(-2)),
     ConfigDef("log.local.retention.bytes", "LONG", -2, validator=_at_least(-2)),
@@ -93,6 +129,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     # kafkamock's own: also serve Produce v0-2 and Fetch v0-3 (magic 0/1 message sets), removed in Kafka 4.0
     # (KIP-896), the way Kafka 3.x served them. Off by default, as in Kafka 4.x.
     ConfigDef("kafkamock.legacy.protocol.enable", "BOOLEAN", False),
+    # kafkamock's own: how many requests the control API's request log keeps (0: none).
+    ConfigDef("kafkamock.request.log.max.entries", "INT", 10000, validator=_at_least(0)),
 ]}
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -121,7 +159,7 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("flush.messages", "LONG", LONG_MAX, "log.flush.interval.messages", _at_least(1)),
     ConfigDef("flush.ms", "LONG", LONG_MAX, "log.flush.interval.ms", _at_least(0)),
     ConfigDef("index.interval.bytes", "INT", 4096, "log.index.interval.bytes", _at_least(0)),
-    ConfigDef("preallocate", "BOOLEAN", False, "log.preallocate"),
+    ConfigDef("preallocate", "BOOLEAN", False, "log.preallocate", _no_preallocation),
     ConfigDef("segment.index.bytes", "INT", 10485760, "log.index.size.max.bytes", _at_least(4)),
     ConfigDef("segment.jitter.ms", "LONG", 0, "log.roll.jitter.ms", _at_least(0)),
     ConfigDef("local.retention.ms", "LONG", -2, "log.local.retention.ms", _at_least(-2)),
@@ -175,30 +213,41 @@ def format_value(value: Any) -> str:
 
 
 class BrokerConfig:
-    """The broker's settings: Kafka's names, defaults overridden from the command line, a TOML file or the API.
+    """The settings of one emulated broker: Kafka's names, defaults overridden from the command line, a TOML file
+    or the admin APIs.
 
     Values come in Kafka's layers, highest precedence first: dynamic per-broker (AlterConfigs on BROKER "<id>"),
-    dynamic cluster default (BROKER ""), static (command line / TOML), then the built-in default.
-    ``values`` holds the effective value of every config; ``dynamic`` and ``static`` name the configs set at
-    those levels.
+    dynamic cluster default (BROKER ""), static (command line / TOML), then the built-in default. The static and
+    cluster-default layers are shared by every node of a cluster (``node_config`` makes a node's view); each
+    node has its own per-broker layer. ``values`` holds the effective value of every config; ``dynamic`` and
+    ``static`` name the configs set at those levels.
     """
 
-    def __init__(self, overrides: Mapping[str, object] | None = None):
-        self.values: dict[str, Any] = {name: d.default for name, d in BROKER_CONFIGS.items()}
+    def __init__(self, overrides: Mapping[str, object] | None = None, *, shared: BrokerConfig | None = None):
+        self.dynamic_broker: dict[str, Any] = {}     # DYNAMIC_BROKER_CONFIG
+        self.static_values: dict[str, Any] = shared.static_values if shared is not None else {}
+        self.dynamic_default: dict[str, Any] = shared.dynamic_default if shared is not None else {}  # DYNAMIC_DEFAULT_BROKER_CONFIG
+        self._peers: list[BrokerConfig] = shared._peers if shared is not None else []
+        self._peers.append(self)
+        self.values: dict[str, Any] = {}
         self.dynamic: set[str] = set()
         self.static: set[str] = set()
-        self.static_values: dict[str, Any] = {}
-        self.dynamic_broker: dict[str, Any] = {}     # DYNAMIC_BROKER_CONFIG
-        self.dynamic_default: dict[str, Any] = {}    # DYNAMIC_DEFAULT_BROKER_CONFIG
+        self.generation = 0
+        for name in BROKER_CONFIGS:
+            self._refresh(name)
         for name, raw in (overrides or {}).items():
             self.set(name, raw, static=True)
+
+    def node_config(self) -> BrokerConfig:
+        """A node's view: this config's static and cluster-default layers, with a per-broker layer of its own."""
+        return BrokerConfig(shared=self)
 
     def set(self, name: str, raw: object, *, static: bool = False) -> None:
         definition = BROKER_CONFIGS.get(name)
         if definition is None:
             raise ConfigError(f"Unknown broker config {name}")
         (self.static_values if static else self.dynamic_broker)[name] = parse_value(definition, raw)
-        self._refresh(name)
+        self._refresh_all(name, everywhere=static)
 
     def reset(self, name: str) -> None:
         """Drop the dynamic values of ``name``: the static value (or the default) applies again."""
@@ -206,7 +255,7 @@ class BrokerConfig:
             raise ConfigError(f"Unknown broker config {name}")
         self.dynamic_broker.pop(name, None)
         self.dynamic_default.pop(name, None)
-        self._refresh(name)
+        self._refresh_all(name, everywhere=True)
 
     def dynamic_layer(self, *, cluster_default: bool) -> dict[str, Any]:
         """A copy of the dynamic values set for this broker, or as the cluster-wide default."""
@@ -219,7 +268,7 @@ class BrokerConfig:
         layer.clear()
         layer.update(values)
         for name in changed:
-            self._refresh(name)
+            self._refresh_all(name, everywhere=cluster_default)
 
     def sources(self, name: str) -> list[tuple[Any, str]]:
         """(value, source) of every level that supplies ``name``, highest precedence first, ending with the
@@ -228,6 +277,11 @@ class BrokerConfig:
             (self.dynamic_broker, "DYNAMIC_BROKER_CONFIG"), (self.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
             (self.static_values, "STATIC_BROKER_CONFIG")) if name in layer]
         return found + [(BROKER_CONFIGS[name].default, "DEFAULT_CONFIG")]
+
+    def _refresh_all(self, name: str, *, everywhere: bool) -> None:
+        for config in self._peers if everywhere else (self,):
+            config._refresh(name)
+            config.generation += 1
 
     def _refresh(self, name: str) -> None:
         self.values[name] = self.sources(name)[0][0]
@@ -258,7 +312,11 @@ CONFIG_SOURCE_IDS = {"UNKNOWN": 0, "TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2
 CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
                    "PASSWORD": 9}
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
-READ_ONLY_BROKER_CONFIGS = frozenset({"node.id", "kafkamock.legacy.protocol.enable"})
+READ_ONLY_BROKER_CONFIGS = frozenset({
+    "node.id", "log.dirs", "advertised.listeners", "kafkamock.legacy.protocol.enable", "offsets.topic.num.partitions",
+    "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
+    "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
+})
 
 
 def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],

@@ -1,13 +1,17 @@
-"""The broker core: a decoded request in, a response (or a wait) out. No sockets, no wall clock.
+"""The broker core: a decoded request and the time in, an outcome and the next deadline out. No sockets, no files,
+no wall clock of its own (DESIGN.md §2, h11's style).
 
-A newcomer follows one request like this: ``server/connection.py`` reads a frame and decodes it with the codec,
-``Broker.handle`` (here) finds the handler module for its API (``handlers/<api>.py``), the handler changes the
-cluster state (``cluster.py``, ``log.py``) and returns the response body, which the connection encodes and sends.
+A newcomer follows one request like this: ``server/connection.py`` reads a frame on the listener of one node and
+decodes it with the codec; ``Broker.handle`` (here) logs it, applies any fault the control API pushed, and hands it
+to the handler module for its API (``handlers/<api>.py``); the handler looks partitions up through
+``Broker.lead`` (``cluster.py``), changes the state (``cluster.py``, the partition's log in ``kafkamock.storage``)
+and returns the response body, which the connection encodes and sends. A request that must wait (a long-poll
+Fetch) returns a ``Waiter``; the core answers it when what it waits on changes (``notify``) or when ``tick``
+reaches its deadline.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -15,12 +19,21 @@ from typing import Any
 
 from kafkamock.broker import handlers
 from kafkamock.broker.clock import Clock, SystemClock
-from kafkamock.broker.cluster import Cluster, Node
+from kafkamock.broker.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic
 from kafkamock.broker.config import BrokerConfig, topic_config_value
-from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.control import Control
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults, RequestLog
+from kafkamock.broker.fetch_sessions import FetchSessions
+from kafkamock.broker.node import Node
+from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
+from kafkamock.broker.timers import NEVER, Timers, log_key
 from kafkamock.codec import Message, default_registry
+from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog, cleaner
 
 log = logging.getLogger("kafkamock.broker")
+PRODUCER_ID_BLOCK = 1000
+FIRST_PRODUCER_ID = 1000
 
 
 @dataclass
@@ -42,49 +55,84 @@ class Request:
     client_id: str | None
     body: Message
     connection: ConnectionInfo = field(default_factory=lambda: ConnectionInfo(0))
-
-
-@dataclass
-class Pending:
-    """A request that waits (a long-poll Fetch): call ``complete(final)`` again after appends or at the deadline.
-
-    ``complete(False)`` returns the response once it is ready, else None; ``complete(True)`` always returns it.
-    """
-
-    deadline_ms: int
-    complete: Callable[[bool], Message | dict | None]
+    node: Node | None = None                 # the node it arrived on (None: the first node)
+    faults: RequestFaults | None = None      # partition-level faults the control API pushed for it
 
 
 class Broker:
-    """One emulated cluster's brokers and state; ``handle`` answers requests addressed to ``node_id``."""
+    """One emulated cluster: its nodes, state and timers; ``handle`` answers a request addressed to a node."""
 
     def __init__(self, config: BrokerConfig | Mapping[str, object] | None = None, clock: Clock | None = None, *,
-                 host: str = "127.0.0.1", port: int = 9092, cluster_id: str | None = None):
+                 brokers: int = 1, storage: MemoryStorage | DiskStorage | None = None, host: str = "127.0.0.1",
+                 port: int = 9092, cluster_id: str | None = None):
+        if brokers < 1:
+            raise ValueError("a cluster needs at least one broker")
         self.config = config if isinstance(config, BrokerConfig) else BrokerConfig(config)
         self.clock = clock or SystemClock()
-        self.node_id = self.config["node.id"]
-        self.cluster = Cluster([Node(self.node_id, host, port)], cluster_id)
+        if storage is None:
+            storage = DiskStorage(self.config["log.dirs"]) if self.config["log.dirs"] else MemoryStorage()
+        self.storage = storage
+        first = self.config["node.id"]
+        nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(),
+                      fetch_sessions=FetchSessions(first_id=(k + 1) << 24)) for k in range(brokers)]
+        self.cluster = Cluster(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
         self.registry = default_registry()
-        self._producer_ids = itertools.count(1000)
-        self._append_listeners: list[Callable[[], None]] = []
-        self.fetch_sessions = handlers.fetch.FetchSessions()
+        self.timers = Timers()
+        self.faults = Faults()
+        self.requests = RequestLog(self.config["kafkamock.request.log.max.entries"])
+        self.node_listeners: list[Callable[[str, Node], None]] = []   # the shell: "stopped", "started", "drop"
+        self.control = Control(self)
         self._supported: dict[int, tuple[int, int]] | None = None
+        self._topic_config_cache: dict[tuple, Any] = {}
+        self._next_producer_id = FIRST_PRODUCER_ID
+        self._producer_id_block_end = FIRST_PRODUCER_ID
+        self._restoring = False
+        self._restore()
+        self._schedule()
+
+    @property
+    def node_id(self) -> int:
+        """The first node's id (the whole cluster, when it has one node)."""
+        return next(iter(self.cluster.nodes))
+
+    @property
+    def nodes(self) -> list[Node]:
+        return list(self.cluster.nodes.values())
+
+    def first_node(self) -> Node:
+        return next(iter(self.cluster.nodes.values()))
 
     # -- wiring for the I/O shell --------------------------------------------------------------------------------
 
-    def set_address(self, host: str, port: int) -> None:
-        """The listener's real address (known once the server has bound its port)."""
-        node = self.cluster.node(self.node_id)
-        assert node is not None
+    def set_address(self, node_id: int, host: str, port: int) -> None:
+        """The address node ``node_id`` advertises (its listener's, unless ``advertised.listeners`` says)."""
+        node = self.cluster.nodes[node_id]
         node.host, node.port = host, port
 
-    def on_append(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` after every append (the server wakes long-poll fetches with it)."""
-        self._append_listeners.append(listener)
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
 
-    def appended(self) -> None:
-        for listener in self._append_listeners:
-            listener()
+    def next_deadline(self) -> int:
+        """When ``tick`` must run next, on the broker's clock (NEVER: nothing is scheduled)."""
+        return self.timers.next_deadline()
+
+    def tick(self) -> None:
+        """Answer the waits whose deadline has come and run the periodic work that is due."""
+        self.timers.tick(self.now_ms())
+
+    def notify(self, key) -> None:
+        self.timers.notify(key)
+
+    def appended(self, partition: Partition) -> None:
+        """A partition's log grew: fetches waiting on it look again."""
+        self.timers.notify(log_key(partition.topic, partition.index))
+
+    def cancel(self, waiter: Waiter) -> None:
+        self.timers.cancel(waiter)
+
+    def close(self) -> None:
+        """A clean stop: flush and checkpoint every log (the disk storage writes its clean-shutdown marker)."""
+        self.storage.close([p.log for p in self.cluster.partitions()], self.now_ms())
 
     # -- requests ------------------------------------------------------------------------------------------------
 
@@ -117,39 +165,272 @@ class Broker:
             advertised[handlers.produce.API_KEY] = (0, advertised[handlers.produce.API_KEY][1])
         return advertised
 
-    def handle(self, request: Request) -> Message | dict | Pending | None:
-        """The response body for a request (None: no response, as for acks=0 produce)."""
+    def handle(self, request: Request) -> Outcome:
+        """The outcome of a request: a response, no response (acks=0), a wait, or close-the-connection."""
         module = handlers.BY_KEY.get(request.api_key)
         if module is None:  # the server checks first; this is the core's own guard
             raise ValueError(f"unsupported API key {request.api_key}")
-        return module.handle(self, request)
+        node = request.node
+        if node is None:
+            node = request.node = self.first_node()
+        if not node.up:
+            return Close(f"node {node.node_id} is stopped")
+        self.requests.add(LoggedRequest(
+            self.now_ms(), node.node_id, request.api_key, self.registry.requests[request.api_key].api_name,
+            request.version, request.correlation_id, request.client_id, request.connection.id,
+            request.connection.peer))
+        faults = self.faults.matching(request.api_key, node.node_id)
+        if faults:
+            return self._faulted(module, request, faults)
+        return self._run(module, request)
+
+    def _run(self, module, request: Request) -> Outcome:
+        try:
+            return as_outcome(module.handle(self, request))
+        finally:
+            if request.faults is not None:
+                request.faults.settle()
+
+    def _faulted(self, module, request: Request, faults: list[Fault]) -> Outcome:
+        """Apply the faults a request matched: partition-level ones where its partitions are looked up; the oldest
+        whole-request one (spent at once) as latency first, then a closed connection, then its error code, on
+        every partition of a partition API, else as the response's top-level error."""
+        partitioned = getattr(module, "PARTITIONED", False)
+        by_partition = [f for f in faults if f.partition_level]
+        whole = [f for f in faults if not f.partition_level]
+        if not whole:
+            request.faults = RequestFaults(by_partition, self.faults)
+            return self._run(module, request)
+        fault = whole[0]
+        self.faults.spend(fault)
+
+        def act() -> Outcome:
+            if fault.close_connection:
+                return Close(f"the control API closes this connection (fault {fault.id})")
+            if fault.error_code and not partitioned:
+                return Respond(self.error_response(module, request, ErrorCode(fault.error_code)))
+            extra = [fault] if fault.error_code else []
+            request.faults = RequestFaults(extra + by_partition, self.faults, spent={fault.id})
+            return self._run(module, request)
+
+        if fault.latency_ms:
+            return Wait(self.wait((), self.now_ms() + fault.latency_ms, lambda final: act() if final else None))
+        return act()
+
+    def error_response(self, module, request: Request, code: ErrorCode) -> dict:
+        """A whole-request error answer: the handler's own ``error_response``, else the response's top-level
+        ErrorCode (every other field at its default)."""
+        if hasattr(module, "error_response"):
+            return module.error_response(self, request, code)
+        spec = self.registry.responses[request.api_key]
+        if not any(f.name == "ErrorCode" and f.present(request.version) for f in spec.fields):
+            raise ValueError(f"{spec.name} v{request.version} has no top-level ErrorCode")
+        return {"throttle_time_ms": 0, "error_code": code}
+
+    def wait(self, keys: tuple, deadline_ms: int, check: Callable[[bool], Any]) -> Waiter:
+        """Register a waiter (see ``outcome.Waiter``); a handler returns it to make its request wait."""
+        waiter = Waiter(keys, deadline_ms, check)
+        self.timers.add(waiter)
+        return waiter
 
     # -- shared helpers for handlers -----------------------------------------------------------------------------
 
-    def now_ms(self) -> int:
-        return self.clock.now_ms()
+    def lead(self, request: Request, topic: Topic | None, index: int, current_leader_epoch: int = -1, *,
+             missing: ErrorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) -> Partition:
+        """The partition a request may act on (``Cluster.lead``), after the faults pushed for it."""
+        if request.faults is not None and topic is not None:
+            code = request.faults.error_for(topic.name, index)
+            if code:
+                raise KafkaError(ErrorCode(code), "injected by the control API")
+        node_id = request.node.node_id if request.node is not None else self.node_id
+        return self.cluster.lead(node_id, topic, index, current_leader_epoch, missing=missing)
+
+    def node_config(self, request: Request) -> BrokerConfig:
+        return request.node.config if request.node is not None else self.first_node().config
+
+    def topic_config(self, topic: Topic, name: str, node: Node | None = None) -> Any:
+        """A topic config's value: the topic's own, else its broker synonym on ``node`` (default: the first)."""
+        node = node or self.first_node()
+        key = (topic.topic_id, name, node.node_id)
+        value = self._topic_config_cache.get(key, self._topic_config_cache)
+        if value is self._topic_config_cache:
+            value = self._topic_config_cache[key] = topic_config_value(name, topic.configs, node.config)[0]
+        return value
+
+    def configs_changed(self) -> None:
+        """A topic or broker config changed: caches go, logs take their new settings, timers their new intervals."""
+        self._topic_config_cache.clear()
+        for topic in self.cluster.topics.values():
+            for partition in topic.partitions:
+                partition.log.config = self.log_config(topic, partition)
+        self.timers.refresh(self.now_ms())
+        self.metadata_changed()
+
+    def log_config(self, topic: Topic, partition: Partition | None = None) -> LogConfig:
+        """The settings a partition's log obeys, from the topic's configs and its leader's broker configs."""
+        node = self.cluster.nodes.get(partition.leader_id) if partition is not None else None
+
+        def get(name: str) -> Any:
+            return self.topic_config(topic, name, node)
+
+        policy = str(get("cleanup.policy")).split(",")
+        return LogConfig(
+            segment_bytes=get("segment.bytes"), segment_ms=get("segment.ms"),
+            segment_jitter_ms=get("segment.jitter.ms"), index_interval_bytes=get("index.interval.bytes"),
+            segment_index_bytes=get("segment.index.bytes"), flush_messages=get("flush.messages"),
+            flush_ms=get("flush.ms"), retention_ms=get("retention.ms"), retention_bytes=get("retention.bytes"),
+            delete="delete" in policy, compact="compact" in policy,
+            delete_retention_ms=get("delete.retention.ms"), min_compaction_lag_ms=get("min.compaction.lag.ms"),
+            max_compaction_lag_ms=get("max.compaction.lag.ms"),
+            min_cleanable_dirty_ratio=get("min.cleanable.dirty.ratio"),
+            file_delete_delay_ms=get("file.delete.delay.ms"))
+
+    def _open_log(self, topic: Topic, index: int) -> PartitionLog:
+        return self.storage.open_log(topic.name, topic.topic_id, index, self.log_config(topic), self.now_ms())
 
     def next_producer_id(self) -> int:
-        return next(self._producer_ids)
+        """A new producer id; ids are handed out in blocks whose end is persisted first, so none repeats after
+        a restart (Kafka's ProducerIdsRecord)."""
+        if self._next_producer_id >= self._producer_id_block_end:
+            self._producer_id_block_end = self._next_producer_id + PRODUCER_ID_BLOCK
+            self.metadata_changed()
+        pid = self._next_producer_id
+        self._next_producer_id += 1
+        return pid
 
-    def topic_config(self, topic: Any, name: str) -> Any:
-        return topic_config_value(name, topic.configs, self.config)[0]
+    def internal_topic(self, name: str) -> Topic:
+        """``__consumer_offsets`` or ``__transaction_state``, created on first use as Kafka creates them (compacted,
+        ``offsets.topic.*`` / ``transaction.state.log.*`` settings; replication capped at the number of nodes)."""
+        topic = self.cluster.topics.get(name)
+        if topic is not None:
+            return topic
+        prefix = "offsets.topic" if name == "__consumer_offsets" else "transaction.state.log"
+        config = self.config
+        rf = min(config[f"{prefix}.replication.factor"], len(self.cluster.live_nodes()) or 1)
+        return self.cluster.create_topic(name, config[f"{prefix}.num.partitions"], rf, {
+            "cleanup.policy": "compact", "compression.type": "producer",
+            "segment.bytes": config[f"{prefix}.segment.bytes"]}, internal=True)
 
-    def tick(self) -> None:
-        """Time-driven work: retention. The server calls this every ``log.retention.check.interval.ms``."""
+    # -- nodes (the control API) ---------------------------------------------------------------------------------
+
+    def stop_node(self, node_id: int) -> None:
+        moved = self.cluster.stop_node(node_id)
+        node = self.cluster.nodes[node_id]
+        for listener in self.node_listeners:
+            listener("stopped", node)
+        self._leaders_moved(moved)
+        log.info("node %d stopped; %d partition leadership(s) moved", node_id, len(moved))
+
+    def start_node(self, node_id: int) -> None:
+        moved = self.cluster.start_node(node_id, rebalance=self.config["auto.leader.rebalance.enable"])
+        node = self.cluster.nodes[node_id]
+        for listener in self.node_listeners:
+            listener("started", node)
+        self._leaders_moved(moved)
+        log.info("node %d started; %d partition leadership(s) moved to it", node_id, len(moved))
+
+    def move_leader(self, topic: str, index: int, node_id: int) -> Partition:
+        partition = self.cluster.partition(topic, index)
+        self.cluster.move_leader(partition, node_id)
+        self._leaders_moved([partition])
+        return partition
+
+    def drop_connections(self, node_id: int | None = None) -> None:
+        for node in self.nodes:
+            if node_id is None or node.node_id == node_id:
+                for listener in self.node_listeners:
+                    listener("drop", node)
+
+    def _leaders_moved(self, partitions: list[Partition]) -> None:
+        for partition in partitions:
+            topic = self.cluster.topics.get(partition.topic)
+            if topic is not None:
+                partition.log.config = self.log_config(topic, partition)
+            self.appended(partition)   # fetches waiting on it answer now (with NOT_LEADER_OR_FOLLOWER)
+        self._topic_config_cache.clear()
+
+    # -- persistence ---------------------------------------------------------------------------------------------
+
+    def metadata_changed(self) -> None:
+        if self._restoring:
+            return
+        snapshot = self.cluster.snapshot()
+        snapshot["producer_id_block_end"] = self._producer_id_block_end
+        snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
+        for node in self.nodes:
+            snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
+        self.storage.save_metadata(snapshot)
+
+    def _restore(self) -> None:
+        """Bring back what the storage holds: topics, their logs (recovered), producer state, configs, ids."""
+        snapshot = self.storage.load_metadata()
+        if snapshot is None:
+            self.metadata_changed()
+            return
+        self._restoring = True
+        try:
+            configs = snapshot.get("broker_configs", {})
+            self.config.replace_dynamic(configs.get("", {}), cluster_default=True)
+            for node in self.nodes:
+                node.config.replace_dynamic(configs.get(str(node.node_id), {}), cluster_default=False)
+            self.cluster.restore(snapshot)
+            self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
+                                                                                 FIRST_PRODUCER_ID)
+            for topic in self.cluster.topics.values():
+                for partition in topic.partitions:
+                    partition.log.config = self.log_config(topic, partition)
+                    partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
+                    for base_offset, header in partition.log.headers():
+                        partition.producers.replay(header, base_offset)
+        finally:
+            self._restoring = False
+        self.metadata_changed()
+        log.info("restored %d topic(s) from %s", len(self.cluster.topics), getattr(self.storage, "root", "memory"))
+
+    # -- periodic work -------------------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
         now = self.now_ms()
+        config = self.config
+        first = now + config["log.initial.task.delay.ms"]
+        self.timers.every("log-retention", lambda: config["log.retention.check.interval.ms"], self._retention,
+                          first_ms=first)
+        self.timers.every("log-flusher", lambda: config["log.flush.scheduler.interval.ms"], self._flush,
+                          first_ms=first if config["log.flush.scheduler.interval.ms"] < NEVER - first else NEVER)
+        self.timers.every("log-cleaner", lambda: config["log.cleaner.backoff.ms"] if config["log.cleaner.enable"]
+                          else NEVER, self._clean, first_ms=now + config["log.cleaner.backoff.ms"])
+        self.timers.every("checkpoints", lambda: config["log.flush.offset.checkpoint.interval.ms"] or NEVER,
+                          lambda _now: self.storage.write_checkpoints(), first_ms=first)
+
+    def _retention(self, now: int) -> None:
         for topic in list(self.cluster.topics.values()):
-            retention_ms = self.topic_config(topic, "retention.ms")
-            retention_bytes = self.topic_config(topic, "retention.bytes")
-            if "delete" not in str(self.topic_config(topic, "cleanup.policy")):
-                continue
             for partition in topic.partitions:
-                dropped = partition.log.apply_retention(retention_ms, retention_bytes, now)
-                if dropped:
-                    log.info("retention deleted %d batch(es) from %s-%d; log start offset now %d", dropped,
-                             topic.name, partition.index, partition.log.log_start_offset)
+                before = partition.log.log_start_offset
+                if partition.log.delete_old_segments(now):
+                    log.info("retention deleted segments of %s-%d; log start offset %d -> %d", topic.name,
+                             partition.index, before, partition.log.log_start_offset)
+                partition.log.store.maintain(now)
+
+    def _flush(self, now: int) -> None:
+        for partition in self.cluster.partitions():
+            partition.log.maybe_flush(now)
+
+    def _clean(self, now: int) -> None:
+        if not self.config["log.cleaner.enable"]:
+            return
+        for topic in list(self.cluster.topics.values()):
+            for partition in topic.partitions:
+                if partition.log.config.compact:
+                    result = cleaner.clean(partition.log, now)
+                    if result is not None and (result.records_removed or result.segments):
+                        log.info("compacted %s-%d: %d record(s) and %d tombstone(s) removed up to offset %d",
+                                 topic.name, partition.index, result.records_removed, result.tombstones_removed,
+                                 result.end_offset)
 
 
 def error_response_code(exc: BaseException) -> ErrorCode:
     code = getattr(exc, "code", None)
     return code if isinstance(code, ErrorCode) else ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+__all__ = ["Broker", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]

@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.records.layout import CONTROL_BIT, HEADER, TIMESTAMP_TYPE_BIT
 
 NO_SEQUENCE = -1
 MAX_REMEMBERED = 5
@@ -53,9 +54,8 @@ class ProducerStates:
         """
         entry = self.entries.get(producer_id)
         if entry is None:
-            if first_seq != 0:
-                raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                 f"unknown producer {producer_id} must start at sequence 0, not {first_seq}")
+            # Kafka's ProducerAppendInfo.checkSequence: with no state for the producer (its batches went with
+            # retention or DeleteRecords, say), any sequence is accepted.
             return None
         if epoch < entry.epoch:
             raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
@@ -72,6 +72,17 @@ class ProducerStates:
             raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                              f"expected sequence {next_seq(entry.last_seq)}, got {first_seq}")
         return None
+
+    def replay(self, header: bytes | bytearray | memoryview, base_offset: int) -> None:
+        """Rebuild state from a stored batch header (log recovery): what the batch's append recorded."""
+        fields = HEADER.unpack_from(header, 0)
+        if fields[3] != 2 or fields[9] < 0 or fields[5] & CONTROL_BIT:
+            return
+        base_seq = fields[11]
+        last_seq = -1 if base_seq < 0 else (base_seq + fields[6]) % (INT32_MAX + 1)   # as BatchView.last_sequence
+        timestamp = fields[8] if fields[5] & TIMESTAMP_TYPE_BIT else -1
+        self.record(fields[9], fields[10], BatchMetadata(base_seq, last_seq, base_offset, base_offset + fields[6],
+                                                         timestamp))
 
     def record(self, producer_id: int, epoch: int, batch: BatchMetadata) -> None:
         entry = self.entries.get(producer_id)

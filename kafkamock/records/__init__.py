@@ -49,7 +49,8 @@ def encode_batch(records: Iterable[Record | Mapping[str, Any]], *, base_offset: 
                  producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                  transactional: bool = False, control: bool = False, partition_leader_epoch: int = -1,
                  timestamp_type: str = "CreateTime", log_append_time: int | None = None, magic: int = 2,
-                 delete_horizon_ms: int | None = None, compression_level: int | None = None) -> bytes:
+                 delete_horizon_ms: int | None = None, compression_level: int | None = None,
+                 last_offset: int | None = None, max_timestamp_if_empty: int = -1) -> bytes:
     """Encode records as one batch (magic 2), or as a legacy message set (magic 0/1).
 
     Records are ``Record`` objects or mappings with ``key``, ``value``, ``headers`` (list of ``(str, bytes |
@@ -60,7 +61,10 @@ def encode_batch(records: Iterable[Record | Mapping[str, Any]], *, base_offset: 
                          producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional,
                          control=control, partition_leader_epoch=partition_leader_epoch,
                          timestamp_type=timestamp_type, log_append_time=log_append_time,
-                         delete_horizon_ms=delete_horizon_ms, compression_level=compression_level)
+                         delete_horizon_ms=delete_horizon_ms, compression_level=compression_level,
+                         last_offset=last_offset, max_timestamp_if_empty=max_timestamp_if_empty)
+    if last_offset is not None:
+        raise ValueError("last_offset needs magic 2")
     if transactional or control or producer_id != -1:
         raise ValueError("idempotent, transactional and control batches need magic 2")
     return encode_legacy(records, magic=magic, base_offset=base_offset, compression_name=compression,

@@ -212,8 +212,15 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
               producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
               transactional: bool = False, control: bool = False, partition_leader_epoch: int = -1,
               timestamp_type: str = "CreateTime", log_append_time: int | None = None,
-              delete_horizon_ms: int | None = None, compression_level: int | None = None) -> bytes:
-    """One v2 batch, laid out exactly as Kafka's MemoryRecordsBuilder lays it out."""
+              delete_horizon_ms: int | None = None, compression_level: int | None = None,
+              last_offset: int | None = None, max_timestamp_if_empty: int = -1) -> bytes:
+    """One v2 batch, laid out exactly as Kafka's MemoryRecordsBuilder lays it out.
+
+    ``last_offset`` overrides the batch's last offset (Kafka's log cleaner keeps a v2 batch's offset range when it
+    drops records from it); with it, a batch may hold no records at all (DefaultRecordBatch.writeEmptyHeader: the
+    cleaner keeps a producer's last batch header so its sequence numbers survive), stamped with
+    ``max_timestamp_if_empty``.
+    """
     codec_id = compression.codec_id(compression_name)
     if timestamp_type not in TIMESTAMP_TYPES:
         raise ValueError(f"timestamp_type must be one of {TIMESTAMP_TYPES}")
@@ -224,12 +231,12 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
     base_timestamp: int | None = delete_horizon_ms
     max_timestamp = -1
     count = 0
-    last_offset = base_offset - 1
+    previous = base_offset - 1
     for i, record in enumerate(records):
         offset, timestamp, key, value, headers = _fields(record, i, base_offset)
-        if offset <= last_offset:
-            raise ValueError(f"record offsets must increase: {offset} after {last_offset}")
-        last_offset = offset
+        if offset <= previous:
+            raise ValueError(f"record offsets must increase: {offset} after {previous}")
+        previous = offset
         if base_timestamp is None:
             base_timestamp = timestamp
         if timestamp > max_timestamp:
@@ -260,8 +267,17 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
             body += value
         body += hbytes
         count += 1
-    if count == 0:
-        raise ValueError("a record batch needs at least one record")
+    if last_offset is None:
+        if count == 0:
+            raise ValueError("a record batch needs at least one record")
+        last_offset = previous
+    elif last_offset < max(previous, base_offset):
+        raise ValueError(f"last_offset {last_offset} is below the batch's last record ({previous})")
+    elif count == 0:  # writeEmptyHeader: a header alone, uncompressed
+        codec_id = 0
+        max_timestamp = max_timestamp_if_empty
+        if base_timestamp is None:
+            base_timestamp = max_timestamp_if_empty
     attributes = codec_id
     if timestamp_type == "LogAppendTime":
         attributes |= TIMESTAMP_TYPE_BIT

@@ -1,5 +1,9 @@
-"""One client connection: size-prefixed frames in, responses out, in order (Kafka serves a connection's requests
-one at a time, which also keeps pipelined responses in order)."""
+"""One client connection to one node: size-prefixed frames in, responses out, in order (Kafka serves a
+connection's requests one at a time, which also keeps pipelined responses in order).
+
+The core answers each request with an outcome: a response to encode and send, nothing (acks=0), a wait (the
+connection parks until the core completes the waiter, which yields another outcome), or close-the-connection.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ import struct
 
 import trio
 
-from kafkamock.broker import Broker, ConnectionInfo, Pending, Request
+from kafkamock.broker import Broker, Close, ConnectionInfo, Request, Respond, Wait, Waiter
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers import api_versions
+from kafkamock.broker.node import Node
+from kafkamock.broker.outcome import Outcome
 from kafkamock.codec import DecodeError, Message, UnsupportedVersionError, decode_request_header, encode_response
 from kafkamock.codec.framing import encode_response_parts
 from kafkamock.codec.registry import default_registry
@@ -89,10 +95,12 @@ class FrameReader:
 
 
 class Connection:
-    def __init__(self, server, stream: trio.SocketStream, conn_id: int):
+    def __init__(self, server, stream: trio.SocketStream, conn_id: int, node: Node):
         self.server = server
         self.broker: Broker = server.broker
         self.stream = stream
+        self.node = node
+        self.cancel_scope = trio.CancelScope()
         try:
             host, port = stream.socket.getpeername()[:2]
             peer = f"{host}:{port}"
@@ -101,21 +109,24 @@ class Connection:
         self.info = ConnectionInfo(conn_id, peer)
 
     async def serve(self) -> None:
-        reader = FrameReader(self.stream, self.broker.config["socket.request.max.bytes"])
+        reader = FrameReader(self.stream, self.node.config["socket.request.max.bytes"])
         try:
-            while True:
-                frame = await reader.next_frame()
-                response = await self.respond(frame)
-                if response is not None:
-                    await self.send(response)
+            with self.cancel_scope:
+                while True:
+                    frame = await reader.next_frame()
+                    response = await self.respond(frame)
+                    if response is not None:
+                        await self.send(response)
+            log.debug("connection %d from %s to node %d closed by the broker", self.info.id, self.info.peer,
+                      self.node.node_id)
         except ConnectionClosed as exc:
             reason = str(exc)
-            level = logging.INFO if reason.startswith("peer closed the connection") and "mid-frame" not in reason \
+            level = logging.DEBUG if reason.startswith("peer closed the connection") and "mid-frame" not in reason \
                 else logging.WARNING
-            log.log(level, "connection %d from %s (client %s, %s) closed: %s", self.info.id, self.info.peer,
-                    self.info.client_id, self._software(), reason)
+            log.log(level, "connection %d from %s (client %s, %s) to node %d closed: %s", self.info.id,
+                    self.info.peer, self.info.client_id, self._software(), self.node.node_id, reason)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            log.info("connection %d from %s reset by peer", self.info.id, self.info.peer)
+            log.debug("connection %d from %s reset by peer", self.info.id, self.info.peer)
         except Exception:
             # Last line of defence: an exception escaping here would cancel trio.serve_listeners and stop the
             # whole broker (every connection and the listener); a bug must only cost this one connection.
@@ -157,6 +168,7 @@ class Connection:
             raise ConnectionClosed(f"malformed request: {exc}") from None
         if self.info.client_id is None and header.client_id:
             self.info.client_id = header.client_id
+            self.server.client_seen(self.info, self.node)
         api_key, version = header.request_api_key, header.request_api_version
         served = self.broker.supported_versions().get(api_key)
         if served is None or not served[0] <= version <= served[1]:
@@ -166,21 +178,39 @@ class Connection:
                 raise ConnectionClosed(f"{name} v{version} is not supported by this broker")
             raise ConnectionClosed(f"{name} v{version} is not supported by this broker "
                                    f"(valid versions: {served[0]}-{served[1]})")
-        request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info)
+        request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info, self.node)
         try:
-            result = self.broker.handle(request)
-            if isinstance(result, Pending):
-                result = await self.server.wait(result)
-            if result is None:
+            outcome = self.broker.handle(request)
+            while isinstance(outcome, Wait):
+                outcome = await self.wait(outcome.waiter)
+            if isinstance(outcome, Close):
+                raise ConnectionClosed(outcome.reason)
+            if not isinstance(outcome, Respond):
                 return None
             # Inside the try: a response the codec refuses (a handler bug) must end this connection only,
             # never escape into the listener's nursery and stop the whole broker.
-            return encode_response_parts(api_key, version, header.correlation_id, result)
+            return encode_response_parts(api_key, version, header.correlation_id, outcome.body)
+        except (ConnectionClosed, trio.Cancelled):
+            raise
         except Exception:
             spec = default_registry().requests[api_key]
             log.exception("error handling %s v%d from %s (client %s)", spec.api_name, version, self.info.peer,
                           header.client_id)
             raise ConnectionClosed(f"internal error handling {spec.api_name} v{version}") from None
+
+    async def wait(self, waiter: Waiter) -> Outcome:
+        """Park until the core completes ``waiter`` (an append, its deadline); forget it if the connection goes."""
+        if waiter.done and waiter.result is not None:
+            return waiter.result
+        done = trio.Event()
+        waiter.on_done = lambda outcome: done.set()
+        try:
+            await done.wait()
+        except BaseException:
+            self.broker.cancel(waiter)
+            raise
+        assert waiter.result is not None
+        return waiter.result
 
     def unsupported(self, exc: UnsupportedVersionError) -> list:
         """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;

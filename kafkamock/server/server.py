@@ -1,4 +1,10 @@
-"""The trio shell around the broker core: listener, one task per connection, long-poll waits, the retention timer."""
+"""The trio shell around the broker core: one listener per node, one task per connection, and one timer task.
+
+The timer task sleeps until the core's next deadline (``Broker.next_deadline``) on the core's own clock, or until
+the core says an earlier deadline came up (or a ``ManualClock`` moved), then calls ``Broker.tick``. Nothing else
+here knows about time. Stopping a node (control API) closes its listener and its connections; starting it binds
+the same port again.
+"""
 
 from __future__ import annotations
 
@@ -6,67 +12,149 @@ import itertools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 
 import trio
 
-from kafkamock.broker import Broker, Pending
+from kafkamock.broker import Broker
+from kafkamock.broker.config import parse_listener
+from kafkamock.broker.node import Node
+from kafkamock.broker.timers import NEVER
 from kafkamock.server.connection import Connection
 
 log = logging.getLogger("kafkamock.server")
 
 
+@dataclass
+class NodeListener:
+    """The sockets and tasks of one node."""
+
+    node: Node
+    port: int = 0
+    scope: trio.CancelScope | None = None
+    connections: set[Connection] = field(default_factory=set)
+
+
 class Server:
     def __init__(self, broker: Broker):
         self.broker = broker
-        self._appended = trio.Event()
         self._ids = itertools.count(1)
-        broker.on_append(self._wake)
+        self._wake_event = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._bind_host = "127.0.0.1"
+        self.listeners: dict[int, NodeListener] = {}
+        self._clients_seen: set[str | None] = set()
         self.bootstrap_servers = ""
+        broker.timers.earlier_deadline.append(self._wake)
+        broker.node_listeners.append(self._node_event)
+        self._manual_clock = hasattr(broker.clock, "subscribe")
+        if self._manual_clock:
+            broker.clock.subscribe(self._wake_threadsafe)  # type: ignore[attr-defined]
+
+    # -- the timer task ------------------------------------------------------------------------------------------
 
     def _wake(self) -> None:
-        self._appended.set()
-        self._appended = trio.Event()
+        self._wake_event.set()
 
-    async def wait(self, pending: Pending):
-        """Wait for a long-poll request: re-check after every append, answer at the deadline at the latest."""
+    def _wake_threadsafe(self) -> None:
+        """A ManualClock moved (maybe from another thread): wake the timer task on the broker's thread."""
+        if self._token is not None:
+            try:
+                self._token.run_sync_soon(self._wake)
+            except trio.RunFinishedError:
+                pass
+
+    async def _timer(self) -> None:
+        broker = self.broker
         while True:
-            response = pending.complete(False)
-            if response is not None:
-                return response
-            remaining = (pending.deadline_ms - self.broker.now_ms()) / 1000
+            broker.tick()
+            self._wake_event = trio.Event()
+            deadline = broker.next_deadline()
+            remaining = deadline - broker.now_ms()
             if remaining <= 0:
-                return pending.complete(True)
-            event = self._appended
-            with trio.move_on_after(remaining):
-                await event.wait()
+                await trio.lowlevel.checkpoint()
+                continue
+            if self._manual_clock or deadline >= NEVER:
+                await self._wake_event.wait()        # a manual clock moves only when told
+            else:
+                with trio.move_on_after(remaining / 1000):
+                    await self._wake_event.wait()
 
-    async def _handle(self, stream: trio.SocketStream) -> None:
-        conn = Connection(self, stream, next(self._ids))
-        log.info("connection %d from %s", conn.info.id, conn.info.peer)
-        await conn.serve()
+    # -- nodes and connections -----------------------------------------------------------------------------------
 
-    async def _retention(self) -> None:
-        while True:
-            await trio.sleep(self.broker.config["log.retention.check.interval.ms"] / 1000)
-            self.broker.tick()
+    def client_seen(self, info, node: Node) -> None:
+        """One INFO line per client id (connections themselves are DEBUG: a Spark job opens hundreds)."""
+        if info.client_id not in self._clients_seen:
+            self._clients_seen.add(info.client_id)
+            log.info("client %r connected from %s to node %d", info.client_id, info.peer, node.node_id)
+
+    async def _handle(self, stream: trio.SocketStream, listener: NodeListener) -> None:
+        conn = Connection(self, stream, next(self._ids), listener.node)
+        log.debug("connection %d from %s to node %d", conn.info.id, conn.info.peer, listener.node.node_id)
+        listener.connections.add(conn)
+        try:
+            await conn.serve()
+        finally:
+            listener.connections.discard(conn)
+
+    async def _listen(self, listener: NodeListener, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        sockets = await trio.open_tcp_listeners(listener.port, host=self._bind_host)
+        listener.port = sockets[0].socket.getsockname()[1]
+        with trio.CancelScope() as scope:
+            listener.scope = scope
+            async with trio.open_nursery() as nursery:
+                await nursery.start(trio.serve_listeners, lambda s: self._handle(s, listener), sockets)
+                task_status.started()
+
+    def _node_event(self, event: str, node: Node) -> None:
+        listener = self.listeners.get(node.node_id)
+        if listener is None:
+            return
+        if event in ("stopped", "drop"):
+            for conn in list(listener.connections):
+                conn.cancel_scope.cancel()
+        if event == "stopped" and listener.scope is not None:
+            listener.scope.cancel()
+            listener.scope = None
+        if event == "started" and listener.scope is None and self._nursery is not None:
+            self._nursery.start_soon(self._listen, listener)
+
+    def _advertise(self, host: str, k: int, port: int) -> tuple[str, int]:
+        """Node ``k``'s advertised address: ``advertised.listeners`` (its port + k, its host), else the bound one."""
+        advertised = self.broker.config["advertised.listeners"]
+        if not advertised:
+            return host, port
+        _, adv_host, adv_port = parse_listener(advertised)
+        return adv_host or host, (adv_port + k if adv_port else port)
 
     async def serve(self, host: str = "127.0.0.1", port: int = 9092, *,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(port, host=host)
-        bound_host, bound_port = listeners[0].socket.getsockname()[:2]
-        self.broker.set_address(bound_host, bound_port)
-        self.bootstrap_servers = f"{bound_host}:{bound_port}"
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._retention)
-            await nursery.start(trio.serve_listeners, self._handle, listeners)
-            task_status.started(self.bootstrap_servers)
+        """Listen for every node (node k on ``port + k``, or a free port each when ``port`` is 0), then serve."""
+        self._bind_host = host
+        self._token = trio.lowlevel.current_trio_token()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                for k, node in enumerate(self.broker.nodes):
+                    listener = self.listeners[node.node_id] = NodeListener(node, port + k if port else 0)
+                    if node.up:
+                        await nursery.start(self._listen, listener)
+                    shown_host = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+                    self.broker.set_address(node.node_id, *self._advertise(shown_host, k, listener.port))
+                self.bootstrap_servers = ",".join(f"{n.host}:{n.port}" for n in self.broker.nodes)
+                nursery.start_soon(self._timer)
+                task_status.started(self.bootstrap_servers)
+        finally:
+            self._nursery = None
+            self.broker.close()
 
 
 @asynccontextmanager
 async def run_broker(broker: Broker | None = None, host: str = "127.0.0.1", port: int = 0,
-                     config: dict | None = None) -> AsyncIterator[Server]:
-    """Run a broker inside trio code: ``async with run_broker() as server: server.bootstrap_servers``."""
-    server = Server(broker or Broker(config))
+                     config: dict | None = None, **broker_options) -> AsyncIterator[Server]:
+    """Run a broker inside trio code: ``async with run_broker(brokers=3) as server: server.bootstrap_servers``."""
+    server = Server(broker or Broker(config, **broker_options))
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, host, port)
         yield server

@@ -12,7 +12,6 @@ from support.broker_calls import call
 
 from kafkamock import records
 from kafkamock.broker import Broker
-from kafkamock.broker.cluster import Node
 from kafkamock.broker.errors import ErrorCode as E
 
 ZERO = uuid.UUID(int=0)
@@ -22,9 +21,9 @@ SOURCE = {"TOPIC": 1, "DYNAMIC_BROKER": 2, "DYNAMIC_DEFAULT": 3, "STATIC": 4, "D
 MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = 114, 115
 
 
-def produce(broker, *vals, topic="t", partition=0, timestamp=None):
+def produce(broker, *vals, topic="t", partition=0, timestamp=None, key=None):
     ts = broker.now_ms() if timestamp is None else timestamp
-    data = records.encode_batch([{"value": v, "timestamp": ts} for v in vals])
+    data = records.encode_batch([{"key": key, "value": v, "timestamp": ts} for v in vals])
     response = call(broker, "Produce", 9, {"acks": -1, "timeout_ms": 1000, "topic_data": [
         {"name": topic, "partition_data": [{"index": partition, "records": data}]}]})
     result = response.responses[0].partition_responses[0]
@@ -147,18 +146,19 @@ def test_create_partitions_validate_only(broker):
     assert result.error_code == E.NONE and len(broker.cluster.topics["t"].partitions) == 2
 
 
-def test_create_partitions_with_assignments(broker):
-    broker.cluster.nodes.append(Node(1, "127.0.0.1", 9093))
-    (ok,) = create_partitions(broker, 3, [("t", 4, [{"broker_ids": [1]}, {"broker_ids": [0]}])])
+def test_create_partitions_with_assignments(clock):
+    broker = Broker(clock=clock, brokers=2)               # nodes 1 and 2
+    broker.cluster.create_topic("t", 2, 1)
+    (ok,) = create_partitions(broker, 3, [("t", 4, [{"broker_ids": [2]}, {"broker_ids": [1]}])])
     assert ok.error_code == E.NONE
     parts = broker.cluster.topics["t"].partitions
-    assert [(p.leader_id, p.replicas) for p in parts[2:]] == [(1, [1]), (0, [0])]
+    assert [(p.leader_id, p.replicas) for p in parts[2:]] == [(2, [2]), (1, [1])]
     for assignments, message in [
-        ([{"broker_ids": [0]}], "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
-        ([{"broker_ids": [0]}, {"broker_ids": [7]}], "includes broker 7, but no such broker is registered"),
-        ([{"broker_ids": [0]}, {"broker_ids": []}], "includes an empty replica list"),
-        ([{"broker_ids": [0]}, {"broker_ids": [1, 1]}], "includes the broker 1 more than once"),
-        ([{"broker_ids": [0]}, {"broker_ids": [0, 1]}], "with 2 replica(s), but this is not consistent"),
+        ([{"broker_ids": [1]}], "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
+        ([{"broker_ids": [1]}, {"broker_ids": [7]}], "includes broker 7, but no such broker is registered"),
+        ([{"broker_ids": [1]}, {"broker_ids": []}], "includes an empty replica list"),
+        ([{"broker_ids": [1]}, {"broker_ids": [2, 2]}], "includes the broker 2 more than once"),
+        ([{"broker_ids": [1]}, {"broker_ids": [1, 2]}], "with 2 replica(s), but this is not consistent"),
     ]:
         (bad,) = create_partitions(broker, 0, [("t", 6, assignments)])
         assert bad.error_code == E.INVALID_REPLICA_ASSIGNMENT and message in bad.error_message
@@ -179,7 +179,8 @@ def test_delete_records_moves_the_log_start_offset(broker, version):
         produce(broker, b"%d" % (2 * i), b"%d" % (2 * i + 1))      # offsets 0-5 in three batches
     assert delete_records(broker, version, [(0, 3)]) == [(0, 3, E.NONE)]
     plog = broker.cluster.partition("t", 0).log
-    assert plog.log_start_offset == 3 and len(plog) == 2             # the batch 0-1 is gone, 2-3 straddles
+    # Kafka deletes whole segments only: the log start moves, the batches below it stay until their segment goes.
+    assert plog.log_start_offset == 3 and len(plog) == 3
     assert fetch_error(broker, 2) == E.OFFSET_OUT_OF_RANGE
     assert fetch_error(broker, 3) == E.NONE
     earliest = call(broker, "ListOffsets", 7, {"replica_id": -1, "topics": [
@@ -196,9 +197,9 @@ def test_delete_records_moves_the_log_start_offset(broker, version):
 
 def test_delete_records_refused_on_compacted_topics(broker):
     broker.cluster.create_topic("c", 1, 1, {"cleanup.policy": "compact"})
-    produce(broker, b"a", topic="c")
+    produce(broker, b"a", topic="c", key=b"k")
     assert delete_records(broker, 2, [(0, 1)], topic="c") == [(0, -1, E.POLICY_VIOLATION)]
-    broker.cluster.topics["c"].configs["cleanup.policy"] = "compact,delete"
+    assert incremental(broker, 1, [(TOPIC, "c", [("cleanup.policy", SET, "compact,delete")])]) == [("c", E.NONE, None)]
     assert delete_records(broker, 2, [(0, 1)], topic="c") == [(0, 1, E.NONE)]
 
 
@@ -224,7 +225,8 @@ def test_offset_for_leader_epoch(broker, version):
         (E.NONE, -1, -1),      # UNDEFINED_EPOCH asks for nothing
     ]
     partition = broker.cluster.partition("t", 0)
-    partition.leader_epoch = 2                         # a leader change; new batches carry epoch 2
+    broker.cluster.set_leader(partition, partition.leader_id)   # two elections; new batches carry epoch 2
+    broker.cluster.set_leader(partition, partition.leader_id)
     produce(broker, b"d", b"e")
     assert epoch_end(broker, version, [(0, 0, 2), (0, 1, 2), (0, 2, 2), (0, 3, 2)]) == [
         (E.NONE, 0, 3),        # epoch 0 ends where epoch 2 starts
@@ -243,7 +245,8 @@ def test_offset_for_leader_epoch(broker, version):
 
 def test_offset_for_leader_epoch_new_epoch_without_records(broker):
     produce(broker, b"a")
-    broker.cluster.partition("t", 0).leader_epoch = 1
+    partition = broker.cluster.partition("t", 0)
+    broker.cluster.set_leader(partition, partition.leader_id)   # a new epoch starts at the log end, no records yet
     assert epoch_end(broker, 4, [(0, 0, 1), (0, 1, 1)]) == [(E.NONE, 0, 1), (E.NONE, 1, 1)]
 
 
@@ -325,17 +328,17 @@ def test_describe_topic_configs_follow_the_broker_levels(clock):
     assert (retention.value, retention.config_source) == ("200", SOURCE["DYNAMIC_DEFAULT"])
     assert [(s.value, s.source) for s in retention.synonyms] == [
         ("200", SOURCE["DYNAMIC_DEFAULT"]), ("100", SOURCE["STATIC"]), ("604800000", SOURCE["DEFAULT"])]
-    assert incremental(broker, 0, [(BROKER, "0", [("log.retention.ms", SET, "300")])]) == [("0", E.NONE, None)]
+    assert incremental(broker, 0, [(BROKER, "1", [("log.retention.ms", SET, "300")])]) == [("1", E.NONE, None)]
     retention = described(broker, 4, TOPIC, "t")["retention.ms"]
     assert (retention.value, retention.config_source) == ("300", SOURCE["DYNAMIC_BROKER"])
     assert broker.topic_config(broker.cluster.topics["t"], "retention.ms") == 300
-    assert incremental(broker, 0, [(BROKER, "0", [("log.retention.ms", DELETE, None)])]) == [("0", E.NONE, None)]
-    assert broker.config["log.retention.ms"] == 200
+    assert incremental(broker, 0, [(BROKER, "1", [("log.retention.ms", DELETE, None)])]) == [("1", E.NONE, None)]
+    assert broker.first_node().config["log.retention.ms"] == 200
 
 
 @pytest.mark.parametrize("version", [1, 4])
 def test_describe_broker_configs(broker, version):
-    configs = described(broker, version, BROKER, "0", synonyms=True)
+    configs = described(broker, version, BROKER, "1", synonyms=True)
     assert {"log.retention.ms", "num.partitions", "delete.topic.enable", "node.id"} <= set(configs)
     assert configs["node.id"].read_only and not configs["log.retention.ms"].read_only
     assert (configs["num.partitions"].value, configs["num.partitions"].config_source) == ("1", SOURCE["DEFAULT"])
@@ -346,21 +349,21 @@ def test_describe_broker_configs(broker, version):
     assert list(defaults) == ["num.partitions"]
     assert defaults["num.partitions"].config_source == SOURCE["DYNAMIC_DEFAULT"]
     assert [(s.value, s.source) for s in defaults["num.partitions"].synonyms] == [("3", SOURCE["DYNAMIC_DEFAULT"])]
-    mine = described(broker, version, BROKER, "0", keys=["num.partitions"])["num.partitions"]
+    mine = described(broker, version, BROKER, "1", keys=["num.partitions"])["num.partitions"]
     assert (mine.value, mine.config_source) == ("3", SOURCE["DYNAMIC_DEFAULT"])
-    assert broker.config["num.partitions"] == 3
+    assert broker.first_node().config["num.partitions"] == 3
 
 
 @pytest.mark.parametrize("version", [1, 4])
 def test_describe_configs_errors(broker, version):
-    results = describe(broker, version, [(TOPIC, "nope", None), (TOPIC, "bad name", None), (BROKER, "1", None),
+    results = describe(broker, version, [(TOPIC, "nope", None), (TOPIC, "bad name", None), (BROKER, "2", None),
                                          (BROKER, "x", None), (32, "group", None)])
     assert [(r.resource_name, r.error_code) for r in results] == [
         ("nope", E.UNKNOWN_TOPIC_OR_PARTITION), ("bad name", E.INVALID_TOPIC_EXCEPTION),
-        ("1", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_REQUEST)]
+        ("2", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_REQUEST)]
     assert all(r.configs == [] for r in results)
     assert results[0].error_message == ""      # as Kafka: no message for an unknown topic
-    assert results[2].error_message == "Unexpected broker id, expected 0 or empty string, but received 1"
+    assert results[2].error_message == "Unexpected broker id, expected 1 or empty string, but received 2"
     assert results[3].error_message == "Broker id must be an integer, but it is: x"
     # A resource type Kafka does not know fails the whole request.
     results = describe(broker, version, [(TOPIC, "t", None), (99, "x", None)])
@@ -380,10 +383,11 @@ def test_alter_configs_replaces_the_whole_set(broker, version):
     assert (configs["retention.bytes"].value, configs["retention.bytes"].config_source) == ("2048", SOURCE["TOPIC"])
     assert alter(broker, version, [(TOPIC, "t", {"retention.ms": "5"})], validate_only=True) == [("t", E.NONE, None)]
     assert topic.configs == {"retention.bytes": 2048}
-    assert alter(broker, version, [(BROKER, "0", {"log.retention.ms": "1234"})]) == [("0", E.NONE, None)]
-    assert broker.config["log.retention.ms"] == 1234 and broker.config.dynamic == {"log.retention.ms"}
-    assert alter(broker, version, [(BROKER, "0", {})]) == [("0", E.NONE, None)]
-    assert broker.config["log.retention.ms"] == 604800000 and broker.config.dynamic == set()
+    node = broker.first_node().config
+    assert alter(broker, version, [(BROKER, "1", {"log.retention.ms": "1234"})]) == [("1", E.NONE, None)]
+    assert node["log.retention.ms"] == 1234 and node.dynamic == {"log.retention.ms"}
+    assert alter(broker, version, [(BROKER, "1", {})]) == [("1", E.NONE, None)]
+    assert node["log.retention.ms"] == 604800000 and node.dynamic == set()
 
 
 @pytest.mark.parametrize("version", [0, 2])
@@ -395,8 +399,8 @@ def test_alter_configs_errors(broker, version):
         (TOPIC, "nope", {"retention.ms": "1"}),
         (TOPIC, "", {"retention.ms": "1"}),
         (TOPIC, "bad name", {}),
-        (BROKER, "0", {"node.id": "3"}),
-        (BROKER, "1", {"log.retention.ms": "1"}),
+        (BROKER, "1", {"node.id": "3"}),
+        (BROKER, "2", {"log.retention.ms": "1"}),
         (BROKER, "", {"log.retention.ms": "abc"}),
         (99, "x", {}),
         (32, "group", {}),
@@ -404,12 +408,12 @@ def test_alter_configs_errors(broker, version):
     codes = [(name, code) for name, code, _ in results]
     assert codes == [
         ("t", E.INVALID_CONFIG), ("nope", E.UNKNOWN_TOPIC_OR_PARTITION), ("", E.INVALID_REQUEST),
-        ("bad name", E.INVALID_TOPIC_EXCEPTION), ("0", E.INVALID_REQUEST), ("1", E.INVALID_REQUEST),
+        ("bad name", E.INVALID_TOPIC_EXCEPTION), ("1", E.INVALID_REQUEST), ("2", E.INVALID_REQUEST),
         ("", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_REQUEST)]
     messages = [message for _, _, message in results]
     assert messages[0] == "Unknown topic config name: retention.mss"
     assert messages[4] == "Cannot update these configs dynamically: Set(node.id)"
-    assert messages[5] == "Unexpected broker id, expected 0, but received 1"
+    assert messages[5] == "Unexpected broker id, expected 1, but received 2"
     assert messages[7] == "Unknown resource type 99"
     assert alter(broker, version, [(BROKER, "", {"no.such.config": "1"})])[0][1] == E.INVALID_CONFIG
     assert broker.config.dynamic == set()
@@ -457,8 +461,8 @@ def test_incremental_alter_configs_errors(broker, version):
         (TOPIC, "w", [("retention.ms", SET, "1"), ("retention.ms", DELETE, None)]),
         (TOPIC, "nope", [("retention.ms", SET, "1")]),
         (TOPIC, "x", [("no.such", SET, "1")]),
-        (BROKER, "0", [("log.retention.ms", SUBTRACT, "1")]),
-        (BROKER, "2", [("log.retention.ms", SET, "1")]),
+        (BROKER, "1", [("log.retention.ms", SUBTRACT, "1")]),
+        (BROKER, "3", [("log.retention.ms", SET, "1")]),
         (99, "y", []),
     ])
     assert results == [
@@ -468,8 +472,8 @@ def test_incremental_alter_configs_errors(broker, version):
         ("w", E.INVALID_REQUEST, "Error due to duplicate config keys"),
         ("nope", E.UNKNOWN_TOPIC_OR_PARTITION, None),
         ("x", E.INVALID_CONFIG, "Unknown topic config name: no.such"),
-        ("0", E.INVALID_CONFIG, "Config value subtract is not allowed for config key: log.retention.ms"),
-        ("2", E.INVALID_REQUEST, "Unexpected broker id, expected 0, but received 2"),
+        ("1", E.INVALID_CONFIG, "Config value subtract is not allowed for config key: log.retention.ms"),
+        ("3", E.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 3"),
         ("y", E.INVALID_REQUEST, "Unknown resource type 99"),
     ]
     assert topic.configs == {"retention.ms": 10}   # a failed resource changes none of its configs
@@ -481,45 +485,52 @@ def test_incremental_alter_configs_errors(broker, version):
 
 
 def test_retention_set_through_incremental_alter_configs(broker, clock):
+    # One batch per segment (segment.bytes below two batches), so retention can take them one at a time.
+    assert incremental(broker, 1, [(TOPIC, "t", [("segment.bytes", SET, "100")])]) == [("t", E.NONE, None)]
     now = clock.now_ms()
     produce(broker, b"old", timestamp=now - 200_000)
     produce(broker, b"older-ish", timestamp=now - 100_000)
     produce(broker, b"new", timestamp=now)
     plog = broker.cluster.partition("t", 0).log
+    assert len(plog.segments) == 3
+    clock.advance(30_000)                                            # log.initial.task.delay.ms
     broker.tick()
     assert plog.log_start_offset == 0                                # a week's retention by default
-    assert incremental(broker, 1, [(TOPIC, "t", [("retention.ms", SET, "150000")])]) == [("t", E.NONE, None)]
+    assert incremental(broker, 1, [(TOPIC, "t", [("retention.ms", SET, "400000")])]) == [("t", E.NONE, None)]
+    clock.advance(300_000)                                           # log.retention.check.interval.ms
     broker.tick()
-    assert plog.log_start_offset == 1 and fetch_error(broker, 0) == E.OFFSET_OUT_OF_RANGE
-    clock.advance(60_000)
-    broker.tick()
-    assert plog.log_start_offset == 2                                # the last batch always stays
-    clock.advance(10**9)
-    broker.tick()
-    assert plog.log_start_offset == 2
-
-    produce(broker, b"a" * 100, timestamp=clock.now_ms())
-    produce(broker, b"b" * 100, timestamp=clock.now_ms())
+    # 330 s on, the segments are 530, 430 and 330 s old: the first two are past 400 s, the last is not.
+    assert plog.log_start_offset == 2 and fetch_error(broker, 0) == E.OFFSET_OUT_OF_RANGE
     assert incremental(broker, 1, [(TOPIC, "t", [("retention.ms", DELETE, None),
                                                  ("retention.bytes", SET, "200")])]) == [("t", E.NONE, None)]
-    broker.tick()                                                    # by size: keep at most 200 bytes (>= 1 batch)
-    assert plog.log_start_offset == 4 and len(plog) == 1
+    produce(broker, b"a" * 100, timestamp=clock.now_ms())
+    produce(broker, b"b" * 100, timestamp=clock.now_ms())
+    clock.advance(300_000)
+    # By size, as Kafka: the oldest segments go while what remains is still at least retention.bytes.
+    sizes = [s.size for s in plog.segments]
+    broker.tick()
+    assert sizes[0] + 200 <= sum(sizes) < sizes[0] + sizes[1] + 200
+    assert plog.log_start_offset == 3 and plog.size_bytes == sum(sizes[1:]) >= 200
     assert described(broker, 4, TOPIC, "t", keys=["retention.bytes"])["retention.bytes"].value == "200"
 
 
 # -- DescribeCluster ----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", [0, 1, 2])
-def test_describe_cluster(broker, version):
-    broker.cluster.nodes.append(Node(1, "127.0.0.2", 9093, "rack-b"))
+def test_describe_cluster(clock, version):
+    broker = Broker(clock=clock, brokers=3)
+    broker.set_address(2, "127.0.0.2", 9093)
+    broker.cluster.nodes[2].rack = "rack-b"
+    broker.stop_node(3)
     body = {"include_cluster_authorized_operations": False}
     if version >= 2:
         body["include_fenced_brokers"] = True
     response = call(broker, "DescribeCluster", version, body)
     assert (response.error_code, response.error_message) == (E.NONE, None)
-    assert response.cluster_id == broker.cluster.cluster_id and response.controller_id == 0
+    assert response.cluster_id == broker.cluster.cluster_id and response.controller_id == 1
+    fenced = [(3, "127.0.0.1", 9094, None, True)] if version >= 2 else []    # a stopped node, when asked for
     assert [(b.broker_id, b.host, b.port, b.rack, b.is_fenced) for b in response.brokers] == [
-        (0, "127.0.0.1", 9092, None, False), (1, "127.0.0.2", 9093, "rack-b", False)]
+        (1, "127.0.0.1", 9092, None, False), (2, "127.0.0.2", 9093, "rack-b", False)] + fenced
     assert response.cluster_authorized_operations == -2147483648
     assert response.endpoint_type == 1
     body["include_cluster_authorized_operations"] = True
@@ -560,7 +571,7 @@ def test_describe_topic_partitions_lists_every_topic_sorted(clock):
     assert topic.topic_authorized_operations == 3576   # every topic operation, as with no authorizer
     p = topic.partitions[0]
     assert (p.error_code, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes, p.offline_replicas) == \
-        (E.NONE, 0, 0, [0], [0], [])
+        (E.NONE, 1, 0, [1], [1], [])
     assert p.eligible_leader_replicas == [] and p.last_known_elr == []
 
 

@@ -7,13 +7,17 @@ import uuid
 from support.broker_calls import call
 
 from kafkamock import codec, records
-from kafkamock.broker import Broker, Pending
+from kafkamock.broker import Broker, Waiter
 from kafkamock.broker.errors import ErrorCode as E
 
 
-def complete(result, final=False):
-    body = result.complete(final)
+def complete(waiter, final=False):
+    body = waiter.check(final)
     return None if body is None else codec.decode("FetchResponse", 12, codec.encode("FetchResponse", 12, body))
+
+
+def stored_bytes(broker, topic="t", partition=0) -> bytes:
+    return b"".join(bytes(b) for b in broker.cluster.partition(topic, partition).log.read(0, 10**9))
 
 
 def produce(broker, batch: bytes, topic="t", partition=0, acks=-1, version=9):
@@ -56,7 +60,7 @@ def test_produce_assigns_offsets_by_rewriting_the_header_only(broker):
     first, second = batch(b"a", b"b"), batch(b"c", compression="zstd")
     assert produce(broker, first).base_offset == 0
     assert produce(broker, second).base_offset == 2
-    stored = broker.cluster.partition("t", 0).log.read(0, 10**9)
+    stored = stored_bytes(broker)
     assert stored[12:16] == b"\x00\x00\x00\x00"            # partition leader epoch 0 written in
     assert stored[16:len(first)] == first[16:]              # the rest of the bytes untouched
     assert values(fetch(broker, 0)) == [(0, b"a"), (1, b"b"), (2, b"c")]
@@ -95,8 +99,12 @@ def test_idempotent_sequences(broker):
     assert idem(3, 1).error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER   # a new epoch starts at 0
     assert idem(0, 1).base_offset == 3
     assert idem(1, 0).error_code == E.INVALID_PRODUCER_EPOCH          # the old epoch is fenced
+    # A producer the partition has no state for (its batches gone with retention, say) may start anywhere, as in
+    # Kafka's ProducerAppendInfo.checkSequence; from then on it is checked.
     unknown = produce(broker, batch(b"v", producer_id=2000, producer_epoch=0, base_sequence=4))
-    assert unknown.error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert unknown.error_code == E.NONE
+    assert produce(broker, batch(b"v", producer_id=2000, producer_epoch=0, base_sequence=7)).error_code == \
+        E.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
 def test_fetch_from_mid_batch_and_out_of_range(broker):
@@ -121,16 +129,29 @@ def test_fetch_byte_limits_return_at_least_one_batch(broker):
 
 def test_long_poll_waits_for_data_and_answers_at_the_deadline(broker, clock):
     pending = fetch(broker, 0, max_wait=500)
-    assert isinstance(pending, Pending) and pending.deadline_ms == clock.now_ms() + 500
-    assert complete(pending) is None
-    woken = []
-    broker.on_append(lambda: woken.append(True))
-    produce(broker, batch(b"late"))
-    assert woken == [True]
-    assert values(complete(pending)) == [(0, b"late")]
+    assert isinstance(pending, Waiter) and pending.deadline_ms == clock.now_ms() + 500
+    assert broker.next_deadline() == clock.now_ms() + 500
+    answered = []
+    pending.on_done = answered.append
+    produce(broker, batch(b"late"))                                # the append completes the waiter
+    assert len(answered) == 1 and pending.done
+    assert values(codec.decode("FetchResponse", 12, codec.encode("FetchResponse", 12, answered[0].body))) == \
+        [(0, b"late")]
     idle = fetch(broker, 1, max_wait=500)
-    assert complete(idle) is None
-    assert values(complete(idle, final=True)) == []               # the deadline: an empty answer
+    idle.on_done = answered.append
+    clock.advance(499)
+    broker.tick()
+    assert len(answered) == 1                                      # not yet
+    clock.advance(1)
+    broker.tick()                                                  # the deadline: an empty answer
+    assert len(answered) == 2 and values(codec.decode("FetchResponse", 12, codec.encode(
+        "FetchResponse", 12, answered[1].body))) == []
+
+
+def test_min_bytes_zero_or_max_wait_zero_answer_at_once(broker):
+    for args in ({"max_wait": 500, "min_bytes": 0}, {"max_wait": 0, "min_bytes": 1}):
+        response = fetch(broker, 0, **args)
+        assert not isinstance(response, Waiter) and values(response) == []
 
 
 def test_min_bytes_holds_the_answer_until_enough_arrives(broker):
@@ -175,7 +196,7 @@ def test_log_append_time_topics(broker, clock):
     broker.cluster.create_topic("lat", 1, 1, {"message.timestamp.type": "LogAppendTime"})
     result = produce(broker, batch(b"a", b"b"), topic="lat")
     assert result.log_append_time_ms == clock.now_ms()
-    (stored,) = records.decode_batches(broker.cluster.partition("lat", 0).log.read(0, 10**9))
+    (stored,) = records.decode_batches(stored_bytes(broker, "lat"))
     assert stored.timestamp_type == "LogAppendTime" and {r.timestamp for r in stored.records} == {clock.now_ms()}
 
 
@@ -197,19 +218,25 @@ def test_list_offsets(broker):
     assert lookup(-3, version=6)[0] == E.UNSUPPORTED_VERSION
 
 
-def test_retention_by_time_and_size(clock):
-    broker = Broker({"log.retention.ms": 60_000}, clock=clock)
-    broker.cluster.create_topic("r", 1, 1)
+def test_retention_deletes_whole_segments(clock):
+    # One batch per segment (segment.bytes is smaller than two batches): retention.ms goes segment by segment,
+    # by each one's largest timestamp, first after log.initial.task.delay.ms, then every check interval.
+    broker = Broker({"log.retention.ms": 60_000, "log.initial.task.delay.ms": 1000,
+                     "log.retention.check.interval.ms": 1000}, clock=clock)
+    broker.cluster.create_topic("r", 1, 1, {"segment.bytes": 100})
     for _i in range(3):
         produce(broker, records.encode_batch([{"value": b"x" * 10, "timestamp": clock.now_ms()}]), topic="r")
         clock.advance(30_000)
-    broker.tick()                    # batch 0 is 90 s old, batch 1 is 60 s old: only batch 0 goes
     plog = broker.cluster.partition("r", 0).log
-    assert plog.log_start_offset == 1
+    assert len(plog.segments) == 3
+    broker.tick()                    # segment 0 is 90 s old, segment 1 is 60 s old: only segment 0 goes
+    assert plog.log_start_offset == 1 and len(plog.segments) == 2
     clock.advance(10**9)
-    broker.tick()                    # the active (last) batch always stays
-    assert plog.log_start_offset == 2 and plog.log_end_offset == 3
+    broker.tick()                    # everything expired: the log rolls, so nothing appended later is lost
+    assert plog.log_start_offset == plog.log_end_offset == 3
     assert fetch(broker, 0, topic="r").responses[0].partitions[0].error_code == E.OFFSET_OUT_OF_RANGE
+    assert produce(broker, records.encode_batch([{"value": b"y", "timestamp": clock.now_ms()}]), topic="r") \
+        .base_offset == 3
 
 
 def test_metadata_auto_creation(clock):

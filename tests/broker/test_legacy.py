@@ -54,7 +54,7 @@ def test_produce_v0_to_v2_stores_one_v2_batch(legacy, magic, codec):
     message_set = records.encode_batch(_recs(3, 1, ts=magic == 1), magic=magic, compression=codec, base_offset=77)
     result = _produce(legacy, 0 if magic == 0 else 2, message_set)
     assert (result.error_code, result.base_offset) == (0, 1)
-    stored = legacy.cluster.partition("t", 0).log.batches_from(0)
+    stored = list(legacy.cluster.partition("t", 0).log.batches())
     assert len(stored) == 2
     (batch,) = records.decode_batches(stored[1].data)
     assert (batch.magic, batch.compression, batch.base_offset) == (2, codec, 1)
@@ -67,7 +67,7 @@ def test_uncompressed_messages_become_one_batch_and_topic_compression_applies(le
     message_set = records.encode_batch(_recs(4), magic=1)
     assert len(records.split_batches(message_set)[0]) == 4                           # four top-level messages
     assert _produce(legacy, 2, message_set, "gz").error_code == 0
-    (stored,) = legacy.cluster.partition("gz", 0).log.batches_from(0)
+    (stored,) = legacy.cluster.partition("gz", 0).log.batches()
     (batch,) = records.decode_batches(stored.data)
     assert (batch.compression, len(batch.records)) == ("gzip", 4)
 

@@ -88,23 +88,20 @@ def wait_until(condition: Callable[[], Any], timeout: float = DEADLINE_S, what: 
 
 
 def log_end_offset(broker, topic: str, partition: int = 0) -> int:
-    return broker.call(lambda: broker.broker.cluster.partition(topic, partition).log.log_end_offset)
+    return broker.control.topic(topic)["partitions"][partition]["log_end_offset"]
 
 
 def stored_batches(broker, topic: str, partition: int = 0) -> int:
-    return broker.call(lambda: len(broker.broker.cluster.partition(topic, partition).log))
+    return len(broker.control.stored_batches(topic, partition, limit=1 << 30))
 
 
 def stored_views(broker, topic: str, partition: int = 0) -> list:
     """The stored batches' headers (``records.BatchView``) of a partition, as the broker keeps them."""
     from kafkamock.records import split_batches
 
-    def read():
-        plog = broker.broker.cluster.partition(topic, partition).log
-        return [bytes(b.data) for b in plog.batches_from(0)]
     views = []
-    for data in broker.call(read):
-        found, partial = split_batches(data)
+    for entry in broker.control.stored_batches(topic, partition, limit=1 << 30):
+        found, partial = split_batches(entry["data"])
         assert partial == 0
         views.extend(found)
     return views

@@ -84,7 +84,7 @@ def test_stdin_producer_and_metadata_listing(kafka_broker, wire_log):
     listing = json.loads(kcat("-L", "-J", "-b", kafka_broker.bootstrap_servers).stdout)
     (topic,) = [t for t in listing["topics"] if t["topic"] == "listed"]
     assert sorted(p["partition"] for p in topic["partitions"]) == [0, 1]
-    assert [b["id"] for b in listing["brokers"]] == [0]
+    assert [b["id"] for b in listing["brokers"]] == [1]
     out = kcat("-C", "-b", kafka_broker.bootstrap_servers, "-t", "listed", "-p", "1", "-o", "beginning", "-e", "-q")
     assert out.stdout == b"one\ntwo\n"
     out = kcat("-C", "-b", kafka_broker.bootstrap_servers, "-t", "listed", "-p", "1", "-o", "1", "-e", "-q")

@@ -22,10 +22,8 @@ CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 def stored_batches(kafka_broker, topic: str, partition: int = 0):
     """The batches the broker holds for a partition, decoded (read on the broker's thread)."""
-    def read():
-        plog = kafka_broker.broker.cluster.partition(topic, partition).log
-        return [b.data for b in plog.batches_from(plog.log_start_offset)]
-    return [b for data in kafka_broker.call(read) for b in decode_batches(data)]
+    found = kafka_broker.control.stored_batches(topic, partition, limit=1 << 30)
+    return [b for entry in found for b in decode_batches(entry["data"])]
 
 
 def sample_groups() -> list[list[dict]]:
@@ -141,7 +139,7 @@ ADMIN_OPS = [
     ("create_dry_run", {"op": "createTopics", "validate_only": True, "topics": [{"name": "dry-run", "partitions": 3}]}),
     ("describe", {"op": "describeTopics", "names": ["ledger", "no-such-topic"]}),
     ("configs", {"op": "describeConfigs", "resources": [{"type": "topic", "name": "ledger"},
-                                                        {"type": "broker", "name": "0"}]}),
+                                                        {"type": "broker", "name": "1"}]}),
     ("list", {"op": "listTopics"}),
 ]
 

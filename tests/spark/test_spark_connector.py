@@ -178,8 +178,8 @@ def test_batch_write_with_keys_partitions_and_headers(spark, kafka_broker_sessio
     # Idempotent: each task's batches carry a producer id and sequences.
     views = []
     for p in range(4):
-        views += records.split_batches(broker.call(lambda p=p: broker.broker.cluster.partition(
-            "spark-out", p).log.read(0, 1 << 30)))[0]
+        for entry in broker.control.stored_batches("spark-out", p, limit=1 << 30):
+            views += records.split_batches(entry["data"])[0]
     assert views and all(v.producer_id >= 0 and v.base_sequence >= 0 for v in views)
 
 

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from kafkamock import codec
-from kafkamock.broker import Broker, Pending, Request
+from kafkamock.broker import Broker, Close, Request, Respond, Wait
 
 
-def call(broker: Broker, api: str, version: int, body: dict):
-    """Encode and decode the request (so every field is present), handle it, and prove the response encodes.
+def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | None = None):
+    """Encode and decode the request (so every field is present), handle it on node ``node_id`` (default: the
+    first), and prove the response encodes.
 
-    Returns the decoded response, or what the core returned when there is nothing to encode (None for acks=0,
-    a Pending for a long-poll fetch).
+    Returns the decoded response; None for no response (acks=0); the ``Waiter`` of a request that waits (a
+    long-poll fetch); the ``Close`` of a request that closes its connection.
     """
     name = f"{api}Request"
     decoded = codec.decode(name, version, codec.encode(name, version, body))
     key = codec.default_registry().api_key(api)
-    result = broker.handle(Request(key, version, 1, "test", decoded))
-    if result is None or isinstance(result, Pending):
-        return result
-    return codec.decode(f"{api}Response", version, codec.encode(f"{api}Response", version, result))
+    node = broker.cluster.nodes[node_id] if node_id is not None else None
+    outcome = broker.handle(Request(key, version, 1, "test", decoded, node=node))
+    if isinstance(outcome, Wait):
+        return outcome.waiter
+    if isinstance(outcome, Close):
+        return outcome
+    if not isinstance(outcome, Respond):
+        return None
+    return decode_response(api, version, outcome.body)
+
+
+def decode_response(api: str, version: int, body):
+    return codec.decode(f"{api}Response", version, codec.encode(f"{api}Response", version, body))

@@ -149,7 +149,7 @@ class WireTap:
     """
 
     def __init__(self, broker: Any):
-        from kafkamock.broker import Pending
+        from kafkamock.broker import Respond, Wait
         from kafkamock.codec.registry import default_registry
 
         self.entries: list[dict] = []
@@ -166,17 +166,17 @@ class WireTap:
             except Exception as exc:
                 entry["exception"] = repr(exc)
                 raise
-            if isinstance(result, Pending):
-                complete = result.complete
+            if isinstance(result, Wait):
+                check = result.waiter.check
 
-                def completing(final: bool):
-                    response = complete(final)
+                def checking(final: bool):
+                    response = check(final)
                     if response is not None:
-                        entry["response"] = response
+                        entry["response"] = response.body if isinstance(response, Respond) else response
                     return response
-                result.complete = completing
+                result.waiter.check = checking
             else:
-                entry["response"] = result
+                entry["response"] = result.body if isinstance(result, Respond) else result
             return result
 
         broker.handle = traced

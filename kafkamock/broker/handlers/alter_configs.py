@@ -17,8 +17,9 @@ ConfigurationControlManager and ControllerConfigurationValidator), each failing 
   INVALID_CONFIG; then an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
 
 kafkamock departs from Kafka in two places: an unknown broker config name is INVALID_CONFIG (Kafka stores it),
-and every broker config except ``node.id`` can be changed at runtime (Kafka refuses its static-only ones), since
-kafkamock's configs are meant to be settable through the admin APIs. ``validate_only`` changes nothing.
+and most broker configs can be changed at runtime (Kafka refuses its static-only ones), since kafkamock's configs
+are meant to be settable through the admin APIs; the few that cannot (``node.id``, ``log.dirs``...) are refused.
+``validate_only`` changes nothing.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ class Resource:
         return TOPIC_CONFIGS if self.type == TOPIC else BROKER_CONFIGS
 
 
-def check_broker_name(broker, name: str, *, describe: bool = False) -> bool:
-    """True for the cluster default (""), False for this broker's own id; INVALID_REQUEST for anything else."""
+def check_broker_name(broker, request, name: str, *, describe: bool = False) -> bool:
+    """True for the cluster default (""), False for the id of the node the request arrived on (Kafka's admin client
+    sends a broker's configs to that broker); INVALID_REQUEST for anything else."""
     if name == "":
         return True
     try:
@@ -67,19 +69,20 @@ def check_broker_name(broker, name: str, *, describe: bool = False) -> bool:
     except ValueError:
         what = "Broker" if describe else "Node"
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"{what} id must be an integer, but it is: {name}") from None
-    if node_id != broker.node_id:
-        expected = f"{broker.node_id} or empty string" if describe else f"{broker.node_id}"
+    own = request.node.node_id
+    if node_id != own:
+        expected = f"{own} or empty string" if describe else f"{own}"
         raise KafkaError(ErrorCode.INVALID_REQUEST,
                          f"Unexpected broker id, expected {expected}, but received {name}")
     return False
 
 
-def resolve(broker, resource_type: int, name: str) -> Resource:
+def resolve(broker, request, resource_type: int, name: str) -> Resource:
     """The resource a request names, or KafkaError (its existence, for topics, is checked by ``apply``)."""
     if resource_type == BROKER:
-        cluster_default = check_broker_name(broker, name)
+        cluster_default = check_broker_name(broker, request, name)
         return Resource(BROKER, name, cluster_default=cluster_default,
-                        current=broker.config.dynamic_layer(cluster_default=cluster_default))
+                        current=request.node.config.dynamic_layer(cluster_default=cluster_default))
     if resource_type == TOPIC:
         if name == "":
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
@@ -119,16 +122,19 @@ def parse_all(resource: Resource, raw: dict[str, Any]) -> dict[str, Any]:
     return parsed
 
 
-def apply(broker, resource: Resource, new_configs: dict[str, Any], validate_only: bool) -> None:
-    """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs."""
+def apply(broker, request, resource: Resource, new_configs: dict[str, Any], validate_only: bool) -> None:
+    """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs (every log and timer
+    takes the new values at once)."""
     if resource.type == TOPIC:
         if resource.topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         if not validate_only:
             resource.topic.configs.clear()
             resource.topic.configs.update(new_configs)
+            broker.configs_changed()
     elif not validate_only:
-        broker.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
+        request.node.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
+        broker.configs_changed()
 
 
 def duplicate_resources(resources) -> set[tuple[int, str]]:
@@ -149,10 +155,15 @@ def handle(broker, request) -> dict:
             if (r.resource_type, r.resource_name) in duplicates:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             check_names(r.configs)
-            resource = resolve(broker, r.resource_type, r.resource_name)
+            resource = resolve(broker, request, r.resource_type, r.resource_name)
             new_configs = parse_all(resource, {c.name: c.value for c in r.configs})
-            apply(broker, resource, new_configs, body.validate_only)
+            apply(broker, request, resource, new_configs, body.validate_only)
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
     return {"throttle_time_ms": 0, "responses": responses}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "responses": [response(r.resource_type, r.resource_name, code)
+                                                 for r in request.body.resources]}

@@ -16,28 +16,6 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 API_KEY = 37
 
 
-def _check_assignment(broker, replicas: list[int], replication_factor: int) -> None:
-    if not replicas:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         "The manual partition assignment includes an empty replica list.")
-    known = {n.node_id for n in broker.cluster.nodes}
-    previous = None
-    for broker_id in sorted(replicas):
-        if broker_id not in known:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             f"The manual partition assignment includes broker {broker_id}, but no such broker "
-                             "is registered.")
-        if broker_id == previous:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                             f"The manual partition assignment includes the broker {broker_id} more than once.")
-        previous = broker_id
-    if len(replicas) != replication_factor:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         f"The manual partition assignment includes a partition with {len(replicas)} replica(s), "
-                         "but this is not consistent with previous partitions, which have "
-                         f"{replication_factor} replica(s).")
-
-
 def _grow(broker, wanted, validate_only: bool) -> None:
     topic = broker.cluster.topics.get(wanted.name)
     if topic is None:
@@ -59,7 +37,7 @@ def _grow(broker, wanted, validate_only: bool) -> None:
         replication_factor = len(topic.partitions[0].replicas)
         assignments = [list(a.broker_ids) for a in wanted.assignments]
         for replicas in assignments:
-            _check_assignment(broker, replicas, replication_factor)
+            broker.cluster.check_assignment(replicas, replication_factor)
     broker.cluster.add_partitions(topic, wanted.count, validate_only=validate_only, assignments=assignments)
 
 
@@ -78,3 +56,8 @@ def handle(broker, request) -> dict:
             result.update(error_code=exc.code, error_message=exc.message)
         results.append(result)
     return {"throttle_time_ms": 0, "results": results}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "results": [{"name": t.name, "error_code": code, "error_message": None}
+                                               for t in request.body.topics]}

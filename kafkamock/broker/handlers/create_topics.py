@@ -1,4 +1,12 @@
-"""CreateTopics (19): partitions, replication, manual assignments and configs; validate-only as Kafka does it."""
+"""CreateTopics (19): partitions, replication, manual assignments and configs; validate-only as Kafka does it.
+
+As Kafka's controller (ReplicationControlManager.createTopic): a manual assignment needs NumPartitions and
+ReplicationFactor at -1 (else INVALID_REQUEST), one entry per partition numbered 0..n-1 with no partition twice,
+every replica list of registered, distinct nodes, all of the same length, not all stopped
+(INVALID_REPLICA_ASSIGNMENT); the first replica that is up leads. Without one, -1 takes ``num.partitions`` /
+``default.replication.factor``, 0 or below -1 is INVALID_PARTITIONS / INVALID_REPLICATION_FACTOR, and replicas are
+placed round-robin over the nodes that are up (more replicas than nodes up: INVALID_REPLICATION_FACTOR).
+"""
 
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ def _configs(raw_configs) -> dict:
 
 def handle(broker, request) -> dict:
     body = request.body
+    config = broker.node_config(request)
     names = [t.name for t in body.topics]
     results = []
     for wanted in body.topics:
@@ -42,31 +51,53 @@ def handle(broker, request) -> dict:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Create topics request from client contains duplicate "
                                                             f"topic name {wanted.name}")
             configs = _configs(wanted.configs)
+            assignments = None
             if wanted.assignments:
-                if wanted.num_partitions != -1 or wanted.replication_factor != -1:
-                    raise KafkaError(ErrorCode.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
-                                                                "replicasAssignments were set.")
-                count = len(wanted.assignments)
-                rf = len(wanted.assignments[0].broker_ids)
-                known = {n.node_id for n in broker.cluster.nodes}
+                if wanted.replication_factor != -1:
+                    raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                                                "replication factor was not set to -1.")
+                if wanted.num_partitions != -1:
+                    raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                                                "numPartitions was not set to -1.")
+                by_index: dict[int, list[int]] = {}
+                rf = None
                 for a in wanted.assignments:
-                    if not a.broker_ids or any(b not in known for b in a.broker_ids) or \
-                            len(set(a.broker_ids)) != len(a.broker_ids):
-                        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                                         f"Invalid replica assignment {a.broker_ids} for partition {a.partition_index}")
+                    if a.partition_index in by_index:
+                        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
+                                         f"assignments for partition {a.partition_index}")
+                    broker.cluster.check_assignment(list(a.broker_ids), rf)
+                    rf = len(a.broker_ids)
+                    by_index[a.partition_index] = list(a.broker_ids)
+                if sorted(by_index) != list(range(len(by_index))):
+                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     "partitions should be a consecutive 0-based integer sequence")
+                assignments = [by_index[i] for i in range(len(by_index))]
+                count = len(assignments)
             else:
-                count = broker.config["num.partitions"] if wanted.num_partitions == -1 else wanted.num_partitions
-                rf = broker.config["default.replication.factor"] if wanted.replication_factor == -1 \
+                if wanted.replication_factor < -1 or wanted.replication_factor == 0:
+                    raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger "
+                                                                           "than 0, or -1 to use the default value.")
+                if wanted.num_partitions < -1 or wanted.num_partitions == 0:
+                    raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid "
+                                                                   "non-positive value.")
+                count = config["num.partitions"] if wanted.num_partitions == -1 else wanted.num_partitions
+                rf = config["default.replication.factor"] if wanted.replication_factor == -1 \
                     else wanted.replication_factor
-            topic = broker.cluster.create_topic(wanted.name, count, rf, configs,
+            topic = broker.cluster.create_topic(wanted.name, count, rf or 1, configs, assignments=assignments,
                                                 validate_only=request.version >= 1 and body.validate_only)
             result.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=rf, configs=[
                 {"name": name, "value": format_value(value), "read_only": False,
                  "config_source": CONFIG_SOURCE_IDS[source], "is_sensitive": False}
                 for name in TOPIC_CONFIGS
-                for value, source in [topic_config_value(name, topic.configs, broker.config)]
+                for value, source in [topic_config_value(name, topic.configs, config)]
             ])
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
         results.append(result)
     return {"throttle_time_ms": 0, "topics": results}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t.name, "error_code": code, "error_message": None, "num_partitions": -1, "replication_factor": -1,
+         "configs": None} for t in request.body.topics]}

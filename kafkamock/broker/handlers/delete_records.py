@@ -12,17 +12,14 @@ from __future__ import annotations
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 21
+PARTITIONED = True
 HIGH_WATERMARK = -1
 INVALID_LOW_WATERMARK = -1
 
 
-def _delete(broker, topic, index: int, offset: int) -> int:
-    if topic is None or not 0 <= index < len(topic.partitions):
-        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    partition = topic.partitions[index]
-    if partition.leader_id != broker.node_id:
-        raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    if "delete" not in str(broker.topic_config(topic, "cleanup.policy")).split(","):
+def _delete(broker, request, topic, index: int, offset: int) -> int:
+    partition = broker.lead(request, topic, index)
+    if "delete" not in str(broker.topic_config(topic, "cleanup.policy", request.node)).split(","):
         raise KafkaError(ErrorCode.POLICY_VIOLATION,
                          f"Records of partition {topic.name}-{index} can not be deleted due to the configured policy")
     plog = partition.log
@@ -34,7 +31,7 @@ def _delete(broker, topic, index: int, offset: int) -> int:
         raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
                          f"Cannot increment the log start offset to {target} of partition {topic.name}-{index} since "
                          f"it is larger than the high watermark {plog.high_watermark}")
-    plog.delete_before(target)
+    plog.delete_before(target, broker.now_ms())
     return plog.log_start_offset
 
 
@@ -47,7 +44,7 @@ def handle(broker, request) -> dict:
             result = {"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
                       "error_code": ErrorCode.NONE}
             try:
-                result["low_watermark"] = _delete(broker, topic, p.partition_index, p.offset)
+                result["low_watermark"] = _delete(broker, request, topic, p.partition_index, p.offset)
             except KafkaError as exc:
                 result["error_code"] = exc.code
             results.append(result)

@@ -26,7 +26,7 @@ def handle(broker, request) -> dict:
     body, version = request.body, request.version
     wanted = [(t.name, t.topic_id) for t in body.topics] if version >= 6 else \
         [(name, ZERO_UUID) for name in body.topic_names]
-    if not broker.config["delete.topic.enable"]:
+    if not broker.node_config(request)["delete.topic.enable"]:
         # Kafka fails the whole request; its error response repeats each entry as given, without a message.
         code = ErrorCode.INVALID_REQUEST if version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
         return {"throttle_time_ms": 0, "responses": [_result(name, tid, code) for name, tid in wanted]}
@@ -75,3 +75,10 @@ def handle(broker, request) -> dict:
         broker.cluster.delete_topic(broker.cluster.topics_by_id[tid])
         results.append(_result(name, tid, ErrorCode.NONE))
     return {"throttle_time_ms": 0, "responses": results}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    body = request.body
+    wanted = [(t.name, t.topic_id) for t in body.topics] if request.version >= 6 else \
+        [(name, ZERO_UUID) for name in body.topic_names]
+    return {"throttle_time_ms": 0, "responses": [_result(name, tid, code) for name, tid in wanted]}

@@ -3,9 +3,8 @@
 As Kafka's AuthHelper.computeDescribeClusterResponse: ``endpoint_type`` (v1+) 1 asks for brokers; 2 (controllers)
 is MISMATCHED_ENDPOINT_TYPE, since this is a broker endpoint, and any other value UNSUPPORTED_ENDPOINT_TYPE
 (both INVALID_REQUEST at v0, which cannot carry the field anyway). ``cluster_authorized_operations`` is
--2147483648 unless requested; with no authorizer every cluster operation is allowed. No broker is ever fenced here,
-so ``include_fenced_brokers`` (v2) changes nothing and ``is_fenced`` is false. A controller id that is not one of
-the listed brokers is reported as -1, as Kafka does.
+-2147483648 unless requested; with no authorizer every cluster operation is allowed. A stopped node counts as fenced: it is left out, unless ``include_fenced_brokers`` (v2) asks for it, then with
+``is_fenced`` true. The controller is the first node that is up.
 """
 
 from __future__ import annotations
@@ -39,9 +38,11 @@ def handle(broker, request) -> dict:
                       "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
                       f"{ENDPOINT_TYPES[endpoint_type]}")
     cluster = broker.cluster
-    brokers = [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack, "is_fenced": False}
-               for n in cluster.nodes]
-    controller_id = cluster.controller_id if any(n.node_id == cluster.controller_id for n in cluster.nodes) else -1
+    # A stopped node is fenced: listed as such only when the client asks for fenced brokers (v2).
+    include_fenced = version >= 2 and body.include_fenced_brokers
+    brokers = [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack, "is_fenced": not n.up}
+               for n in cluster.nodes.values() if n.up or include_fenced]
+    controller_id = cluster.controller_id
     return {
         "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
         "endpoint_type": BROKER_ENDPOINT, "cluster_id": cluster.cluster_id, "controller_id": controller_id,

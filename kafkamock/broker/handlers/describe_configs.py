@@ -8,7 +8,8 @@ As Kafka's ConfigHelper answers:
   (DYNAMIC_DEFAULT_BROKER_CONFIG 3), statically (STATIC_BROKER_CONFIG 4), or its default (DEFAULT_CONFIG 5); a
   config with no synonym and no topic value is DEFAULT_CONFIG. An illegal name is INVALID_TOPIC_EXCEPTION, an
   unknown topic UNKNOWN_TOPIC_OR_PARTITION.
-- BROKER "<this node id>": every broker config, its synonyms being the levels that set it.
+- BROKER "<the id of the node asked>": every broker config, its synonyms being the levels that set it (the
+  per-broker level is that node's own).
   BROKER "": only the configs set as the dynamic cluster default. Another id, or a name that is not a number:
   INVALID_REQUEST.
 - ``configuration_keys`` (null or empty: all) filters the configs; names it lists that do not exist are left out.
@@ -58,22 +59,22 @@ def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[st
     }
 
 
-def _topic_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+def _topic_configs(broker, request, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
     validate_topic_name(name)
     topic = broker.cluster.topics.get(name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
     out = []
     for config_name, definition in TOPIC_CONFIGS.items():
-        synonyms = topic_config_synonyms(config_name, topic.configs, broker.config)
+        synonyms = topic_config_synonyms(config_name, topic.configs, request.node.config)
         value = synonyms[0][1] if synonyms else definition.default
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
     return out
 
 
-def _broker_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
-    cluster_default = check_broker_name(broker, name, describe=True)
-    config = broker.config
+def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+    cluster_default = check_broker_name(broker, request, name, describe=True)
+    config = request.node.config
     out = []
     for config_name, definition in BROKER_CONFIGS.items():
         synonyms = [(config_name, v, s) for v, s in config.sources(config_name)]
@@ -88,14 +89,14 @@ def _broker_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str
     return out
 
 
-def _describe(broker, resource, include_synonyms: bool) -> dict:
+def _describe(broker, request, resource, include_synonyms: bool) -> dict:
     result = {"error_code": ErrorCode.NONE, "error_message": "", "resource_type": resource.resource_type,
               "resource_name": resource.resource_name, "configs": []}
     try:
         if resource.resource_type == TOPIC:
-            configs = _topic_configs(broker, resource.resource_name, include_synonyms)
+            configs = _topic_configs(broker, request, resource.resource_name, include_synonyms)
         elif resource.resource_type == BROKER:
-            configs = _broker_configs(broker, resource.resource_name, include_synonyms)
+            configs = _broker_configs(broker, request, resource.resource_name, include_synonyms)
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST,
                              f"kafkamock does not support {RESOURCE_TYPES[resource.resource_type]} config resources")
@@ -116,4 +117,11 @@ def handle(broker, request) -> dict:
             {"error_code": ErrorCode.INVALID_REQUEST, "error_message": INVALID_REQUEST_MESSAGE,
              "resource_type": r.resource_type, "resource_name": r.resource_name, "configs": []}
             for r in body.resources]}
-    return {"throttle_time_ms": 0, "results": [_describe(broker, r, include_synonyms) for r in body.resources]}
+    return {"throttle_time_ms": 0, "results": [_describe(broker, request, r, include_synonyms)
+                                               for r in body.resources]}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "results": [
+        {"error_code": code, "error_message": None, "resource_type": r.resource_type,
+         "resource_name": r.resource_name, "configs": []} for r in request.body.resources]}

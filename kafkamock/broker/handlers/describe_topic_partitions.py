@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import uuid
 
-from kafkamock.broker.cluster import Topic, validate_topic_name
+from kafkamock.broker.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # AclEntry.supportedOperations(TOPIC): READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
 # ALTER_CONFIGS, as a bit field of AclOperation codes.
 TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
@@ -35,14 +34,14 @@ TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
 
 def _partitions(broker, topic: Topic, start: int, limit: int) -> tuple[list[dict], int]:
     """The partitions of one page from ``start``, and the partition the next page starts at (-1: none left)."""
-    alive = {n.node_id for n in broker.cluster.nodes}
+    alive = {n.node_id for n in broker.cluster.live_nodes()}
     upper = min(len(topic.partitions), start + limit)
     out = []
     for p in topic.partitions[start:upper]:
         out.append({
             "error_code": ErrorCode.NONE, "partition_index": p.index,
             "leader_id": p.leader_id if p.leader_id in alive else -1, "leader_epoch": p.leader_epoch,
-            "replica_nodes": list(p.replicas), "isr_nodes": [r for r in p.replicas if r in alive],
+            "replica_nodes": list(p.replicas), "isr_nodes": [r for r in p.isr if r in alive],
             "eligible_leader_replicas": [], "last_known_elr": [],
             "offline_replicas": [r for r in p.replicas if r not in alive],
         })
@@ -77,7 +76,8 @@ def handle(broker, request) -> dict:
         return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
             {"error_code": exc.code, "name": t.name, "is_internal": False, "partitions": []} for t in body.topics]}
 
-    remaining = max(min(broker.config["max.request.partition.size.limit"], body.response_partition_limit), 1)
+    remaining = max(min(broker.node_config(request)["max.request.partition.size.limit"],
+                        body.response_partition_limit), 1)
     topics: list[dict] = []
     next_cursor = None
     for name in selected:
@@ -99,3 +99,8 @@ def handle(broker, request) -> dict:
             break
         remaining -= len(partitions)
     return {"throttle_time_ms": 0, "topics": topics, "next_cursor": next_cursor}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
+        {"error_code": code, "name": t.name, "is_internal": False, "partitions": []} for t in request.body.topics]}

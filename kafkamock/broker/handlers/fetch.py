@@ -1,63 +1,33 @@
 """Fetch (1): whole batches from the fetch offset, long-poll on MaxWaitMs/MinBytes, KIP-227 fetch sessions.
 
-Sessions: epoch 0 opens a session holding the requested partitions; later requests (epoch n) add, update
-(``fetch_offset``…) or forget partitions, and the response lists only the partitions with something new (records,
-a changed high watermark / log start offset, or an error). Epoch -1 is a sessionless full fetch (and closes the
-session it names).
+Sessions (each node keeps its own): epoch 0 opens a session holding the requested partitions; later requests
+(epoch n) add, update (``fetch_offset``…) or forget partitions, and the response lists only the partitions with
+something new (records, a changed high watermark / log start offset, or an error). Epoch -1 is a sessionless full
+fetch (and closes the session it names).
+
+Waiting, as Kafka's DelayedFetch: the answer goes at once when MaxWaitMs is 0, when at least MinBytes are there
+(MinBytes 0: always), or when a partition has an error; otherwise the request waits on its partitions' logs and
+is answered when an append brings enough bytes, or at MaxWaitMs. A partition this node does not lead is
+NOT_LEADER_OR_FOLLOWER (or FENCED_LEADER_EPOCH) with the current leader (v12+) and its address (v16+, KIP-951).
+Fetch v4-v9 cannot carry zstd batches: such a read is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka.
 """
 
 from __future__ import annotations
 
-import itertools
 import uuid
-from collections import OrderedDict
-from dataclasses import dataclass, field
 
 from kafkamock.broker import legacy
+from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.fetch_sessions import FetchSession, PartitionFetch
+from kafkamock.broker.timers import log_key
+from kafkamock.records import CorruptRecordError, split_batches
 
 API_KEY = 1
+PARTITIONED = True
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
-MAX_SESSIONS = 1000
 ZERO_UUID = uuid.UUID(int=0)
-
-
-@dataclass
-class PartitionFetch:
-    """One partition in a fetch: what the client asked for, and what it was last told (for incremental replies)."""
-
-    topic: str
-    topic_id: uuid.UUID
-    partition: int
-    fetch_offset: int
-    partition_max_bytes: int
-    current_leader_epoch: int = -1
-    log_start_offset: int = -1
-    sent_high_watermark: int | None = None
-    sent_log_start: int | None = None
-
-
-@dataclass
-class FetchSession:
-    id: int
-    epoch: int
-    partitions: OrderedDict[tuple, PartitionFetch] = field(default_factory=OrderedDict)
-
-
-class FetchSessions:
-    """The broker's fetch-session cache (bounded; the oldest session is evicted first)."""
-
-    def __init__(self) -> None:
-        self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
-        self._ids = itertools.count(1)
-
-    def new(self) -> FetchSession:
-        if len(self.sessions) >= MAX_SESSIONS:
-            self.sessions.popitem(last=False)
-        session = FetchSession(next(self._ids), 1)
-        self.sessions[session.id] = session
-        return session
 
 
 def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> tuple:
@@ -91,7 +61,7 @@ def handle(broker, request):
     by_id = version >= 13
     if body.replica_id >= 0 or (version >= 15 and body.replica_state.replica_id >= 0):
         return _top_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, 0)  # no followers in this cluster
-    sessions = broker.fetch_sessions
+    sessions = request.node.fetch_sessions
     session_id, epoch = (body.session_id, body.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
     requested = _requested(broker, body, by_id)
     session: FetchSession | None = None
@@ -131,21 +101,22 @@ def handle(broker, request):
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
 
     def complete(final: bool):
-        parts, total = _read(broker, fetches, max_bytes, read_committed, version, incremental)
-        if not final and total < max(1, body.min_bytes) and body.max_wait_ms > 0 and not _has_error(parts):
+        parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental)
+        if not final and body.max_wait_ms > 0 and total < body.min_bytes and not _has_error(parts):
             return None
         for pf, _ in parts:
             # What the client now knows, so the next incremental reply can leave unchanged partitions out.
             pf.sent_high_watermark = _hw(broker, pf)
             pf.sent_log_start = _log_start(broker, pf)
-        return _response(parts, response_session, by_id)
+        response = _response(parts, response_session, by_id)
+        if leaders and version >= 16:
+            response["node_endpoints"] = broker.cluster.leader_endpoints(leaders)
+        return response
 
     ready = complete(False)
     if ready is not None:
         return ready
-    from kafkamock.broker.core import Pending
-
-    return Pending(deadline, complete)
+    return broker.wait(tuple(log_key(pf.topic, pf.partition) for pf in fetches), deadline, complete)
 
 
 def _hw(broker, pf: PartitionFetch) -> int | None:
@@ -166,9 +137,11 @@ def _has_error(parts) -> bool:
     return any(data["error_code"] for _, data in parts)
 
 
-def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool):
+def _read(broker, request, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool):
     parts = []
     total = 0
+    leaders: set[int] = set()
+    missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     for pf in fetches:
         data = {"partition_index": pf.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1,
@@ -176,16 +149,7 @@ def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, i
                 "records": b""}
         try:
             topic = broker.cluster.topics.get(pf.topic) if pf.topic else None
-            if topic is None or not 0 <= pf.partition < len(topic.partitions):
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            partition = topic.partitions[pf.partition]
-            if partition.leader_id != broker.node_id:
-                raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            if pf.current_leader_epoch >= 0:
-                if pf.current_leader_epoch < partition.leader_epoch:
-                    raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
-                if pf.current_leader_epoch > partition.leader_epoch:
-                    raise KafkaError(ErrorCode.UNKNOWN_LEADER_EPOCH)
+            partition = broker.lead(request, topic, pf.partition, pf.current_leader_epoch, missing=missing)
             plog = partition.log
             data.update(high_watermark=plog.high_watermark, last_stable_offset=plog.high_watermark,
                         log_start_offset=plog.log_start_offset)
@@ -194,7 +158,9 @@ def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, i
             budget = min(pf.partition_max_bytes, max_bytes - total)
             if budget > 0 or total == 0:
                 # The stored batches go out as they are: the codec splices the list into the response unjoined.
-                batches = plog.read_parts(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
+                batches = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
+                if version < 10:
+                    _refuse_zstd(batches, version)
                 if version < 4:  # only reachable with kafkamock.legacy.protocol.enable
                     batches = [legacy.down_convert(b"".join(batches), legacy.fetch_magic(version))]
                 size = sum(map(len, batches))
@@ -203,12 +169,28 @@ def _read(broker, fetches, max_bytes: int, read_committed: bool, version: int, i
                     total += size
         except KafkaError as exc:
             data["error_code"] = exc.code
+            if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 12:
+                data["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
+                leaders.add(exc.leader_id)
         changed = (data["records"] or data["error_code"] or pf.sent_high_watermark != data["high_watermark"]
                    or pf.sent_log_start != data["log_start_offset"])
         if incremental and not changed:
             continue
         parts.append((pf, data))
-    return parts, total
+    return parts, total, leaders
+
+
+def _refuse_zstd(batches: list, version: int) -> None:
+    """Kafka refuses to send zstd batches to a Fetch older than v10 (KIP-110), legacy versions excepted (they
+    down-convert, which answers the same)."""
+    for buffer in batches:
+        try:
+            views, _ = split_batches(buffer)
+        except CorruptRecordError:
+            continue
+        if any(v.magic == 2 and v.compression == "zstd" for v in views):
+            raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                             f"Fetch v{version} cannot carry zstd-compressed batches (v10+ can)")
 
 
 def _response(parts, session_id: int, by_id: bool) -> dict:

@@ -1,27 +1,80 @@
-"""FindCoordinator (10): every coordinator (group, transaction, share) lives on this broker."""
+"""FindCoordinator (10): which node coordinates a group, a transactional id or a share-partition's state.
+
+As Kafka's KafkaApis.getCoordinator: a group id (key type 0) hashes onto a partition of ``__consumer_offsets``
+and a transactional id (1) onto one of ``__transaction_state`` (``abs(key.hashCode()) % partitions``, Java's
+String.hashCode); the coordinator is that partition's leader. The internal topic is created on first use (Kafka
+answers COORDINATOR_NOT_AVAILABLE once while it creates it; kafkamock creates it at once). A partition with no
+leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``:
+share-partition state lives in the partition itself here (KIP-932's control records), so its coordinator is that
+partition's leader. Any other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
+"""
 
 from __future__ import annotations
 
-from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.cluster import (
+    GROUP_METADATA_TOPIC,
+    NO_LEADER,
+    TRANSACTION_STATE_TOPIC,
+    parse_kafka_uuid,
+    partition_for_key,
+)
+from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 10
-KEY_TYPES = {0: "group", 1: "transaction", 2: "share"}
+GROUP, TRANSACTION, SHARE = 0, 1, 2
+KEY_TYPES = {GROUP: "group", TRANSACTION: "transaction", SHARE: "share"}
 
 
-def _answer(broker, key: str, key_type: int) -> dict:
-    node = broker.cluster.node(broker.node_id)
-    if key_type not in KEY_TYPES:
-        return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.INVALID_REQUEST,
-                "error_message": f"unknown coordinator key type {key_type}"}
-    return {"key": key, "node_id": node.node_id, "host": node.host, "port": node.port,
-            "error_code": ErrorCode.NONE, "error_message": None}
+def coordinator_partition(broker, key_type: int, key: str):
+    """The partition whose leader coordinates ``key``."""
+    if key_type in (GROUP, TRANSACTION):
+        topic = broker.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
+        return topic.partitions[partition_for_key(key, len(topic.partitions))]
+    group, _, rest = key.rpartition(":")
+    group, _, topic_id = group.rpartition(":")
+    try:
+        topic = broker.cluster.topics_by_id.get(parse_kafka_uuid(topic_id))
+        index = int(rest)
+    except ValueError:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"share key {key!r} is not groupId:topicId:partition") from None
+    if not group or topic is None or not 0 <= index < len(topic.partitions):
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"no share-partition {key!r}")
+    return topic.partitions[index]
+
+
+def _answer(broker, key: str, key_type: int, version: int) -> dict:
+    try:
+        if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+                             if key_type not in KEY_TYPES else "share coordinators need FindCoordinator v6+")
+        partition = coordinator_partition(broker, key_type, key)
+        node = broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
+        if node is None or not node.up:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+        return {"key": key, "node_id": node.node_id, "host": node.host, "port": node.port,
+                "error_code": ErrorCode.NONE, "error_message": None}
+    except KafkaError as exc:
+        return _error(key, exc.code, exc.message)
+
+
+def _error(key: str, code: ErrorCode, message: str | None) -> dict:
+    return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
 
 
 def handle(broker, request) -> dict:
     body = request.body
     if request.version >= 4:
-        return {"throttle_time_ms": 0,
-                "coordinators": [_answer(broker, key, body.key_type) for key in body.coordinator_keys]}
-    answer = _answer(broker, body.key, body.key_type)
+        return {"throttle_time_ms": 0, "coordinators": [_answer(broker, key, body.key_type, request.version)
+                                                        for key in body.coordinator_keys]}
+    answer = _answer(broker, body.key, body.key_type, request.version)
+    answer.pop("key")
+    return {"throttle_time_ms": 0, **answer}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    if request.version >= 4:
+        return {"throttle_time_ms": 0, "coordinators": [_error(key, code, None)
+                                                        for key in request.body.coordinator_keys]}
+    answer = _error("", code, None)
     answer.pop("key")
     return {"throttle_time_ms": 0, **answer}

@@ -76,9 +76,9 @@ def handle(broker, request) -> dict:
             if (r.resource_type, r.resource_name) in duplicates:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             check_names(r.configs, null_allowed=lambda c: c.config_operation == DELETE)
-            resource = resolve(broker, r.resource_type, r.resource_name)
+            resource = resolve(broker, request, r.resource_type, r.resource_name)
             new_configs = parse_all(resource, edit(resource, r.configs))
-            apply(broker, resource, new_configs, body.validate_only)
+            apply(broker, request, resource, new_configs, body.validate_only)
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 2
+PARTITIONED = True
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
 
 
@@ -35,14 +36,7 @@ def handle(broker, request) -> dict:
             result = {"partition_index": p.partition_index, "error_code": ErrorCode.NONE, "timestamp": -1,
                       "offset": -1, "leader_epoch": -1}
             try:
-                if topic is None or not 0 <= p.partition_index < len(topic.partitions):
-                    raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                partition = topic.partitions[p.partition_index]
-                if partition.leader_id != broker.node_id:
-                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-                if p.current_leader_epoch >= 0 and p.current_leader_epoch != partition.leader_epoch:
-                    raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH if p.current_leader_epoch < partition.leader_epoch
-                                     else ErrorCode.UNKNOWN_LEADER_EPOCH)
+                partition = broker.lead(request, topic, p.partition_index, p.current_leader_epoch)
                 if p.timestamp == MAX_TIMESTAMP and version < 7:
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
                 timestamp, offset = _lookup(broker, partition, p.timestamp, version)

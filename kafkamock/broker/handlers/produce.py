@@ -1,17 +1,28 @@
-"""Produce (0): validate each batch's header and CRC, check idempotent sequences, assign offsets by rewriting
-the batch header in place, append the bytes. Records are never decoded or re-encoded."""
+"""Produce (0): validate each batch (``log_validator``), check idempotent sequences, assign offsets by rewriting the
+batch header in place, append the bytes to the partition's log. Records are decoded only where Kafka decodes them
+too (a compression change, out-of-range timestamps, keys on compacted topics).
+
+An acks=0 request gets no response; if any partition of it fails, the connection is closed instead, as Kafka does,
+so the client learns something went wrong. A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with the
+current leader and its address (KIP-951, v10+), so a client can go there without a metadata round trip.
+"""
 
 from __future__ import annotations
 
 import logging
 
-from kafkamock.broker import legacy
+from kafkamock.broker import legacy, log_validator
+from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.outcome import Close
 from kafkamock.broker.producers import BatchMetadata
-from kafkamock.records import CorruptRecordError, decode_batches, split_batches
+from kafkamock.records import CorruptRecordError, split_batches
 
 API_KEY = 0
-NO_TIMESTAMP = -1
+PARTITIONED = True
+# A produced batch is stored as a view of its request frame (no copy) unless the frame holds this much more than
+# the batch: a stored batch must not keep a large multi-partition request alive.
+FRAME_SURPLUS_LIMIT = 4096
 log = logging.getLogger("kafkamock.broker.produce")
 
 
@@ -21,20 +32,27 @@ def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset:
             "log_start_offset": log_start_offset, "record_errors": [], "error_message": message}
 
 
-def append(broker, topic, partition, records: bytes | bytearray | memoryview | None,
-           version: int | None = None) -> dict:
+def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryview:
+    """A writable buffer of the batch to patch and keep: the frame's own bytes when the batch is most of it."""
+    if type(records) is memoryview and not records.readonly:
+        frame = records.obj
+        if len(frame) - records.nbytes <= FRAME_SURPLUS_LIMIT:  # type: ignore[arg-type]
+            return records
+        return bytearray(records)
+    if type(records) is bytearray:
+        return records
+    return bytearray(records)
+
+
+def append(broker, topic, partition, records: bytes | bytearray | memoryview | None, version: int | None = None,
+           *, acks: int = -1, node=None) -> dict:
     """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
     request's version, when the records came from one (zstd needs v7+)."""
     index = partition.index
     plog = partition.log
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "records are null")
-    # The server hands over a writable view of the request frame: patch it in place, no copy. (The log then keeps
-    # the frame alive while it holds the batch.)
-    if type(records) is bytearray or (type(records) is memoryview and not records.readonly):
-        buffer = records
-    else:
-        buffer = bytearray(records)
+    buffer = _own_buffer(records)
     try:
         views, partial = split_batches(buffer)
     except CorruptRecordError as exc:
@@ -43,35 +61,22 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
         raise KafkaError(ErrorCode.INVALID_RECORD if not partial else ErrorCode.CORRUPT_MESSAGE,
                          "a produce request needs exactly one whole record batch per partition")
     (batch,) = views
-    if batch.magic != 2:
-        raise KafkaError(ErrorCode.INVALID_RECORD, "produce requests with version 3+ need v2 record batches")
-    if version is not None and version < 7 and batch.compression == "zstd":
-        # Kafka's ProduceRequest.validateRecords: zstd arrived with Produce v7 (KIP-110).
-        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                         f"produce requests with version {version} are not allowed to use ZStandard compression")
-    try:
-        batch.validate()
-    except CorruptRecordError as exc:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    try:
-        # One varint per record (no decoding): a batch whose records do not fill it as declared is refused, as
-        # Kafka's LogValidator does; stored, it would stall every consumer at that offset.
-        batch.validate_records()
-    except CorruptRecordError as exc:
-        raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
-    max_bytes, log_append = broker.topic_config(topic, "max.message.bytes"), _log_append(broker, topic)
-    if batch.size > max_bytes:
-        raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
-                         f"batch of {batch.size} bytes exceeds max.message.bytes {max_bytes}")
-    if batch.record_count <= 0:
-        raise KafkaError(ErrorCode.INVALID_RECORD, "a batch with no records")
-    if batch.is_control:
-        raise KafkaError(ErrorCode.INVALID_RECORD, "clients cannot write control batches")
+
+    def config(name: str):
+        return broker.topic_config(topic, name, node)
+
+    log_validator.check_batch(batch, version, config("max.message.bytes"))
     if batch.is_transactional:
         raise KafkaError(ErrorCode.INVALID_TXN_STATE, "transactions are not supported by this broker yet")
+    if acks == -1 and len(partition.isr) < config("min.insync.replicas"):
+        raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
+                         f"The size of the current ISR {partition.isr} is insufficient to satisfy the min.isr "
+                         f"requirement of {config('min.insync.replicas')} for partition {topic.name}-{index}")
     now = broker.now_ms()
-    if not log_append:
-        _check_timestamps(broker, topic, batch, now)
+    log_append = config("message.timestamp.type") == "LogAppendTime"
+    log_validator.check_records(batch, now=now, before_ms=config("message.timestamp.before.max.ms"),
+                                after_ms=config("message.timestamp.after.max.ms"), check_times=not log_append,
+                                need_keys="compact" in str(config("cleanup.policy")).split(","))
     producer_id = batch.producer_id
     if producer_id >= 0:
         duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
@@ -81,6 +86,11 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
             return _partition_result(index, base_offset=duplicate.base_offset,
                                      log_append_time=duplicate.timestamp if log_append else -1,
                                      log_start_offset=plog.log_start_offset)
+    codec = log_validator.target_codec(config("compression.type"), batch)
+    if codec != batch.compression:
+        level = config(f"compression.{codec}.level") if codec in ("gzip", "lz4", "zstd") else None
+        buffer = log_validator.recompress(batch, codec, level)
+        (batch,), _ = split_batches(buffer)
     base_offset = plog.log_end_offset
     batch.set_base_offset(base_offset)
     batch.set_partition_leader_epoch(partition.leader_epoch)
@@ -89,7 +99,8 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
         append_time = now
         batch.set_log_append_time(now)
     last_offset = base_offset + batch.last_offset_delta
-    plog.append(buffer, base_offset, last_offset, batch.max_timestamp, now)  # the log owns the buffer now
+    plog.append(buffer, base_offset, last_offset, batch.max_timestamp, now, partition.leader_epoch,
+                batch.record_count)  # the log owns the buffer now
     if producer_id >= 0:
         partition.producers.record(producer_id, batch.producer_epoch, BatchMetadata(
             batch.base_sequence, batch.last_sequence, base_offset, last_offset, append_time))
@@ -97,34 +108,13 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                              log_start_offset=plog.log_start_offset)
 
 
-def _check_timestamps(broker, topic, batch, now: int) -> None:
-    """CreateTime topics refuse records stamped outside [now - before.max.ms, now + after.max.ms] (Kafka's
-    LogValidator.validateTimestamp; after.max.ms defaults to one hour since KIP-937). The batch header's max
-    timestamp settles the common case; the records are decoded only when one may be out of range."""
-    after = broker.topic_config(topic, "message.timestamp.after.max.ms")
-    before = broker.topic_config(topic, "message.timestamp.before.max.ms")
-    if batch.max_timestamp <= now + after and before >= now:
-        return  # nothing can be too new, and nothing (but NO_TIMESTAMP, which is exempt) can be too old
-    try:
-        (decoded,) = decode_batches(batch.bytes())
-    except CorruptRecordError as exc:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    for record in decoded.records:
-        if record.timestamp != NO_TIMESTAMP and not now - before <= record.timestamp <= now + after:
-            raise KafkaError(ErrorCode.INVALID_TIMESTAMP,
-                             f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
-                             f"The timestamp should be within [{now - before}, {now + after}]")
-
-
-def _log_append(broker, topic) -> bool:
-    return broker.topic_config(topic, "message.timestamp.type") == "LogAppendTime"
-
-
-def handle(broker, request) -> dict | None:
+def handle(broker, request):
     body, version = request.body, request.version
     acks = body.acks
+    node = request.node
     responses = []
-    appended = False
+    failed = None
+    leaders: set[int] = set()
     for topic_data in body.topic_data:
         if version >= 13:
             topic = broker.cluster.topics_by_id.get(topic_data.topic_id)
@@ -137,25 +127,29 @@ def handle(broker, request) -> dict | None:
             try:
                 if acks not in (-1, 0, 1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}")
-                if topic is None or not 0 <= pd.index < len(topic.partitions):
-                    raise KafkaError(missing)
-                partition = topic.partitions[pd.index]
-                if partition.leader_id != broker.node_id:
-                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                partition = broker.lead(request, topic, pd.index, missing=missing)
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
-                    records = legacy.up_convert(records, broker.topic_config(topic, "compression.type"))
-                result = append(broker, topic, partition, records, version)
-                appended = appended or result["base_offset"] >= 0
+                    records = legacy.up_convert(records, broker.topic_config(topic, "compression.type", node))
+                result = append(broker, topic, partition, records, version, acks=acks, node=node)
+                if result["base_offset"] >= 0:
+                    broker.appended(partition)
             except KafkaError as exc:
                 if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):
                     log.warning("produce to %s-%d from %s refused: %s", topic_data.name, pd.index,
                                 request.client_id, exc)
                 result = _partition_result(pd.index, exc.code, message=exc.message)
+                if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 10:
+                    result["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
+                    leaders.add(exc.leader_id)
+                failed = failed or exc
             results.append(result)
         responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id, "partition_responses": results})
-    if appended:
-        broker.appended()
     if acks == 0:
-        return None
-    return {"responses": responses, "throttle_time_ms": 0}
+        # Kafka closes the connection of an acks=0 producer whose request failed: it gets no response to read
+        # the error from, and a closed connection makes it refresh its metadata.
+        return Close(f"acks=0 produce failed: {failed}") if failed is not None else None
+    response = {"responses": responses, "throttle_time_ms": 0}
+    if leaders and version >= 10:
+        response["node_endpoints"] = broker.cluster.leader_endpoints(leaders)
+    return response

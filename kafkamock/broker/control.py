@@ -1,0 +1,212 @@
+"""The control API's model: what a test may do to, and read from, a running cluster, as plain JSON-ready values.
+
+One model, reached three ways: from Python (``broker.control`` on a ``start_broker()`` handle, run on the broker's
+thread), over HTTP+JSON (``kafkamock serve --control-port``, ``server/control_http.py``) and from the command line
+(``kafkamock ctl``, which speaks that HTTP). Anchored on kfake's control functions and librdkafka's
+``rd_kafka_mock_*``: push error codes or latency for the next requests of an API (optionally on one node, topic
+or partition), drop connections, stop and start nodes, move partition leaders, and list topics, offsets and the
+request log. Bad input raises ``ControlError`` (HTTP 400, or 404 for something that does not exist).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.faults import Fault
+from kafkamock.codec import default_registry
+
+
+class ControlError(ValueError):
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def api_key_of(value: Any) -> int:
+    """An API key from its number or its name (``0``, ``"Produce"``, ``"produce"``)."""
+    registry = default_registry()
+    if isinstance(value, bool):
+        raise ControlError(f"api_key must be an API key or name, not {value!r}")
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        key = int(value)
+        if key not in registry.requests:
+            raise ControlError(f"unknown API key {key}")
+        return key
+    if isinstance(value, str):
+        for key, spec in registry.requests.items():
+            if spec.api_name.lower() == value.strip().lower():
+                return key
+    raise ControlError(f"unknown API {value!r}")
+
+
+def error_code_of(value: Any) -> int:
+    """An error code from its number or its name (``6``, ``"NOT_LEADER_OR_FOLLOWER"``)."""
+    if isinstance(value, bool):
+        raise ControlError(f"error_code must be an error code or name, not {value!r}")
+    try:
+        if isinstance(value, int) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+            return int(ErrorCode(int(value)))
+        if isinstance(value, str):
+            return int(ErrorCode[value.strip().upper()])
+    except (KeyError, ValueError):
+        pass
+    raise ControlError(f"unknown error code {value!r}")
+
+
+def _optional_int(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ControlError(f"{name} must be an integer")
+    try:
+        return int(value)
+    except ValueError:
+        raise ControlError(f"{name} must be an integer, not {value!r}") from None
+
+
+class Control:
+    def __init__(self, broker):
+        self.broker = broker
+
+    # -- nodes ---------------------------------------------------------------------------------------------------
+
+    def nodes(self) -> list[dict]:
+        return [{"node_id": n.node_id, "host": n.host, "port": n.port, "up": n.up, "rack": n.rack}
+                for n in self.broker.nodes]
+
+    def _node(self, node_id: Any):
+        nid = _optional_int("node_id", node_id)
+        node = self.broker.cluster.nodes.get(nid)
+        if node is None:
+            raise ControlError(f"no node {node_id} (nodes: {sorted(self.broker.cluster.nodes)})", 404)
+        return node
+
+    def stop_node(self, node_id: Any) -> dict:
+        node = self._node(node_id)
+        if node.up:
+            self.broker.stop_node(node.node_id)
+        return self._describe_node(node)
+
+    def start_node(self, node_id: Any) -> dict:
+        node = self._node(node_id)
+        if not node.up:
+            self.broker.start_node(node.node_id)
+        return self._describe_node(node)
+
+    def _describe_node(self, node) -> dict:
+        return {"node_id": node.node_id, "host": node.host, "port": node.port, "up": node.up, "rack": node.rack}
+
+    def drop_connections(self, node_id: Any = None) -> dict:
+        if node_id is not None:
+            self._node(node_id)
+        self.broker.drop_connections(_optional_int("node_id", node_id))
+        return {"dropped": "all" if node_id is None else int(node_id)}
+
+    # -- partitions ----------------------------------------------------------------------------------------------
+
+    def move_leader(self, topic: str, partition: Any, node_id: Any) -> dict:
+        index = _optional_int("partition", partition)
+        t = self.broker.cluster.topics.get(topic)
+        if t is None or index is None or not 0 <= index < len(t.partitions):
+            raise ControlError(f"no partition {topic}-{partition}", 404)
+        node = self._node(node_id)
+        if not node.up:
+            raise ControlError(f"node {node.node_id} is stopped: start it before moving a leader to it", 409)
+        p = self.broker.move_leader(topic, index, node.node_id)
+        return self._describe_partition(t, p)
+
+    def topics(self) -> list[dict]:
+        return [self.topic(name) for name in sorted(self.broker.cluster.topics)]
+
+    def topic(self, name: str) -> dict:
+        t = self.broker.cluster.topics.get(name)
+        if t is None:
+            raise ControlError(f"no topic {name!r}", 404)
+        from kafkamock.broker.cluster import kafka_uuid_string
+
+        return {"name": t.name, "topic_id": kafka_uuid_string(t.topic_id), "internal": t.internal,
+                "configs": {k: v for k, v in t.configs.items()},
+                "partitions": [self._describe_partition(t, p) for p in t.partitions]}
+
+    def _describe_partition(self, topic, p) -> dict:
+        plog = p.log
+        return {"topic": topic.name, "partition": p.index, "leader": p.leader_id, "leader_epoch": p.leader_epoch,
+                "replicas": list(p.replicas), "isr": list(p.isr), "log_start_offset": plog.log_start_offset,
+                "log_end_offset": plog.log_end_offset, "high_watermark": plog.high_watermark,
+                "size_bytes": plog.size_bytes, "segments": len(plog.segments)}
+
+    def stored_batches(self, topic: str, partition: Any, from_offset: Any = None, limit: Any = 1000) -> list[dict]:
+        """The record batches a partition's log holds, as stored (from the log start, or the batch holding
+        ``from_offset``): offsets, header fields, and ``data``, the batch's bytes (base64 over HTTP)."""
+        from kafkamock.records import split_batches
+
+        t = self.broker.cluster.topics.get(topic)
+        index = _optional_int("partition", partition)
+        if t is None or index is None or not 0 <= index < len(t.partitions):
+            raise ControlError(f"no partition {topic}-{partition}", 404)
+        plog = t.partitions[index].log
+        start = _optional_int("from_offset", from_offset)
+        count = _optional_int("limit", limit) or 0
+        out: list[dict] = []
+        for stored in plog.batches(start if start is not None else plog.log_start_offset):
+            if len(out) >= count:
+                break
+            data = bytes(stored.data)
+            (view,), _ = split_batches(data)
+            entry = {"base_offset": stored.base_offset, "last_offset": stored.last_offset, "size": len(data),
+                     "magic": view.magic, "data": data}
+            if view.magic == 2:
+                entry.update(compression=view.compression, record_count=view.record_count,
+                             producer_id=view.producer_id, producer_epoch=view.producer_epoch,
+                             base_sequence=view.base_sequence, partition_leader_epoch=view.partition_leader_epoch,
+                             max_timestamp=view.max_timestamp, transactional=view.is_transactional,
+                             control=view.is_control)
+            out.append(entry)
+        return out
+
+    # -- faults --------------------------------------------------------------------------------------------------
+
+    def push_fault(self, api_key: Any, error_code: Any = 0, count: Any = 1, node_id: Any = None,
+                   topic: str | None = None, partition: Any = None, latency_ms: Any = 0,
+                   close_connection: bool = False) -> dict:
+        if node_id is not None:
+            self._node(node_id)
+        if topic is not None and not isinstance(topic, str):
+            raise ControlError("topic must be a string")
+        if not isinstance(close_connection, bool):
+            raise ControlError("close_connection must be true or false")
+        try:
+            fault = Fault(api_key_of(api_key), error_code_of(error_code or 0), _optional_int("count", count) or 0,
+                          _optional_int("node_id", node_id), topic, _optional_int("partition", partition),
+                          _optional_int("latency_ms", latency_ms) or 0, close_connection)
+        except ValueError as exc:
+            if isinstance(exc, ControlError):
+                raise
+            raise ControlError(str(exc)) from None
+        return self.broker.faults.push(fault).as_dict()
+
+    def faults(self) -> list[dict]:
+        return [f.as_dict() for f in self.broker.faults.pending]
+
+    def clear_faults(self) -> dict:
+        cleared = len(self.broker.faults.pending)
+        self.broker.faults.clear()
+        return {"cleared": cleared}
+
+    # -- request log ---------------------------------------------------------------------------------------------
+
+    def requests(self, api_key: Any = None, node_id: Any = None) -> list[dict]:
+        key = api_key_of(api_key) if api_key is not None else None
+        return self.broker.requests.list(api_key=key, node_id=_optional_int("node_id", node_id))
+
+    def clear_requests(self) -> dict:
+        cleared = len(self.broker.requests.entries)
+        self.broker.requests.clear()
+        return {"cleared": cleared}
+
+    # -- the cluster ---------------------------------------------------------------------------------------------
+
+    def cluster(self) -> dict:
+        return {"cluster_id": self.broker.cluster.cluster_id, "controller_id": self.broker.cluster.controller_id,
+                "nodes": self.nodes(), "storage": "disk" if self.broker.storage.durable else "memory"}

@@ -1,0 +1,55 @@
+"""KIP-227 fetch sessions: what each emulated broker remembers between a client's incremental fetches.
+
+A session holds the partitions a client fetches and what it was last told about each, so a follow-up request
+names only what changed and the response lists only partitions with something new. Each node has its own cache,
+bounded as Kafka's is (the oldest session is evicted first).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+MAX_SESSIONS = 1000
+
+
+@dataclass
+class PartitionFetch:
+    """One partition in a fetch: what the client asked for, and what it was last told (for incremental replies)."""
+
+    topic: str
+    topic_id: uuid.UUID
+    partition: int
+    fetch_offset: int
+    partition_max_bytes: int
+    current_leader_epoch: int = -1
+    log_start_offset: int = -1
+    sent_high_watermark: int | None = None
+    sent_log_start: int | None = None
+
+
+@dataclass
+class FetchSession:
+    id: int
+    epoch: int
+    partitions: OrderedDict[tuple, PartitionFetch] = field(default_factory=OrderedDict)
+
+
+class FetchSessions:
+    """One node's fetch-session cache (bounded; the oldest session is evicted first). Nodes number their sessions
+    from different starts, so a session id sent to the wrong node is never mistaken for one of its own."""
+
+    def __init__(self, first_id: int = 1) -> None:
+        self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
+        self._ids = itertools.count(first_id)
+
+    def new(self) -> FetchSession:
+        if len(self.sessions) >= MAX_SESSIONS:
+            self.sessions.popitem(last=False)
+        session = FetchSession(next(self._ids), 1)
+        self.sessions[session.id] = session
+        return session
+
+

@@ -1,0 +1,23 @@
+"""One emulated broker of the cluster: its id, the address clients reach it at, whether it is up, its own layer of
+broker configs, and its own fetch sessions. A request carries the node it arrived on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafkamock.broker.config import BrokerConfig
+from kafkamock.broker.fetch_sessions import FetchSessions
+
+
+@dataclass
+class Node:
+    node_id: int
+    host: str                      # the advertised address (what Metadata and FindCoordinator tell clients)
+    port: int
+    config: BrokerConfig = field(default_factory=BrokerConfig, repr=False)
+    rack: str | None = None
+    up: bool = True
+    fetch_sessions: FetchSessions = field(default_factory=FetchSessions, repr=False)
+
+    def endpoint(self) -> dict:
+        return {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack}

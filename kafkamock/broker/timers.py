@@ -1,0 +1,126 @@
+"""Everything the core does on its own clock: waiting requests and periodic tasks.
+
+``Timers`` keeps waiters keyed by what they wait on (``notify(key)`` re-checks those), a heap of their deadlines,
+and Kafka's periodic tasks (retention, flushes, compaction, checkpoints, and later group and transaction
+timeouts). ``next_deadline()`` tells the shell when to call ``tick(now)`` next; nothing here sleeps, so a test
+drives every timer by moving a fake clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from kafkamock.broker.outcome import Outcome, Waiter, as_outcome
+
+log = logging.getLogger("kafkamock.broker")
+NEVER = 2**63 - 1
+
+
+def log_key(topic: str, partition: int) -> tuple:
+    """What a Fetch waiting for a partition's log to grow waits on."""
+    return ("log", topic, partition)
+
+
+@dataclass(eq=False)
+class Periodic:
+    name: str
+    interval_ms: Callable[[], int]     # read each time, so a config change takes effect at the next run
+    run: Callable[[int], None]
+    due_ms: int
+
+
+class Timers:
+    def __init__(self) -> None:
+        self._by_key: defaultdict[Hashable, set[Waiter]] = defaultdict(set)
+        self._deadlines: list[tuple[int, int, Waiter]] = []
+        self._seq = itertools.count()
+        self.periodic: list[Periodic] = []
+        self.earlier_deadline: list[Callable[[], None]] = []   # the shell's "wake your timer task"
+
+    # -- waiters -------------------------------------------------------------------------------------------------
+
+    def add(self, waiter: Waiter) -> None:
+        earlier = waiter.deadline_ms < self.next_deadline()
+        for key in waiter.keys:
+            self._by_key[key].add(waiter)
+        heapq.heappush(self._deadlines, (waiter.deadline_ms, next(self._seq), waiter))
+        if earlier:
+            self._wake()
+
+    def notify(self, key: Hashable) -> None:
+        """Something ``key`` names changed: waiters on it check whether they can answer now."""
+        waiters = self._by_key.get(key)
+        if not waiters:
+            return
+        for waiter in list(waiters):
+            if not waiter.done:
+                result = waiter.check(False)
+                if result is not None:
+                    self.complete(waiter, as_outcome(result))
+
+    def complete(self, waiter: Waiter, outcome: Outcome) -> None:
+        self._forget(waiter)
+        waiter.result = outcome
+        if waiter.on_done is not None:
+            waiter.on_done(outcome)
+
+    def cancel(self, waiter: Waiter) -> None:
+        """The connection went away: the waiter will never be answered."""
+        self._forget(waiter)
+
+    def _forget(self, waiter: Waiter) -> None:
+        waiter.done = True
+        for key in waiter.keys:
+            waiters = self._by_key.get(key)
+            if waiters is not None:
+                waiters.discard(waiter)
+                if not waiters:
+                    del self._by_key[key]
+
+    def waiting(self) -> int:
+        return sum(1 for _, _, w in self._deadlines if not w.done)
+
+    # -- periodic tasks ------------------------------------------------------------------------------------------
+
+    def every(self, name: str, interval_ms: Callable[[], int], run: Callable[[int], None], *, first_ms: int) -> None:
+        self.periodic.append(Periodic(name, interval_ms, run, first_ms))
+
+    def refresh(self, now_ms: int) -> None:
+        """Intervals may have changed (a config was altered): no task waits longer than its new interval."""
+        for task in self.periodic:
+            interval = max(task.interval_ms(), 1)
+            if interval < NEVER - now_ms:
+                task.due_ms = min(task.due_ms, now_ms + interval)
+        self._wake()
+
+    # -- the clock -----------------------------------------------------------------------------------------------
+
+    def next_deadline(self) -> int:
+        while self._deadlines and self._deadlines[0][2].done:
+            heapq.heappop(self._deadlines)
+        waiter = self._deadlines[0][0] if self._deadlines else NEVER
+        return min([waiter] + [p.due_ms for p in self.periodic])
+
+    def tick(self, now_ms: int) -> None:
+        """Answer the waiters whose deadline has come, and run the periodic tasks that are due."""
+        while self._deadlines and self._deadlines[0][0] <= now_ms:
+            _, _, waiter = heapq.heappop(self._deadlines)
+            if not waiter.done:
+                self.complete(waiter, as_outcome(waiter.check(True)))
+        for task in self.periodic:
+            if task.due_ms <= now_ms:
+                try:
+                    task.run(now_ms)
+                except Exception:
+                    log.exception("periodic task %s failed", task.name)
+                interval = max(task.interval_ms(), 1)
+                task.due_ms = now_ms + interval if interval < NEVER - now_ms else NEVER
+
+    def _wake(self) -> None:
+        for callback in self.earlier_deadline:
+            callback()

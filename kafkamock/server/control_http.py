@@ -1,0 +1,145 @@
+"""The control API over HTTP+JSON (``kafkamock serve --control-port P``), for tests written in any language.
+
+A Starlette app served by hypercorn on the broker's own trio loop, so every call runs between requests, on the
+same thread as the core. The routes map one to one onto ``kafkamock.broker.control.Control``; this part of the
+contract is kept stable (more may be added)::
+
+    GET    /v1/nodes                                   [{"node_id", "host", "port", "up", "rack"}]
+    POST   /v1/nodes/{id}/stop | /start                the node, after the change
+    POST   /v1/nodes/{id}/drop-connections             close every connection to that node
+    POST   /v1/partitions/{topic}/{partition}/leader   {"node_id": N} -> the partition
+    GET    /v1/partitions/{topic}/{partition}/batches[?from=&limit=]   stored batches (header fields, base64 data)
+    POST   /v1/faults                                  {"api_key", "error_code", "count", optional "node_id",
+                                                       "topic", "partition", "latency_ms", "close_connection"}
+    GET    /v1/faults   DELETE /v1/faults
+    GET    /v1/requests[?api_key=&node_id=]            the request log   DELETE /v1/requests
+    GET    /v1/topics   GET /v1/topics/{name}          partitions with leaders, ISR and offsets
+    GET    /v1/cluster
+
+Errors are ``{"error": "..."}`` with a 4xx status.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from typing import Any
+
+import trio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from kafkamock.broker.control import Control, ControlError
+
+log = logging.getLogger("kafkamock.control")
+
+
+def build_app(control: Control) -> Starlette:
+    async def body(request: Request) -> dict:
+        raw = await request.body()
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ControlError(f"the body is not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise ControlError("the body must be a JSON object")
+        return value
+
+    def route(path: str, methods: list[str], action, status: int = 200) -> Route:
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                result = await action(request)
+            except ControlError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            except TypeError as exc:   # an unknown or missing field for the model's method
+                return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+            return JSONResponse(result, status_code=status)
+        return Route(path, endpoint, methods=methods)
+
+    async def push_fault(request: Request) -> Any:
+        fields = await body(request)
+        if "api_key" not in fields:
+            raise ControlError("a fault needs api_key")
+        allowed = {"api_key", "error_code", "count", "node_id", "topic", "partition", "latency_ms",
+                   "close_connection"}
+        unknown = sorted(set(fields) - allowed)
+        if unknown:
+            raise ControlError(f"unknown field(s) {unknown}; a fault takes {sorted(allowed)}")
+        return control.push_fault(**fields)
+
+    async def move_leader(request: Request) -> Any:
+        fields = await body(request)
+        if "node_id" not in fields:
+            raise ControlError('expected {"node_id": N}')
+        p = request.path_params
+        return control.move_leader(p["topic"], p["partition"], fields["node_id"])
+
+    def node(action):
+        async def run(request: Request) -> Any:
+            return action(request.path_params["node_id"])
+        return run
+
+    def plain(action):
+        async def run(request: Request) -> Any:
+            return action()
+        return run
+
+    async def requests(request: Request) -> Any:
+        q = request.query_params
+        return control.requests(api_key=q.get("api_key"), node_id=q.get("node_id"))
+
+    async def topic(request: Request) -> Any:
+        return control.topic(request.path_params["name"])
+
+    async def batches(request: Request) -> Any:
+        p, q = request.path_params, request.query_params
+        found = control.stored_batches(p["topic"], p["partition"], q.get("from"), q.get("limit", 1000))
+        for entry in found:
+            entry["data"] = base64.b64encode(entry["data"]).decode()
+        return found
+
+    async def not_found(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"},
+                            status_code=exc.status_code)
+
+    routes = [
+        route("/v1/nodes", ["GET"], plain(control.nodes)),
+        route("/v1/nodes/{node_id}/stop", ["POST"], node(control.stop_node)),
+        route("/v1/nodes/{node_id}/start", ["POST"], node(control.start_node)),
+        route("/v1/nodes/{node_id}/drop-connections", ["POST"], node(control.drop_connections)),
+        route("/v1/partitions/{topic}/{partition}/leader", ["POST"], move_leader),
+        route("/v1/partitions/{topic}/{partition}/batches", ["GET"], batches),
+        route("/v1/faults", ["POST"], push_fault, status=201),
+        route("/v1/faults", ["GET"], plain(control.faults)),
+        route("/v1/faults", ["DELETE"], plain(control.clear_faults)),
+        route("/v1/requests", ["GET"], requests),
+        route("/v1/requests", ["DELETE"], plain(control.clear_requests)),
+        route("/v1/topics", ["GET"], plain(control.topics)),
+        route("/v1/topics/{name}", ["GET"], topic),
+        route("/v1/cluster", ["GET"], plain(control.cluster)),
+    ]
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_found})  # type: ignore[dict-item]
+
+
+async def serve_control(control: Control, host: str, port: int, *,
+                        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve the control API until cancelled; reports ``http://host:port`` once listening."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("kafkamock.control.http")
+    config.graceful_timeout = 0
+    async with trio.open_nursery() as nursery:
+        app: Any = build_app(control)
+        binds = await nursery.start(lambda task_status: serve(app, config, task_status=task_status))
+        url = binds[0] if binds else f"http://{host}:{port}"
+        task_status.started(url)
