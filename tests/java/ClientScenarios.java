@@ -20,6 +20,14 @@
  *            becomes one batch per partition (linger.ms is long; flush sends at once).
  *            -> {"metadata": [{"partition", "offset", "timestamp", "key_size", "value_size"}, ...],
  *                "offsets": [...], "client": {...}}
+ *   stream   {"topic": required, "count": required, "value_size": [16], "partitions": n (round-robin over
+ *             partitions 0..n-1) | null (the client's partitioner, keys "k<i>"), "idempotent": [true], "acks": ["all"],
+ *             "pace_ms": [0] (sleep between sends), "progress_every": [50], "linger_ms": [5],
+ *             "delivery_timeout_ms": [120000], "config": {...}}
+ *            Sends record i = key "k<i>", value "v<i>:" padded with '.' to value_size, each with a callback, while the
+ *            test does things to the broker (kill it, move leaders). Prints "PROGRESS acked=N failed=M" on stderr
+ *            every progress_every acknowledgements, so the test can act at a known point, then flushes.
+ *            -> {"acked": [[i, partition, offset], ...] (in acknowledgement order), "failed": [[i, error], ...]}
  *   consume  {"topic": required, "partitions": [[0]], "seek": "beginning" | "end" | offset | {"<partition>": offset}
  *             ["beginning"], "count": [1], "timeout_ms": [10000], "extra_poll_ms": [0] (one more poll after
  *             count is reached, to catch records that should not be there), "isolation_level", "config": {...}}
@@ -130,7 +138,7 @@ public final class ClientScenarios {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length < 2 || args.length > 3) {
-            System.err.println("usage: ClientScenarios produce|consume|admin BOOTSTRAP [SPEC-JSON | -]");
+            System.err.println("usage: ClientScenarios produce|stream|consume|admin BOOTSTRAP [SPEC-JSON | -]");
             System.exit(2);
         }
         String scenario = args[0];
@@ -142,9 +150,10 @@ public final class ClientScenarios {
             result = switch (scenario) {
                 case "produce" -> produce(bootstrap, spec);
                 case "consume" -> consume(bootstrap, spec);
+                case "stream" -> stream(bootstrap, spec);
                 case "admin" -> admin(bootstrap, spec);
                 default -> throw new IllegalArgumentException("unknown scenario '" + scenario
-                        + "' (expected produce, consume or admin)");
+                        + "' (expected produce, stream, consume or admin)");
             };
         } catch (ScenarioFailed e) {
             result = e.result;
@@ -332,6 +341,73 @@ public final class ClientScenarios {
         if (!failures.isEmpty()) {
             throw new ScenarioFailed(failures.size() + " record(s) not acknowledged; first: " + failures.get(0),
                     result);
+        }
+        return result;
+    }
+
+    // -- stream -----------------------------------------------------------------------------------------------------
+
+    private static ObjectNode stream(String bootstrap, JsonNode spec) throws Exception {
+        String topic = required(spec, "topic");
+        int count = Integer.parseInt(required(spec, "count"));
+        int valueSize = spec.path("value_size").asInt(16);
+        Integer partitions = spec.hasNonNull("partitions") ? spec.get("partitions").asInt() : null;
+        long paceMs = spec.path("pace_ms").asLong(0);
+        int progressEvery = Math.max(1, spec.path("progress_every").asInt(50));
+        Properties p = baseConfig(bootstrap, "scenario-stream");
+        p.put(ProducerConfig.ACKS_CONFIG, spec.path("acks").asText("all"));
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, String.valueOf(spec.path("idempotent").asBoolean(true)));
+        p.put(ProducerConfig.LINGER_MS_CONFIG, String.valueOf(spec.path("linger_ms").asLong(5)));
+        long deliveryTimeout = spec.path("delivery_timeout_ms").asLong(120_000);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(deliveryTimeout));
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(deliveryTimeout));
+        overrides(p, spec);
+
+        ObjectNode result = JSON.objectNode();
+        ArrayNode acked = result.putArray("acked");
+        ArrayNode failed = result.putArray("failed");
+        int[] done = {0, 0};
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < count; i++) {
+                final int index = i;
+                StringBuilder value = new StringBuilder("v" + i + ":");
+                while (value.length() < valueSize) {
+                    value.append('.');
+                }
+                Integer partition = partitions == null ? null : i % partitions;
+                producer.send(new ProducerRecord<>(topic, partition, ("k" + i).getBytes(StandardCharsets.UTF_8),
+                        value.toString().getBytes(StandardCharsets.UTF_8)), (md, e) -> {
+                    synchronized (done) {
+                        if (e == null) {
+                            ArrayNode a = acked.addArray();
+                            a.add(index);
+                            a.add(md.partition());
+                            a.add(md.offset());
+                            done[0]++;
+                        } else {
+                            ArrayNode f = failed.addArray();
+                            f.add(index);
+                            f.add(describe(e));
+                            done[1]++;
+                        }
+                        if ((done[0] + done[1]) % progressEvery == 0 || done[0] + done[1] == count) {
+                            System.err.println("PROGRESS acked=" + done[0] + " failed=" + done[1]);
+                            System.err.flush();
+                        }
+                    }
+                });
+                if (paceMs > 0) {
+                    Thread.sleep(paceMs);
+                }
+            }
+            producer.flush();
+            producer.close(Duration.ofSeconds(30));
+        }
+        synchronized (done) {
+            if (done[1] > 0) {
+                throw new ScenarioFailed(done[1] + " record(s) not acknowledged; first: " + failed.get(0), result);
+            }
         }
         return result;
     }

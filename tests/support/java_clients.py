@@ -33,7 +33,7 @@ JVM_ARGS = (
 )
 DEFAULT_TIMEOUT = 60.0  # seconds per JVM; the clients' own timeouts (10-15 s) normally fire long before
 
-__all__ = ["JavaClients", "ScenarioError", "WireTap", "build"]
+__all__ = ["JavaClients", "RunningScenario", "ScenarioError", "WireTap", "build"]
 
 
 class ScenarioError(AssertionError):
@@ -129,6 +129,11 @@ class JavaClients:
                 "timeout_ms": timeout_ms, "extra_poll_ms": extra_poll_ms, "config": dict(config or {}), **extra}
         return self.run("consume", bootstrap, spec)
 
+    def start(self, scenario: str, bootstrap: str, spec: Mapping[str, Any]) -> RunningScenario:
+        """Start a scenario without waiting for it (``stream``): the test acts on the broker meanwhile."""
+        command = [self.java, *self.jvm_args, "-cp", self.classpath, MAIN_CLASS, scenario, bootstrap, "-"]
+        return RunningScenario(scenario, command, spec, self)
+
     def admin(self, bootstrap: str, ops: Iterable[Mapping[str, Any]], *, config: Mapping[str, Any] | None = None,
               check: bool = True) -> list[dict]:
         """Run admin ops in order; one ``{"op", "result"}`` (or ``{"op", "error"}`` when not ``check``) per op."""
@@ -139,6 +144,79 @@ class JavaClients:
             if check or exc.result is None or "results" not in exc.result:
                 raise
             return exc.result["results"]
+
+
+class RunningScenario:
+    """A scenario JVM running in the background: ``wait_progress(n)`` blocks until it reported n acknowledgements
+    (its "PROGRESS acked=N failed=M" lines on stderr), ``result()`` waits for its JSON line."""
+
+    def __init__(self, scenario: str, command: list[str], spec: Mapping[str, Any], owner: JavaClients):
+        import threading
+
+        self.scenario, self.owner = scenario, owner
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, encoding="utf-8", errors="replace")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(spec))
+        self.proc.stdin.close()
+        self.acked = self.failed = 0
+        self.stderr_lines: list[str] = []
+        self._stdout: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+        self._out_reader = threading.Thread(target=lambda: self._stdout.append(self.proc.stdout.read()),  # type: ignore[union-attr]
+                                            daemon=True)
+        self._out_reader.start()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self._changed:
+                self.stderr_lines.append(line)
+                if line.startswith("PROGRESS "):
+                    fields = dict(part.split("=") for part in line.split()[1:])
+                    self.acked, self.failed = int(fields["acked"]), int(fields["failed"])
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_progress(self, acked: int, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self.acked < acked:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.proc.poll() is not None and not self._reader.is_alive():
+                    raise ScenarioError(f"{self.scenario}: {self.acked} acknowledged, waiting for {acked}; stderr "
+                                        f"tail:\n{''.join(self.stderr_lines[-40:])}")
+                self._changed.wait(remaining)
+
+    def result(self, timeout: float = DEFAULT_TIMEOUT * 3) -> dict:
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise ScenarioError(f"{self.scenario}: the JVM did not finish in {timeout} s; stderr tail:\n"
+                                f"{''.join(self.stderr_lines[-40:])}") from None
+        finally:
+            self._reader.join(timeout=5)
+            self._out_reader.join(timeout=5)
+            self.owner.runs.append((self.scenario, time.monotonic() - self.started))
+        stdout = "".join(self._stdout)
+        lines = [line for line in stdout.splitlines() if line.strip()]
+        result = json.loads(lines[-1]) if lines else None
+        if self.proc.returncode != 0 or result is None:
+            raise ScenarioError(f"{self.scenario} failed (exit {self.proc.returncode}): "
+                                f"{(result or {}).get('error')}\nJVM stderr tail:\n{''.join(self.stderr_lines[-40:])}",
+                                result=result, stderr="".join(self.stderr_lines), returncode=self.proc.returncode)
+        return result
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class WireTap:
