@@ -30,9 +30,9 @@ run: install
 	$(BIN)/python examples/orders_pipeline.py --bootstrap-servers 127.0.0.1:9092 --wait 30 && \
 	echo "kafkamock is serving on 127.0.0.1:9092 (Ctrl-C stops it)" && wait $$pid
 
-# kcat for tests/clients/test_kcat.py: the Debian package, installed when missing.
+# kcat for tests/clients/test_kcat.py and curl for the control-API tests: Debian packages, installed when missing.
 kcat:
-	command -v kcat || (apt-get update -q && apt-get install -y -q kcat)
+	(command -v kcat && command -v curl) || (apt-get update -q && apt-get install -y -q kcat curl)
 
 test: install java kcat
 	$(BIN)/python -m pytest

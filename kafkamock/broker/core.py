@@ -288,6 +288,24 @@ class Broker:
     def _open_log(self, topic: Topic, index: int) -> PartitionLog:
         return self.storage.open_log(topic.name, topic.topic_id, index, self.log_config(topic), self.now_ms())
 
+    def append_internal(self, partition: Partition, data: bytes | bytearray) -> tuple[int, int]:
+        """Append a batch the broker itself writes (a transaction marker, a share-state control batch, a record of
+        an internal topic) through the same log interface as produced batches, waking the fetches waiting on the
+        partition. Returns its (base offset, last offset)."""
+        from kafkamock.records import split_batches
+
+        buffer = bytearray(data)
+        (batch,), _ = split_batches(buffer)
+        plog = partition.log
+        base_offset = plog.log_end_offset
+        batch.set_base_offset(base_offset)
+        batch.set_partition_leader_epoch(partition.leader_epoch)
+        last_offset = base_offset + batch.last_offset_delta
+        plog.append(buffer, base_offset, last_offset, batch.max_timestamp, self.now_ms(), partition.leader_epoch,
+                    batch.record_count)
+        self.appended(partition)
+        return base_offset, last_offset
+
     def next_producer_id(self) -> int:
         """A new producer id; ids are handed out in blocks whose end is persisted first, so none repeats after
         a restart (Kafka's ProducerIdsRecord)."""

@@ -291,3 +291,17 @@ def test_init_producer_id_and_find_coordinator(broker):
     assert first.error_code == E.NONE and second.producer_id == first.producer_id + 1 and first.producer_epoch == 0
     coordinator = call(broker, "FindCoordinator", 4, {"key_type": 0, "coordinator_keys": ["g"]}).coordinators[0]
     assert (coordinator.key, coordinator.node_id, coordinator.error_code) == ("g", broker.node_id, E.NONE)
+
+
+def test_internal_appends_go_through_the_log_and_wake_fetches(broker, clock):
+    produce(broker, batch(b"a"))
+    waiting = fetch(broker, 1, max_wait=1000)
+    answered = []
+    waiting.on_done = answered.append
+    partition = broker.cluster.partition("t", 0)
+    marker = records.end_txn_marker_batch(True, producer_id=5, producer_epoch=0, coordinator_epoch=0,
+                                          timestamp=clock.now_ms())
+    assert broker.append_internal(partition, marker) == (1, 1)
+    assert len(answered) == 1                              # the waiting fetch saw the marker at once
+    (control,) = records.decode_batches(answered[0].body["responses"][0]["partitions"][0]["records"][0])
+    assert control.is_control and control.base_offset == 1 and control.records[0].control_type == "COMMIT"

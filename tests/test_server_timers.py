@@ -1,0 +1,121 @@
+"""The trio shell around the core: one clock for every timer (trio's MockClock through TrioClock, or a ManualClock),
+node listeners that stop and start, and log lines a Spark job can live with. No test here sleeps for real."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import pytest
+import trio
+import trio.testing
+
+from kafkamock import records
+from kafkamock.broker import Broker, ManualClock
+from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
+from kafkamock.server import TrioClock, run_broker
+from kafkamock.testing import start_broker
+
+
+def _fetch_body(topic: str, offset: int, max_wait_ms: int) -> dict:
+    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": 10**6, "session_epoch": -1,
+            "topics": [{"topic": topic, "partitions": [{"partition": 0, "fetch_offset": offset,
+                                                        "partition_max_bytes": 10**6}]}]}
+
+
+def _host_port(server, k: int = 0) -> tuple[str, int]:
+    host, _, port = server.bootstrap_servers.split(",")[k].rpartition(":")
+    return host, int(port)
+
+
+@pytest.mark.trio
+async def test_long_poll_and_retention_run_on_trio_virtual_time(autojump_clock):
+    broker = Broker(clock=TrioClock(), config={"log.retention.check.interval.ms": 60_000})
+    async with run_broker(broker) as server, trio.open_nursery() as nursery:
+        broker.cluster.create_topic("t", 1, 1, {"retention.ms": 3_600_000})
+        conn = await KafkaConnection.connect(nursery, *_host_port(server))
+        started = trio.current_time()
+        response = await conn.request("Fetch", _fetch_body("t", 0, 600_000), version=12)   # ten minutes
+        assert trio.current_time() - started == pytest.approx(600, abs=1)                  # in virtual time
+        assert response.responses[0].partitions[0].records in (b"", None)
+        now = broker.now_ms()
+        produced = await conn.request("Produce", {"acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": records.encode_batch(
+                [{"value": b"old", "timestamp": now}])}]}]}, version=9)
+        assert produced.responses[0].partition_responses[0].error_code == 0
+        plog = broker.cluster.partition("t", 0).log
+        await trio.sleep(3_600 - 61)                     # checks ran every minute, the record is not an hour old
+        assert plog.log_start_offset == 0
+        await trio.sleep(122)                            # it is now, and a check has run since
+        assert plog.log_start_offset == plog.log_end_offset == 1
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_manual_clock_drives_the_shell_without_sleeping():
+    clock = ManualClock()
+    broker = Broker(clock=clock)
+    async with run_broker(broker) as server, trio.open_nursery() as nursery:
+        broker.cluster.create_topic("t", 1, 1)
+        conn = await KafkaConnection.connect(nursery, *_host_port(server))
+        done = trio.Event()
+        answers = []
+
+        async def fetch():
+            answers.append(await conn.request("Fetch", _fetch_body("t", 0, 30_000), version=12))
+            done.set()
+        nursery.start_soon(fetch)
+        await trio.testing.wait_all_tasks_blocked()
+        assert broker.timers.waiting() == 1 and not done.is_set()
+        clock.advance(29_999)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not done.is_set()
+        with trio.fail_after(10):
+            clock.advance(1)                             # the deadline: the shell wakes and the core answers
+            await done.wait()
+        assert answers[0].responses[0].partitions[0].error_code == 0
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_stopped_node_closes_its_listener_and_connections_and_comes_back_on_the_same_port():
+    broker = Broker(brokers=2)
+    async with run_broker(broker) as server, trio.open_nursery() as nursery:
+        host, port = _host_port(server, 1)
+        conn = await KafkaConnection.connect(nursery, host, port)
+        broker.control.stop_node(2)
+        with trio.fail_after(10), pytest.raises(KafkaConnectionError):
+            await conn.request("Metadata", {"topics": None})
+        with pytest.raises(KafkaConnectionError):
+            await KafkaConnection.connect(nursery, host, port)
+        broker.control.start_node(2)
+        with trio.fail_after(10):
+            while True:                                  # the listener task binds again right after start
+                try:
+                    again = await KafkaConnection.connect(nursery, host, port)
+                    break
+                except KafkaConnectionError:
+                    await trio.sleep(0.01)
+        assert [b.node_id for b in (await again.request("Metadata", {"topics": None})).brokers] == [1, 2]
+        nursery.cancel_scope.cancel()
+
+
+def test_one_info_line_per_client_id_and_debug_for_each_connection(caplog):
+    caplog.set_level(logging.DEBUG, logger="kafkamock")
+    with start_broker() as broker:
+        host, _, port = broker.bootstrap_servers.rpartition(":")
+        for client_id in ("spark-executor", "spark-executor", "spark-executor", "other"):
+            with socket.create_connection((host, int(port))) as sock:
+                from kafkamock.codec import encode_request
+
+                sock.sendall(encode_request("ApiVersions", 3, 1, client_id, {"client_software_name": "x",
+                                                                             "client_software_version": "1"}))
+                assert sock.recv(4)
+        broker.control.nodes()                           # a round trip to the broker thread: the closes are logged
+    infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and r.name == "kafkamock.server"]
+    assert [m for m in infos if "connected" in m] == [
+        m for m in infos if "connected" in m and ("'spark-executor'" in m or "'other'" in m)]
+    assert sum("'spark-executor'" in m for m in infos) == 1 and sum("'other'" in m for m in infos) == 1
+    debug = [r for r in caplog.records if r.levelno == logging.DEBUG and r.name == "kafkamock.server"
+             and "connection" in r.getMessage()]
+    assert len(debug) >= 4
