@@ -298,7 +298,8 @@ class PartitionLog:
         segment.truncate(keep)
         self.log_end_offset = segment.next_offset
         self.log_start_offset = min(self.log_start_offset, self.log_end_offset)
-        self.leader_epochs = [e for e in self.leader_epochs if e[1] < self.log_end_offset] or self.leader_epochs[:1]
+        # Kafka's truncateFromEnd: epochs that start at or after the new log end are forgotten.
+        self.leader_epochs = [e for e in self.leader_epochs if e[1] < self.log_end_offset]
         self.store.save_leader_epochs(self.leader_epochs)
 
     def _truncate_epochs_from_start(self) -> None:

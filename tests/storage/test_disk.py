@@ -1,0 +1,171 @@
+"""The on-disk layout is Kafka's, byte for byte where Kafka defines the bytes, and recovery at start cuts what a
+crash left half-written."""
+
+from __future__ import annotations
+
+import logging
+import struct
+import uuid
+
+import pytest
+from conftest import TOPIC_ID, Writer, values_of
+
+from kafkamock import records
+from kafkamock.broker.cluster import kafka_uuid_string
+from kafkamock.storage import DiskStorage, LogConfig
+from kafkamock.storage.disk import CLEAN_SHUTDOWN
+
+
+def open_disk(root, now_ms=0, **config):
+    storage = DiskStorage(root)
+    return storage, storage.open_log("orders", TOPIC_ID, 3, LogConfig(**config), now_ms)
+
+
+def test_segment_files_hold_the_batches_exactly(tmp_path):
+    storage, plog = open_disk(tmp_path, segment_bytes=300)
+    w = Writer(plog)
+    for i in range(5):
+        w.append([b"v%d" % i * 20], timestamp=1_000 + i)
+    d = tmp_path / "orders-3"
+    assert sorted(p.name for p in d.iterdir()) == sorted(
+        [f"{b:020d}.{ext}" for b in (0, 2, 4) for ext in ("log", "index", "timeindex")]
+        + ["partition.metadata", "leader-epoch-checkpoint"])
+    stored = b"".join((d / f"{b:020d}.log").read_bytes() for b in (0, 2, 4))
+    assert stored == b"".join(bytes(p) for p in plog.read(0, 1 << 30))
+    assert [b.base_offset for b in records.decode_batches(stored)] == [0, 1, 2, 3, 4]
+    assert (d / "partition.metadata").read_text() == f"version: 0\ntopic_id: {kafka_uuid_string(TOPIC_ID)}\n"
+
+
+def test_offset_and_time_indexes_follow_kafkas_sparse_rule(tmp_path):
+    storage, plog = open_disk(tmp_path, index_interval_bytes=100)
+    w = Writer(plog)
+    timestamps = [1_000, 3_000, 2_000, 4_000, 4_000, 5_000]
+    positions = []
+    for ts in timestamps:
+        positions.append(plog.active.size)
+        w.append([b"x" * 60], timestamp=ts)                       # ~130 bytes each: over 100 since the last entry
+    d = tmp_path / "orders-3"
+    index = (d / f"{0:020d}.index").read_bytes()
+    entries = [struct.unpack_from(">ii", index, i) for i in range(0, len(index), 8)]
+    # LogSegment.append: an entry for a batch when more than index.interval.bytes went by before it.
+    assert entries == [(k, positions[k]) for k in range(1, 6)]
+    timeindex = (d / f"{0:020d}.timeindex").read_bytes()
+    time_entries = [struct.unpack_from(">qi", timeindex, i) for i in range(0, len(timeindex), 12)]
+    # (largest timestamp so far, its offset), only when it grows.
+    assert time_entries == [(3_000, 1), (4_000, 3), (5_000, 5)]
+
+
+def test_checkpoint_and_properties_files_are_kafkas_text_formats(tmp_path):
+    storage, plog = open_disk(tmp_path, segment_bytes=200)
+    w = Writer(plog)
+    plog.assign_epoch(0, 0)
+    w.append([b"a"], epoch=0)
+    plog.assign_epoch(4, plog.log_end_offset)
+    w.append([b"b" * 100], epoch=4)
+    w.append([b"c"], epoch=4)
+    plog.delete_before(1, 0)
+    storage.save_metadata({"cluster_id": "abc", "node_ids": [1]})
+    storage.close([plog], 0)
+    d = tmp_path
+    assert (d / "orders-3" / "leader-epoch-checkpoint").read_text() == "0\n1\n4 1\n"
+    assert (d / "log-start-offset-checkpoint").read_text() == "0\n1\norders 3 1\n"
+    assert (d / "recovery-point-offset-checkpoint").read_text() == "0\n1\norders 3 3\n"
+    assert (d / "replication-offset-checkpoint").read_text() == "0\n1\norders 3 3\n"
+    props = (d / "meta.properties").read_text().splitlines()
+    assert props[0].startswith("#") and {"cluster.id=abc", "node.id=1", "version=1"} <= set(props)
+    assert (d / CLEAN_SHUTDOWN).exists()
+
+
+def test_a_clean_restart_reads_everything_back(tmp_path):
+    storage, plog = open_disk(tmp_path, segment_bytes=300)
+    w = Writer(plog)
+    for i in range(7):
+        w.append([b"%d" % i * 30], timestamp=1_000 + i)
+    plog.delete_before(3, 0)
+    before, bases = values_of(plog), [s.base_offset for s in plog.segments]
+    assert len(bases) > 1
+    storage.close([plog], 0)
+    again = DiskStorage(tmp_path)
+    assert again.clean_start and not (tmp_path / CLEAN_SHUTDOWN).exists()   # the marker is consumed at start
+    reopened = again.open_log("orders", TOPIC_ID, 3, LogConfig(segment_bytes=300), 0)
+    assert values_of(reopened) == before and reopened.log_start_offset == 3 and reopened.log_end_offset == 7
+    assert [s.base_offset for s in reopened.segments] == bases
+    assert Writer(reopened).append([b"next"]) == (7, 7)
+
+
+def _reopen(root, caplog):
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kafkamock.storage"):
+        storage = DiskStorage(root)
+        return storage, storage.open_log("orders", TOPIC_ID, 3, LogConfig(segment_bytes=300), 0)
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_a_torn_tail_is_cut_with_a_warning(tmp_path, caplog, clean):
+    storage, plog = open_disk(tmp_path)
+    w = Writer(plog)
+    for i in range(3):
+        w.append([b"%d" % i])
+    if clean:
+        storage.close([plog], 0)
+    segment = tmp_path / "orders-3" / f"{0:020d}.log"
+    intact = segment.stat().st_size
+    torn = records.encode_batch([{"value": b"3" * 50, "timestamp": 1}], base_offset=3)
+    with open(segment, "ab") as fh:
+        fh.write(torn[:40])
+    storage, plog = _reopen(tmp_path, caplog)
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning == (f"recovery: orders-3/{segment.name}: dropped 40 byte(s) from position {intact}: batch at "
+                       f"offset 3 is cut short: 40 of {len(torn)} bytes were written")
+    assert storage.recovered == [warning]
+    assert segment.stat().st_size == intact and [v for _, v in values_of(plog)] == [b"0", b"1", b"2"]
+    assert Writer(plog).append([b"3"]) == (3, 3)
+
+
+def test_a_corrupt_batch_is_cut_only_without_a_clean_shutdown(tmp_path, caplog):
+    storage, plog = open_disk(tmp_path)
+    w = Writer(plog)
+    for i in range(4):
+        w.append([b"%d" % i])
+    segment = tmp_path / "orders-3" / f"{0:020d}.log"
+    data = bytearray(segment.read_bytes())
+    views, _ = records.split_batches(bytes(data))
+    data[views[2].end - 2] ^= 0x55
+    segment.write_bytes(bytes(data))
+    storage, plog = _reopen(tmp_path, caplog)                      # no marker: the CRCs are checked
+    assert [r.getMessage() for r in caplog.records][0].startswith(
+        f"recovery: orders-3/{segment.name}: dropped {len(data) - views[2].start} byte(s) from position "
+        f"{views[2].start}: batch at offset 2 is corrupt")
+    assert plog.log_end_offset == 2
+
+
+def test_segments_after_a_cut_are_dropped(tmp_path, caplog):
+    storage, plog = open_disk(tmp_path, segment_bytes=150)
+    w = Writer(plog)
+    for i in range(3):
+        w.append([b"%d" % i * 40])
+    first = tmp_path / "orders-3" / f"{0:020d}.log"
+    with open(first, "ab") as fh:
+        fh.write(b"\x00" * 20)
+    storage, plog = _reopen(tmp_path, caplog)
+    assert plog.log_end_offset == 1 and [s.base_offset for s in plog.segments] == [0]
+    assert not (tmp_path / "orders-3" / f"{1:020d}.log").exists()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 3 and all(m.startswith("recovery: orders-3/") for m in messages)
+    assert "follows a cut segment" in messages[1]
+
+
+def test_leftovers_and_another_topics_directory_are_cleared(tmp_path, caplog):
+    storage, plog = open_disk(tmp_path)
+    Writer(plog).append([b"a"])
+    d = tmp_path / "orders-3"
+    (d / f"{0:020d}.log.deleted").write_bytes(b"old")
+    (d / ".cleaning").mkdir()
+    (d / "leader-epoch-checkpoint.tmp").write_text("x")
+    storage, plog = _reopen(tmp_path, caplog)
+    assert sorted(p.name for p in d.iterdir() if p.name.endswith((".deleted", ".tmp")) or p.is_dir()) == []
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kafkamock.storage"):
+        other = DiskStorage(tmp_path).open_log("orders", uuid.UUID(int=7), 3, LogConfig(), 0)
+    assert other.log_end_offset == 0                                # a new topic of the same name starts empty
+    assert f"orders-3 holds topic id {kafka_uuid_string(TOPIC_ID)}" in caplog.text
