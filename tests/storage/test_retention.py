@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from conftest import Writer, values_of
+from support.storage_logs import TOPIC_ID, Writer, values_of
 
-from kafkamock.storage import DiskStorage
+from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage
 
 
 def segmented(open_log, n: int, timestamps=None, **config):
@@ -49,11 +49,30 @@ def test_one_segment_with_old_records_goes_whole(open_log):
     assert values_of(plog) == [(0, b"old"), (1, b"new")]
 
 
-def test_retention_bytes_keeps_at_least_the_limit(open_log):
-    plog = segmented(open_log, 5, retention_bytes=250, file_delete_delay_ms=0)
-    size = plog.segments[0].size                                # ~110 bytes each, 5 segments
+def test_retention_bytes_keeps_at_least_the_limit(tmp_path):
+    storage = DiskStorage(tmp_path)
+    plog = storage.open_log("t", TOPIC_ID, 0, LogConfig(segment_bytes=150, retention_bytes=250,
+                                                          file_delete_delay_ms=0), 0)
+    w = Writer(plog)
+    for i in range(5):
+        w.append([bytes([65 + i]) * 40])
+    size = plog.segments[0].size                                # ~110 bytes each, 5 segments, until the check
+    assert len(plog.segments) == 5
     assert plog.delete_old_segments(0) == 2                     # 550 -> 330: one more would leave 220 < 250
     assert plog.size_bytes == 3 * size and plog.log_start_offset == 2
+
+
+def test_a_memory_log_sheds_segments_over_retention_bytes_as_it_rolls():
+    # In memory a fast producer must not hold check-interval x rate bytes more than retention.bytes: segments go
+    # as the log rolls, by the same rule as the periodic check.
+    plog = MemoryStorage().open_log("t", TOPIC_ID, 0, LogConfig(segment_bytes=150, retention_bytes=250), 0)
+    w = Writer(plog)
+    for i in range(5):
+        w.append([bytes([65 + i]) * 40])
+        assert plog.size_bytes - plog.active.size < 250 + plog.segments[0].size
+    size = plog.active.size
+    assert plog.log_start_offset == 2 and plog.size_bytes == 3 * size
+    assert plog.delete_old_segments(0) == 0
 
 
 def test_nothing_goes_without_the_delete_policy(open_log):
@@ -84,7 +103,7 @@ def test_delete_before_inside_a_segment_keeps_the_segment(open_log):
 
 def test_deleted_segment_files_wait_for_file_delete_delay_ms(tmp_path):
     storage = DiskStorage(tmp_path)
-    from conftest import TOPIC_ID
+    from support.storage_logs import TOPIC_ID
 
     from kafkamock.storage import LogConfig
     plog = storage.open_log("t", TOPIC_ID, 0, LogConfig(segment_bytes=150, retention_ms=10,

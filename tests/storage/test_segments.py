@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Writer, values_of
+from support.storage_logs import Writer, values_of
 
 from kafkamock import records
 
