@@ -506,11 +506,12 @@ def test_retention_set_through_incremental_alter_configs(broker, clock):
     produce(broker, b"a" * 100, timestamp=clock.now_ms())
     produce(broker, b"b" * 100, timestamp=clock.now_ms())
     clock.advance(300_000)
-    # By size, as Kafka: the oldest segments go while what remains is still at least retention.bytes.
-    sizes = [s.size for s in plog.segments]
+    # By size, as Kafka: the oldest segments go while what remains is still at least retention.bytes (a log in
+    # memory applies it as it rolls, the next check finds nothing more to do).
+    sizes = [seg.size for seg in plog.segments]
+    assert plog.log_start_offset == 3 and sum(sizes) >= 200 and sum(sizes) - sizes[0] < 200
     broker.tick()
-    assert sizes[0] + 200 <= sum(sizes) < sizes[0] + sizes[1] + 200
-    assert plog.log_start_offset == 3 and plog.size_bytes == sum(sizes[1:]) >= 200
+    assert plog.log_start_offset == 3
     assert described(broker, 4, TOPIC, "t", keys=["retention.bytes"])["retention.bytes"].value == "200"
 
 
