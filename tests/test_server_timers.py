@@ -119,3 +119,25 @@ def test_one_info_line_per_client_id_and_debug_for_each_connection(caplog):
     debug = [r for r in caplog.records if r.levelno == logging.DEBUG and r.name == "kafkamock.server"
              and "connection" in r.getMessage()]
     assert len(debug) >= 4
+
+
+def test_start_broker_with_a_manual_clock_answers_a_long_poll_when_the_test_moves_time():
+    clock = ManualClock()
+    with start_broker(clock=clock) as broker:
+        broker.create_topic("t")
+        host, _, port = broker.bootstrap_servers.rpartition(":")
+        from kafkamock.codec import decode_response, encode_request
+
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(encode_request("Fetch", 12, 7, "poller", _fetch_body("t", 0, 3_600_000)))
+            sock.settimeout(0.2)
+            with pytest.raises(TimeoutError):
+                sock.recv(4)                                   # an hour of broker time: nothing yet
+            clock.advance(3_600_000)                           # from this (non-broker) thread
+            sock.settimeout(30)
+            size = int.from_bytes(sock.recv(4), "big")
+            frame = b""
+            while len(frame) < size:
+                frame += sock.recv(size - len(frame))
+        header, body = decode_response("Fetch", 12, size.to_bytes(4, "big") + frame)
+        assert header.correlation_id == 7 and body.responses[0].partitions[0].error_code == 0
