@@ -185,14 +185,8 @@ class KafkamockBroker:
         if hasattr(self, "producer"):
             self.producer.flush(10)
             del self.producer
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise BenchError("kafkamock did not stop within 15 s of SIGTERM") from None
+        if not _terminate(self.proc):
+            raise BenchError("kafkamock did not stop within 15 s of SIGTERM")
         self.log.close()
         text = self._log_text()
         if self.proc.returncode != 0 or " ERROR " in text or "Traceback" in text:
@@ -201,6 +195,20 @@ class KafkamockBroker:
 
     def _log_text(self) -> str:
         return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
+
+
+def _terminate(proc: subprocess.Popen, timeout: float = 15) -> bool:
+    """SIGTERM, then SIGKILL after ``timeout`` seconds; False when it took the SIGKILL."""
+    if proc.poll() is not None:
+        return True
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return False
 
 
 class KafkamockDiskBroker(KafkamockBroker):
@@ -250,13 +258,7 @@ class TansuBroker:
         if hasattr(self, "producer"):
             self.producer.flush(10)
             del self.producer
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        _terminate(self.proc)
         self.log.close()
         os.unlink(self.log.name)
 
