@@ -6,6 +6,7 @@ touches files itself. ``cleaner`` compacts logs whose ``cleanup.policy`` has ``c
 """
 
 from kafkamock.storage.disk import DiskStorage
-from kafkamock.storage.log import LogConfig, MemoryStorage, PartitionLog, SegmentStore, StoredBatch
+from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore, StoredBatch
+from kafkamock.storage.memory import MemoryStorage
 
 __all__ = ["DiskStorage", "LogConfig", "MemoryStorage", "PartitionLog", "SegmentStore", "StoredBatch"]

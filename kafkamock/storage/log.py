@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kafkamock.storage.segment import Buffer, MemorySegment, Segment, segment_for
 
@@ -430,26 +430,3 @@ class PartitionLog:
                 "size_bytes": self.size_bytes, "segments": [
                     {"base_offset": s.base_offset, "batches": len(s), "size_bytes": s.size,
                      "largest_timestamp": s.largest_ts} for s in self.segments]}
-
-
-@dataclass
-class MemoryStorage:
-    """Logs in memory (the default for tests): nothing survives the process."""
-
-    durable: bool = False
-    metadata: dict | None = field(default=None, repr=False)
-
-    def open_log(self, topic: str, topic_id, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
-        return PartitionLog(SegmentStore(), config, now_ms=now_ms)
-
-    def load_metadata(self) -> dict | None:
-        return self.metadata
-
-    def save_metadata(self, metadata: dict) -> None:
-        self.metadata = metadata
-
-    def write_checkpoints(self) -> None: ...
-
-    def close(self, logs: list[PartitionLog], now_ms: int) -> None:
-        for partition_log in logs:
-            partition_log.close()

@@ -1,0 +1,31 @@
+"""Logs kept in memory (the default, for tests): segments of the buffers batches arrived in; nothing survives the
+process. ``DiskStorage`` (``storage.disk``) is the durable counterpart with the same interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore
+
+
+@dataclass
+class MemoryStorage:
+    """Logs in memory (the default for tests): nothing survives the process."""
+
+    durable: bool = False
+    metadata: dict | None = field(default=None, repr=False)
+
+    def open_log(self, topic: str, topic_id, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
+        return PartitionLog(SegmentStore(), config, now_ms=now_ms)
+
+    def load_metadata(self) -> dict | None:
+        return self.metadata
+
+    def save_metadata(self, metadata: dict) -> None:
+        self.metadata = metadata
+
+    def write_checkpoints(self) -> None: ...
+
+    def close(self, logs: list[PartitionLog], now_ms: int) -> None:
+        for partition_log in logs:
+            partition_log.close()
