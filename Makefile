@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test,bench,dev]'
 	touch $@
 
-# Test-only Java oracle: Apache Kafka's own kafka-clients 4.3.0 and its dependencies (see DESIGN.md §1).
+# Test-only Java oracle: Apache Kafka's own kafka-clients 4.3.0 and its dependencies (see docs/architecture.md).
 java: $(JAVA_STAMP)
 
 $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py

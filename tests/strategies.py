@@ -10,7 +10,7 @@ feed them to both and expect the same bytes:
   surrogates excluded (they cannot be UTF-8 encoded); bytes at most ``MAX_BYTES``; arrays 0-``MAX_ARRAY`` elements.
 - null only where the field is nullable at that version (nullable strings, bytes, records, arrays, structs).
 - tagged fields are sometimes their default (not sent on the wire) and sometimes drawn (sent).
-- mapKey arrays may repeat keys: the wire allows it and Kafka's collections keep duplicates (DESIGN.md §2).
+- mapKey arrays may repeat keys: the wire allows it and Kafka's collections keep duplicates (docs/architecture.md).
 - records are small arbitrary bytes (or null where nullable). Kafka never parses a records field when it reads or
   writes a message (``MemoryRecords.readableRecords`` just wraps the bytes), and neither does our codec, so any
   bytes round-trip; valid record batches are the business of kafkamock.records' own tests.

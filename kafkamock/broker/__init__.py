@@ -1,4 +1,4 @@
-"""The broker core: cluster state, partition logs and one handler per API, free of I/O (DESIGN.md §2)."""
+"""The broker core: cluster state, partition logs and one handler per API, free of I/O (docs/architecture.md)."""
 
 from kafkamock.broker.clock import Clock, ManualClock, SystemClock
 from kafkamock.broker.config import BrokerConfig

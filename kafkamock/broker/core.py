@@ -1,5 +1,5 @@
 """The broker core: a decoded request and the time in, an outcome and the next deadline out. No sockets, no files,
-no wall clock of its own (DESIGN.md §2, h11's style).
+no wall clock of its own (docs/architecture.md; h11's style).
 
 A newcomer follows one request like this: ``server/connection.py`` reads a frame on the listener of one node and
 decodes it with the codec; ``Broker.handle`` (here) logs it, applies any fault the control API pushed, and hands it

