@@ -370,8 +370,11 @@ class Broker:
     # -- persistence ---------------------------------------------------------------------------------------------
 
     def metadata_changed(self) -> None:
+        """Topics, partitions, leaders or configs changed: persist them (on disk), and let timers whose interval
+        depends on them (a new topic's flush.ms) take the new one."""
         if self._restoring:
             return
+        self.timers.refresh(self.now_ms())
         snapshot = self.cluster.snapshot()
         snapshot["producer_id_block_end"] = self._producer_id_block_end
         snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
@@ -413,8 +416,8 @@ class Broker:
         first = now + config["log.initial.task.delay.ms"]
         self.timers.every("log-retention", lambda: config["log.retention.check.interval.ms"], self._retention,
                           first_ms=first)
-        self.timers.every("log-flusher", lambda: config["log.flush.scheduler.interval.ms"], self._flush,
-                          first_ms=first if config["log.flush.scheduler.interval.ms"] < NEVER - first else NEVER)
+        self.timers.every("log-flusher", self._flush_interval, self._flush,
+                          first_ms=now + min(self._flush_interval(), NEVER - now))
         self.timers.every("log-cleaner", lambda: config["log.cleaner.backoff.ms"] if config["log.cleaner.enable"]
                           else NEVER, self._clean, first_ms=now + config["log.cleaner.backoff.ms"])
         self.timers.every("checkpoints", lambda: config["log.flush.offset.checkpoint.interval.ms"] or NEVER,
@@ -428,6 +431,13 @@ class Broker:
                     log.info("retention deleted segments of %s-%d; log start offset %d -> %d", topic.name,
                              partition.index, before, partition.log.log_start_offset)
                 partition.log.store.maintain(now)
+
+    def _flush_interval(self) -> int:
+        """How often the flusher looks: ``log.flush.scheduler.interval.ms``, or sooner when a topic's ``flush.ms`` asks
+        for it (in Kafka a topic's flush.ms does nothing until the scheduler interval is lowered too; here an
+        accepted config takes effect)."""
+        wanted = [p.log.config.flush_ms for p in self.cluster.partitions() if p.log.config.flush_ms < NEVER]
+        return max(1, min([self.config["log.flush.scheduler.interval.ms"], *wanted]))
 
     def _flush(self, now: int) -> None:
         for partition in self.cluster.partitions():

@@ -305,3 +305,21 @@ def test_internal_appends_go_through_the_log_and_wake_fetches(broker, clock):
     assert len(answered) == 1                              # the waiting fetch saw the marker at once
     (control,) = records.decode_batches(answered[0].body["responses"][0]["partitions"][0]["records"][0])
     assert control.is_control and control.base_offset == 1 and control.records[0].control_type == "COMMIT"
+
+
+def test_flush_ms_and_flush_messages_make_appends_durable_on_time(clock):
+    broker = Broker(clock=clock)
+    broker.cluster.create_topic("f", 1, 1, {"flush.ms": 1000})
+    broker.cluster.create_topic("n", 1, 1, {"flush.messages": 3})
+    f, n = broker.cluster.partition("f", 0).log, broker.cluster.partition("n", 0).log
+    produce(broker, batch(b"a"), topic="f")
+    produce(broker, batch(b"a", b"b"), topic="n")
+    assert (f.recovery_point, n.recovery_point) == (0, 0)
+    produce(broker, batch(b"c"), topic="n")                       # the third message: flushed at once
+    assert n.recovery_point == 3
+    clock.advance(999)
+    broker.tick()
+    assert f.recovery_point == 0
+    clock.advance(1)
+    broker.tick()                                                 # flush.ms: the flusher runs that often
+    assert f.recovery_point == 1
