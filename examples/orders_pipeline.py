@@ -37,6 +37,15 @@ def orders(n: int, seed: int = 7) -> list[dict]:
 
 async def produce_orders(bootstrap: str, batch: list[dict]) -> None:
     async with KafkaClient(bootstrap, client_id="orders-producer") as client, Producer(client) as producer:
+        # The orders carry fixed 2026-01-01 timestamps, so the topics keep records forever (retention.ms=-1):
+        # with the default 7 days, the broker's first retention check would delete them, as Kafka's would.
+        conn = await client.any_broker()
+        created = await conn.request("CreateTopics", {"timeout_ms": 10_000, "topics": [
+            {"name": name, "num_partitions": 1, "replication_factor": 1,
+             "configs": [{"name": "retention.ms", "value": "-1"}]} for name in ("orders", "order-totals")]})
+        for topic in created.topics:
+            if topic.error_code not in (0, 36):   # 36: TOPIC_ALREADY_EXISTS, from an earlier run
+                raise SystemExit(f"cannot create {topic.name}: error {topic.error_code} {topic.error_message}")
         await producer.send_all(OutgoingRecord("orders", o["customer"].encode(), json.dumps(o).encode(),
                                                timestamp=o["ts"]) for o in batch)
 
