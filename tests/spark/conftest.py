@@ -27,3 +27,13 @@ def spark():
     register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_session():
+    """The Spark tests' broker. Their records carry fixed 2023 timestamps, which a week's retention would delete at
+    the first retention check (30 s after start), as Kafka's would: this broker keeps records forever."""
+    from kafkamock.testing import start_broker
+
+    with start_broker({"log.retention.ms": "-1"}) as broker:
+        yield broker
