@@ -250,6 +250,9 @@ def test_librdkafka_producer_and_live_consumer_follow_leaders_through_moves_stop
     check_streams(live.records, {b"r": producer.acked})                           # read while leadership moved
     check_streams(read_all(cluster.bootstrap_servers, "fail", PARTITIONS), {b"r": producer.acked})
     assert not [e for e in live.errors if e.fatal()], live.errors
+    for p in final:                     # each batch carries the leader epoch it was appended in, in order
+        epochs = [b["partition_leader_epoch"] for b in control.stored_batches("fail", p["partition"], limit=1 << 30)]
+        assert epochs == sorted(epochs) and epochs[-1] <= p["leader_epoch"], (p["partition"], epochs[-1])
 
 
 # -- 2. pushed errors the clients must retry ------------------------------------------------------------------------
@@ -315,6 +318,8 @@ def test_pushed_produce_errors_are_retried_by_librdkafka(kafka_broker):
         control.push_fault("Produce", "NOT_LEADER_OR_FOLLOWER", count=3, node_id=2)
         control.push_fault("Produce", "REQUEST_TIMED_OUT", count=3, topic="faulty6", partition=4)
         control.push_fault("Produce", "REQUEST_TIMED_OUT", count=2)
+        control.push_fault("Produce", close_connection=True, count=1, node_id=3)   # requests in flight are lost
+        control.push_fault("Produce", latency_ms=300, count=2, node_id=1)
         control.clear_requests()
         storm = PacedProducer(cluster.bootstrap_servers, "faulty6", 1500, rate=3000, client_id="storm").start()
         try:

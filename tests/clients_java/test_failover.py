@@ -238,6 +238,13 @@ def test_java_and_librdkafka_clients_follow_leaders_through_moves_stops_and_star
     final = control.topic("mixed")["partitions"]
     assert all(p["leader"] == p["replicas"][0] and sorted(p["isr"]) == [1, 2, 3] for p in final)
     assert sum(p["log_end_offset"] for p in final) == 2 * sent
+    producers = set()
+    for p in final:                     # each batch carries the leader epoch it was appended in, in order
+        batches = control.stored_batches("mixed", p["partition"], limit=1 << 30)
+        epochs = [b["partition_leader_epoch"] for b in batches]
+        assert epochs == sorted(epochs) and epochs[-1] <= p["leader_epoch"], (p["partition"], epochs[-1])
+        producers |= {(b["producer_id"], b["producer_epoch"]) for b in batches}
+    assert len(producers) == 2, producers   # each producer kept its id and epoch through every move (no reset)
     assert not reader["timed_out"]
     check_streams(java_records(reader, PARTITIONS), acked)                       # Java, read during the moves
     check_streams(live.records, acked)                                           # librdkafka, the same
