@@ -62,6 +62,25 @@ def parse_listener(v: str) -> tuple[str, str, int | None]:
     return listener
 
 
+SERVER_ASSIGNORS = ("uniform", "range")
+
+
+def server_assignor_names(v: str) -> list[str]:
+    """``group.consumer.assignors`` as names: Kafka takes class names (``...assignor.UniformAssignor``); kafkamock
+    serves its two built-in assignors, by name or by Kafka's class name."""
+    return [a.strip().rsplit(".", 1)[-1].removesuffix("Assignor").lower() for a in v.split(",") if a.strip()]
+
+
+def _server_assignors(v: str) -> bool:
+    names = server_assignor_names(v)
+    return bool(names) and all(n in SERVER_ASSIGNORS for n in names)
+
+
+def _rebalance_protocols(v: str) -> bool:
+    names = {p.strip().lower() for p in v.split(",") if p.strip()}
+    return "classic" in names and names <= {"classic", "consumer"}
+
+
 def _throttled_replicas(v: str) -> bool:
     """``*``, empty, or ``partition:broker`` pairs (Kafka's ThrottledReplicaListValidator)."""
     return v in ("", "*") or all(re.fullmatch(r"\d+:\d+", p.strip()) for p in v.split(","))
@@ -105,6 +124,22 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("unclean.leader.election.enable", "BOOLEAN", False),
     ConfigDef("offsets.retention.minutes", "INT", 10080, validator=_at_least(1)),
     ConfigDef("offsets.retention.check.interval.ms", "LONG", 600000, validator=_at_least(1)),
+    ConfigDef("offset.metadata.max.bytes", "INT", 4096, validator=_at_least(0)),
+    # Classic groups (JoinGroup/SyncGroup/Heartbeat), as Kafka 4.3's GroupCoordinatorConfig.
+    ConfigDef("group.min.session.timeout.ms", "INT", 6000, validator=_at_least(0)),
+    ConfigDef("group.max.session.timeout.ms", "INT", 1800000, validator=_at_least(0)),
+    ConfigDef("group.initial.rebalance.delay.ms", "INT", 3000, validator=_at_least(0)),
+    ConfigDef("group.max.size", "INT", 2147483647, validator=_at_least(1)),
+    # KIP-848 consumer groups (ConsumerGroupHeartbeat).
+    ConfigDef("group.coordinator.rebalance.protocols", "LIST", "classic,consumer", validator=_rebalance_protocols),
+    ConfigDef("group.consumer.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
+    ConfigDef("group.consumer.min.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
+    ConfigDef("group.consumer.max.session.timeout.ms", "INT", 60000, validator=_at_least(1)),
+    ConfigDef("group.consumer.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
+    ConfigDef("group.consumer.min.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
+    ConfigDef("group.consumer.max.heartbeat.interval.ms", "INT", 15000, validator=_at_least(1)),
+    ConfigDef("group.consumer.max.size", "INT", 2147483647, validator=_at_least(1)),
+    ConfigDef("group.consumer.assignors", "LIST", "uniform,range", validator=_server_assignors),
     ConfigDef("transactional.id.expiration.ms", "INT", 604800000, validator=_at_least(1)),
     ConfigDef("producer.id.expiration.ms", "INT", 86400000, validator=_at_least(1)),
     ConfigDef("group.share.record.lock.duration.ms", "INT", 30000, validator=_at_least(1000)),

@@ -25,6 +25,7 @@ from kafkamock.broker.control import Control
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults, RequestLog
 from kafkamock.broker.fetch_sessions import FetchSessions
+from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.timers import NEVER, Timers, log_key
@@ -87,7 +88,9 @@ class Broker:
         self._next_producer_id = FIRST_PRODUCER_ID
         self._producer_id_block_end = FIRST_PRODUCER_ID
         self._restoring = False
+        self.groups = GroupCoordinator(self)
         self._restore()
+        self.groups.replay()
         self._schedule()
 
     @property
@@ -161,6 +164,9 @@ class Broker:
         librdkafka#4956). A request at those versions is refused all the same (the connection closes) unless
         the legacy protocol is on."""
         advertised = dict(self.supported_versions())
+        if not self.groups.consumer.enabled():
+            for module in (handlers.consumer_group_heartbeat, handlers.consumer_group_describe):
+                advertised.pop(module.API_KEY, None)
         if handlers.produce.API_KEY in advertised:
             advertised[handlers.produce.API_KEY] = (0, advertised[handlers.produce.API_KEY][1])
         return advertised
@@ -422,6 +428,8 @@ class Broker:
                           else NEVER, self._clean, first_ms=now + config["log.cleaner.backoff.ms"])
         self.timers.every("checkpoints", lambda: config["log.flush.offset.checkpoint.interval.ms"] or NEVER,
                           lambda _now: self.storage.write_checkpoints(), first_ms=first)
+        self.timers.every("offsets-cleanup", lambda: config["offsets.retention.check.interval.ms"],
+                          self.groups.expire_offsets, first_ms=now + config["offsets.retention.check.interval.ms"])
 
     def _retention(self, now: int) -> None:
         for topic in list(self.cluster.topics.values()):

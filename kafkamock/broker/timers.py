@@ -40,6 +40,8 @@ class Timers:
         self._deadlines: list[tuple[int, int, Waiter]] = []
         self._seq = itertools.count()
         self.periodic: list[Periodic] = []
+        self._timers: dict[Hashable, tuple[int, int, Callable[[], None]]] = {}
+        self._timer_heap: list[tuple[int, int, Hashable]] = []
         self.earlier_deadline: list[Callable[[], None]] = []   # the shell's "wake your timer task"
 
     # -- waiters -------------------------------------------------------------------------------------------------
@@ -98,13 +100,39 @@ class Timers:
                 task.due_ms = min(task.due_ms, now_ms + interval)
         self._wake()
 
+    # -- keyed one-shot timers (session, rebalance and join timeouts) ---------------------------------------------
+
+    def schedule(self, key: Hashable, deadline_ms: int, run: Callable[[], None]) -> None:
+        """Run ``run`` at ``deadline_ms``; scheduling the same key again replaces the earlier timer (Kafka's
+        coordinator timer: one heartbeat expiry per member, one join deadline per group)."""
+        earlier = deadline_ms < self.next_deadline()
+        seq = next(self._seq)
+        self._timers[key] = (deadline_ms, seq, run)
+        heapq.heappush(self._timer_heap, (deadline_ms, seq, key))
+        if earlier:
+            self._wake()
+
+    def unschedule(self, key: Hashable) -> None:
+        self._timers.pop(key, None)
+
+    def scheduled(self, key: Hashable) -> int | None:
+        """The deadline of the timer under ``key``, or None."""
+        timer = self._timers.get(key)
+        return timer[0] if timer is not None else None
+
+    def _next_timer(self) -> int:
+        heap = self._timer_heap
+        while heap and self._timers.get(heap[0][2], (0, -1))[1] != heap[0][1]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else NEVER
+
     # -- the clock -----------------------------------------------------------------------------------------------
 
     def next_deadline(self) -> int:
         while self._deadlines and self._deadlines[0][2].done:
             heapq.heappop(self._deadlines)
         waiter = self._deadlines[0][0] if self._deadlines else NEVER
-        return min([waiter] + [p.due_ms for p in self.periodic])
+        return min([waiter, self._next_timer()] + [p.due_ms for p in self.periodic])
 
     def tick(self, now_ms: int) -> None:
         """Answer the waiters whose deadline has come, and run the periodic tasks that are due."""
@@ -112,6 +140,13 @@ class Timers:
             _, _, waiter = heapq.heappop(self._deadlines)
             if not waiter.done:
                 self.complete(waiter, as_outcome(waiter.check(True)))
+        while self._next_timer() <= now_ms:
+            _, seq, key = heapq.heappop(self._timer_heap)
+            _, _, run = self._timers.pop(key)
+            try:
+                run()
+            except Exception:
+                log.exception("timer %r failed", key)
         for task in self.periodic:
             if task.due_ms <= now_ms:
                 try:

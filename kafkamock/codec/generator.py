@@ -433,7 +433,16 @@ class Compiler:
             return
         if kind == "struct":
             assert isinstance(ftype, StructRef)
-            if nullable and not tagged:
+            if nullable and tagged:
+                # Inside a tagged field Kafka's generator marks a nullable struct with an unsigned varint: 0 for
+                # null, 1 before the struct (e.g. ConsumerGroupMemberMetadataValue.ClassicMemberMetadata).
+                marker = e.tmp("m")
+                self.read_uvarint(e, marker)
+                with e.block(f"if {marker} == 0:"):
+                    e(f"{target} = None")
+                with e.block("else:"):
+                    self.decode_struct(e, ftype.struct, target, path)
+            elif nullable:
                 marker = e.tmp("m")
                 e(f"{marker} = b[p]")
                 e("p += 1")
@@ -637,9 +646,11 @@ class Compiler:
             return
         if kind == "struct":
             assert isinstance(ftype, StructRef)
-            if nullable and not tagged:
+            if nullable:
+                # A nullable struct starts with a marker: int8 -1 / 1, but inside a tagged field the unsigned
+                # varint 0 / 1, as Kafka's generator writes them (see decode_value).
                 with e.block(f"if {val} is None:"):
-                    e(f"{out}.append(255)")
+                    e(f"{out}.append({0 if tagged else 255})")
                 with e.block("else:"):
                     e(f"{out}.append(1)")
                     self.encode_struct(e, ftype.struct, val, out, path)

@@ -1,4 +1,5 @@
-"""The schema registry: messages by name, APIs by key or name, and the cache of compiled codecs."""
+"""The schema registry: messages by name, APIs by key or name, coordinator records by record type, and the cache of
+compiled codecs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from kafkamock.codec import generator
 from kafkamock.codec.diagnose import diagnose
 from kafkamock.codec.errors import DecodeError, EncodeError, UnknownMessageError, UnsupportedVersionError
 from kafkamock.codec.message import Message
-from kafkamock.schema import MessageSpec, SchemaSet, load_schemas
+from kafkamock.schema import COORDINATOR_TYPES, MessageSpec, SchemaSet, load_schemas
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -67,7 +68,14 @@ class Codec:
 
 
 class Registry:
-    """Messages loaded from one schema directory, with their codecs compiled on first use."""
+    """Messages loaded from one schema directory, with their codecs compiled on first use.
+
+    Coordinator records (``"type": "coordinator-key"``/``"coordinator-value"``, e.g. the group coordinator's
+    ``__consumer_offsets`` records) are coded like any message and also found by record type (their ``apiKey``):
+    ``coordinator_records`` is ``{record_type: (key_name, value_name)}`` and ``coordinator_record(1)`` gives the
+    ``(key, value)`` specs of OffsetCommit. Kafka writes such a record's key as the int16 record type, then the key
+    struct at version 0; its value as an int16 version, then the value struct at that version (null: a tombstone).
+    """
 
     def __init__(self, schemas: SchemaSet):
         self.schemas = schemas
@@ -75,11 +83,19 @@ class Registry:
         self.requests: dict[int, MessageSpec] = {}
         self.responses: dict[int, MessageSpec] = {}
         self._api_names: dict[str, int] = {}
+        self._coordinator: dict[str, dict[int, MessageSpec]] = {t: {} for t in COORDINATOR_TYPES}
         for spec in schemas:
+            if spec.record_type is not None:
+                self._coordinator[spec.type][spec.record_type] = spec
             if spec.api_key is None or spec.type not in ("request", "response"):
                 continue
             (self.requests if spec.type == "request" else self.responses)[spec.api_key] = spec
             self._api_names[spec.api_name] = spec.api_key
+        keys, values = self._coordinator["coordinator-key"], self._coordinator["coordinator-value"]
+        self.coordinator_records: dict[int, tuple[str, str]] = {
+            t: (keys[t].name, values[t].name) for t in sorted(keys.keys() & values.keys())
+        }
+        """{record_type: (key schema name, value schema name)} for every record type with both a key and a value."""
         for alias, target in API_ALIASES.items():
             if target in self._api_names:
                 self._api_names.setdefault(alias, self._api_names[target])
@@ -131,6 +147,13 @@ class Registry:
         if key not in self.responses:
             raise UnknownMessageError(f"API {api!r} has no response schema")
         return self.responses[key]
+
+    def coordinator_record(self, record_type: int) -> tuple[MessageSpec, MessageSpec]:
+        """The (key, value) schemas of a coordinator record type, e.g. 1 -> (OffsetCommitKey, OffsetCommitValue)."""
+        names = self.coordinator_records.get(record_type) if isinstance(record_type, int) else None
+        if names is None:
+            raise UnknownMessageError(f"unknown coordinator record type {record_type!r}")
+        return self.schemas[names[0]], self.schemas[names[1]]
 
     def api_versions(self, include_unstable: bool = True) -> dict[int, tuple[int, int]]:
         """{api_key: (min, max)} for every request in the schemas; optionally without unstable latest versions."""

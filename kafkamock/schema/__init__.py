@@ -5,6 +5,7 @@
 
 from kafkamock.schema.loader import SchemaError, load_schema_file, load_schema_text, load_schemas, strip_comments
 from kafkamock.schema.model import (
+    COORDINATOR_TYPES,
     DEFAULT_STRUCT,
     ZERO_UUID,
     ArrayType,
@@ -20,7 +21,7 @@ from kafkamock.schema.model import (
 from kafkamock.schema.versions import Versions
 
 __all__ = [
-    "DEFAULT_STRUCT", "ZERO_UUID", "ArrayType", "FieldSpec", "MessageSpec", "Primitive", "SchemaError", "SchemaSet",
-    "StructLayout", "StructRef", "StructSpec", "Versions", "load_schema_file", "load_schema_text", "load_schemas",
-    "snake_case", "strip_comments",
+    "COORDINATOR_TYPES", "DEFAULT_STRUCT", "ZERO_UUID", "ArrayType", "FieldSpec", "MessageSpec", "Primitive",
+    "SchemaError", "SchemaSet", "StructLayout", "StructRef", "StructSpec", "Versions", "load_schema_file",
+    "load_schema_text", "load_schemas", "snake_case", "strip_comments",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kafkamock.schema.model import (
+    COORDINATOR_TYPES,
     DEFAULT_STRUCT,
     MESSAGE_TYPES,
     NULLABLE_KINDS,
@@ -127,7 +128,8 @@ class _Loader:
             raise self.fail(name, "missing flexibleVersions")
         self.flexible = self.versions(name, "flexibleVersions", doc.get("flexibleVersions", "none"))
         api_key = doc.get("apiKey")
-        if mtype in ("request", "response"):
+        if mtype in ("request", "response", *COORDINATOR_TYPES):
+            # A coordinator record's apiKey is its record type, the int16 written in front of its key.
             if not isinstance(api_key, int) or isinstance(api_key, bool) or not 0 <= api_key <= MAX_VERSION:
                 raise self.fail(name, f"a {mtype} needs an integer apiKey in 0..32767, not {api_key!r}")
         elif api_key is not None and (not isinstance(api_key, int) or isinstance(api_key, bool)):
@@ -297,6 +299,11 @@ class _Loader:
         )
 
     def default(self, where: str, ftype: FieldType, raw: object, versions: Versions, nullable: Versions) -> object:
+        if raw is None:
+            # A JSON null default (``"default": null``, as in ConsumerGroupMemberMetadataValue) is no default at all
+            # to Kafka's generator: its FieldSpec reads it as "", so a struct defaults to an empty struct and an array
+            # to an empty one. Only the string "null" means null.
+            raw = ""
         if isinstance(raw, bool):
             raw = "true" if raw else "false"
         elif isinstance(raw, int | float):
@@ -388,7 +395,7 @@ def load_schemas(paths: str | Path | Iterable[str | Path]) -> SchemaSet:
         spec = load_schema_file(f)
         if spec.name in messages:
             raise SchemaError(str(f), spec.name, f"duplicate message name (also in {messages[spec.name].source})")
-        if spec.type in ("request", "response") and spec.api_key is not None:
+        if spec.type in ("request", "response", *COORDINATOR_TYPES) and spec.api_key is not None:
             other = apis.get((spec.api_key, spec.type))
             if other:
                 raise SchemaError(str(f), spec.name, f"apiKey {spec.api_key} is also used by {other}")

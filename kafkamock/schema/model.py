@@ -21,6 +21,9 @@ PRIMITIVES = {
 VARIABLE = ("string", "bytes", "records")
 NULLABLE_KINDS = ("string", "bytes", "records", "array", "struct")
 MESSAGE_TYPES = ("request", "response", "header", "data", "metadata", "coordinator-key", "coordinator-value")
+COORDINATOR_TYPES = ("coordinator-key", "coordinator-value")
+"""Record schemas of a coordinator's log (e.g. ``__consumer_offsets``): coded like "data" messages, and their
+``apiKey`` is the record type that Kafka writes as the int16 in front of the key."""
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -155,6 +158,12 @@ class MessageSpec:
     @property
     def fields(self) -> tuple[FieldSpec, ...]:
         return self.struct.fields
+
+    @property
+    def record_type(self) -> int | None:
+        """The record type of a coordinator-key/value schema (its ``apiKey``: OffsetCommit 1, GroupMetadata 2, ...),
+        else None. In ``__consumer_offsets`` the record key is this int16 then the key struct at version 0."""
+        return self.api_key if self.type in COORDINATOR_TYPES else None
 
     @property
     def api_name(self) -> str:

@@ -1,0 +1,28 @@
+"""Consumer groups: the classic protocol, KIP-848's consumer protocol, committed offsets and KIP-211 expiry.
+
+``coordinator.GroupCoordinator`` is what the handlers call; ``classic.py`` and ``consumer.py`` hold each group
+kind's data and state table; ``offsets.py`` the committed offsets; ``records.py`` their durable form in
+``__consumer_offsets``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kafkamock.broker.groups.coordinator import GroupCoordinator
+from kafkamock.broker.groups.pending import Pending
+from kafkamock.broker.timers import NEVER
+
+__all__ = ["GroupCoordinator", "Pending", "reply"]
+
+
+def reply(broker, result: Any, shape: Callable[[dict], dict]):
+    """A handler's outcome for a coordinator answer: the answer shaped for the request's version, or, for a
+    ``Pending`` (a JoinGroup or SyncGroup waiting for its group's round), a wait that answers when it resolves.
+    The round's own timers (rebalance and session timeouts) bound the wait, so the waiter needs no deadline."""
+    if not isinstance(result, Pending):
+        return shape(result)
+    if result.done:
+        return shape(result.value)
+    return broker.wait((result,), NEVER, lambda final: shape(result.value) if result.done else None)

@@ -1,0 +1,101 @@
+"""KIP-848's server-side assignors: ``uniform`` (Kafka's default) and ``range``.
+
+An assignor maps each member to the partitions it should own (the group's *target assignment*); the
+reconciliation in ``reconciliation.py`` then moves every member there, revoking before it assigns. Both are
+deterministic (members and partitions are visited in sorted order), so a replay or a second run gives the same
+answer, and both only hand a member partitions of topics it subscribes to.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Protocol
+
+# member id -> topic id -> partitions
+Assignment = dict[str, dict[uuid.UUID, frozenset[int]]]
+
+
+class Assignor(Protocol):
+    name: str
+
+    def assign(self, subscriptions: Mapping[str, frozenset[uuid.UUID]], partitions: Mapping[uuid.UUID, int],
+               current: Mapping[str, Mapping[uuid.UUID, frozenset[int]]]) -> Assignment: ...
+
+
+class UniformAssignor:
+    """Every partition of a subscribed topic to one subscriber, balanced to within one partition among the members
+    that could take it, and sticky: a member keeps what it already has unless balance needs to move it (Kafka's
+    UniformHomogeneous/HeterogeneousAssignmentBuilder, in one greedy pass plus a balancing pass)."""
+
+    name = "uniform"
+
+    def assign(self, subscriptions, partitions, current) -> Assignment:
+        members = sorted(subscriptions)
+        owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
+        taken: set[tuple[uuid.UUID, int]] = set()
+        for member in members:                                # stickiness: keep what is still valid
+            for topic_id, kept in (current.get(member) or {}).items():
+                if topic_id not in subscriptions[member] or topic_id not in partitions:
+                    continue
+                for p in kept:
+                    if p < partitions[topic_id] and (topic_id, p) not in taken:
+                        owned[member].add((topic_id, p))
+                        taken.add((topic_id, p))
+        subscribers = {t: [m for m in members if t in subscriptions[m]] for t in partitions}
+        for topic_id in sorted(partitions, key=str):          # the rest to the least loaded subscriber
+            candidates = subscribers[topic_id]
+            if not candidates:
+                continue
+            for p in range(partitions[topic_id]):
+                if (topic_id, p) in taken:
+                    continue
+                target = min(candidates, key=lambda m: (len(owned[m]), m))
+                owned[target].add((topic_id, p))
+                taken.add((topic_id, p))
+        moved = True
+        while moved:                                          # balance: move from the fullest while it helps
+            moved = False
+            for giver in sorted(members, key=lambda m: (-len(owned[m]), m)):
+                for topic_id, p in sorted(owned[giver], key=lambda tp: (str(tp[0]), -tp[1])):
+                    taker = min(subscribers[topic_id], key=lambda m: (len(owned[m]), m))
+                    if len(owned[taker]) < len(owned[giver]) - 1:
+                        owned[giver].discard((topic_id, p))
+                        owned[taker].add((topic_id, p))
+                        moved = True
+                        break
+                if moved:
+                    break
+        return {m: _by_topic(owned[m]) for m in members}
+
+
+class RangeAssignor:
+    """Per topic, its subscribers in member-id order each take a contiguous range: ``n // k`` partitions, the
+    first ``n % k`` one more (the classic RangeAssignor's rule, so co-partitioned topics land together)."""
+
+    name = "range"
+
+    def assign(self, subscriptions, partitions, current) -> Assignment:
+        members = sorted(subscriptions)
+        owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
+        for topic_id, count in partitions.items():
+            subscribers = [m for m in members if topic_id in subscriptions[m]]
+            if not subscribers:
+                continue
+            share, extra = divmod(count, len(subscribers))
+            start = 0
+            for index, member in enumerate(subscribers):
+                size = share + (1 if index < extra else 0)
+                owned[member].update((topic_id, p) for p in range(start, start + size))
+                start += size
+        return {m: _by_topic(owned[m]) for m in members}
+
+
+def _by_topic(pairs: set[tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:
+    topics: dict[uuid.UUID, set[int]] = {}
+    for topic_id, p in pairs:
+        topics.setdefault(topic_id, set()).add(p)
+    return {t: frozenset(ps) for t, ps in topics.items()}
+
+
+ASSIGNORS: dict[str, Assignor] = {a.name: a for a in (UniformAssignor(), RangeAssignor())}

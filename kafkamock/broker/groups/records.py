@@ -1,0 +1,80 @@
+"""The records of ``__consumer_offsets``, in Kafka's own formats (the group-coordinator schemas in ``schemas/``).
+
+A record's key is an int16 record type followed by the key struct (every key schema has version 0 only; the
+type, not a version, says which struct follows, and the legacy type 0 shares type 1's key); its value an int16 version followed by the value
+struct, or null for a tombstone. Compaction keeps the last record of each key, so replaying the topic from the start
+rebuilds every group and offset.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from kafkamock import codec
+
+# record type -> (key schema, value schema): Kafka's CoordinatorRecordType for the group coordinator.
+OFFSET_COMMIT_LEGACY, OFFSET_COMMIT, GROUP_METADATA = 0, 1, 2
+CONSUMER_GROUP_METADATA, CONSUMER_GROUP_PARTITION_METADATA, CONSUMER_GROUP_MEMBER_METADATA = 3, 4, 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 6, 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, CONSUMER_GROUP_REGULAR_EXPRESSION = 8, 16
+RECORD_TYPES: dict[int, tuple[str, str]] = {
+    OFFSET_COMMIT_LEGACY: ("OffsetCommitKey", "OffsetCommitValue"),
+    OFFSET_COMMIT: ("OffsetCommitKey", "OffsetCommitValue"),
+    GROUP_METADATA: ("GroupMetadataKey", "GroupMetadataValue"),
+    CONSUMER_GROUP_METADATA: ("ConsumerGroupMetadataKey", "ConsumerGroupMetadataValue"),
+    CONSUMER_GROUP_PARTITION_METADATA: ("ConsumerGroupPartitionMetadataKey", "ConsumerGroupPartitionMetadataValue"),
+    CONSUMER_GROUP_MEMBER_METADATA: ("ConsumerGroupMemberMetadataKey", "ConsumerGroupMemberMetadataValue"),
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: ("ConsumerGroupTargetAssignmentMetadataKey",
+                                                "ConsumerGroupTargetAssignmentMetadataValue"),
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: ("ConsumerGroupTargetAssignmentMemberKey",
+                                              "ConsumerGroupTargetAssignmentMemberValue"),
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: ("ConsumerGroupCurrentMemberAssignmentKey",
+                                               "ConsumerGroupCurrentMemberAssignmentValue"),
+    CONSUMER_GROUP_REGULAR_EXPRESSION: ("ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"),
+}
+_INT16 = struct.Struct(">h")
+# The value versions Kafka 4.3 writes (OffsetCommitValue: 1 when the offset has its own expire timestamp).
+OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_EXPIRING_VERSION, GROUP_METADATA_VALUE_VERSION = 3, 1, 3
+
+
+class UnknownRecord(ValueError):
+    """A record this broker does not read (another coordinator's, or a newer type): replay skips it."""
+
+
+def encode_key(record_type: int, key: dict[str, Any]) -> bytes:
+    name = RECORD_TYPES[record_type][0]
+    return _INT16.pack(record_type) + codec.encode(name, 0, key)
+
+
+def encode_value(record_type: int, version: int, value: dict[str, Any]) -> bytes:
+    return _INT16.pack(version) + codec.encode(RECORD_TYPES[record_type][1], version, value)
+
+
+def latest_value_version(record_type: int) -> int:
+    return codec.default_registry().message(RECORD_TYPES[record_type][1]).valid_versions.highest
+
+
+def record(record_type: int, key: dict[str, Any], value: dict[str, Any] | None, version: int | None = None
+           ) -> tuple[bytes, bytes | None]:
+    """(key bytes, value bytes) of one record; ``value`` None is a tombstone."""
+    if value is None:
+        return encode_key(record_type, key), None
+    if version is None:
+        version = latest_value_version(record_type)
+    return encode_key(record_type, key), encode_value(record_type, version, value)
+
+
+def decode(key: bytes, value: bytes | None) -> tuple[int, Any, Any | None]:
+    """(record type, key, value or None for a tombstone) of a stored record."""
+    if key is None or len(key) < 2:
+        raise UnknownRecord("a record without a typed key")
+    record_type = _INT16.unpack_from(key)[0]
+    names = RECORD_TYPES.get(record_type)
+    if names is None:
+        raise UnknownRecord(f"record type {record_type}")
+    decoded_key = codec.decode(names[0], 0, memoryview(key)[2:])
+    if value is None:
+        return record_type, decoded_key, None
+    version = _INT16.unpack_from(value)[0]
+    return record_type, decoded_key, codec.decode(names[1], version, memoryview(value)[2:])

@@ -1,0 +1,34 @@
+"""ConsumerGroupHeartbeat (68): KIP-848's one request for joining, staying in and leaving a consumer group.
+
+The member reports its subscription and the partitions it owns; the answer carries its epoch and, when it changed,
+its assignment (``groups/consumer.py``). Served only while ``group.coordinator.rebalance.protocols`` lists
+``consumer``.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 68
+
+
+def _error(code, message, body) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": body.member_id,
+            "member_epoch": -1, "heartbeat_interval_ms": 0, "assignment": None}
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    if not broker.groups.consumer.enabled():
+        return _error(ErrorCode.UNSUPPORTED_VERSION, "The consumer group protocol is off "
+                      "(group.coordinator.rebalance.protocols).", body)
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        peer = request.connection.peer.rsplit(":", 1)[0]
+        return broker.groups.consumer.heartbeat(body, request.version, request.client_id or "", "/" + peer)
+    except KafkaError as exc:
+        return _error(exc.code, exc.message, body)
+
+
+def error_response(broker, request, code) -> dict:
+    return _error(code, None, request.body)

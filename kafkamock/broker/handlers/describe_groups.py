@@ -1,0 +1,51 @@
+"""DescribeGroups (15): classic groups' state, protocol and members.
+
+Members' metadata and assignments are shown only while the group is Stable (Kafka's ClassicGroup.describe). A
+group that does not exist, or is not a classic group (a KIP-848 group: ConsumerGroupDescribe describes it), is
+Dead, with GROUP_ID_NOT_FOUND from v6 on (KIP-1043).
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.groups.classic import ClassicState
+
+API_KEY = 15
+AUTHORIZED_OPERATIONS = 0b1_1010_0000   # READ, DELETE, DESCRIBE (AclOperation codes 3, 6, 8): no ACLs here
+NOT_ASKED = -(2**31)
+
+
+def _describe(broker, request, group_id: str) -> dict:
+    version = request.version
+    base = {"error_code": ErrorCode.NONE, "error_message": None, "group_id": group_id, "group_state": "Dead",
+            "protocol_type": "", "protocol_data": "", "members": [], "authorized_operations": NOT_ASKED}
+    try:
+        broker.groups.check_coordinator(request, group_id)
+    except KafkaError as exc:
+        return {**base, "error_code": exc.code, "error_message": exc.message if version >= 6 else None}
+    group = broker.groups.groups.get(group_id)
+    if group is None or group.kind != "classic" or group.state is ClassicState.DEAD:
+        if version >= 6:
+            base.update(error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                        error_message=f"Group {group_id} not found." if group is None
+                        else f"Group {group_id} is not a classic group.")
+        return base
+    stable = group.state is ClassicState.STABLE
+    members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                "client_host": m.client_host, "member_metadata": m.metadata(group.protocol) if stable else b"",
+                "member_assignment": m.assignment if stable else b""} for m in group.members.values()]
+    answer = {**base, "group_state": group.state.value, "protocol_type": group.protocol_type or "",
+              "protocol_data": (group.protocol or "") if stable else "", "members": members}
+    if version >= 3 and request.body.include_authorized_operations:
+        answer["authorized_operations"] = AUTHORIZED_OPERATIONS
+    return answer
+
+
+def handle(broker, request) -> dict:
+    return {"throttle_time_ms": 0, "groups": [_describe(broker, request, g) for g in request.body.groups]}
+
+
+def error_response(broker, request, code) -> dict:
+    return {"throttle_time_ms": 0, "groups": [
+        {"error_code": code, "group_id": g, "group_state": "", "protocol_type": "", "protocol_data": "",
+         "members": []} for g in request.body.groups]}

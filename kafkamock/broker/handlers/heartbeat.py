@@ -1,0 +1,17 @@
+"""Heartbeat (12): a classic member says it is alive; REBALANCE_IN_PROGRESS tells it to rejoin."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import KafkaError
+
+API_KEY = 12
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        code = broker.groups.heartbeat(body, request.version)
+    except KafkaError as exc:
+        code = exc.code
+    return {"throttle_time_ms": 0, "error_code": code}

@@ -1,0 +1,30 @@
+"""LeaveGroup (13): members leave a classic group, which rebalances. v3+ names several members, by member id or
+group.instance.id (KIP-345), each with its own error; v0-2 one member, its error at the top."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 13
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    if version >= 3:
+        identities = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in body.members]
+    else:
+        identities = [(body.member_id, None, None)]
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        errors = broker.groups.leave(body.group_id, identities)
+    except KafkaError as exc:
+        return error_response(broker, request, exc.code)
+    if version < 3:
+        return {"throttle_time_ms": 0, "error_code": errors[0]}
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
+            "members": [{"member_id": member_id or "", "group_instance_id": instance_id, "error_code": error}
+                        for (member_id, instance_id, _), error in zip(identities, errors)]}
+
+
+def error_response(broker, request, code) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "members": []}

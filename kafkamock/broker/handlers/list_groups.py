@@ -1,0 +1,22 @@
+"""ListGroups (16): the groups of the nodes asked, filtered by state (v4+, KIP-518) and type (v5+, KIP-848).
+
+Each node lists the groups it coordinates (Kafka's Admin asks every node and merges the answers).
+"""
+
+from __future__ import annotations
+
+API_KEY = 16
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    states = {s.lower() for s in body.states_filter} if version >= 4 else set()
+    types = {t.lower() for t in body.types_filter} if version >= 5 else set()
+    node_id = request.node.node_id if request.node is not None else broker.node_id
+    listed = []
+    for group in broker.groups.list_groups(states, types):
+        if broker.groups.coordinator_id(group.group_id) != node_id:
+            continue
+        listed.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+                       "group_state": group.state_name, "group_type": group.kind})
+    return {"throttle_time_ms": 0, "error_code": 0, "groups": listed}

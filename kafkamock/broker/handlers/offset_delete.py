@@ -1,0 +1,36 @@
+"""OffsetDelete (47): remove some committed offsets of a group.
+
+Refused for a whole non-empty group that does not run the consumer protocol (NON_EMPTY_GROUP), and per
+partition of a topic its members still subscribe to (GROUP_SUBSCRIBED_TO_TOPIC); unknown groups are
+GROUP_ID_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 47
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    known = [t for t in body.topics if t.name in broker.cluster.topics]
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        results = broker.groups.delete_offsets(
+            body.group_id, [(t.name, [p.partition_index for p in t.partitions]) for t in known])
+    except KafkaError as exc:
+        return error_response(broker, request, exc.code)
+    topics: dict[str, list[dict]] = {}
+    for t in body.topics:                    # unknown topics are answered without asking the group (KafkaApis)
+        if t.name not in broker.cluster.topics:
+            topics[t.name] = [{"partition_index": p.partition_index,
+                               "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions]
+    for name, index, code in results:
+        topics.setdefault(name, []).append({"partition_index": index, "error_code": code})
+    return {"error_code": ErrorCode.NONE, "throttle_time_ms": 0,
+            "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]}
+
+
+def error_response(broker, request, code) -> dict:
+    return {"error_code": code, "throttle_time_ms": 0, "topics": []}

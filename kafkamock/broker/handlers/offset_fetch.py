@@ -1,0 +1,93 @@
+"""OffsetFetch (9): a group's committed offsets, v1-v10 (``groups/coordinator.py``).
+
+v8+ asks for several groups at once, each with its own error; v9+ may name a KIP-848 member and its epoch
+(STALE_MEMBER_EPOCH when behind); v10 names topics by id. A group with no offset answers -1 for each partition
+asked (or no topic when all were asked), never an error, as Kafka does. ``RequireStable`` (v7+) matters once
+transactional commits are pending (UNSTABLE_OFFSET_COMMIT).
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 9
+
+
+def _partition(index: int, committed, code: ErrorCode = ErrorCode.NONE) -> dict:
+    if committed is None:
+        return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                "error_code": code}
+    return {"partition_index": index, "committed_offset": committed.offset,
+            "committed_leader_epoch": committed.leader_epoch, "metadata": committed.metadata, "error_code": code}
+
+
+def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch, by_id: bool):
+    """(error, [topic answer]) for one group."""
+    cluster = broker.cluster
+    asked: list[tuple[str, list[int]]] | None = None
+    unknown: list[dict] = []
+    names_to_keys: dict[str, dict] = {}
+    if topics is not None:
+        asked = []
+        for t in topics:
+            if by_id:
+                topic = cluster.topics_by_id.get(t.topic_id)
+                if topic is None:
+                    unknown.append({"topic_id": t.topic_id, "partitions": [
+                        _partition(p, None, ErrorCode.UNKNOWN_TOPIC_ID) for p in t.partition_indexes]})
+                    continue
+                names_to_keys[topic.name] = {"topic_id": t.topic_id}
+                asked.append((topic.name, list(t.partition_indexes)))
+            else:
+                names_to_keys[t.name] = {"name": t.name}
+                asked.append((t.name, list(t.partition_indexes)))
+    try:
+        broker.groups.check_coordinator(request, group_id)
+        found = broker.groups.fetch_offsets(group_id, asked, member_id, member_epoch)
+    except KafkaError as exc:
+        return exc.code, []
+    by_topic: dict[str, list[dict]] = {}
+    for name, index, committed in found:
+        by_topic.setdefault(name, []).append(_partition(index, committed))
+    answers = []
+    for name, partitions in by_topic.items():
+        key = names_to_keys.get(name)
+        if key is None:
+            if by_id:
+                topic = cluster.topics.get(name)
+                if topic is None:
+                    continue              # the topic is gone: v10 cannot name it
+                key = {"topic_id": topic.topic_id}
+            else:
+                key = {"name": name}
+        answers.append({**key, "partitions": partitions})
+    return ErrorCode.NONE, answers + unknown
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    if version >= 8:
+        groups = []
+        for g in body.groups:
+            code, topics = _fetch_group(broker, request, g.group_id, g.topics, g.member_id if version >= 9 else None,
+                                        g.member_epoch if version >= 9 else -1, version >= 10)
+            groups.append({"group_id": g.group_id, "topics": topics, "error_code": code})
+        return {"throttle_time_ms": 0, "groups": groups}
+    code, topics = _fetch_group(broker, request, body.group_id, body.topics, None, -1, False)
+    if version < 2 and code:
+        topics = [{"name": t.name, "partitions": [_partition(p, None, code) for p in t.partition_indexes]}
+                  for t in body.topics or []]
+        code = ErrorCode.NONE
+    return {"throttle_time_ms": 0, "topics": topics, "error_code": code}
+
+
+def error_response(broker, request, code) -> dict:
+    body, version = request.body, request.version
+    if version >= 8:
+        return {"throttle_time_ms": 0, "groups": [{"group_id": g.group_id, "topics": [], "error_code": code}
+                                                  for g in body.groups]}
+    if version < 2:
+        return {"throttle_time_ms": 0, "topics": [
+            {"name": t.name, "partitions": [_partition(p, None, code) for p in t.partition_indexes]}
+            for t in body.topics or []]}
+    return {"throttle_time_ms": 0, "topics": [], "error_code": code}

@@ -1,0 +1,31 @@
+"""SyncGroup (14): the leader brings the assignment; every member waits for its share (``groups/coordinator.py``).
+
+v5+ carries the protocol type and name, which must match the group's (INCONSISTENT_GROUP_PROTOCOL otherwise).
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.groups import reply
+from kafkamock.broker.groups.coordinator import sync_error
+
+API_KEY = 14
+
+
+def shape(answer: dict, version: int) -> dict:
+    if version < 5:
+        answer = {**answer, "protocol_type": None, "protocol_name": None}
+    return answer
+
+
+def handle(broker, request):
+    body, version = request.body, request.version
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+    except KafkaError as exc:
+        return shape(sync_error(exc.code), version)
+    return reply(broker, broker.groups.sync(body, version), lambda a: shape(a, version))
+
+
+def error_response(broker, request, code) -> dict:
+    return sync_error(code)
