@@ -581,6 +581,23 @@ class ConsumerGroups:
         elif member.state is not MemberState.UNREVOKED_PARTITIONS:
             self.coordinator._unschedule(("consumer-revocation", group.group_id, member.member_id))
 
+    # -- classic members of a consumer group (Kafka's online migration) ----------------------------------------
+
+    def classic_join(self, group: ConsumerGroup, body, version: int, client_id: str, client_host: str):
+        """JoinGroup into a non-empty KIP-848 group. Not served yet: Kafka's INCONSISTENT_GROUP_PROTOCOL."""
+        from kafkamock.broker.groups.coordinator import join_error  # noqa: PLC0415 - avoids an import cycle
+        return join_error(E.INCONSISTENT_GROUP_PROTOCOL, body.member_id or "")
+
+    def classic_sync(self, group: ConsumerGroup, body, version: int):
+        from kafkamock.broker.groups.coordinator import sync_error  # noqa: PLC0415 - avoids an import cycle
+        return sync_error(E.UNKNOWN_MEMBER_ID)
+
+    def classic_heartbeat(self, group: ConsumerGroup, body, version: int) -> ErrorCode:
+        return E.UNKNOWN_MEMBER_ID
+
+    def classic_leave(self, group: ConsumerGroup, identities) -> list[ErrorCode]:
+        return [E.UNKNOWN_MEMBER_ID for _ in identities]
+
     # -- ConsumerGroupDescribe -----------------------------------------------------------------------------------
 
     def describe(self, group_id: str, include_operations: bool, authorized_operations: int) -> dict:

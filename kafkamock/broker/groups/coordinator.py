@@ -129,7 +129,8 @@ class GroupCoordinator:
         protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
         existing = self.groups.get(group_id)
         if existing is not None and existing.kind != "classic" and not existing.is_empty():
-            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            # A classic member joining a KIP-848 group (Kafka's online migration path).
+            return self.consumer.classic_join(existing, body, version, client_id, client_host)
         if existing is None and member_id:
             return join_error(E.UNKNOWN_MEMBER_ID, member_id)
         created = existing is None or existing.kind != "classic"
@@ -392,6 +393,9 @@ class GroupCoordinator:
                 del self.groups[group.group_id]
 
     def heartbeat(self, body, version: int) -> ErrorCode:
+        group = self.groups.get(body.group_id)
+        if group is not None and group.kind == "consumer":
+            return self.consumer.classic_heartbeat(group, body, version)
         group = self._existing_classic(body.group_id)
         if group.state is ClassicState.DEAD:
             return E.COORDINATOR_NOT_AVAILABLE
@@ -416,6 +420,8 @@ class GroupCoordinator:
 
     def sync(self, body, version: int) -> dict | Pending:
         group = self.groups.get(body.group_id)
+        if group is not None and group.kind == "consumer":
+            return self.consumer.classic_sync(group, body, version)
         if group is None or group.kind != "classic":
             return sync_error(E.UNKNOWN_MEMBER_ID)
         if group.state is ClassicState.DEAD:
@@ -426,8 +432,8 @@ class GroupCoordinator:
             return sync_error(error)
         if body.generation_id != group.generation:
             return sync_error(E.ILLEGAL_GENERATION)
-        if version >= 5 and ((body.protocol_type is not None and body.protocol_type != group.protocol_type) or
-                             (body.protocol_name is not None and body.protocol_name != group.protocol)):
+        if version >= 5 and (body.protocol_type != group.protocol_type or body.protocol_name != group.protocol):
+            # v5+ must name both, and they must be the group's (SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent)
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         member = group.members[body.member_id]
         if group.state is ClassicState.EMPTY:
@@ -458,6 +464,9 @@ class GroupCoordinator:
 
     def leave(self, group_id: str, identities: list[tuple[str, str | None, str | None]]) -> list[ErrorCode]:
         """One error per (member id, group instance id, reason); raises for the whole request."""
+        consumer_group = self.groups.get(group_id)
+        if consumer_group is not None and consumer_group.kind == "consumer":
+            return self.consumer.classic_leave(consumer_group, identities)
         group = self._existing_classic(group_id)
         if group.state is ClassicState.DEAD:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)

@@ -45,6 +45,8 @@ def handle(broker, request) -> dict:
             code = ErrorCode.NONE
             if topic is None:
                 code = missing
+            elif not 0 <= p.partition_index < len(topic.partitions):
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
