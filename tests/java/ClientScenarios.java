@@ -5,9 +5,12 @@
  *   java -cp CLASSPATH ClientScenarios <scenario> <bootstrap> [SPEC]
  *
  * SPEC is a JSON object, given inline or as "-" (read from standard input, which is what the Python side does, so
- * big specs never meet the argv size limit). On success the program prints exactly one JSON line on stdout and
- * exits 0. On failure it prints one JSON line {"error": {...}, ...partial results} on stdout, a clear message and
- * the stack trace on stderr, and exits 1 (2 for a usage error). Keys and values are UTF-8 strings (null allowed).
+ * big specs never meet the argv size limit), or as "-line" (the first line of standard input is the SPEC; the rest
+ * stays open for commands, such as the `group` scenario's "stop"). On success the program prints exactly one JSON
+ * line on stdout and exits 0. On failure it prints one JSON line {"error": {...}, ...partial results} on stdout, a
+ * clear message and the stack trace on stderr, and exits 1 (2 for a usage error). An error is {"class", "message",
+ * "chain": [...]} plus "kafka_error" (the Errors name, e.g. "UNKNOWN_MEMBER_ID") for a Kafka ApiException. Keys and
+ * values are UTF-8 strings (null allowed).
  *
  * Scenarios and their SPEC (every key optional unless marked required; defaults in brackets):
  *
@@ -52,7 +55,58 @@
  *                                                 "synonyms": [...]}} | {"error"}}
  *            {"op": "describeCluster"} -> {"cluster_id", "controller": NODE, "nodes": [NODE...]}
  *            {"op": "listTopics"} -> {"names": [...]}
+ *            Consumer groups (TP = "topic:partition"; TOPIC_OFFSETS = {"<topic>": {"<partition>": offset}}; a
+ *            per-group or per-partition failure is reported in place as {"error"}, not as a failed OP):
+ *            {"op": "listConsumerGroups", "states": ["Empty", "Stable", ...] (ListConsumerGroupsOptions.inGroupStates),
+ *             "types": ["classic", "consumer"] (withTypes)}
+ *              -> {"groups": [{"group_id", "state", "type", "simple"}, ...] (sorted by group_id)}
+ *            {"op": "listGroups", "states", "types", "protocol_types": ["consumer", ...]} (Admin.listGroups, 4.x)
+ *              -> {"groups": [{"group_id", "state", "type", "protocol"}, ...]}
+ *            {"op": "describeConsumerGroups", "groups": [...], "until_state": "Stable" (describe again, 100 ms
+ *             apart, until every group is in that state), "timeout_ms": [15000] (for until_state)}
+ *              -> {"<group>": {"group_id", "simple", "state", "type", "assignor", "coordinator": NODE, "group_epoch",
+ *                              "target_assignment_epoch", "members": [{"member_id", "instance_id", "client_id",
+ *                              "host", "assignment": [TP...], "target_assignment": [TP...] | null, "member_epoch",
+ *                              "upgraded"}, ...] (sorted by client_id, member_id)} | {"error"}}
+ *            {"op": "listConsumerGroupOffsets", "group": required, "partitions": {"<topic>": [p...]} [all committed]}
+ *              -> {"<topic>": {"<partition>": {"offset", "metadata", "leader_epoch"} | null}} | {"error"}
+ *            {"op": "alterConsumerGroupOffsets", "group": required, "offsets": TOPIC_OFFSETS}
+ *              -> {"partitions": {"<topic>": {"<partition>": "ok" | {"error"}}}, "all": "ok" | {"error"}}
+ *            {"op": "deleteConsumerGroupOffsets", "group": required, "partitions": {"<topic>": [p...]}}
+ *              -> {"partitions": {"<topic>": {"<partition>": "ok" | {"error"}}}, "all": "ok" | {"error"}}
+ *            {"op": "deleteConsumerGroups", "groups": [...]} -> {"<group>": "ok" | {"error"}}
  *            -> {"results": [{"op", "result"} | {"op", "error"}, ...], "failed": n}
+ *   group    {"group": required, "topics": [...] | "pattern": java regex (client-side) | "subscription_pattern": RE2J
+ *             regex (broker-side, KIP-848 only), "protocol": ["classic"] | "consumer" (group.protocol),
+ *             "assignor": classic: "range" | "roundrobin" | "sticky" | "cooperative-sticky" | a class name
+ *             [client default: range, cooperative-sticky]; consumer: the group.remote.assignor ("uniform", "range")
+ *             [broker's choice], "instance_id": group.instance.id, "client_id": ["scenario-group"],
+ *             "commit": ["sync"] (commitSync() after every poll that returned records, and in onPartitionsRevoked)
+ *             | "async" (commitAsync after such polls) | "auto" (enable.auto.commit) | "none",
+ *             "count": [1] (stop after that many records), "until_stopped": [false] (ignore count: run until the
+ *             command "stop" on standard input (needs SPEC "-line"; end of input stops too) or until "stop_file"
+ *             exists), "timeout_ms": [30000] (the whole run; then "timed_out": true), "poll_ms": [200],
+ *             "progress_every": [0] (also print a PROGRESS line every that many records), "config": {...}}
+ *            Classic members get heartbeat.interval.ms 500 and session.timeout.ms 10000 (so rebalances are quick);
+ *            "config" overrides them. Prints on stderr, one line per event (assignment callbacks in the order the
+ *            consumer ran them, a generation / member epoch change seen after a poll, a failed commit, progress):
+ *              PROGRESS event=E records=N assigned=TP,TP,... generation=G member=M [partitions=TP,...] [detail=D]
+ *            (E: subscribed, assigned, revoked, lost, generation, commit_failed, records, stopping; partitions = the
+ *            callback's argument; assigned = consumer.assignment() then, which in onPartitionsRevoked still holds the
+ *            revoked partitions; generation = groupMetadata().generationId(), the member epoch under KIP-848, -1
+ *            before joining; TP lists are sorted, comma-separated, empty when none; detail: a failed commit's
+ *            error, blanks as '_'). At the end: a last commitSync
+ *            ("sync"), committed(), then close(): "close": ["default"] | "leave" | "remain" (CloseOptions'
+ *            GroupMembershipOperation; the default leaves the group unless "instance_id" makes the member static).
+ *            -> {"records": [{"topic", "partition", "offset", "key", "value"}, ...] (poll order),
+ *                "events": [{"event", "partitions": [TP...], "assigned": [TP...], "generation", "member_id",
+ *                            "records", "detail"}, ...] (the PROGRESS lines), "assignment": [TP...] (at the end),
+ *                "positions": TOPIC_OFFSETS (assigned partitions at the end), "committed": {"<topic>":
+ *                {"<partition>": offset | null}} (every partition of "topics", and every partition ever assigned;
+ *                {} when the member never joined), "joined": bool (it saw a generation / member epoch >= 0),
+ *                "group_metadata": {"group_id", "generation_id", "member_id", "group_instance_id"} (just before
+ *                close), "commits": n, "commit_errors": [...], "stopped_by": "count" | "stop" | "timeout",
+ *                "timed_out": bool}
  *
  * Every client gets configs that make failures fast (request.timeout.ms 10 s, default.api.timeout.ms and
  * max.block.ms 15 s) and a "config" map can override any of them.
@@ -64,27 +118,46 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.AlterConsumerGroupOffsetsResult;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.DeleteConsumerGroupOffsetsResult;
+import org.apache.kafka.clients.admin.DeleteConsumerGroupsResult;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ListConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.MemberAssignment;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DeleteRecordsResult;
@@ -97,13 +170,21 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
@@ -112,8 +193,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -138,7 +221,8 @@ public final class ClientScenarios {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length < 2 || args.length > 3) {
-            System.err.println("usage: ClientScenarios produce|stream|consume|admin BOOTSTRAP [SPEC-JSON | -]");
+            System.err.println("usage: ClientScenarios produce|stream|consume|group|admin BOOTSTRAP"
+                    + " [SPEC-JSON | - | -line]");
             System.exit(2);
         }
         String scenario = args[0];
@@ -152,8 +236,9 @@ public final class ClientScenarios {
                 case "consume" -> consume(bootstrap, spec);
                 case "stream" -> stream(bootstrap, spec);
                 case "admin" -> admin(bootstrap, spec);
+                case "group" -> group(bootstrap, spec);
                 default -> throw new IllegalArgumentException("unknown scenario '" + scenario
-                        + "' (expected produce, stream, consume or admin)");
+                        + "' (expected produce, stream, consume, group or admin)");
             };
         } catch (ScenarioFailed e) {
             result = e.result;
@@ -178,8 +263,20 @@ public final class ClientScenarios {
         System.exit(status);  // client threads must not keep the JVM alive
     }
 
+    /** Standard input when the SPEC came as "-line": the commands after the SPEC line (null otherwise). */
+    private static BufferedReader commands;
+
     private static JsonNode readSpec(String arg) throws Exception {
-        String text = arg.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8) : arg;
+        String text;
+        if (arg.equals("-")) {
+            text = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        } else if (arg.equals("-line")) {
+            commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            text = commands.readLine();
+            text = text == null ? "" : text;
+        } else {
+            text = arg;
+        }
         JsonNode spec = MAPPER.readTree(text.isBlank() ? "{}" : text);
         if (spec == null || !spec.isObject()) {
             throw new IllegalArgumentException("SPEC must be a JSON object, got: " + text);
@@ -220,6 +317,9 @@ public final class ClientScenarios {
         Throwable root = unwrap(t);
         e.put("class", root.getClass().getName());
         e.put("message", root.getMessage());
+        if (root instanceof ApiException) {
+            e.put("kafka_error", Errors.forException(root).name());  // e.g. UNKNOWN_MEMBER_ID
+        }
         ArrayNode chain = e.putArray("chain");
         for (Throwable c = t; c != null; c = c.getCause()) {
             chain.add(c.getClass().getName() + ": " + c.getMessage());
@@ -510,6 +610,311 @@ public final class ClientScenarios {
         return n;
     }
 
+    // -- group ------------------------------------------------------------------------------------------------------
+
+    private static String tp(TopicPartition tp) {
+        return tp.topic() + ":" + tp.partition();
+    }
+
+    private static ArrayNode tps(Collection<TopicPartition> partitions) {
+        ArrayNode a = JSON.arrayNode();
+        partitions.stream().map(ClientScenarios::tp).sorted().forEach(a::add);
+        return a;
+    }
+
+    private static String tpList(Collection<TopicPartition> partitions) {
+        return String.join(",", partitions.stream().map(ClientScenarios::tp).sorted().toList());
+    }
+
+    private static final Comparator<TopicPartition> TP_ORDER =
+            Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
+
+    /** The state of one `group` run that the rebalance listener and the poll loop both write. */
+    private static final class GroupRun {
+        final KafkaConsumer<byte[], byte[]> consumer;
+        final ObjectNode result = JSON.objectNode();
+        final ArrayNode records = result.putArray("records");
+        final ArrayNode events = result.putArray("events");
+        final ArrayNode commitErrors = JSON.arrayNode();
+        final Set<TopicPartition> everAssigned = new TreeSet<>(TP_ORDER);
+        final boolean commitInRevoke;
+        int consumed;
+        int commits;
+        int lastGeneration = Integer.MIN_VALUE;
+        String lastMember;
+
+        GroupRun(KafkaConsumer<byte[], byte[]> consumer, boolean commitInRevoke) {
+            this.consumer = consumer;
+            this.commitInRevoke = commitInRevoke;
+        }
+
+        void event(String name, Collection<TopicPartition> partitions, String detail) {
+            ConsumerGroupMetadata md = consumer.groupMetadata();
+            Set<TopicPartition> assigned = consumer.assignment();
+            everAssigned.addAll(assigned);
+            lastGeneration = md.generationId();
+            lastMember = md.memberId();
+            ObjectNode e = events.addObject();
+            e.put("event", name);
+            if (partitions != null) {
+                e.set("partitions", tps(partitions));
+            }
+            e.set("assigned", tps(assigned));
+            e.put("generation", md.generationId());
+            e.put("member_id", md.memberId());
+            e.put("records", consumed);
+            if (detail != null) {
+                e.put("detail", detail);
+            }
+            StringBuilder line = new StringBuilder("PROGRESS event=").append(name).append(" records=").append(consumed)
+                    .append(" assigned=").append(tpList(assigned)).append(" generation=").append(md.generationId())
+                    .append(" member=").append(md.memberId().isEmpty() ? "-" : md.memberId());
+            if (partitions != null) {
+                line.append(" partitions=").append(tpList(partitions));
+            }
+            if (detail != null) {
+                line.append(" detail=").append(detail.replaceAll("\\s+", "_"));
+            }
+            System.err.println(line);
+            System.err.flush();
+        }
+
+        void commitSync(String when) {
+            try {
+                consumer.commitSync();
+                commits++;
+            } catch (RuntimeException e) {
+                ObjectNode err = error(e);
+                err.put("when", when);
+                commitErrors.add(err);
+                event("commit_failed", null, describe(e));
+            }
+        }
+
+        ConsumerRebalanceListener listener() {
+            return new ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                    if (commitInRevoke && !partitions.isEmpty()) {
+                        commitSync("revoked");
+                    }
+                    event("revoked", partitions, null);
+                }
+
+                @Override
+                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                    event("assigned", partitions, null);
+                }
+
+                @Override
+                public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                    event("lost", partitions, null);
+                }
+            };
+        }
+    }
+
+    private static String classicAssignor(String name) {
+        return switch (name) {
+            case "range" -> "org.apache.kafka.clients.consumer.RangeAssignor";
+            case "roundrobin" -> "org.apache.kafka.clients.consumer.RoundRobinAssignor";
+            case "sticky" -> "org.apache.kafka.clients.consumer.StickyAssignor";
+            case "cooperative-sticky" -> "org.apache.kafka.clients.consumer.CooperativeStickyAssignor";
+            default -> name;
+        };
+    }
+
+    private static ObjectNode group(String bootstrap, JsonNode spec) throws Exception {
+        String groupId = required(spec, "group");
+        String protocol = spec.path("protocol").asText("classic");
+        String commit = spec.path("commit").asText("sync");
+        if (!List.of("sync", "async", "auto", "none").contains(commit)) {
+            throw new IllegalArgumentException("bad \"commit\": " + commit + " (sync, async, auto or none)");
+        }
+        int count = spec.path("count").asInt(1);
+        boolean untilStopped = spec.path("until_stopped").asBoolean(false);
+        long timeoutMs = spec.path("timeout_ms").asLong(30_000);
+        long pollMs = spec.path("poll_ms").asLong(200);
+        int progressEvery = spec.path("progress_every").asInt(0);
+        CloseOptions.GroupMembershipOperation onClose = switch (spec.path("close").asText("default")) {
+            case "leave" -> CloseOptions.GroupMembershipOperation.LEAVE_GROUP;
+            case "remain" -> CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP;
+            case "default" -> CloseOptions.GroupMembershipOperation.DEFAULT;
+            default -> throw new IllegalArgumentException("bad \"close\": " + spec.get("close"));
+        };
+        CloseOptions closeOptions = CloseOptions.groupMembershipOperation(onClose);
+        java.nio.file.Path stopFile = spec.hasNonNull("stop_file")
+                ? java.nio.file.Path.of(spec.get("stop_file").asText()) : null;
+
+        Properties p = baseConfig(bootstrap, spec.path("client_id").asText("scenario-group"));
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, String.valueOf(commit.equals("auto")));
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200");
+        if (protocol.equals("classic")) {
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+            if (spec.hasNonNull("assignor")) {
+                p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                        classicAssignor(spec.get("assignor").asText()));
+            }
+        } else if (spec.hasNonNull("assignor")) {
+            p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, spec.get("assignor").asText());
+        }
+        if (spec.hasNonNull("instance_id")) {
+            p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, spec.get("instance_id").asText());
+        }
+        overrides(p, spec);
+
+        List<String> topics = new ArrayList<>();
+        spec.path("topics").forEach(t -> topics.add(t.asText()));
+        AtomicBoolean stop = new AtomicBoolean(false);
+        if (untilStopped && commands != null) {
+            Thread reader = new Thread(() -> {
+                try {
+                    String line;
+                    while ((line = commands.readLine()) != null) {
+                        if (line.trim().equals("stop")) {
+                            break;
+                        }
+                    }
+                } catch (Exception e) {
+                    System.err.println("group: reading commands failed: " + e);
+                }
+                stop.set(true);  // "stop", or the end of input (the test is gone)
+            }, "commands");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        GroupRun run = new GroupRun(consumer, commit.equals("sync"));
+        ObjectNode result = run.result;
+        try {
+            if (spec.hasNonNull("subscription_pattern")) {
+                consumer.subscribe(new SubscriptionPattern(spec.get("subscription_pattern").asText()), run.listener());
+            } else if (spec.hasNonNull("pattern")) {
+                consumer.subscribe(Pattern.compile(spec.get("pattern").asText()), run.listener());
+            } else if (!topics.isEmpty()) {
+                consumer.subscribe(topics, run.listener());
+            } else {
+                throw new IllegalArgumentException("SPEC needs \"topics\", \"pattern\" or \"subscription_pattern\"");
+            }
+            run.event("subscribed", null, null);
+            long deadline = System.currentTimeMillis() + timeoutMs;
+            String stoppedBy;
+            while (true) {
+                if (stop.get() || (stopFile != null && java.nio.file.Files.exists(stopFile))) {
+                    stoppedBy = "stop";
+                    break;
+                }
+                if (!untilStopped && run.consumed >= count) {
+                    stoppedBy = "count";
+                    break;
+                }
+                long remaining = deadline - System.currentTimeMillis();
+                if (remaining <= 0) {
+                    stoppedBy = "timeout";
+                    break;
+                }
+                ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ofMillis(Math.min(remaining, pollMs)));
+                int before = run.consumed;
+                for (ConsumerRecord<byte[], byte[]> r : polled) {
+                    ObjectNode o = run.records.addObject();
+                    o.put("topic", r.topic());
+                    o.put("partition", r.partition());
+                    o.put("offset", r.offset());
+                    o.put("key", text(r.key()));
+                    o.put("value", text(r.value()));
+                    run.consumed++;
+                }
+                if (run.consumed > before) {
+                    if (commit.equals("sync")) {
+                        run.commitSync("poll");
+                    } else if (commit.equals("async")) {
+                        consumer.commitAsync((offsets, e) -> {
+                            if (e != null) {
+                                ObjectNode err = error(e);
+                                err.put("when", "async");
+                                run.commitErrors.add(err);
+                            }
+                        });
+                        run.commits++;
+                    }
+                }
+                ConsumerGroupMetadata md = consumer.groupMetadata();
+                if (md.generationId() != run.lastGeneration || !md.memberId().equals(run.lastMember)) {
+                    run.event("generation", null, null);
+                }
+                if (run.consumed > before && (progressEvery > 0 && run.consumed / progressEvery
+                        != before / progressEvery)) {
+                    run.event("records", null, null);
+                }
+            }
+            result.put("stopped_by", stoppedBy);
+            result.put("timed_out", stoppedBy.equals("timeout"));
+            run.event("stopping", null, null);
+            if (commit.equals("sync")) {
+                run.commitSync("end");
+            }
+            Set<TopicPartition> assigned = new TreeSet<>(TP_ORDER);
+            assigned.addAll(consumer.assignment());
+            result.set("assignment", tps(assigned));
+            ObjectNode positions = result.putObject("positions");
+            for (TopicPartition tp : assigned) {
+                positions.withObjectProperty(tp.topic()).put(String.valueOf(tp.partition()),
+                        consumer.position(tp, Duration.ofSeconds(10)));
+            }
+            Set<TopicPartition> all = new TreeSet<>(TP_ORDER);
+            all.addAll(run.everAssigned);
+            all.addAll(assigned);
+            for (String topic : topics) {
+                consumer.partitionsFor(topic, Duration.ofSeconds(10))
+                        .forEach(info -> all.add(new TopicPartition(info.topic(), info.partition())));
+            }
+            boolean joined = run.lastGeneration >= 0 || !run.everAssigned.isEmpty();
+            result.put("joined", joined);
+            // A member that never joined (no coordinator, no group support) would only time out asking again.
+            ObjectNode committed = result.putObject("committed");
+            Map<TopicPartition, OffsetAndMetadata> offsets = joined
+                    ? consumer.committed(all, Duration.ofSeconds(10)) : Map.of();
+            for (TopicPartition tp : joined ? all : Set.<TopicPartition>of()) {
+                OffsetAndMetadata om = offsets.get(tp);
+                if (om == null) {
+                    committed.withObjectProperty(tp.topic()).putNull(String.valueOf(tp.partition()));
+                } else {
+                    committed.withObjectProperty(tp.topic()).put(String.valueOf(tp.partition()), om.offset());
+                }
+            }
+            ConsumerGroupMetadata md = consumer.groupMetadata();
+            ObjectNode gm = result.putObject("group_metadata");
+            gm.put("group_id", md.groupId());
+            gm.put("generation_id", md.generationId());
+            gm.put("member_id", md.memberId());
+            gm.put("group_instance_id", md.groupInstanceId().orElse(null));
+        } catch (Exception e) {
+            result.put("commits", run.commits);
+            result.set("commit_errors", run.commitErrors);
+            consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+            throw new ScenarioFailed(describe(e), withError(result, e));
+        }
+        long closing = System.currentTimeMillis();
+        // A member that never joined has nothing to leave: do not wait long for a group that never answered.
+        consumer.close(closeOptions.withTimeout(Duration.ofSeconds(result.path("joined").asBoolean(true) ? 10 : 2)));
+        result.put("close_ms", System.currentTimeMillis() - closing);
+        result.put("commits", run.commits);
+        result.set("commit_errors", run.commitErrors);
+        return result;
+    }
+
+    private static ObjectNode withError(ObjectNode result, Throwable t) {
+        System.err.println("group: " + describe(t));
+        t.printStackTrace(System.err);
+        return result;
+    }
+
     // -- admin ------------------------------------------------------------------------------------------------------
 
     private interface AdminOp {
@@ -526,6 +931,13 @@ public final class ClientScenarios {
         ops.put("deleteRecords", ClientScenarios::deleteRecords);
         ops.put("describeConfigs", ClientScenarios::describeConfigs);
         ops.put("describeCluster", ClientScenarios::describeCluster);
+        ops.put("listConsumerGroups", ClientScenarios::listConsumerGroups);
+        ops.put("listGroups", ClientScenarios::listGroups);
+        ops.put("describeConsumerGroups", ClientScenarios::describeConsumerGroups);
+        ops.put("listConsumerGroupOffsets", ClientScenarios::listConsumerGroupOffsets);
+        ops.put("alterConsumerGroupOffsets", ClientScenarios::alterConsumerGroupOffsets);
+        ops.put("deleteConsumerGroupOffsets", ClientScenarios::deleteConsumerGroupOffsets);
+        ops.put("deleteConsumerGroups", ClientScenarios::deleteConsumerGroups);
         ops.put("listTopics", (admin, op) -> {
             ObjectNode r = JSON.objectNode();
             ArrayNode names = r.putArray("names");
@@ -768,6 +1180,242 @@ public final class ClientScenarios {
         r.set("controller", node(await(d.controller())));
         ArrayNode nodes = r.putArray("nodes");
         await(d.nodes()).stream().sorted((a, b) -> Integer.compare(a.id(), b.id())).forEach(n -> nodes.add(node(n)));
+        return r;
+    }
+
+    // -- admin: consumer groups -------------------------------------------------------------------------------------
+
+    private static Set<GroupState> groupStates(JsonNode op) {
+        Set<GroupState> states = new java.util.HashSet<>();
+        op.path("states").forEach(s -> states.add(GroupState.parse(s.asText())));
+        return states;
+    }
+
+    private static Set<GroupType> groupTypes(JsonNode op) {
+        Set<GroupType> types = new java.util.HashSet<>();
+        op.path("types").forEach(t -> types.add(GroupType.parse(t.asText())));
+        return types;
+    }
+
+    @SuppressWarnings({"deprecation", "removal"})  // listConsumerGroups: asked for by name; listGroups is its successor
+    private static JsonNode listConsumerGroups(Admin admin, JsonNode op) throws Exception {
+        ListConsumerGroupsOptions options = new ListConsumerGroupsOptions();
+        if (op.has("states")) {
+            options.inGroupStates(groupStates(op));
+        }
+        if (op.has("types")) {
+            options.withTypes(groupTypes(op));
+        }
+        ObjectNode r = JSON.objectNode();
+        ArrayNode groups = r.putArray("groups");
+        Collection<ConsumerGroupListing> listed = await(admin.listConsumerGroups(options).all());
+        listed.stream().sorted(Comparator.comparing(ConsumerGroupListing::groupId)).forEach(g -> {
+            ObjectNode o = groups.addObject();
+            o.put("group_id", g.groupId());
+            o.put("state", g.groupState().map(GroupState::toString).orElse(null));
+            o.put("type", g.type().map(GroupType::toString).orElse(null));
+            o.put("simple", g.isSimpleConsumerGroup());
+        });
+        return r;
+    }
+
+    private static JsonNode listGroups(Admin admin, JsonNode op) throws Exception {
+        ListGroupsOptions options = new ListGroupsOptions();
+        if (op.has("states")) {
+            options.inGroupStates(groupStates(op));
+        }
+        if (op.has("types")) {
+            options.withTypes(groupTypes(op));
+        }
+        if (op.has("protocol_types")) {
+            Set<String> protocolTypes = new java.util.HashSet<>();
+            op.get("protocol_types").forEach(t -> protocolTypes.add(t.asText()));
+            options.withProtocolTypes(protocolTypes);
+        }
+        ObjectNode r = JSON.objectNode();
+        ArrayNode groups = r.putArray("groups");
+        await(admin.listGroups(options).all()).stream().sorted(Comparator.comparing(GroupListing::groupId))
+                .forEach(g -> {
+                    ObjectNode o = groups.addObject();
+                    o.put("group_id", g.groupId());
+                    o.put("state", g.groupState().map(GroupState::toString).orElse(null));
+                    o.put("type", g.type().map(GroupType::toString).orElse(null));
+                    o.put("protocol", g.protocol());
+                });
+        return r;
+    }
+
+    private static ObjectNode groupDescription(ConsumerGroupDescription d) {
+        ObjectNode o = JSON.objectNode();
+        o.put("group_id", d.groupId());
+        o.put("simple", d.isSimpleConsumerGroup());
+        o.put("state", d.groupState() == null ? null : d.groupState().toString());
+        o.put("type", d.type() == null ? null : d.type().toString());
+        o.put("assignor", d.partitionAssignor());
+        o.set("coordinator", node(d.coordinator()));
+        if (d.groupEpoch().isPresent()) {
+            o.put("group_epoch", d.groupEpoch().get());
+        } else {
+            o.putNull("group_epoch");
+        }
+        if (d.targetAssignmentEpoch().isPresent()) {
+            o.put("target_assignment_epoch", d.targetAssignmentEpoch().get());
+        } else {
+            o.putNull("target_assignment_epoch");
+        }
+        ArrayNode members = o.putArray("members");
+        d.members().stream()
+                .sorted(Comparator.comparing(MemberDescription::clientId).thenComparing(MemberDescription::consumerId))
+                .forEach(m -> {
+                    ObjectNode mo = members.addObject();
+                    mo.put("member_id", m.consumerId());
+                    mo.put("instance_id", m.groupInstanceId().orElse(null));
+                    mo.put("client_id", m.clientId());
+                    mo.put("host", m.host());
+                    mo.set("assignment", tps(m.assignment().topicPartitions()));
+                    Optional<MemberAssignment> target = m.targetAssignment();
+                    if (target.isPresent()) {
+                        mo.set("target_assignment", tps(target.get().topicPartitions()));
+                    } else {
+                        mo.putNull("target_assignment");
+                    }
+                    if (m.memberEpoch().isPresent()) {
+                        mo.put("member_epoch", m.memberEpoch().get());
+                    } else {
+                        mo.putNull("member_epoch");
+                    }
+                    if (m.upgraded().isPresent()) {
+                        mo.put("upgraded", m.upgraded().get());
+                    } else {
+                        mo.putNull("upgraded");
+                    }
+                });
+        return o;
+    }
+
+    private static JsonNode describeConsumerGroups(Admin admin, JsonNode op) throws Exception {
+        List<String> names = new ArrayList<>();
+        op.path("groups").forEach(g -> names.add(g.asText()));
+        String untilState = op.hasNonNull("until_state") ? op.get("until_state").asText() : null;
+        long deadline = System.currentTimeMillis() + op.path("timeout_ms").asLong(15_000);
+        while (true) {
+            ObjectNode r = JSON.objectNode();
+            boolean settled = true;
+            Map<String, KafkaFuture<ConsumerGroupDescription>> described =
+                    admin.describeConsumerGroups(names).describedGroups();
+            for (String name : names) {
+                try {
+                    ObjectNode d = groupDescription(await(described.get(name)));
+                    r.set(name, d);
+                    settled &= untilState == null || untilState.equalsIgnoreCase(d.path("state").asText());
+                } catch (ExecutionException e) {
+                    r.putObject(name).set("error", error(e));
+                    settled = untilState == null;
+                }
+            }
+            if (settled) {
+                return r;
+            }
+            if (System.currentTimeMillis() >= deadline) {
+                throw new IllegalStateException("not every group reached state " + untilState + " in "
+                        + op.path("timeout_ms").asLong(15_000) + " ms; last: " + r);
+            }
+            Thread.sleep(100);  // the retry interval of a deadline loop
+        }
+    }
+
+    private static Map<TopicPartition, Long> topicOffsets(JsonNode node) {
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        node.properties().forEach(t -> t.getValue().properties().forEach(p -> out.put(
+                new TopicPartition(t.getKey(), Integer.parseInt(p.getKey())), p.getValue().asLong())));
+        return out;
+    }
+
+    private static List<TopicPartition> topicPartitions(JsonNode node) {
+        List<TopicPartition> out = new ArrayList<>();
+        node.properties().forEach(t -> t.getValue().forEach(p -> out.add(new TopicPartition(t.getKey(), p.asInt()))));
+        return out;
+    }
+
+    private static JsonNode listConsumerGroupOffsets(Admin admin, JsonNode op) throws Exception {
+        String group = required(op, "group");
+        ListConsumerGroupOffsetsSpec spec = new ListConsumerGroupOffsetsSpec();
+        if (op.hasNonNull("partitions")) {
+            spec.topicPartitions(topicPartitions(op.get("partitions")));
+        }
+        Map<TopicPartition, OffsetAndMetadata> offsets = await(admin.listConsumerGroupOffsets(Map.of(group, spec))
+                .partitionsToOffsetAndMetadata(group));
+        ObjectNode r = JSON.objectNode();
+        Map<TopicPartition, OffsetAndMetadata> sorted = new TreeMap<>(TP_ORDER);
+        sorted.putAll(offsets);
+        sorted.forEach((tp, om) -> {
+            ObjectNode topic = r.withObjectProperty(tp.topic());
+            if (om == null) {
+                topic.putNull(String.valueOf(tp.partition()));
+            } else {
+                ObjectNode o = topic.putObject(String.valueOf(tp.partition()));
+                o.put("offset", om.offset());
+                o.put("metadata", om.metadata());
+                if (om.leaderEpoch().isPresent()) {
+                    o.put("leader_epoch", om.leaderEpoch().get());
+                } else {
+                    o.putNull("leader_epoch");
+                }
+            }
+        });
+        return r;
+    }
+
+    private static ObjectNode partitionResults(Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, KafkaFuture<Void>> result, KafkaFuture<Void> all)
+            throws Exception {
+        ObjectNode r = JSON.objectNode();
+        ObjectNode per = r.putObject("partitions");
+        for (TopicPartition tp : partitions) {
+            try {
+                await(result.apply(tp));
+                per.withObjectProperty(tp.topic()).put(String.valueOf(tp.partition()), "ok");
+            } catch (ExecutionException e) {
+                per.withObjectProperty(tp.topic()).putObject(String.valueOf(tp.partition())).set("error", error(e));
+            }
+        }
+        try {
+            await(all);
+            r.put("all", "ok");
+        } catch (ExecutionException e) {
+            r.putObject("all").set("error", error(e));
+        }
+        return r;
+    }
+
+    private static JsonNode alterConsumerGroupOffsets(Admin admin, JsonNode op) throws Exception {
+        String group = required(op, "group");
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        topicOffsets(op.path("offsets")).forEach((tp, o) -> offsets.put(tp, new OffsetAndMetadata(o)));
+        AlterConsumerGroupOffsetsResult altered = admin.alterConsumerGroupOffsets(group, offsets);
+        return partitionResults(offsets.keySet(), altered::partitionResult, altered.all());
+    }
+
+    private static JsonNode deleteConsumerGroupOffsets(Admin admin, JsonNode op) throws Exception {
+        String group = required(op, "group");
+        Set<TopicPartition> partitions = new java.util.LinkedHashSet<>(topicPartitions(op.path("partitions")));
+        DeleteConsumerGroupOffsetsResult deleted = admin.deleteConsumerGroupOffsets(group, partitions);
+        return partitionResults(partitions, deleted::partitionResult, deleted.all());
+    }
+
+    private static JsonNode deleteConsumerGroups(Admin admin, JsonNode op) throws Exception {
+        List<String> names = new ArrayList<>();
+        op.path("groups").forEach(g -> names.add(g.asText()));
+        DeleteConsumerGroupsResult deleted = admin.deleteConsumerGroups(names);
+        ObjectNode r = JSON.objectNode();
+        for (String name : names) {
+            try {
+                await(deleted.deletedGroups().get(name));
+                r.put(name, "ok");
+            } catch (ExecutionException e) {
+                r.putObject(name).set("error", error(e));
+            }
+        }
         return r;
     }
 }

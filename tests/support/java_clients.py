@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,10 +129,35 @@ class JavaClients:
                 "timeout_ms": timeout_ms, "extra_poll_ms": extra_poll_ms, "config": dict(config or {}), **extra}
         return self.run("consume", bootstrap, spec)
 
-    def start(self, scenario: str, bootstrap: str, spec: Mapping[str, Any]) -> RunningScenario:
-        """Start a scenario without waiting for it (``stream``): the test acts on the broker meanwhile."""
-        command = [self.java, *self.jvm_args, "-cp", self.classpath, MAIN_CLASS, scenario, bootstrap, "-"]
-        return RunningScenario(scenario, command, spec, self)
+    def start(self, scenario: str, bootstrap: str, spec: Mapping[str, Any], *,
+              interactive: bool = False) -> RunningScenario:
+        """Start a scenario without waiting for it (``stream``): the test acts on the broker meanwhile.
+
+        ``interactive``: the SPEC goes as the first line of standard input ("-line") and the input stays open for
+        commands (``RunningScenario.stop()`` sends the ``group`` scenario's "stop")."""
+        command = [self.java, *self.jvm_args, "-cp", self.classpath, MAIN_CLASS, scenario, bootstrap,
+                   "-line" if interactive else "-"]
+        return RunningScenario(scenario, command, spec, self, interactive=interactive)
+
+    def group(self, bootstrap: str, group: str, topics: Iterable[str] | None = None, *, count: int,
+              protocol: str = "classic", timeout_ms: int = 30_000, config: Mapping[str, Any] | None = None,
+              **extra: Any) -> dict:
+        """One group member (``group`` scenario): subscribe, poll and commit until ``count`` records, then close."""
+        spec = {"group": group, "protocol": protocol, "count": count, "timeout_ms": timeout_ms,
+                "config": dict(config or {}), **extra}
+        if topics is not None:
+            spec["topics"] = list(topics)
+        return self.run("group", bootstrap, spec, timeout=timeout_ms / 1000 + 30)
+
+    def start_group(self, bootstrap: str, group: str, topics: Iterable[str] | None = None, *,
+                    protocol: str = "classic", timeout_ms: int = 120_000, config: Mapping[str, Any] | None = None,
+                    **extra: Any) -> RunningScenario:
+        """A group member running until ``stop()`` (or ``timeout_ms``); its PROGRESS events in ``progress``."""
+        spec = {"group": group, "protocol": protocol, "until_stopped": True, "timeout_ms": timeout_ms,
+                "config": dict(config or {}), **extra}
+        if topics is not None:
+            spec["topics"] = list(topics)
+        return self.start("group", bootstrap, spec, interactive=True)
 
     def admin(self, bootstrap: str, ops: Iterable[Mapping[str, Any]], *, config: Mapping[str, Any] | None = None,
               check: bool = True) -> list[dict]:
@@ -147,10 +172,13 @@ class JavaClients:
 
 
 class RunningScenario:
-    """A scenario JVM running in the background: ``wait_progress(n)`` blocks until it reported n acknowledgements
-    (its "PROGRESS acked=N failed=M" lines on stderr), ``result()`` waits for its JSON line."""
+    """A scenario JVM running in the background. Its "PROGRESS key=value ..." lines on stderr are parsed as they come
+    (``progress``: every line's fields, in order; ``acked``/``failed`` for ``stream``); ``wait_progress(n)`` blocks
+    until n acknowledgements, ``wait_for(condition)`` until any condition on them holds, ``stop()`` sends "stop"
+    (``interactive`` runs), ``result()`` waits for the JSON line."""
 
-    def __init__(self, scenario: str, command: list[str], spec: Mapping[str, Any], owner: JavaClients):
+    def __init__(self, scenario: str, command: list[str], spec: Mapping[str, Any], owner: JavaClients, *,
+                 interactive: bool = False):
         import threading
 
         self.scenario, self.owner = scenario, owner
@@ -158,9 +186,13 @@ class RunningScenario:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, encoding="utf-8", errors="replace")
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(spec))
-        self.proc.stdin.close()
+        self.proc.stdin.write(json.dumps(spec) + ("\n" if interactive else ""))
+        if interactive:
+            self.proc.stdin.flush()
+        else:
+            self.proc.stdin.close()
         self.acked = self.failed = 0
+        self.progress: list[dict[str, str]] = []
         self.stderr_lines: list[str] = []
         self._stdout: list[str] = []
         self._changed = threading.Condition()
@@ -176,21 +208,50 @@ class RunningScenario:
             with self._changed:
                 self.stderr_lines.append(line)
                 if line.startswith("PROGRESS "):
-                    fields = dict(part.split("=") for part in line.split()[1:])
-                    self.acked, self.failed = int(fields["acked"]), int(fields["failed"])
+                    fields = dict(part.split("=", 1) for part in line.split()[1:] if "=" in part)
+                    self.progress.append(fields)
+                    if "acked" in fields:
+                        self.acked, self.failed = int(fields["acked"]), int(fields["failed"])
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
 
-    def wait_progress(self, acked: int, timeout: float = 60.0) -> None:
+    @property
+    def last(self) -> dict[str, str]:
+        """The fields of the latest PROGRESS line ({} before the first)."""
+        with self._changed:
+            return dict(self.progress[-1]) if self.progress else {}
+
+    def stderr_tail(self, lines: int = 40) -> str:
+        with self._changed:
+            return "".join(self.stderr_lines[-lines:])
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 60.0, what: str = "a condition") -> None:
+        """Block until ``condition()`` holds, re-checked after every stderr line; ScenarioError (with the stderr
+        tail) at the deadline or when the JVM ends first."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while self.acked < acked:
+            while not condition():
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.proc.poll() is not None and not self._reader.is_alive():
-                    raise ScenarioError(f"{self.scenario}: {self.acked} acknowledged, waiting for {acked}; stderr "
-                                        f"tail:\n{''.join(self.stderr_lines[-40:])}")
+                ended = self.proc.poll() is not None and not self._reader.is_alive()
+                if remaining <= 0 or ended:
+                    why = f"the JVM exited ({self.proc.returncode})" if ended else f"timed out after {timeout} s"
+                    raise ScenarioError(f"{self.scenario}: {why} waiting for {what}; last progress {self.progress[-1:]}"
+                                        f"; stderr tail:\n{''.join(self.stderr_lines[-40:])}")
                 self._changed.wait(remaining)
+
+    def wait_progress(self, acked: int, timeout: float = 60.0) -> None:
+        self.wait_for(lambda: self.acked >= acked, timeout, f"{acked} acknowledgements (have {self.acked})")
+
+    def stop(self) -> None:
+        """Ask an interactive scenario to finish (the "stop" command, then the end of its input)."""
+        stdin = self.proc.stdin
+        if stdin is not None and not stdin.closed:
+            try:
+                stdin.write("stop\n")
+                stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
 
     def result(self, timeout: float = DEFAULT_TIMEOUT * 3) -> dict:
         try:
@@ -217,6 +278,11 @@ class RunningScenario:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
 
 
 class WireTap:
