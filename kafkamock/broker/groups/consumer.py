@@ -29,7 +29,23 @@ from kafkamock.broker.groups.reconciliation import MemberState, Partitions, reco
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
 LEAVE_EPOCH, LEAVE_STATIC_EPOCH = -1, -2
-CONSUMER_MEMBER_TYPE = 1
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1
+
+
+@dataclass
+class ClassicDetails:
+    """What a classic member of a KIP-848 group brought with its JoinGroup."""
+    session_timeout_ms: int
+    protocols: list[tuple[str, bytes]]             # (name, ConsumerProtocolSubscription) in its order
+
+    @property
+    def protocol(self) -> str:
+        return self.protocols[0][0] if self.protocols else ""
+
+    @property
+    def subscription_version(self) -> int:
+        metadata = self.protocols[0][1] if self.protocols else b""
+        return max(0, min(int.from_bytes(metadata[:2], "big", signed=True), 3)) if len(metadata) >= 2 else 0
 
 
 @dataclass(eq=False)
@@ -48,13 +64,16 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Partitions = field(default_factory=dict)
     pending_revocation: Partitions = field(default_factory=dict)
+    classic: ClassicDetails | None = None         # set for a classic-protocol member (the migration path)
 
     def metadata_value(self) -> dict:
         return {"instance_id": self.instance_id, "rack_id": self.rack_id, "client_id": self.client_id,
                 "client_host": self.client_host, "subscribed_topic_names": list(self.subscribed_topic_names),
                 "subscribed_topic_regex": self.subscribed_topic_regex,
                 "rebalance_timeout_ms": self.rebalance_timeout_ms, "server_assignor": self.server_assignor,
-                "classic_member_metadata": None}
+                "classic_member_metadata": None if self.classic is None else {
+                    "session_timeout_ms": self.classic.session_timeout_ms,
+                    "supported_protocols": [{"name": n, "metadata": m} for n, m in self.classic.protocols]}}
 
     def assignment_value(self) -> dict:
         return {"member_epoch": self.member_epoch, "previous_member_epoch": self.previous_member_epoch,
@@ -120,6 +139,10 @@ class ConsumerGroup:
         member = self.members.get(member_id)
         if member is None:
             raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {self.group_id}.")
+        if member.classic is not None:
+            if epoch != member.member_epoch:          # a classic member's generation is its member epoch
+                raise KafkaError(E.ILLEGAL_GENERATION, f"Generation {epoch} is not {member.member_epoch}.")
+            return
         if not transactional and version < 9:
             raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
                                                     "using the consumer group protocol")
@@ -259,8 +282,9 @@ class ConsumerGroups:
     # -- timers --------------------------------------------------------------------------------------------------
 
     def session_ok(self, group: ConsumerGroup, member: ConsumerMember) -> None:
-        self.coordinator._schedule(("consumer-session", group.group_id, member.member_id),
-                                   self.config["group.consumer.session.timeout.ms"],
+        timeout = member.classic.session_timeout_ms if member.classic is not None else \
+            self.config["group.consumer.session.timeout.ms"]
+        self.coordinator._schedule(("consumer-session", group.group_id, member.member_id), timeout,
                                    lambda: self._fence(group, member.member_id, "its session timed out"))
 
     def schedule_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
@@ -328,36 +352,20 @@ class ConsumerGroups:
                                  f"The consumer group has reached its maximum capacity of "
                                  f"{self.config['group.consumer.max.size']} members.")
             group.members[member.member_id] = member
-        bump = changed
         if changed:
             written.extend(group.member_records(member))
-        written.extend(self._refresh_regexes(group))
-        metadata_hash = self._metadata_hash(group)
-        if metadata_hash != group.metadata_hash:
-            group.metadata_hash = metadata_hash
-            bump = True
-        if bump:
-            group.group_epoch += 1
-            written.append(group.group_record())
-        if group.group_epoch > group.assignment_epoch:
-            self._assign(group)
-            written.extend(group.target_records(self.coordinator.now()))
         owned = _partitions_in(body.topic_partitions) if body.topic_partitions is not None else None
         if epoch == 0:
             owned = owned or {}
-        before = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
-        self._reconcile(group, member, owned)
-        after = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
-        if after != before or created:
-            written.append(group.assignment_record(member))
-        self.coordinator.write_records(group_id, written)
-        self.session_ok(group, member)
+        before = (member.assigned, member.pending_revocation)
+        self._advance(group, member, owned, changed, written)
+        after = (member.assigned, member.pending_revocation)
         full = epoch == 0 or (body.rebalance_timeout_ms != -1 and owned is not None and
                               (body.subscribed_topic_names is not None or regex is not None))
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
                   "heartbeat_interval_ms": self.config["group.consumer.heartbeat.interval.ms"], "assignment": None}
-        if full or before[2] != after[2] or before[3] != after[3]:
+        if full or before != after:
             answer["assignment"] = {"topic_partitions": _partitions_out(member.assigned)}
         return answer
 
@@ -583,20 +591,165 @@ class ConsumerGroups:
 
     # -- classic members of a consumer group (Kafka's online migration) ----------------------------------------
 
-    def classic_join(self, group: ConsumerGroup, body, version: int, client_id: str, client_host: str):
-        """JoinGroup into a non-empty KIP-848 group. Not served yet: Kafka's INCONSISTENT_GROUP_PROTOCOL."""
-        from kafkamock.broker.groups.coordinator import join_error  # noqa: PLC0415 - avoids an import cycle
-        return join_error(E.INCONSISTENT_GROUP_PROTOCOL, body.member_id or "")
+    def classic_join(self, group: ConsumerGroup, body, version: int, client_id: str, client_host: str) -> dict:
+        """JoinGroup into a non-empty KIP-848 group: the member joins as a classic member. The coordinator
+        assigns (no leader, no member list); its generation is its member epoch (Kafka's
+        classicGroupJoinToConsumerGroup)."""
+        from kafkamock.broker.groups.coordinator import join_error, parse_subscription  # noqa: PLC0415
 
-    def classic_sync(self, group: ConsumerGroup, body, version: int):
-        from kafkamock.broker.groups.coordinator import sync_error  # noqa: PLC0415 - avoids an import cycle
-        return sync_error(E.UNKNOWN_MEMBER_ID)
+        member_id = body.member_id or ""
+        instance_id = body.group_instance_id if version >= 5 else None
+        protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
+        if body.protocol_type != "consumer" or not protocols:
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        config = self.config
+        if not config["group.min.session.timeout.ms"] <= body.session_timeout_ms <= \
+                config["group.max.session.timeout.ms"]:
+            return join_error(E.INVALID_SESSION_TIMEOUT, member_id)
+        if not member_id and instance_id is None and version >= 4:
+            return join_error(E.MEMBER_ID_REQUIRED, f"{client_id}-{uuid.uuid4()}")
+        if not member_id:
+            member_id = f"{instance_id or client_id}-{uuid.uuid4()}"
+        member = group.members.get(member_id)
+        if member is not None and member.classic is None:
+            return join_error(E.UNKNOWN_MEMBER_ID, member_id)
+        if instance_id is not None:
+            holder = next((m for m in group.members.values() if m.instance_id == instance_id), None)
+            if holder is not None and holder.member_id != member_id:
+                return join_error(E.FENCED_INSTANCE_ID, member_id)
+        topics = parse_subscription(protocols[0][1])
+        if topics is None:
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        created = member is None
+        if created:
+            if len(group.members) >= config["group.consumer.max.size"]:
+                return join_error(E.GROUP_MAX_SIZE_REACHED, member_id)
+            member = ConsumerMember(member_id, instance_id=instance_id, client_id=client_id,
+                                    client_host=client_host)
+            group.members[member_id] = member
+        rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
+        changed = created or sorted(topics) != sorted(member.subscribed_topic_names) or \
+            rebalance_timeout != member.rebalance_timeout_ms
+        member.classic = ClassicDetails(body.session_timeout_ms, protocols)
+        member.subscribed_topic_names, member.rebalance_timeout_ms = sorted(topics), rebalance_timeout
+        written = group.member_records(member)
+        self._advance(group, member, self._owned_from_subscription(protocols[0][1]), changed, written)
+        return {"throttle_time_ms": 0, "error_code": E.NONE, "generation_id": member.member_epoch,
+                "protocol_type": "consumer", "protocol_name": member.classic.protocol, "leader": "",
+                "skip_assignment": False, "member_id": member_id, "members": []}
+
+    def _owned_from_subscription(self, metadata: bytes) -> Partitions:
+        """The partitions a classic member says it still owns (ConsumerProtocolSubscription v1+): none for an
+        eager member, which gave everything up before it rejoined."""
+        from kafkamock.codec import codec_for  # noqa: PLC0415
+
+        version = int.from_bytes(metadata[:2], "big", signed=True) if len(metadata) >= 2 else 0
+        if version < 1:
+            return {}
+        try:
+            decoded, _ = codec_for("ConsumerProtocolSubscription", min(version, 3)).decode_from(bytes(metadata[2:]),
+                                                                                              0)
+        except Exception:  # noqa: BLE001 - an unreadable subscription owns nothing
+            return {}
+        topics = self.broker.cluster.topics
+        owned: Partitions = {}
+        for entry in decoded.owned_partitions or ():
+            topic = topics.get(entry.topic)
+            if topic is not None and entry.partitions:
+                owned[topic.topic_id] = frozenset(entry.partitions)
+        return owned
+
+    def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, changed: bool,
+                 written: list) -> None:
+        """The common tail of every member request: epochs, target, reconciliation, records, session."""
+        bump = changed
+        written.extend(self._refresh_regexes(group))
+        metadata_hash = self._metadata_hash(group)
+        if metadata_hash != group.metadata_hash:
+            group.metadata_hash = metadata_hash
+            bump = True
+        if bump:
+            group.group_epoch += 1
+            written.append(group.group_record())
+        if group.group_epoch > group.assignment_epoch:
+            self._assign(group)
+            written.extend(group.target_records(self.coordinator.now()))
+        before = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
+        self._reconcile(group, member, owned)
+        if (member.member_epoch, member.state, member.assigned, member.pending_revocation) != before or changed:
+            written.append(group.assignment_record(member))
+        self.coordinator.write_records(group.group_id, written)
+        self.session_ok(group, member)
+
+    def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
+        member = group.members.get(member_id)
+        if instance_id is not None:
+            holder = next((m for m in group.members.values() if m.instance_id == instance_id), None)
+            if holder is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID)
+            if holder.member_id != member_id:
+                raise KafkaError(E.FENCED_INSTANCE_ID)
+        if member is None or member.classic is None:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID)
+        return member
+
+    def classic_sync(self, group: ConsumerGroup, body, version: int) -> dict:
+        """SyncGroup of a classic member: its current assignment as a ConsumerProtocolAssignment."""
+        from kafkamock import codec  # noqa: PLC0415
+        from kafkamock.broker.groups.coordinator import sync_error  # noqa: PLC0415
+
+        try:
+            member = self._classic_member(group, body.member_id, body.group_instance_id if version >= 3 else None)
+        except KafkaError as exc:
+            return sync_error(exc.code)
+        if body.generation_id != member.member_epoch:
+            return sync_error(E.ILLEGAL_GENERATION)
+        if version >= 5 and (body.protocol_type != "consumer" or body.protocol_name != member.classic.protocol):
+            return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
+        self.session_ok(group, member)
+        by_id = self.broker.cluster.topics_by_id
+        version_out = member.classic.subscription_version
+        assignment = version_out.to_bytes(2, "big") + codec.encode("ConsumerProtocolAssignment", version_out, {
+            "assigned_partitions": [{"topic": by_id[t].name, "partitions": sorted(ps)}
+                                    for t, ps in sorted(member.assigned.items(), key=lambda i: str(i[0]))
+                                    if t in by_id and ps],
+            "user_data": None})
+        return {"throttle_time_ms": 0, "error_code": E.NONE, "protocol_type": "consumer",
+                "protocol_name": member.classic.protocol, "assignment": assignment}
 
     def classic_heartbeat(self, group: ConsumerGroup, body, version: int) -> ErrorCode:
-        return E.UNKNOWN_MEMBER_ID
+        """Heartbeat of a classic member: REBALANCE_IN_PROGRESS when its assignment must change, so it rejoins."""
+        try:
+            member = self._classic_member(group, body.member_id, body.group_instance_id if version >= 3 else None)
+        except KafkaError as exc:
+            return exc.code
+        if body.generation_id != member.member_epoch:
+            return E.ILLEGAL_GENERATION
+        self.session_ok(group, member)
+        target = group.target.get(member.member_id, {})
+        settled = member.state is MemberState.STABLE and member.member_epoch == group.assignment_epoch and \
+            {t: ps for t, ps in member.assigned.items() if ps} == {t: ps for t, ps in target.items() if ps}
+        return E.NONE if settled and group.group_epoch == group.assignment_epoch else E.REBALANCE_IN_PROGRESS
 
     def classic_leave(self, group: ConsumerGroup, identities) -> list[ErrorCode]:
-        return [E.UNKNOWN_MEMBER_ID for _ in identities]
+        errors = []
+        for member_id, instance_id, _reason in identities:
+            if instance_id is not None:
+                holder = next((m for m in group.members.values() if m.instance_id == instance_id), None)
+                if holder is None:
+                    errors.append(E.UNKNOWN_MEMBER_ID)
+                    continue
+                if member_id and holder.member_id != member_id:
+                    errors.append(E.FENCED_INSTANCE_ID)
+                    continue
+                member_id = holder.member_id
+            if member_id not in group.members:
+                errors.append(E.UNKNOWN_MEMBER_ID)
+                continue
+            log.info("group %s: classic member %s left", group.group_id, member_id)
+            self._remove_member(group, member_id)
+            errors.append(E.NONE)
+        return errors
 
     # -- ConsumerGroupDescribe -----------------------------------------------------------------------------------
 
@@ -621,7 +774,8 @@ class ConsumerGroups:
                     "subscribed_topic_names": sorted(m.subscribed_topic_names),
                     "subscribed_topic_regex": m.subscribed_topic_regex,
                     "assignment": shown(m.assigned), "target_assignment": shown(group.target.get(m.member_id, {})),
-                    "member_type": CONSUMER_MEMBER_TYPE} for m in group.members.values()]
+                    "member_type": CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE}
+                   for m in group.members.values()]
         return {**base, "group_state": group.state_name, "group_epoch": group.group_epoch,
                 "assignment_epoch": group.assignment_epoch,
                 "assignor_name": group.preferred_assignor(self._assignors()[0]), "members": members,
@@ -659,6 +813,9 @@ def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) ->
         member.subscribed_topic_names = list(value.subscribed_topic_names)
         member.subscribed_topic_regex = value.subscribed_topic_regex
         member.rebalance_timeout_ms, member.server_assignor = value.rebalance_timeout_ms, value.server_assignor
+        classic = value.classic_member_metadata
+        member.classic = None if classic is None else ClassicDetails(
+            classic.session_timeout_ms, [(p.name, bytes(p.metadata)) for p in classic.supported_protocols])
     elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
         member = group.members.get(member_id)
         if value is None or member is None:
