@@ -1,0 +1,250 @@
+"""KIP-848 consumer groups in the core, on a ManualClock: epochs, the server-side assignors, reconciliation that
+revokes before it assigns, static members, sessions and revocation timeouts, regexes, describe, offsets, KIP-211
+and replay. No sockets, no sleeping."""
+
+from __future__ import annotations
+
+import pytest
+from support.broker_calls import call
+
+from kafkamock.broker import Broker
+from kafkamock.broker.errors import ErrorCode as E
+from kafkamock.storage import DiskStorage
+
+MINUTE = 60_000
+
+
+def beat(broker, member, epoch, *, group="g", topics=("t",), owned=None, regex=None, assignor=None,
+         instance=None, version=1, rebalance=60_000):
+    """One ConsumerGroupHeartbeat; ``owned`` None leaves TopicPartitions out (a light heartbeat)."""
+    body = {"group_id": group, "member_id": member, "member_epoch": epoch, "instance_id": instance,
+            "rebalance_timeout_ms": rebalance if epoch == 0 else -1,
+            "subscribed_topic_names": list(topics) if epoch == 0 and regex is None else None,
+            "server_assignor": assignor,
+            "topic_partitions": None if owned is None else owned}
+    if version >= 1:
+        body["subscribed_topic_regex"] = regex
+    return call(broker, "ConsumerGroupHeartbeat", version, body)
+
+
+def owned_of(broker, answer):
+    """The assignment of a heartbeat answer as {topic name: [partitions]}."""
+    by_id = broker.cluster.topics_by_id
+    return {by_id[t.topic_id].name: sorted(t.partitions) for t in answer.assignment.topic_partitions}
+
+
+def as_owned(broker, partitions: dict[str, list[int]]):
+    return [{"topic_id": broker.cluster.topics[t].topic_id, "partitions": ps} for t, ps in partitions.items()]
+
+
+def describe(broker, group="g"):
+    return call(broker, "ConsumerGroupDescribe", 1, {"group_ids": [group],
+                                                     "include_authorized_operations": False}).groups[0]
+
+
+@pytest.fixture
+def kip848(clock):
+    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)
+    broker.cluster.create_topic("t", 4, 1)
+    return broker
+
+
+def test_join_assigns_everything_to_the_first_member(kip848):
+    answer = beat(kip848, "a", 0, owned=[])
+    assert answer.error_code == E.NONE and answer.member_epoch == 1
+    assert owned_of(kip848, answer) == {"t": [0, 1, 2, 3]}
+    assert answer.heartbeat_interval_ms == kip848.config["group.consumer.heartbeat.interval.ms"]
+    described = describe(kip848)
+    assert (described.group_state, described.group_epoch, described.assignment_epoch) == ("Stable", 1, 1)
+    assert described.assignor_name == "uniform" and described.members[0].member_type == 1
+    light = beat(kip848, "a", 1)
+    assert light.error_code == E.NONE and light.assignment is None       # nothing changed: no assignment sent
+
+
+def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(kip848):
+    beat(kip848, "a", 0, owned=[])
+    b = beat(kip848, "b", 0, owned=[])
+    assert b.member_epoch == 2 and owned_of(kip848, b) == {}              # its target is still owned by a
+    assert describe(kip848).group_state == "Reconciling"
+    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
+    assert a.member_epoch == 1                                            # a keeps its epoch while it revokes
+    kept = owned_of(kip848, a)["t"]
+    assert len(kept) == 2
+    assert beat(kip848, "b", 2, owned=[]).assignment is None             # still nothing free
+    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"t": kept}))         # a no longer lists the revoked ones
+    assert a.member_epoch == 2
+    b = beat(kip848, "b", 2, owned=[])
+    assert sorted(owned_of(kip848, b)["t"] + kept) == [0, 1, 2, 3]
+    assert describe(kip848).group_state == "Stable"
+
+
+def test_range_assignor_and_unknown_assignor(kip848):
+    assert beat(kip848, "a", 0, owned=[], assignor="sticky").error_code == E.UNSUPPORTED_ASSIGNOR
+    beat(kip848, "a", 0, owned=[], assignor="range")
+    beat(kip848, "b", 0, owned=[], assignor="range")
+    beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
+    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1]}))
+    assert owned_of(kip848, a) == {"t": [0, 1]}                           # range: a contiguous half each
+    b = beat(kip848, "b", 2, owned=[])
+    assert owned_of(kip848, b) == {"t": [2, 3]} and describe(kip848).assignor_name == "range"
+
+
+def test_epoch_errors_and_invalid_requests(kip848):
+    beat(kip848, "a", 0, owned=[])
+    assert beat(kip848, "a", 5).error_code == E.FENCED_MEMBER_EPOCH
+    assert beat(kip848, "ghost", 1).error_code == E.UNKNOWN_MEMBER_ID
+    assert beat(kip848, "", 0, owned=[]).error_code == E.INVALID_REQUEST          # v1 needs a member id
+    v0 = beat(kip848, "", 0, owned=[], version=0)
+    assert v0.error_code == E.NONE and v0.member_id                              # v0: the coordinator names it
+    assert beat(kip848, "c", 0, owned=[], regex="(").error_code == E.INVALID_REGULAR_EXPRESSION
+    assert beat(kip848, "a", 3).error_code == E.FENCED_MEMBER_EPOCH
+    assert beat(kip848, "a", 1).error_code == E.NONE                             # still serving
+
+
+def test_leave_bumps_the_epoch_and_empties_the_group(kip848):
+    beat(kip848, "a", 0, owned=[])
+    left = beat(kip848, "a", -1)
+    assert left.error_code == E.NONE and left.member_epoch == -1
+    described = describe(kip848)
+    assert described.group_state == "Empty" and described.group_epoch == 2 and described.members == []
+    listed = call(kip848, "ListGroups", 5, {"types_filter": ["consumer"]}).groups
+    assert [(g.group_id, g.group_state, g.group_type) for g in listed] == [("g", "Empty", "consumer")]
+    assert call(kip848, "ListGroups", 5, {"types_filter": ["classic"]}).groups == []
+    assert call(kip848, "DeleteGroups", 2, {"groups_names": ["g"]}).results[0].error_code == E.NONE
+    assert describe(kip848).error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_session_timeout_fences_a_silent_member(kip848, clock):
+    beat(kip848, "a", 0, owned=[])
+    beat(kip848, "b", 0, owned=[])
+    for _ in range(3):
+        clock.advance(20_000)
+        kip848.tick()
+        beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
+    assert [m.member_id for m in describe(kip848).members] == ["a"]      # b said nothing for 60 s
+
+
+def test_a_member_that_never_revokes_is_fenced_after_its_rebalance_timeout(kip848, clock):
+    beat(kip848, "a", 0, owned=[], rebalance=10_000)
+    beat(kip848, "b", 0, owned=[])
+    beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))     # asked to revoke two
+    clock.advance(5_000)
+    kip848.tick()
+    beat(kip848, "b", 2, owned=[])
+    clock.advance(5_000)
+    kip848.tick()
+    assert [m.member_id for m in describe(kip848).members] == ["b"]
+    assert beat(kip848, "a", 1).error_code == E.UNKNOWN_MEMBER_ID
+    b = beat(kip848, "b", 2, owned=[])
+    assert b.member_epoch == 3 and owned_of(kip848, b) == {"t": [0, 1, 2, 3]}
+
+
+def test_static_member_leaves_for_now_and_a_new_instance_takes_over(kip848):
+    first = beat(kip848, "a1", 0, owned=[], instance="i")
+    assert beat(kip848, "other", 0, owned=[], instance="i").error_code == E.UNRELEASED_INSTANCE_ID
+    left = beat(kip848, "a1", -2, instance="i")
+    assert left.member_epoch == -2
+    again = beat(kip848, "a2", 0, owned=[], instance="i")
+    assert again.error_code == E.NONE and again.member_epoch == first.member_epoch   # no rebalance
+    assert owned_of(kip848, again) == {"t": [0, 1, 2, 3]}
+    assert describe(kip848).group_epoch == 1
+    assert beat(kip848, "a1", 1, instance="i").error_code == E.FENCED_INSTANCE_ID
+
+
+def test_regex_subscriptions_and_new_partitions_bump_the_epoch(kip848):
+    kip848.cluster.create_topic("orders-eu", 1, 1)
+    a = beat(kip848, "a", 0, owned=[], regex="orders-.*")
+    assert owned_of(kip848, a) == {"orders-eu": [0]}
+    kip848.cluster.create_topic("orders-us", 1, 1)
+    kip848.cluster.create_topic("xorders-us", 1, 1)                       # the whole name must match
+    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"orders-eu": [0]}))
+    assert a.member_epoch == 2 and owned_of(kip848, a) == {"orders-eu": [0], "orders-us": [0]}
+    kip848.cluster.add_partitions(kip848.cluster.topics["orders-us"], 2)
+    a = beat(kip848, "a", 2)
+    assert a.member_epoch == 3 and owned_of(kip848, a)["orders-us"] == [0, 1]
+
+
+def test_group_max_size_and_protocol_exclusivity(clock):
+    broker = Broker({"group.consumer.max.size": 1}, clock=clock)
+    broker.cluster.create_topic("t", 1, 1)
+    beat(broker, "a", 0, owned=[])
+    assert beat(broker, "b", 0, owned=[]).error_code == E.GROUP_MAX_SIZE_REACHED
+    join = call(broker, "JoinGroup", 9, {"group_id": "g", "session_timeout_ms": 10_000, "member_id": "",
+                                         "protocol_type": "connect", "protocols": [{"name": "x", "metadata": b""}]})
+    assert join.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert call(broker, "DescribeGroups", 6, {"groups": ["g"]}).groups[0].error_code == E.GROUP_ID_NOT_FOUND
+
+
+def commit(broker, epoch, member, partition=0, version=9, group="g", offset=5):
+    answer = call(broker, "OffsetCommit", version, {
+        "group_id": group, "generation_id_or_member_epoch": epoch, "member_id": member,
+        "topics": [{"name": "t", "partitions": [{"partition_index": partition, "committed_offset": offset}]}]})
+    return answer.topics[0].partitions[0].error_code
+
+
+def test_offset_commit_and_fetch_check_the_member_epoch(kip848):
+    beat(kip848, "a", 0, owned=[])
+    assert commit(kip848, 1, "a") == E.NONE
+    assert commit(kip848, 0, "a") == E.STALE_MEMBER_EPOCH
+    assert commit(kip848, 7, "a") == E.FENCED_MEMBER_EPOCH
+    assert commit(kip848, 1, "ghost") == E.UNKNOWN_MEMBER_ID
+    assert commit(kip848, -1, "") == E.UNKNOWN_MEMBER_ID                  # an admin commit while members exist
+    assert commit(kip848, 1, "a", version=8) == E.UNSUPPORTED_VERSION
+    fetched = call(kip848, "OffsetFetch", 9, {"groups": [{"group_id": "g", "member_id": "a", "member_epoch": 0,
+                                                          "topics": None}]})
+    assert fetched.groups[0].error_code == E.STALE_MEMBER_EPOCH
+    fetched = call(kip848, "OffsetFetch", 9, {"groups": [{"group_id": "g", "member_id": "a", "member_epoch": 1,
+                                                          "topics": None}]})
+    assert fetched.groups[0].topics[0].partitions[0].committed_offset == 5
+    deleted = call(kip848, "OffsetDelete", 0, {"group_id": "g", "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0}]}]})
+    assert deleted.topics[0].partitions[0].error_code == E.GROUP_SUBSCRIBED_TO_TOPIC
+    assert call(kip848, "DeleteGroups", 2, {"groups_names": ["g"]}).results[0].error_code == E.NON_EMPTY_GROUP
+
+
+def test_kip211_consumer_group_offsets_of_unsubscribed_topics_expire_by_commit_time(clock):
+    broker = Broker({"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000,
+                     "group.consumer.session.timeout.ms": 45_000}, clock=clock)
+    broker.cluster.create_topic("t", 1, 1)
+    broker.cluster.create_topic("old", 1, 1)
+    call(broker, "OffsetCommit", 9, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+                                     "topics": [{"name": "old", "partitions": [{"partition_index": 0,
+                                                                                "committed_offset": 3}]}]})
+    beat(broker, "a", 0, owned=[])
+    assert commit(broker, 1, "a") == E.NONE
+    for _ in range(6):                                                   # three minutes, heartbeating
+        clock.advance(30_000)
+        broker.tick()
+        assert beat(broker, "a", 1).error_code == E.NONE
+    fetched = call(broker, "OffsetFetch", 9, {"groups": [{"group_id": "g", "topics": None}]})
+    assert {(t.name, p.committed_offset) for t in fetched.groups[0].topics for p in t.partitions} == {("t", 5)}
+
+
+def test_groups_replay_after_a_restart(tmp_path, clock):
+    broker = Broker(clock=clock, storage=DiskStorage(tmp_path))
+    broker.cluster.create_topic("t", 4, 1)
+    broker.cluster.create_topic("orders-eu", 1, 1)
+    beat(broker, "a", 0, owned=[], regex="orders-.*|t")
+    beat(broker, "b", 0, owned=[])
+    commit(broker, 1, "a")
+    before = describe(broker)
+    broker.close()
+    again = Broker(clock=clock, storage=DiskStorage(tmp_path))
+    after = describe(again)
+    assert (after.group_state, after.group_epoch, after.assignment_epoch) == \
+        (before.group_state, before.group_epoch, before.assignment_epoch)
+    assert {m.member_id: (m.member_epoch, m.assignment, m.target_assignment, m.subscribed_topic_regex)
+            for m in after.members} == \
+        {m.member_id: (m.member_epoch, m.assignment, m.target_assignment, m.subscribed_topic_regex)
+         for m in before.members}
+    assert again.groups.groups["g"].regexes == {"orders-.*|t": frozenset({"orders-eu", "t"})}
+    clock.advance(46_000)                                                 # sessions restarted on load
+    again.tick()
+    assert describe(again).members == []
+
+
+def test_the_consumer_protocol_can_be_turned_off(clock):
+    broker = Broker({"group.coordinator.rebalance.protocols": "classic"}, clock=clock)
+    keys = {k.api_key for k in call(broker, "ApiVersions", 3, {"client_software_name": "t",
+                                                                  "client_software_version": "1"}).api_keys}
+    assert 68 not in keys and 69 not in keys and 11 in keys
