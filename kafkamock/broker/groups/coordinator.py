@@ -18,7 +18,7 @@ from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, partition_
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.classic import ClassicGroup, ClassicMember, ClassicState, Event
-from kafkamock.broker.groups.consumer import ConsumerGroups
+from kafkamock.broker.groups.consumer import ConsumerGroups, replay_record
 from kafkamock.broker.groups.offsets import CommittedOffset, GroupOffsets
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.codec import DecodeError, codec_for
@@ -685,8 +685,6 @@ class GroupCoordinator:
         topic = self.broker.cluster.topics.get(GROUP_METADATA_TOPIC)
         if topic is None:
             return
-        from kafkamock.broker.groups import consumer   # noqa: PLC0415 - the module, not the attribute
-
         self._replaying = True
         loaded: dict[str, Any] = {}
         try:
@@ -708,7 +706,7 @@ class GroupCoordinator:
                                 log.warning("__consumer_offsets-%d offset %d: record skipped: %s",
                                             partition.index, rec.offset, exc)
                                 continue
-                            self._apply(kind, key, value, loaded, consumer)
+                            self._apply(kind, key, value, loaded)
         finally:
             self._replaying = False
         for group in loaded.values():
@@ -730,7 +728,7 @@ class GroupCoordinator:
             log.info("replayed %d group(s) and the offsets of %d from %s", len(self.groups), len(self.offsets),
                      GROUP_METADATA_TOPIC)
 
-    def _apply(self, kind: int, key, value, loaded: dict[str, Any], consumer) -> None:
+    def _apply(self, kind: int, key, value, loaded: dict[str, Any]) -> None:
         if kind in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):
             if value is None:
                 offsets = self.offsets.get(key.group)
@@ -760,7 +758,7 @@ class GroupCoordinator:
             group.leader_id = value.leader if value.leader in group.members else group.leader_id
             loaded[key.group] = group
         else:
-            consumer.replay_record(kind, key, value, loaded, self)
+            replay_record(kind, key, value, loaded, self)
 
 
 def _offset_key(group_id: str, topic: str, partition: int) -> dict:

@@ -23,7 +23,7 @@ def handle(broker, request) -> dict:
         return {"throttle_time_ms": 0, "error_code": errors[0]}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
             "members": [{"member_id": member_id or "", "group_instance_id": instance_id, "error_code": error}
-                        for (member_id, instance_id, _), error in zip(identities, errors)]}
+                        for (member_id, instance_id, _), error in zip(identities, errors, strict=True)]}
 
 
 def error_response(broker, request, code) -> dict:
