@@ -318,3 +318,41 @@ def test_records_round_trip_through_their_framing(record_type, version):
 def test_every_record_schema_is_a_coordinator_type():
     names = {n for pair in REGISTRY.coordinator_records.values() for n in pair}
     assert names == {s.name for s in REGISTRY.schemas if s.type in COORDINATOR_TYPES}
+
+
+# ---- __transaction_state ------------------------------------------------------------------------------------------
+
+def test_transaction_log_records_match_kafkas_bytes():
+    """TransactionLogKey/Value as Kafka's TransactionLog writes them: key version 0 + the id; value version + state.
+    Version 1 (flexible) carries the previous producer id and kafkamock's KIP-360 last epoch as tagged fields."""
+    from kafkamock.broker.transactions import records as txn_records
+
+    assert txn_records.encode_key("tx") == hx("0000 0002 7478")
+    value = {"producer_id": 1000, "producer_epoch": 2, "transaction_timeout_ms": 60000, "transaction_status": 1,
+             "transaction_partitions": [{"topic": "t", "partition_ids": [0, 1]}],
+             "transaction_last_update_timestamp_ms": 5, "transaction_start_timestamp_ms": 4}
+    v0 = hx("""
+        00000000000003e8   # ProducerId 1000
+        0002               # ProducerEpoch
+        0000ea60           # TransactionTimeoutMs 60000
+        01                 # TransactionStatus: Ongoing
+        00000001 0001 74 00000002 00000000 00000001   # [t: 0, 1]
+        0000000000000005   # TransactionLastUpdateTimestampMs
+        0000000000000004   # TransactionStartTimestampMs
+    """)
+    assert REGISTRY.codec("TransactionLogValue", 0).encode(value) == v0
+    v1 = hx("""
+        00000000000003e8 0002 0000ea60 01
+        02 02 74 03 00000000 00000001 00   # compact arrays and strings, the partition's empty tags
+        0000000000000005 0000000000000004
+        02                                 # two tagged fields
+        00 08 00000000000003e7             # tag 0 PreviousProducerId 999
+        64 02 0001                         # tag 100 LastProducerEpoch 1
+    """)
+    encoded = txn_records.encode_value({**value, "previous_producer_id": 999, "last_producer_epoch": 1})
+    assert encoded == hx("0001") + v1
+    tid, decoded = txn_records.decode(hx("0000 0002 7478"), encoded)
+    assert tid == "tx" and decoded.previous_producer_id == 999 and decoded.last_producer_epoch == 1
+    assert txn_records.decode(hx("0000 0002 7478"), None) == ("tx", None)
+    _, old = txn_records.decode(hx("0000 0002 7478"), hx("0000") + v0)
+    assert old.producer_id == 1000 and old.transaction_partitions[0].partition_ids == [0, 1]

@@ -16,6 +16,7 @@ from strategies import values
 from support.kafka_json import to_kafka_json
 from support.oracle import OracleError
 
+from kafkamock.broker.transactions.records import SCHEMAS as TRANSACTION_LOG_SCHEMAS
 from kafkamock.codec import EncodeError, default_registry
 from kafkamock.records.control import KAFKAMOCK_SCHEMAS
 from kafkamock.schema import COORDINATOR_TYPES, DEFAULT_STRUCT, FieldSpec, MessageSpec
@@ -29,8 +30,9 @@ def _has_kafka_class(spec: MessageSpec) -> bool:
     """Whether the oracle's kafka-clients 4.3.0 has a generated class for ``spec``. Not kafkamock's own layouts
     (KIP-932 share-state records), and not the group coordinator's records (coordinator-key/-value): their classes
     are generated in Kafka's group-coordinator module, which is not in kafka-clients (test_coordinator_records.py
-    checks them against hand-written bytes instead)."""
-    return spec.name not in KAFKAMOCK_SCHEMAS and spec.type not in COORDINATOR_TYPES
+    checks them against hand-written bytes instead), nor the transaction coordinator's (Kafka's server jars)."""
+    return (spec.name not in KAFKAMOCK_SCHEMAS and spec.type not in COORDINATOR_TYPES
+            and spec.name not in TRANSACTION_LOG_SCHEMAS)
 
 
 CASES = [(spec.name, v) for spec in REGISTRY.schemas if _has_kafka_class(spec) for v in spec.valid_versions]

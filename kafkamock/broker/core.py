@@ -29,6 +29,7 @@ from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.timers import NEVER, Timers, log_key
+from kafkamock.broker.transactions import TransactionCoordinator
 from kafkamock.codec import Message, default_registry
 from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog, cleaner
 
@@ -89,8 +90,10 @@ class Broker:
         self._producer_id_block_end = FIRST_PRODUCER_ID
         self._restoring = False
         self.groups = GroupCoordinator(self)
+        self.transactions = TransactionCoordinator(self)
         self._restore()
         self.groups.replay()
+        self.transactions.replay()
         self._schedule()
 
     @property
@@ -294,10 +297,12 @@ class Broker:
     def _open_log(self, topic: Topic, index: int) -> PartitionLog:
         return self.storage.open_log(topic.name, topic.topic_id, index, self.log_config(topic), self.now_ms())
 
-    def append_internal(self, partition: Partition, data: bytes | bytearray) -> tuple[int, int]:
+    def append_internal(self, partition: Partition, data: bytes | bytearray, *, notify: bool = True
+                        ) -> tuple[int, int]:
         """Append a batch the broker itself writes (a transaction marker, a share-state control batch, a record of
         an internal topic) through the same log interface as produced batches, waking the fetches waiting on the
-        partition. Returns its (base offset, last offset)."""
+        partition (unless the caller does once it has updated what they read). Returns its (base offset, last
+        offset)."""
         from kafkamock.records import split_batches
 
         buffer = bytearray(data)
@@ -309,7 +314,8 @@ class Broker:
         last_offset = base_offset + batch.last_offset_delta
         plog.append(buffer, base_offset, last_offset, batch.max_timestamp, self.now_ms(), partition.leader_epoch,
                     batch.record_count)
-        self.appended(partition)
+        if notify:
+            self.appended(partition)
         return base_offset, last_offset
 
     def next_producer_id(self) -> int:
@@ -408,7 +414,7 @@ class Broker:
                     partition.log.config = self.log_config(topic, partition)
                     partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
                     for base_offset, header in partition.log.headers():
-                        partition.producers.replay(header, base_offset)
+                        partition.producers.replay(header, base_offset, _marker(partition.log, base_offset, header))
         finally:
             self._restoring = False
         self.metadata_changed()
@@ -430,6 +436,13 @@ class Broker:
                           lambda _now: self.storage.write_checkpoints(), first_ms=first)
         self.timers.every("offsets-cleanup", lambda: config["offsets.retention.check.interval.ms"],
                           self.groups.expire_offsets, first_ms=now + config["offsets.retention.check.interval.ms"])
+        for name, interval, task in (
+                ("transaction-abort", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                 self.transactions.abort_timed_out),
+                ("transactional-id-expiration", "transaction.remove.expired.transaction.cleanup.interval.ms",
+                 self.transactions.expire_transactional_ids),
+                ("producer-id-expiration", "producer.id.expiration.check.interval.ms", self._expire_producers)):
+            self.timers.every(name, lambda key=interval: config[key], task, first_ms=now + config[interval])
 
     def _retention(self, now: int) -> None:
         for topic in list(self.cluster.topics.values()):
@@ -439,6 +452,13 @@ class Broker:
                     log.info("retention deleted segments of %s-%d; log start offset %d -> %d", topic.name,
                              partition.index, before, partition.log.log_start_offset)
                 partition.log.store.maintain(now)
+
+    def _expire_producers(self, now: int) -> None:
+        """``producer.id.expiration.ms``: forget idle producers (none with an open transaction), per partition."""
+        expiration = self.config["producer.id.expiration.ms"]
+        removed = sum(p.producers.expire(now, expiration, p.log.log_start_offset) for p in self.cluster.partitions())
+        if removed:
+            log.info("producer state of %d idle producer(s) expired", removed)
 
     def _flush_interval(self) -> int:
         """How often the flusher looks: ``log.flush.scheduler.interval.ms``, or sooner when a topic's ``flush.ms`` asks
@@ -462,6 +482,26 @@ class Broker:
                         log.info("compacted %s-%d: %d record(s) and %d tombstone(s) removed up to offset %d",
                                  topic.name, partition.index, result.records_removed, result.tombstones_removed,
                                  result.end_offset)
+
+
+def _marker(plog: PartitionLog, base_offset: int, header) -> tuple[bool, int] | None:
+    """(commit, coordinator epoch) of the transaction marker a stored control batch holds, else None."""
+    from kafkamock.records import decode_batches, decode_control
+    from kafkamock.records.layout import CONTROL_BIT, HEADER
+
+    if not HEADER.unpack_from(header, 0)[5] & CONTROL_BIT:
+        return None
+    for stored in plog.batches(base_offset, base_offset + 1):
+        try:
+            for batch in decode_batches(stored.data):
+                for rec in batch.records:
+                    kind, value = decode_control(rec.key, rec.value)
+                    if kind in ("COMMIT", "ABORT"):
+                        return kind == "COMMIT", value.coordinator_epoch
+        except Exception as exc:  # noqa: BLE001 - a corrupt control batch is skipped, as recovery would
+            log.warning("control batch at offset %d unreadable: %s", base_offset, exc)
+        break
+    return None
 
 
 def error_response_code(exc: BaseException) -> ErrorCode:

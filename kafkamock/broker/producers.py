@@ -1,7 +1,12 @@
-"""Idempotent-producer state per partition: epochs and sequences, as Kafka's ProducerStateManager keeps them.
+"""Producer state per partition: epochs, sequences and open transactions, as Kafka's ProducerStateManager keeps them.
 
 Kafka remembers the last five batches of each producer on each partition, so a retried batch is recognised
-and answered with its original offsets instead of being written twice.
+and answered with its original offsets instead of being written twice. A transactional producer's first batch on
+the partition opens its transaction there; the COMMIT or ABORT marker closes it. The earliest open transaction's
+first offset is the partition's first unstable offset (the last stable offset, LSO, for read_committed readers),
+and every aborted transaction goes to the aborted-transaction index that read_committed fetches return.
+The state outlives the batches it came from (retention, DeleteRecords): a producer is forgotten only
+``producer.id.expiration.ms`` after its last write, and never while its transaction is open (KIP-360).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.records.layout import CONTROL_BIT, HEADER, TIMESTAMP_TYPE_BIT
+from kafkamock.records.layout import CONTROL_BIT, HEADER, TRANSACTIONAL_BIT
 
 NO_SEQUENCE = -1
 MAX_REMEMBERED = 5
@@ -31,10 +36,22 @@ class ProducerEntry:
     epoch: int
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=MAX_REMEMBERED))
     last_timestamp: int = -1
+    coordinator_epoch: int = -1
+    txn_first_offset: int | None = None      # first offset of its open transaction on this partition
 
     @property
     def last_seq(self) -> int:
         return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    """An entry of the aborted-transaction index (Kafka's ``.txnindex``): what a read_committed reader skips."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int           # the ABORT marker's offset
+    last_stable_offset: int    # the partition's LSO once this transaction ended
 
 
 def next_seq(seq: int) -> int:
@@ -46,13 +63,33 @@ class ProducerStates:
 
     def __init__(self) -> None:
         self.entries: dict[int, ProducerEntry] = {}
+        self.ongoing: dict[int, int] = {}           # producer id -> first offset of its open transaction
+        self.aborted: list[AbortedTxn] = []          # in marker order
 
-    def check(self, producer_id: int, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+    def first_unstable_offset(self) -> int | None:
+        return min(self.ongoing.values()) if self.ongoing else None
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        first = self.first_unstable_offset()
+        return high_watermark if first is None else min(first, high_watermark)
+
+    def has_open_transaction(self, producer_id: int) -> bool:
+        return producer_id in self.ongoing
+
+    def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
+        """Aborted transactions a read of offsets [start, end) must be told about (Kafka's collectAbortedTxns)."""
+        return [a for a in self.aborted if a.last_offset >= start and a.first_offset < end]
+
+    def check(self, producer_id: int, epoch: int, first_seq: int, last_seq: int,
+              transactional: bool = False) -> BatchMetadata | None:
         """Validate an incoming batch: None if it is new and in order, the original batch if it is a duplicate.
 
-        Raises KafkaError with INVALID_PRODUCER_EPOCH or OUT_OF_ORDER_SEQUENCE_NUMBER.
+        Raises KafkaError with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_TXN_STATE.
         """
         entry = self.entries.get(producer_id)
+        if entry is not None and not transactional and entry.txn_first_offset is not None:
+            raise KafkaError(ErrorCode.INVALID_TXN_STATE,
+                             f"a non-transactional batch from producer {producer_id}, which has an open transaction")
         if entry is None:
             # Kafka's ProducerAppendInfo.checkSequence: with no state for the producer (its batches went with
             # retention or DeleteRecords, say), any sequence is accepted.
@@ -73,20 +110,83 @@ class ProducerStates:
                              f"expected sequence {next_seq(entry.last_seq)}, got {first_seq}")
         return None
 
-    def replay(self, header: bytes | bytearray | memoryview, base_offset: int) -> None:
-        """Rebuild state from a stored batch header (log recovery): what the batch's append recorded."""
+    def replay(self, header: bytes | bytearray | memoryview, base_offset: int, marker: tuple[bool, int] | None = None,
+               ) -> None:
+        """Rebuild state from a stored batch header (log recovery): what the batch's append recorded. A control
+        batch's ``marker`` is (commit, coordinator epoch) of the transaction marker it holds."""
         fields = HEADER.unpack_from(header, 0)
-        if fields[3] != 2 or fields[9] < 0 or fields[5] & CONTROL_BIT:
+        if fields[3] != 2 or fields[9] < 0:
+            return
+        if fields[5] & CONTROL_BIT:
+            if marker is not None:
+                self.end_transaction(fields[9], fields[10], marker[0], base_offset, marker[1], fields[8],
+                                     check=False)
             return
         base_seq = fields[11]
         last_seq = -1 if base_seq < 0 else (base_seq + fields[6]) % (INT32_MAX + 1)   # as BatchView.last_sequence
-        timestamp = fields[8] if fields[5] & TIMESTAMP_TYPE_BIT else -1
         self.record(fields[9], fields[10], BatchMetadata(base_seq, last_seq, base_offset, base_offset + fields[6],
-                                                         timestamp))
+                                                         fields[8]), transactional=bool(fields[5] & TRANSACTIONAL_BIT))
 
-    def record(self, producer_id: int, epoch: int, batch: BatchMetadata) -> None:
-        entry = self.entries.get(producer_id)
-        if entry is None or epoch != entry.epoch:
-            entry = self.entries[producer_id] = ProducerEntry(epoch)
+    def record(self, producer_id: int, epoch: int, batch: BatchMetadata, transactional: bool = False) -> None:
+        """A batch was appended: remember it (and the transaction it opens). ``batch.timestamp`` is its largest
+        timestamp, which the producer-id expiry measures from, as in Kafka."""
+        entry = self._entry(producer_id, epoch)
         entry.batches.append(batch)
-        entry.last_timestamp = batch.timestamp
+        entry.last_timestamp = max(entry.last_timestamp, batch.timestamp)
+        if transactional and entry.txn_first_offset is None:
+            entry.txn_first_offset = batch.base_offset
+            self.ongoing[producer_id] = batch.base_offset
+
+    def _entry(self, producer_id: int, epoch: int) -> ProducerEntry:
+        entry = self.entries.get(producer_id)
+        if entry is None:
+            entry = self.entries[producer_id] = ProducerEntry(epoch)
+        elif epoch != entry.epoch:
+            # A new epoch starts its sequences again; an open transaction stays open until its marker.
+            entry.epoch = epoch
+            entry.batches.clear()
+        return entry
+
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+        """May a marker with this epoch and coordinator epoch be written? (Kafka's checkProducerEpoch and
+        checkCoordinatorEpoch for markers.)"""
+        entry = self.entries.get(producer_id)
+        if entry is None:
+            return
+        if epoch < entry.epoch:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
+                             f"marker epoch {epoch} is older than the producer's epoch {entry.epoch}")
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                             f"coordinator epoch {coordinator_epoch} is older than {entry.coordinator_epoch}")
+
+    def end_transaction(self, producer_id: int, epoch: int, commit: bool, marker_offset: int, coordinator_epoch: int,
+                        timestamp: int, *, check: bool = True) -> AbortedTxn | None:
+        """A COMMIT or ABORT marker at ``marker_offset`` closes the producer's transaction here (Kafka's
+        appendEndTxnMarker). An older epoch than the producer's is INVALID_PRODUCER_EPOCH, an older coordinator
+        epoch TRANSACTION_COORDINATOR_FENCED. Returns the aborted-index entry an ABORT adds."""
+        if check:
+            self.check_marker(producer_id, epoch, coordinator_epoch)
+        entry = self._entry(producer_id, epoch)
+        entry.coordinator_epoch = coordinator_epoch
+        entry.last_timestamp = max(entry.last_timestamp, timestamp)
+        first = entry.txn_first_offset
+        entry.txn_first_offset = None
+        self.ongoing.pop(producer_id, None)
+        if commit or first is None:
+            return None
+        unstable = self.first_unstable_offset()
+        aborted = AbortedTxn(producer_id, first, marker_offset,
+                             marker_offset + 1 if unstable is None else min(unstable, marker_offset + 1))
+        self.aborted.append(aborted)
+        return aborted
+
+    def expire(self, now_ms: int, expiration_ms: int, log_start_offset: int) -> int:
+        """Forget producers idle for ``producer.id.expiration.ms`` with no open transaction, and aborted-index
+        entries wholly below the log start (Kafka's removeExpiredProducers and txn index cleanup)."""
+        gone = [pid for pid, e in self.entries.items()
+                if e.txn_first_offset is None and now_ms - e.last_timestamp >= expiration_ms]
+        for pid in gone:
+            del self.entries[pid]
+        self.aborted = [a for a in self.aborted if a.last_offset >= log_start_offset]
+        return len(gone)

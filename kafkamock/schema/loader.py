@@ -253,9 +253,10 @@ class _Loader:
         unknown = set(raw) - FIELD_KEYS
         if unknown:
             raise self.fail(where, f"unknown key(s) {sorted(unknown)}")
-        if "versions" not in raw:
+        if "versions" not in raw and "taggedVersions" not in raw:
             raise self.fail(where, "missing versions")
-        versions = self.versions(where, "versions", raw["versions"])
+        # As Kafka's FieldSpec: a tagged field that names no versions exists in its tagged versions.
+        versions = self.versions(where, "versions", raw.get("versions", raw.get("taggedVersions")))
         ftype = self.field_type(where, raw, versions)
         nullable = self.versions(where, "nullableVersions", raw.get("nullableVersions", "none"))
         if not nullable.empty and ftype.kind not in NULLABLE_KINDS:

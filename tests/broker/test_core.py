@@ -52,7 +52,8 @@ def test_api_versions_advertises_only_what_is_implemented(broker):
                                                                   "client_software_version": "1"}).api_keys}
     assert {0, 1, 2, 3, 10, 18, 19, 22} <= keys
     assert {8, 9, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69} <= keys       # the group APIs
-    assert not keys & {24, 25, 26, 28, 78, 79}  # transactions, share groups: later issues
+    assert {24, 25, 26, 27, 28, 61, 65, 66} <= keys                     # the transaction APIs
+    assert not keys & {76, 77, 78, 79}  # share groups: a later issue
     assert call(broker, "ApiVersions", 3, {"client_software_name": "bad name!",
                                            "client_software_version": "1"}).error_code == E.INVALID_REQUEST
 

@@ -21,8 +21,9 @@ from kafkamock.broker.groups.classic import ClassicGroup, ClassicMember, Classic
 from kafkamock.broker.groups.consumer import ConsumerGroups, replay_record
 from kafkamock.broker.groups.offsets import CommittedOffset, GroupOffsets
 from kafkamock.broker.groups.pending import Pending
+from kafkamock.broker.producers import BatchMetadata
 from kafkamock.codec import DecodeError, codec_for
-from kafkamock.records import CorruptRecordError, decode_batches, encode_batch
+from kafkamock.records import CorruptRecordError, decode_batches, decode_control, encode_batch
 
 log = logging.getLogger("kafkamock.groups")
 SUBSCRIPTION_LATEST = 3
@@ -52,6 +53,8 @@ class GroupCoordinator:
         self.broker = broker
         self.groups: dict[str, Any] = {}                 # group id -> ClassicGroup | ConsumerGroup
         self.offsets: dict[str, GroupOffsets] = {}
+        # TxnOffsetCommit's offsets until their transaction's marker: producer id -> group id -> GroupOffsets
+        self.pending_txn: dict[int, dict[str, GroupOffsets]] = {}
         self.consumer = ConsumerGroups(self)              # the KIP-848 half
         self._replaying = False
 
@@ -549,6 +552,50 @@ class GroupCoordinator:
             written.append(_offset_record(group_id, topic, partition, committed))
         self._write(group_id, written)
 
+    def txn_commit(self, group_id: str, producer_id: int, epoch: int,
+                   entries: Iterable[tuple[str, int, int, int, str | None]]) -> None:
+        """TxnOffsetCommit: offsets written as a transactional batch of the producer into the group's partition,
+        pending until the transaction's marker there commits them (or aborts them away)."""
+        now = self.now()
+        written = []
+        for topic, partition, offset, leader_epoch, metadata in entries:
+            committed = CommittedOffset(offset, leader_epoch, metadata or "", now, None)
+            self._pend(group_id, producer_id, topic, partition, committed)
+            written.append(_offset_record(group_id, topic, partition, committed))
+        if not written:
+            return
+        batch = encode_batch([{"key": k, "value": v, "timestamp": now} for k, v in written],
+                             producer_id=producer_id, producer_epoch=epoch, transactional=True)
+        partition = self._partition(group_id)
+        base, last = self.broker.append_internal(partition, batch)
+        partition.producers.record(producer_id, epoch, BatchMetadata(-1, -1, base, last, now), transactional=True)
+
+    def _pend(self, group_id: str, producer_id: int, topic: str, partition: int, committed: CommittedOffset) -> None:
+        self.pending_txn.setdefault(producer_id, {}).setdefault(group_id, GroupOffsets()).put(topic, partition,
+                                                                                              committed)
+
+    def transaction_ended(self, partition_index: int, producer_id: int, commit: bool) -> None:
+        """A COMMIT or ABORT marker reached ``__consumer_offsets`` partition ``partition_index``: the producer's
+        pending offsets of the groups there become committed, or are dropped."""
+        groups = self.pending_txn.get(producer_id)
+        if not groups:
+            return
+        for group_id in [g for g in groups if self._partition(g).index == partition_index]:
+            pending = groups.pop(group_id)
+            if commit:
+                offsets = self.offsets.setdefault(group_id, GroupOffsets())
+                for topic, partition, committed in pending.items():
+                    offsets.put(topic, partition, committed)
+                if group_id not in self.groups and not self._replaying:
+                    self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
+        if not groups:
+            del self.pending_txn[producer_id]
+
+    def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        """A transactional commit of this offset awaits its marker (OffsetFetch RequireStable: UNSTABLE_OFFSET_COMMIT)."""
+        return any(group_id in groups and groups[group_id].get(topic, partition) is not None
+                   for groups in self.pending_txn.values())
+
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, member_id: str | None = None,
                       member_epoch: int = -1) -> list[tuple[str, int, CommittedOffset | None]]:
         """(topic, partition, committed or None) for the partitions asked (all of the group's when ``topics`` is
@@ -698,6 +745,7 @@ class GroupCoordinator:
                         continue
                     for batch in batches:
                         if batch.is_control:
+                            self._replay_marker(partition.index, batch)
                             continue
                         for rec in batch.records:
                             try:
@@ -705,6 +753,11 @@ class GroupCoordinator:
                             except (records.UnknownRecord, DecodeError, ValueError) as exc:
                                 log.warning("__consumer_offsets-%d offset %d: record skipped: %s",
                                             partition.index, rec.offset, exc)
+                                continue
+                            if batch.is_transactional and kind == records.OFFSET_COMMIT and value is not None:
+                                self._pend(key.group, batch.producer_id, key.topic, key.partition, CommittedOffset(
+                                    value.offset, getattr(value, "leader_epoch", -1), value.metadata,
+                                    value.commit_timestamp, None))
                                 continue
                             self._apply(kind, key, value, loaded)
         finally:
@@ -727,6 +780,15 @@ class GroupCoordinator:
         if self.groups:
             log.info("replayed %d group(s) and the offsets of %d from %s", len(self.groups), len(self.offsets),
                      GROUP_METADATA_TOPIC)
+
+    def _replay_marker(self, partition_index: int, batch) -> None:
+        for rec in batch.records:
+            try:
+                kind, _ = decode_control(rec.key, rec.value)
+            except CorruptRecordError:
+                continue
+            if kind in ("COMMIT", "ABORT"):
+                self.transaction_ended(partition_index, batch.producer_id, kind == "COMMIT")
 
     def _apply(self, kind: int, key, value, loaded: dict[str, Any]) -> None:
         if kind in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):

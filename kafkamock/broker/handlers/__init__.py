@@ -8,6 +8,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from kafkamock.broker.handlers import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_configs,
     api_versions,
     consumer_group_describe,
@@ -20,7 +22,10 @@ from kafkamock.broker.handlers import (
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_producers,
     describe_topic_partitions,
+    describe_transactions,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -30,6 +35,7 @@ from kafkamock.broker.handlers import (
     leave_group,
     list_groups,
     list_offsets,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -37,6 +43,8 @@ from kafkamock.broker.handlers import (
     offset_for_leader_epoch,
     produce,
     sync_group,
+    txn_offset_commit,
+    write_txn_markers,
 )
 
 MODULES: tuple[ModuleType, ...] = (
@@ -45,5 +53,7 @@ MODULES: tuple[ModuleType, ...] = (
     incremental_alter_configs, describe_cluster, describe_topic_partitions,
     join_group, sync_group, heartbeat, leave_group, offset_commit, offset_fetch, describe_groups, list_groups,
     delete_groups, offset_delete, consumer_group_heartbeat, consumer_group_describe,
+    add_partitions_to_txn, add_offsets_to_txn, end_txn, write_txn_markers, txn_offset_commit, describe_producers,
+    describe_transactions, list_transactions,
 )
 BY_KEY: dict[int, ModuleType] = {m.API_KEY: m for m in MODULES}

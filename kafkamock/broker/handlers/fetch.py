@@ -151,14 +151,22 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
             topic = broker.cluster.topics.get(pf.topic) if pf.topic else None
             partition = broker.lead(request, topic, pf.partition, pf.current_leader_epoch, missing=missing)
             plog = partition.log
-            data.update(high_watermark=plog.high_watermark, last_stable_offset=plog.high_watermark,
+            producers = partition.producers
+            stable = producers.last_stable_offset(plog.high_watermark)
+            data.update(high_watermark=plog.high_watermark, last_stable_offset=stable,
                         log_start_offset=plog.log_start_offset)
             if not plog.log_start_offset <= pf.fetch_offset <= plog.log_end_offset:
                 raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
             budget = min(pf.partition_max_bytes, max_bytes - total)
             if budget > 0 or total == 0:
                 # The stored batches go out as they are: the codec splices the list into the response unjoined.
-                batches = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0)
+                # read_committed stops at the last stable offset and names the aborted transactions it covers.
+                batches = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0,
+                                    max_offset=stable if read_committed else None)
+                if read_committed and batches and producers.aborted:
+                    data["aborted_transactions"] = [
+                        {"producer_id": a.producer_id, "first_offset": a.first_offset}
+                        for a in producers.aborted_between(pf.fetch_offset, _end_offset(batches, stable))]
                 if version < 10:
                     _refuse_zstd(batches, version)
                 if version < 4:  # only reachable with kafkamock.legacy.protocol.enable
@@ -178,6 +186,15 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
             continue
         parts.append((pf, data))
     return parts, total, leaders
+
+
+def _end_offset(batches: list, stable: int) -> int:
+    """The offset after the last batch read (Kafka's upper bound for the aborted transactions to return)."""
+    try:
+        views, _ = split_batches(batches[-1])
+    except CorruptRecordError:
+        return stable
+    return min(views[-1].last_offset + 1, stable) if views else stable
 
 
 def _refuse_zstd(batches: list, version: int) -> None:

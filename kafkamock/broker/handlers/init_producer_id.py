@@ -1,19 +1,49 @@
-"""InitProducerId (22): producer ids for idempotent producers (transactions arrive in a later issue)."""
+"""InitProducerId (22): a producer id and epoch, for idempotent producers and transactional ids (KIP-360).
+
+Without a transactional id any node hands out a fresh producer id (also when an idempotent producer asks for an
+epoch bump with its current id and epoch: Kafka answers that with a new id too). With one, the request must reach
+the id's transaction coordinator, which applies KIP-360's rules (``transactions/coordinator.py``). v3+ carries the
+producer's current id and epoch; one without the other is INVALID_REQUEST. Clients before v4 do not know
+PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH instead. v6's two-phase commit (KIP-939) is refused as Kafka refuses
+it while ``transaction.two.phase.commit.enable`` is off.
+"""
 
 from __future__ import annotations
 
-from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
 
 API_KEY = 22
+FIRST_FENCED_VERSION = 4
+
+
+def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_EPOCH) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch,
+            "ongoing_txn_producer_id": NO_PRODUCER_ID, "ongoing_txn_producer_epoch": NO_EPOCH}
 
 
 def handle(broker, request) -> dict:
-    body = request.body
-    if body.transactional_id is not None:
-        # Transactions are not implemented yet, and their APIs are not advertised; answer as a broker
-        # without a transaction coordinator would.
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "producer_id": -1,
-                "producer_epoch": -1}
-    # An idempotent producer (also when it asks for an epoch bump, KIP-360) gets a fresh producer id.
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "producer_id": broker.next_producer_id(),
-            "producer_epoch": 0}
+    body, version = request.body, request.version
+    expected = None
+    if version >= 3:
+        pid, epoch = body.producer_id, body.producer_epoch
+        if (pid == NO_PRODUCER_ID) != (epoch == NO_EPOCH):
+            return _answer(ErrorCode.INVALID_REQUEST)
+        if pid != NO_PRODUCER_ID:
+            expected = (pid, epoch)
+    if version >= 6 and body.enable2_pc:
+        return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if version >= 6 and body.keep_prepared_txn:
+        return _answer(ErrorCode.INVALID_REQUEST)
+    transactional_id = body.transactional_id
+    if transactional_id is None:
+        return _answer(ErrorCode.NONE, broker.next_producer_id(), 0)
+    try:
+        broker.transactions.check_coordinator(request, transactional_id)
+    except KafkaError as exc:
+        return _answer(exc.code)
+    code, producer_id, epoch = broker.transactions.init_producer_id(transactional_id, body.transaction_timeout_ms,
+                                                                    expected)
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = fenced_code(version, FIRST_FENCED_VERSION)
+    return _answer(code, producer_id, epoch)

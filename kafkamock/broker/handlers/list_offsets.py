@@ -1,4 +1,7 @@
-"""ListOffsets (2): earliest, latest, max-timestamp and by-timestamp offset lookups."""
+"""ListOffsets (2): earliest, latest, max-timestamp and by-timestamp offset lookups.
+
+With READ_COMMITTED (v2+), "latest" is the last stable offset and a lookup by time finds nothing at or beyond it,
+as Kafka's fetchOffsetForTimestamp with an isolation level."""
 
 from __future__ import annotations
 
@@ -6,13 +9,15 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 2
 PARTITIONED = True
+READ_COMMITTED = 1
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
 
 
-def _lookup(broker, partition, timestamp: int, version: int) -> tuple[int, int]:
+def _lookup(broker, partition, timestamp: int, version: int, read_committed: bool = False) -> tuple[int, int]:
     plog = partition.log
+    limit = partition.producers.last_stable_offset(plog.high_watermark) if read_committed else plog.high_watermark
     if timestamp == LATEST:
-        return -1, plog.high_watermark
+        return -1, limit
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return -1, plog.log_start_offset
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
@@ -23,7 +28,7 @@ def _lookup(broker, partition, timestamp: int, version: int) -> tuple[int, int]:
     if timestamp < 0:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown special timestamp {timestamp}")
     found = plog.offset_for_timestamp(timestamp)
-    return (found[1], found[0]) if found else (-1, -1)
+    return (found[1], found[0]) if found and found[0] < limit else (-1, -1)
 
 
 def handle(broker, request) -> dict:
@@ -39,7 +44,8 @@ def handle(broker, request) -> dict:
                 partition = broker.lead(request, topic, p.partition_index, p.current_leader_epoch)
                 if p.timestamp == MAX_TIMESTAMP and version < 7:
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
-                timestamp, offset = _lookup(broker, partition, p.timestamp, version)
+                timestamp, offset = _lookup(broker, partition, p.timestamp, version,
+                                            version >= 2 and body.isolation_level == READ_COMMITTED)
                 result.update(timestamp=timestamp, offset=offset)
                 if version >= 4:  # LeaderEpoch is a v4+ field (not ignorable): older versions must leave it -1
                     result["leader_epoch"] = partition.leader_epoch

@@ -21,7 +21,8 @@ def _partition(index: int, committed, code: ErrorCode = ErrorCode.NONE) -> dict:
             "committed_leader_epoch": committed.leader_epoch, "metadata": committed.metadata, "error_code": code}
 
 
-def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch, by_id: bool):
+def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch, by_id: bool,
+                 require_stable: bool = False):
     """(error, [topic answer]) for one group."""
     cluster = broker.cluster
     asked: list[tuple[str, list[int]]] | None = None
@@ -48,6 +49,9 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
         return exc.code, []
     by_topic: dict[str, list[dict]] = {}
     for name, index, committed in found:
+        if require_stable and broker.groups.has_pending_offset(group_id, name, index):
+            by_topic.setdefault(name, []).append(_partition(index, None, ErrorCode.UNSTABLE_OFFSET_COMMIT))
+            continue
         by_topic.setdefault(name, []).append(_partition(index, committed))
     answers = []
     for name, partitions in by_topic.items():
@@ -70,10 +74,11 @@ def handle(broker, request) -> dict:
         groups = []
         for g in body.groups:
             code, topics = _fetch_group(broker, request, g.group_id, g.topics, g.member_id if version >= 9 else None,
-                                        g.member_epoch if version >= 9 else -1, version >= 10)
+                                        g.member_epoch if version >= 9 else -1, version >= 10, body.require_stable)
             groups.append({"group_id": g.group_id, "topics": topics, "error_code": code})
         return {"throttle_time_ms": 0, "groups": groups}
-    code, topics = _fetch_group(broker, request, body.group_id, body.topics, None, -1, False)
+    code, topics = _fetch_group(broker, request, body.group_id, body.topics, None, -1, False,
+                                version >= 7 and body.require_stable)
     if version < 2 and code:
         topics = [{"name": t.name, "partitions": [_partition(p, None, code) for p in t.partition_indexes]}
                   for t in body.topics or []]

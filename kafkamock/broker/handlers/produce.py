@@ -44,8 +44,27 @@ def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryvi
     return bytearray(records)
 
 
+def _verify_transaction(broker, transactional_id: str | None, topic, partition, batch) -> None:
+    """A transaction's first batch on a partition needs the partition in the producer's open transaction
+    (KIP-890 part 1, ``transaction.partition.verification.enable``): INVALID_TXN_STATE otherwise, or
+    INVALID_PRODUCER_EPOCH when the producer was fenced."""
+    if transactional_id is None:
+        raise KafkaError(ErrorCode.INVALID_TXN_STATE, "a transactional batch in a request without a transactional id")
+    if partition.producers.has_open_transaction(batch.producer_id) or not broker.config[
+            "transaction.partition.verification.enable"]:
+        return
+    code = broker.transactions.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch,
+                                                topic.name, partition.index)
+    if code == ErrorCode.PRODUCER_FENCED:
+        raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, f"producer {batch.producer_id} epoch "
+                         f"{batch.producer_epoch} is fenced")
+    if code:
+        raise KafkaError(ErrorCode.INVALID_TXN_STATE, f"{topic.name}-{partition.index} is not in the open "
+                         f"transaction of {transactional_id!r} ({code.name})")
+
+
 def append(broker, topic, partition, records: bytes | bytearray | memoryview | None, version: int | None = None,
-           *, acks: int = -1, node=None) -> dict:
+           *, acks: int = -1, node=None, transactional_id: str | None = None) -> dict:
     """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
     request's version, when the records came from one (zstd needs v7+)."""
     index = partition.index
@@ -66,8 +85,6 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
         return broker.topic_config(topic, name, node)
 
     log_validator.check_batch(batch, version, config("max.message.bytes"))
-    if batch.is_transactional:
-        raise KafkaError(ErrorCode.INVALID_TXN_STATE, "transactions are not supported by this broker yet")
     if acks == -1 and len(partition.isr) < config("min.insync.replicas"):
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"The size of the current ISR {partition.isr} is insufficient to satisfy the min.isr "
@@ -78,14 +95,17 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                                 after_ms=config("message.timestamp.after.max.ms"), check_times=not log_append,
                                 need_keys="compact" in str(config("cleanup.policy")).split(","))
     producer_id = batch.producer_id
+    transactional = batch.is_transactional
     if producer_id >= 0:
         duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
-                                              batch.last_sequence)
+                                              batch.last_sequence, transactional)
         if duplicate is not None:
             # A retry of a batch already written: success, with the offsets it got the first time.
             return _partition_result(index, base_offset=duplicate.base_offset,
                                      log_append_time=duplicate.timestamp if log_append else -1,
                                      log_start_offset=plog.log_start_offset)
+    if transactional:
+        _verify_transaction(broker, transactional_id, topic, partition, batch)
     codec = log_validator.target_codec(config("compression.type"), batch)
     if codec != batch.compression:
         level = config(f"compression.{codec}.level") if codec in ("gzip", "lz4", "zstd") else None
@@ -103,7 +123,8 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                 batch.record_count)  # the log owns the buffer now
     if producer_id >= 0:
         partition.producers.record(producer_id, batch.producer_epoch, BatchMetadata(
-            batch.base_sequence, batch.last_sequence, base_offset, last_offset, append_time))
+            batch.base_sequence, batch.last_sequence, base_offset, last_offset,
+            append_time if log_append else batch.max_timestamp), transactional)
     return _partition_result(index, base_offset=base_offset, log_append_time=append_time,
                              log_start_offset=plog.log_start_offset)
 
@@ -131,7 +152,8 @@ def handle(broker, request):
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
                     records = legacy.up_convert(records, broker.topic_config(topic, "compression.type", node))
-                result = append(broker, topic, partition, records, version, acks=acks, node=node)
+                result = append(broker, topic, partition, records, version, acks=acks, node=node,
+                                transactional_id=body.transactional_id)
                 if result["base_offset"] >= 0:
                     broker.appended(partition)
             except KafkaError as exc:

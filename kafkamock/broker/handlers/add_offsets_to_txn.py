@@ -1,0 +1,26 @@
+"""AddOffsetsToTxn (25): a group's ``__consumer_offsets`` partition joins the producer's transaction, so that
+TxnOffsetCommit may follow (``sendOffsetsToTransaction``). PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.transactions.coordinator import fenced_code
+
+API_KEY = 25
+FIRST_FENCED_VERSION = 2
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    coordinator = broker.transactions
+    try:
+        coordinator.check_coordinator(request, body.transactional_id)
+        if not body.group_id:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+    except KafkaError as exc:
+        return {"throttle_time_ms": 0, "error_code": exc.code}
+    code = coordinator.add_partitions(body.transactional_id, body.producer_id, body.producer_epoch,
+                                      [coordinator.offsets_partition(body.group_id)])
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = fenced_code(request.version, FIRST_FENCED_VERSION)
+    return {"throttle_time_ms": 0, "error_code": code}

@@ -1,0 +1,40 @@
+"""DescribeTransactions (65), KIP-664, the shipped form of KIP-360's DescribeTransactionState: each transactional
+id's state, producer id and epoch, timeout, start time and partitions, from its coordinator (NOT_COORDINATOR
+elsewhere, TRANSACTIONAL_ID_NOT_FOUND when unknown)."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 65
+
+
+def _state(broker, request, transactional_id: str) -> dict:
+    answer = {"error_code": ErrorCode.NONE, "transactional_id": transactional_id, "transaction_state": "",
+              "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
+              "topics": []}
+    try:
+        broker.transactions.check_coordinator(request, transactional_id)
+    except KafkaError as exc:
+        return {**answer, "error_code": exc.code}
+    meta = broker.transactions.txns.get(transactional_id)
+    if meta is None:
+        return {**answer, "error_code": ErrorCode.TRANSACTIONAL_ID_NOT_FOUND}
+    topics: dict[str, list[int]] = {}
+    for topic, partition in sorted(meta.partitions):
+        topics.setdefault(topic, []).append(partition)
+    return {**answer, "transaction_state": meta.state.wire_name, "transaction_timeout_ms": meta.timeout_ms,
+            "transaction_start_time_ms": meta.start_ms, "producer_id": meta.producer_id,
+            "producer_epoch": meta.epoch, "topics": [{"topic": t, "partitions": p} for t, p in topics.items()]}
+
+
+def handle(broker, request) -> dict:
+    return {"throttle_time_ms": 0, "transaction_states": [
+        _state(broker, request, tid) for tid in request.body.transactional_ids]}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "transaction_states": [
+        {"error_code": code, "transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0,
+         "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1, "topics": []}
+        for tid in request.body.transactional_ids]}

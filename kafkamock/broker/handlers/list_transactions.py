@@ -1,0 +1,31 @@
+"""ListTransactions (66), KIP-664: the transactions this node coordinates, filtered by state names, producer ids,
+(v1) how long they have been open and (v2, KIP-1152) a regular expression over the transactional id. Unknown state
+names are echoed in UnknownStateFilters; a pattern that does not compile is INVALID_REGULAR_EXPRESSION."""
+
+from __future__ import annotations
+
+import re
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.transactions import TxnState
+
+API_KEY = 66
+
+
+def handle(broker, request) -> dict:
+    body, version = request.body, request.version
+    states = set(body.state_filters)
+    unknown = sorted(s for s in states if TxnState.from_wire_name(s) is None)
+    pattern = body.transactional_id_pattern if version >= 2 else None
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error:
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
+                    "unknown_state_filters": [], "transaction_states": []}
+    duration = body.duration_filter if version >= 1 else -1
+    node_id = request.node.node_id if request.node is not None else broker.node_id
+    found = broker.transactions.list(node_id, states, set(body.producer_id_filters), duration, pattern)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "unknown_state_filters": unknown,
+            "transaction_states": [{"transactional_id": m.transactional_id, "producer_id": m.producer_id,
+                                    "transaction_state": m.state.wire_name} for m in found]}

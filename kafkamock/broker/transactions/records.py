@@ -1,0 +1,44 @@
+"""The records of ``__transaction_state``, in Kafka's format (TransactionLogKey/Value in ``schemas/``).
+
+A record's key is the int16 key version 0 then the transactional id; its value the int16 version then the
+transaction's state, or null once the id expired. The topic is compacted, so replaying it keeps each id's last
+state. kafkamock writes value version 1 (flexible) so that it can carry KIP-360's last epoch as a tagged field.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from kafkamock import codec
+
+KEY_VERSION = 0
+VALUE_VERSION = 1
+_INT16 = struct.Struct(">h")
+SCHEMAS = frozenset({"TransactionLogKey", "TransactionLogValue"})
+"""Kafka's transaction-coordinator schemas: shipped in Kafka's server jars, not in kafka-clients."""
+
+
+def encode_key(transactional_id: str) -> bytes:
+    return _INT16.pack(KEY_VERSION) + codec.encode("TransactionLogKey", KEY_VERSION, {"transactional_id":
+                                                                                       transactional_id})
+
+
+def encode_value(value: dict[str, Any]) -> bytes:
+    return _INT16.pack(VALUE_VERSION) + codec.encode("TransactionLogValue", VALUE_VERSION, value)
+
+
+def decode(key: bytes, value: bytes | None) -> tuple[str, Any | None]:
+    """(transactional id, value or None for a tombstone); ValueError for a record that is not one of ours."""
+    if key is None or len(key) < 2:
+        raise ValueError("a transaction log record without a key")
+    (key_version,) = _INT16.unpack_from(key)
+    if key_version != KEY_VERSION:
+        raise ValueError(f"transaction log key version {key_version}")
+    transactional_id = codec.decode("TransactionLogKey", 0, memoryview(key)[2:]).transactional_id
+    if value is None:
+        return transactional_id, None
+    (version,) = _INT16.unpack_from(value)
+    if not 0 <= version <= VALUE_VERSION:
+        raise ValueError(f"transaction log value version {version}")
+    return transactional_id, codec.decode("TransactionLogValue", version, memoryview(value)[2:])
