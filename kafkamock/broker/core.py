@@ -137,8 +137,19 @@ class Broker:
         self.timers.cancel(waiter)
 
     def close(self) -> None:
-        """A clean stop: flush and checkpoint every log (the disk storage writes its clean-shutdown marker)."""
+        """A clean stop: flush and checkpoint every log, with a producer snapshot each (the disk storage writes
+        its clean-shutdown marker)."""
+        self._snapshot_producers(self.now_ms())
         self.storage.close([p.log for p in self.cluster.partitions()], self.now_ms())
+
+    def _snapshot_producers(self, _now: int) -> None:
+        """Producer snapshot files at the log end of every partition with producer state (Kafka writes them on
+        roll and at shutdown; here also with the periodic checkpoints), so the state outlives its batches."""
+        for partition in self.cluster.partitions():
+            producers = partition.producers
+            if producers.changed and partition.log.store.durable:
+                partition.log.store.save_producer_snapshot(partition.log.log_end_offset, producers.snapshot())
+                producers.changed = False
 
     # -- requests ------------------------------------------------------------------------------------------------
 
@@ -413,8 +424,12 @@ class Broker:
                 for partition in topic.partitions:
                     partition.log.config = self.log_config(topic, partition)
                     partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
+                    snapshot = partition.log.store.load_producer_snapshot(partition.log.log_end_offset)
+                    if snapshot is not None:
+                        partition.producers.load(snapshot[1])
                     for base_offset, header in partition.log.headers():
                         partition.producers.replay(header, base_offset, _marker(partition.log, base_offset, header))
+                    partition.producers.changed = False
         finally:
             self._restoring = False
         self.metadata_changed()
@@ -433,7 +448,8 @@ class Broker:
         self.timers.every("log-cleaner", lambda: config["log.cleaner.backoff.ms"] if config["log.cleaner.enable"]
                           else NEVER, self._clean, first_ms=now + config["log.cleaner.backoff.ms"])
         self.timers.every("checkpoints", lambda: config["log.flush.offset.checkpoint.interval.ms"] or NEVER,
-                          lambda _now: self.storage.write_checkpoints(), first_ms=first)
+                          lambda now: (self.storage.write_checkpoints(), self._snapshot_producers(now)),
+                          first_ms=first)
         self.timers.every("offsets-cleanup", lambda: config["offsets.retention.check.interval.ms"],
                           self.groups.expire_offsets, first_ms=now + config["offsets.retention.check.interval.ms"])
         for name, interval, task in (

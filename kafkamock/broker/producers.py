@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.records.layout import CONTROL_BIT, HEADER, TRANSACTIONAL_BIT
+from kafkamock.storage.producer_snapshot import SnapshotEntry
 
 NO_SEQUENCE = -1
 MAX_REMEMBERED = 5
@@ -65,6 +66,7 @@ class ProducerStates:
         self.entries: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}           # producer id -> first offset of its open transaction
         self.aborted: list[AbortedTxn] = []          # in marker order
+        self.changed = False                         # since the last producer snapshot
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
@@ -130,6 +132,7 @@ class ProducerStates:
     def record(self, producer_id: int, epoch: int, batch: BatchMetadata, transactional: bool = False) -> None:
         """A batch was appended: remember it (and the transaction it opens). ``batch.timestamp`` is its largest
         timestamp, which the producer-id expiry measures from, as in Kafka."""
+        self.changed = True
         entry = self._entry(producer_id, epoch)
         entry.batches.append(batch)
         entry.last_timestamp = max(entry.last_timestamp, batch.timestamp)
@@ -167,6 +170,7 @@ class ProducerStates:
         epoch TRANSACTION_COORDINATOR_FENCED. Returns the aborted-index entry an ABORT adds."""
         if check:
             self.check_marker(producer_id, epoch, coordinator_epoch)
+        self.changed = True
         entry = self._entry(producer_id, epoch)
         entry.coordinator_epoch = coordinator_epoch
         entry.last_timestamp = max(entry.last_timestamp, timestamp)
@@ -181,6 +185,29 @@ class ProducerStates:
         self.aborted.append(aborted)
         return aborted
 
+    def snapshot(self) -> list[SnapshotEntry]:
+        """Every producer's state as the entries of a producer snapshot file (Kafka's format)."""
+        out = []
+        for pid, e in self.entries.items():
+            last = e.batches[-1] if e.batches else None
+            out.append(SnapshotEntry(pid, e.epoch, e.last_seq, last.last_offset if last else -1,
+                                     last.last_offset - last.base_offset if last else 0, e.last_timestamp,
+                                     e.coordinator_epoch, -1 if e.txn_first_offset is None else e.txn_first_offset))
+        return out
+
+    def load(self, entries: list[SnapshotEntry]) -> None:
+        """Start from a producer snapshot (the log replay that follows brings it up to date)."""
+        for s in entries:
+            entry = self.entries[s.producer_id] = ProducerEntry(s.epoch, last_timestamp=s.timestamp,
+                                                                coordinator_epoch=s.coordinator_epoch)
+            if s.last_offset >= 0:
+                first_seq = -1 if s.last_sequence < 0 else (s.last_sequence - s.offset_delta) % (INT32_MAX + 1)
+                entry.batches.append(BatchMetadata(first_seq, s.last_sequence, s.last_offset - s.offset_delta,
+                                                   s.last_offset, s.timestamp))
+            if s.txn_first_offset >= 0:
+                entry.txn_first_offset = s.txn_first_offset
+                self.ongoing[s.producer_id] = s.txn_first_offset
+
     def expire(self, now_ms: int, expiration_ms: int, log_start_offset: int) -> int:
         """Forget producers idle for ``producer.id.expiration.ms`` with no open transaction, and aborted-index
         entries wholly below the log start (Kafka's removeExpiredProducers and txn index cleanup)."""
@@ -188,5 +215,6 @@ class ProducerStates:
                 if e.txn_first_offset is None and now_ms - e.last_timestamp >= expiration_ms]
         for pid in gone:
             del self.entries[pid]
+        self.changed = self.changed or bool(gone)
         self.aborted = [a for a in self.aborted if a.last_offset >= log_start_offset]
         return len(gone)

@@ -38,7 +38,7 @@ import uuid
 from pathlib import Path
 
 from kafkamock.records.layout import HEADER_SIZE
-from kafkamock.storage import checkpoint
+from kafkamock.storage import checkpoint, producer_snapshot
 from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore, StoredBatch
 from kafkamock.storage.recovery import scan_segment
 from kafkamock.storage.segment import Buffer, Segment
@@ -283,6 +283,12 @@ class DiskStore(SegmentStore):
         # means more to check at the next start.
         self.storage.recovery_points[self.key] = recovery_point
         self.storage.dirty.add(RECOVERY_POINTS)
+
+    def save_producer_snapshot(self, offset: int, entries: list) -> None:
+        producer_snapshot.write(self.directory, offset, entries)
+
+    def load_producer_snapshot(self, up_to: int) -> tuple[int, list] | None:
+        return producer_snapshot.read_latest(self.directory, up_to)
 
     def close(self) -> None:
         for _, paths in self.pending_deletes:

@@ -90,6 +90,12 @@ class SegmentStore:
 
     def flushed(self, recovery_point: int) -> None: ...
 
+    def save_producer_snapshot(self, offset: int, entries: list) -> None:
+        """Persist producer state at ``offset`` (memory keeps none: the state itself lives in memory)."""
+
+    def load_producer_snapshot(self, up_to: int) -> tuple[int, list] | None:
+        return None
+
     def maintain(self, now_ms: int) -> None:
         """Time-driven housekeeping of the store (segment files whose deletion was delayed)."""
 

@@ -4,6 +4,8 @@ admin APIs and a restart on a data dir. No sockets, no sleeping."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from support.broker_calls import call
 
@@ -420,3 +422,40 @@ def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
 
 def meta_index(broker) -> int:
     return broker.transactions.offsets_partition("g")[1]
+
+
+def test_producer_state_outlives_its_batches_across_a_restart(tmp_path, clock):
+    """KIP-360: after DeleteRecords removed every batch of a producer, its epoch and sequence are still known,
+    also after a restart (a producer snapshot file in Kafka's format), until producer.id.expiration.ms."""
+    from kafkamock.storage import producer_snapshot
+
+    config = {"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1}
+    broker = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
+    broker.cluster.create_topic("t", 1, 1)
+    idem = init(broker, tid=None)
+    pid = idem.producer_id
+    assert produce(broker, pid, 0, 0, [b"a", b"b"], transactional=False)[0] == E.NONE
+    call(broker, "DeleteRecords", 2, {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": 2}]}],
+                                      "timeout_ms": 1000})
+    assert broker.cluster.topics["t"].partitions[0].log.log_start_offset == 2
+    broker.close()
+    snapshots = producer_snapshot.offsets(tmp_path / "t-0")
+    assert snapshots == [2]
+    entries = producer_snapshot.decode((tmp_path / "t-0" / producer_snapshot.file_name(2)).read_bytes())
+    assert [(e.producer_id, e.epoch, e.last_sequence, e.last_offset) for e in entries] == [(pid, 0, 1, 1)]
+    # without the snapshot the log alone (it starts at offset 2 now) knows nothing of the producer
+    bare_dir = tmp_path.parent / (tmp_path.name + "-bare")
+    shutil.copytree(tmp_path, bare_dir)
+    (bare_dir / "t-0" / producer_snapshot.file_name(2)).unlink()
+    bare = Broker(config, clock=clock, storage=DiskStorage(bare_dir))
+    assert pid not in bare.cluster.topics["t"].partitions[0].producers.entries
+
+    again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
+    entry = again.cluster.topics["t"].partitions[0].producers.entries[pid]
+    assert (entry.epoch, entry.last_seq) == (0, 1)
+    assert produce(again, pid, 0, 5, [b"gap"], transactional=False)[0] == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert produce(again, pid, 0, 0, [b"a", b"b"], transactional=False)[1] == 0   # a duplicate of the first batch
+    assert produce(again, pid, 0, 2, [b"c"], transactional=False) == (E.NONE, 2)
+    clock.advance(again.config["producer.id.expiration.ms"] + again.config["producer.id.expiration.check.interval.ms"])
+    again.tick()
+    assert pid not in again.cluster.topics["t"].partitions[0].producers.entries
