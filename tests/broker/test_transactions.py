@@ -352,8 +352,10 @@ def test_describe_and_list_transactions_and_describe_producers(broker, clock):
     assert listed(state_filters=["Ongoing", "Bogus"]) == (E.NONE, [TXN], ["Bogus"])
     assert listed(producer_id_filters=[pid]) == (E.NONE, [TXN], [])
     clock.advance(1_000)
-    assert listed(duration_filter=5_000)[1] == []
-    assert listed(duration_filter=500)[1] == [TXN]
+    # Kafka's duration filter: started more than that long ago, in any state; "idle-one" never started one (-1).
+    assert listed(duration_filter=5_000)[1] == ["idle-one"]
+    assert listed(duration_filter=1_000)[1] == ["idle-one"]
+    assert listed(duration_filter=999)[1] == ["idle-one", TXN]
     assert listed(transactional_id_pattern="idle-.*")[1] == ["idle-one"]
     assert listed(transactional_id_pattern="(")[0] == E.INVALID_REGULAR_EXPRESSION
     producers = call(broker, "DescribeProducers", 0, {"topics": [{"name": "t", "partition_indexes": [0, 9]}]})

@@ -75,6 +75,18 @@
  *            {"op": "deleteConsumerGroupOffsets", "group": required, "partitions": {"<topic>": [p...]}}
  *              -> {"partitions": {"<topic>": {"<partition>": "ok" | {"error"}}}, "all": "ok" | {"error"}}
  *            {"op": "deleteConsumerGroups", "groups": [...]} -> {"<group>": "ok" | {"error"}}
+ *            Transactions (KIP-664; TXN = {"state": "Ongoing" | "CompleteCommit" | ..., "producer_id",
+ *            "producer_epoch", "timeout_ms", "start_time_ms" | null, "coordinator", "partitions": [TP...]}):
+ *            {"op": "describeTransactions", "ids": [...]} -> {"<transactional id>": TXN | {"error"}}
+ *            {"op": "listTransactions", "states": [...], "producer_ids": [...], "producer_ids_of": [transactional
+ *             ids: their current producer ids, looked up first], "duration_ms", "pattern" (ListTransactions v2)}
+ *              -> {"transactions": [{"transactional_id", "producer_id", "state"}, ...] (sorted by id)}
+ *            {"op": "describeProducers", "topic", "partitions": [[0]]}
+ *              -> {"<partition>": {"producers": [{"producer_id", "producer_epoch", "last_sequence", "last_timestamp",
+ *                                                 "coordinator_epoch" | null, "txn_start_offset" | null}, ...]}
+ *                                | {"error"}}
+ *            {"op": "fenceProducers", "ids": [...]} -> {"<transactional id>": {"producer_id", "producer_epoch"}
+ *                                                        | {"error"}}
  *            -> {"results": [{"op", "result"} | {"op", "error"}, ...], "failed": n}
  *   group    {"group": required, "topics": [...] | "pattern": java regex (client-side) | "subscription_pattern": RE2J
  *             regex (broker-side, KIP-848 only), "protocol": ["classic"] | "consumer" (group.protocol),
@@ -107,6 +119,38 @@
  *                "group_metadata": {"group_id", "generation_id", "member_id", "group_instance_id"} (just before
  *                close), "commits": n, "commit_errors": [...], "stopped_by": "count" | "stop" | "timeout",
  *                "timed_out": bool}
+ *   txn      {"transactional_id": the producers' default, "config": {producer configs for every producer},
+ *             "admin_config": {...}, "steps": [STEP, ...]}: transactional producers, group consumers and one Admin,
+ *            each named in the steps (producer ["p"], consumer ["c"]), run STEPs in order. A failed STEP is reported
+ *            (its exception is the answer the test wants, often) and the following ones still run; the JVM exits 0.
+ *            {"op": "init", "producer", "transactional_id", "config": {...}}: create the producer (first time:
+ *              acks all, idempotent, linger.ms 5) and initTransactions(); a second producer with the same
+ *              transactional id fences the first
+ *            {"op": "begin" | "commit" | "abort" | "flush" | "close", "producer"}: beginTransaction()...
+ *            {"op": "send", "producer", "topic", "records": [REC...], "flush": [true]}: send each, flush, wait
+ *              -> [{"partition", "offset"} | {"error"}, ...]
+ *            {"op": "offsets", "producer", "offsets": TOPIC_OFFSETS, "metadata": [""], and the group: "consumer"
+ *              (that consumer's groupMetadata(), or the last it had before "leave") | "group" (a group id alone:
+ *              generation -1, no member) | "group_metadata": {"group_id", "generation_id", "member_id",
+ *              "instance_id"} (or, with "consumer", fields that override its metadata: a stale generation)}:
+ *              sendOffsetsToTransaction -> the group metadata sent
+ *            {"op": "join", "consumer", "group", "topics", "count": [0], "timeout_ms": [15000], "config"}: a
+ *              KafkaConsumer (read_committed, no auto commit, classic protocol) subscribes and polls until it has
+ *              an assignment and `count` records -> {"records", "assignment", "group_metadata"}
+ *            {"op": "poll", "consumer", "count", "timeout_ms"} -> {"records": [...]}
+ *            {"op": "committed", "consumer", "partitions": {"<topic>": [p...]}, "timeout_ms": [10000]}: committed()
+ *              (read_committed asks for stable offsets: a TimeoutException while a transaction holds them)
+ *              -> {"<topic>": {"<partition>": offset | null}}
+ *            {"op": "leave", "consumer"}: close it -> its last group metadata
+ *            {"op": "consume", ...the consume scenario's SPEC...}: a fresh assign-and-seek consumer -> its result
+ *            {"op": "admin", "ops": [OP...]}: admin ops as above -> [{"op", "result"} | {"op", "error"}, ...]
+ *            {"op": "await_txn", "transactional_id", "states": [...], "timeout_ms": [15000]}: describeTransactions
+ *              every 50 ms until the id is in one of the states -> TXN
+ *            {"op": "await_offsets", "group", "offsets": TOPIC_OFFSETS, "timeout_ms": [15000]}:
+ *              listConsumerGroupOffsets every 50 ms until the group has committed those -> the listing
+ *            Any STEP may carry a "label" (echoed). Prints "PROGRESS step=N op=OP ok=BOOL" on stderr per STEP.
+ *            -> {"steps": [{"index", "op", "label", "producer", "consumer", "ok", "result", "error"}, ...],
+ *                "failed": n}
  *
  * Every client gets configs that make failures fast (request.timeout.ms 10 s, default.api.timeout.ms and
  * max.block.ms 15 s) and a "config" map can override any of them.
@@ -163,6 +207,14 @@ import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.DeleteRecordsResult;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.DescribeProducersResult;
+import org.apache.kafka.clients.admin.DescribeTransactionsResult;
+import org.apache.kafka.clients.admin.FenceProducersResult;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
@@ -221,7 +273,7 @@ public final class ClientScenarios {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length < 2 || args.length > 3) {
-            System.err.println("usage: ClientScenarios produce|stream|consume|group|admin BOOTSTRAP"
+            System.err.println("usage: ClientScenarios produce|stream|consume|group|txn|admin BOOTSTRAP"
                     + " [SPEC-JSON | - | -line]");
             System.exit(2);
         }
@@ -237,8 +289,9 @@ public final class ClientScenarios {
                 case "stream" -> stream(bootstrap, spec);
                 case "admin" -> admin(bootstrap, spec);
                 case "group" -> group(bootstrap, spec);
+                case "txn" -> txn(bootstrap, spec);
                 default -> throw new IllegalArgumentException("unknown scenario '" + scenario
-                        + "' (expected produce, stream, consume, group or admin)");
+                        + "' (expected produce, stream, consume, group, txn or admin)");
             };
         } catch (ScenarioFailed e) {
             result = e.result;
@@ -915,6 +968,423 @@ public final class ClientScenarios {
         return result;
     }
 
+    // -- txn --------------------------------------------------------------------------------------------------------
+
+    /** A step that failed after part of its work: what it did is still reported, with the error. */
+    private static final class StepFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+        final transient JsonNode partial;
+
+        StepFailed(JsonNode partial, Throwable cause) {
+            super(cause.getMessage(), cause);
+            this.partial = partial;
+        }
+    }
+
+    /** The named producers and consumers (and one Admin) of a `txn` run, and its steps. */
+    private static final class TxnRun {
+        final String bootstrap;
+        final JsonNode spec;
+        final Map<String, KafkaProducer<byte[], byte[]>> producers = new LinkedHashMap<>();
+        final Map<String, KafkaConsumer<byte[], byte[]>> consumers = new LinkedHashMap<>();
+        final Map<String, ConsumerGroupMetadata> left = new HashMap<>();
+        Admin admin;
+
+        TxnRun(String bootstrap, JsonNode spec) {
+            this.bootstrap = bootstrap;
+            this.spec = spec;
+        }
+
+        String transactionalId(JsonNode step) {
+            return step.hasNonNull("transactional_id") ? step.get("transactional_id").asText()
+                    : required(spec, "transactional_id");
+        }
+
+        KafkaProducer<byte[], byte[]> producer(JsonNode step) {
+            String name = step.path("producer").asText("p");
+            KafkaProducer<byte[], byte[]> producer = producers.get(name);
+            if (producer == null) {
+                throw new IllegalArgumentException("no producer '" + name + "' (an \"init\" step creates it)");
+            }
+            return producer;
+        }
+
+        /** The group metadata of a consumer: its current one, or the last it had before a "leave" step. */
+        ConsumerGroupMetadata groupMetadataOf(String name) {
+            KafkaConsumer<byte[], byte[]> consumer = consumers.get(name);
+            if (consumer != null) {
+                return consumer.groupMetadata();
+            }
+            ConsumerGroupMetadata md = left.get(name);
+            if (md == null) {
+                throw new IllegalArgumentException("no consumer '" + name + "' (a \"join\" step creates it)");
+            }
+            return md;
+        }
+
+        KafkaConsumer<byte[], byte[]> consumer(JsonNode step) {
+            String name = step.path("consumer").asText("c");
+            KafkaConsumer<byte[], byte[]> consumer = consumers.get(name);
+            if (consumer == null) {
+                throw new IllegalArgumentException("no consumer '" + name + "' (a \"join\" step creates it)");
+            }
+            return consumer;
+        }
+
+        Admin admin() {
+            if (admin == null) {
+                Properties p = baseConfig(bootstrap, "scenario-txn-admin");
+                JsonNode config = spec.path("admin_config");
+                config.properties().forEach(e -> p.put(e.getKey(), e.getValue().asText()));
+                admin = Admin.create(p);
+            }
+            return admin;
+        }
+
+        JsonNode step(JsonNode step) throws Exception {
+            String op = step.path("op").asText();
+            switch (op) {
+                case "init": {
+                    String name = step.path("producer").asText("p");
+                    KafkaProducer<byte[], byte[]> producer = producers.get(name);
+                    if (producer == null) {
+                        Properties p = baseConfig(bootstrap, "scenario-txn-" + name);
+                        p.put(ProducerConfig.ACKS_CONFIG, "all");
+                        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+                        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+                        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "15000");
+                        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000");
+                        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId(step));
+                        overrides(p, spec);
+                        overrides(p, step);
+                        producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+                        producers.put(name, producer);
+                    }
+                    producer.initTransactions();
+                    return null;
+                }
+                case "begin":
+                    producer(step).beginTransaction();
+                    return null;
+                case "send":
+                    return send(producer(step), step);
+                case "flush":
+                    producer(step).flush();
+                    return null;
+                case "offsets": {
+                    KafkaProducer<byte[], byte[]> producer = producer(step);
+                    Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+                    topicOffsets(step.path("offsets")).forEach((tp, o) -> offsets.put(tp,
+                            new OffsetAndMetadata(o, step.path("metadata").asText(""))));
+                    ConsumerGroupMetadata md;
+                    if (step.hasNonNull("consumer")) {
+                        md = groupMetadataOf(step.get("consumer").asText());
+                    } else if (step.hasNonNull("group")) {
+                        md = new ConsumerGroupMetadata(step.get("group").asText());
+                    } else {
+                        md = new ConsumerGroupMetadata(required(step.path("group_metadata"), "group_id"));
+                    }
+                    JsonNode g = step.path("group_metadata");   // overrides, e.g. a stale generation
+                    if (g.isObject()) {
+                        md = new ConsumerGroupMetadata(g.path("group_id").asText(md.groupId()),
+                                g.path("generation_id").asInt(md.generationId()),
+                                g.path("member_id").asText(md.memberId()),
+                                g.has("instance_id") ? Optional.ofNullable(g.get("instance_id").isNull() ? null
+                                        : g.get("instance_id").asText()) : md.groupInstanceId());
+                    }
+                    ObjectNode r = groupMetadata(md);
+                    try {
+                        producer.sendOffsetsToTransaction(offsets, md);
+                    } catch (Exception e) {
+                        throw new StepFailed(r, e);
+                    }
+                    return r;
+                }
+                case "commit":
+                    producer(step).commitTransaction();
+                    return null;
+                case "abort":
+                    producer(step).abortTransaction();
+                    return null;
+                case "close": {
+                    String name = step.path("producer").asText("p");
+                    KafkaProducer<byte[], byte[]> producer = producer(step);
+                    producers.remove(name);
+                    producer.close(Duration.ofMillis(step.path("timeout_ms").asLong(5000)));
+                    return null;
+                }
+                case "consume":
+                    return consume(bootstrap, step);
+                case "join":
+                    return join(step);
+                case "poll": {
+                    KafkaConsumer<byte[], byte[]> consumer = consumer(step);
+                    ObjectNode r = JSON.objectNode();
+                    ArrayNode records = r.putArray("records");
+                    pollUntil(consumer, records, step.path("count").asInt(1), step.path("timeout_ms").asLong(10_000),
+                            false);
+                    return r;
+                }
+                case "committed": {
+                    KafkaConsumer<byte[], byte[]> consumer = consumer(step);
+                    Set<TopicPartition> tps = new TreeSet<>(TP_ORDER);
+                    tps.addAll(topicPartitions(step.path("partitions")));
+                    Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(tps,
+                            Duration.ofMillis(step.path("timeout_ms").asLong(10_000)));
+                    ObjectNode r = JSON.objectNode();
+                    for (TopicPartition tp : tps) {
+                        OffsetAndMetadata om = committed.get(tp);
+                        if (om == null) {
+                            r.withObjectProperty(tp.topic()).putNull(String.valueOf(tp.partition()));
+                        } else {
+                            r.withObjectProperty(tp.topic()).put(String.valueOf(tp.partition()), om.offset());
+                        }
+                    }
+                    return r;
+                }
+                case "leave": {
+                    String name = step.path("consumer").asText("c");
+                    KafkaConsumer<byte[], byte[]> consumer = consumer(step);
+                    consumers.remove(name);
+                    ObjectNode r = groupMetadata(consumer.groupMetadata());
+                    left.put(name, consumer.groupMetadata());
+                    consumer.close(CloseOptions.timeout(Duration.ofMillis(step.path("timeout_ms").asLong(5000))));
+                    return r;
+                }
+                case "admin": {
+                    ArrayNode results = JSON.arrayNode();
+                    List<String> failures = runAdminOps(admin(), step.path("ops"), results);
+                    if (!failures.isEmpty()) {
+                        throw new StepFailed(results, new IllegalStateException(String.join("; ", failures)));
+                    }
+                    return results;
+                }
+                case "await_txn":
+                    return awaitTxn(step);
+                case "await_offsets":
+                    return awaitOffsets(step);
+                default:
+                    throw new IllegalArgumentException("unknown txn step '" + op + "' (init, begin, send, flush, "
+                            + "offsets, commit, abort, close, consume, join, poll, committed, leave, admin, await_txn, "
+                            + "await_offsets)");
+            }
+        }
+
+        private JsonNode send(KafkaProducer<byte[], byte[]> producer, JsonNode step) throws Exception {
+            String topic = required(step, "topic");
+            ArrayNode metadata = JSON.arrayNode();
+            List<Future<RecordMetadata>> futures = new ArrayList<>();
+            try {
+                for (JsonNode rec : step.path("records")) {
+                    List<Header> headers = new ArrayList<>();
+                    rec.path("headers").forEach(h -> headers.add(new RecordHeader(h.get(0).asText(), bytes(h.get(1)))));
+                    Integer partition = rec.hasNonNull("partition") ? rec.get("partition").asInt() : null;
+                    futures.add(producer.send(new ProducerRecord<>(topic, partition, null, bytes(rec.get("key")),
+                            bytes(rec.get("value")), headers)));
+                }
+            } catch (Exception e) {
+                throw new StepFailed(metadata, e);   // send() itself refused (an error state, a fenced producer)
+            }
+            if (!step.path("flush").asBoolean(true)) {
+                return metadata;
+            }
+            producer.flush();
+            Throwable first = null;
+            for (Future<RecordMetadata> f : futures) {
+                ObjectNode m = metadata.addObject();
+                try {
+                    RecordMetadata md = await(f);
+                    m.put("partition", md.partition());
+                    m.put("offset", md.offset());
+                } catch (ExecutionException e) {
+                    m.set("error", error(e));
+                    first = first == null ? e : first;
+                }
+            }
+            if (first != null) {
+                throw new StepFailed(metadata, first);
+            }
+            return metadata;
+        }
+
+        private JsonNode join(JsonNode step) throws Exception {
+            String name = step.path("consumer").asText("c");
+            if (consumers.containsKey(name)) {
+                throw new IllegalArgumentException("consumer '" + name + "' exists already");
+            }
+            Properties p = baseConfig(bootstrap, "scenario-txn-" + name);
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, required(step, "group"));
+            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200");
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+            overrides(p, step);
+            KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            consumers.put(name, consumer);
+            List<String> topics = new ArrayList<>();
+            step.path("topics").forEach(t -> topics.add(t.asText()));
+            consumer.subscribe(topics);
+            ObjectNode r = JSON.objectNode();
+            ArrayNode records = r.putArray("records");
+            pollUntil(consumer, records, step.path("count").asInt(0), step.path("timeout_ms").asLong(15_000), true);
+            r.set("assignment", tps(consumer.assignment()));
+            r.set("group_metadata", groupMetadata(consumer.groupMetadata()));
+            return r;
+        }
+
+        /** Poll until `count` records (and, with `assigned`, an assignment); an error at the deadline. */
+        private static void pollUntil(KafkaConsumer<byte[], byte[]> consumer, ArrayNode records, int count,
+                long timeoutMs, boolean assigned) {
+            long deadline = System.currentTimeMillis() + timeoutMs;
+            int got = 0;
+            while (got < count || (assigned && consumer.assignment().isEmpty())) {
+                long remaining = deadline - System.currentTimeMillis();
+                if (remaining <= 0) {
+                    throw new IllegalStateException("after " + timeoutMs + " ms: " + got + " of " + count
+                            + " record(s), assignment " + tps(consumer.assignment()));
+                }
+                for (ConsumerRecord<byte[], byte[]> rec : consumer.poll(Duration.ofMillis(Math.min(remaining, 200)))) {
+                    ObjectNode o = records.addObject();
+                    o.put("topic", rec.topic());
+                    o.put("partition", rec.partition());
+                    o.put("offset", rec.offset());
+                    o.put("key", text(rec.key()));
+                    o.put("value", text(rec.value()));
+                    got++;
+                }
+            }
+        }
+
+        /** describeTransactions every 50 ms until the id is in one of `states`; its description. */
+        private JsonNode awaitTxn(JsonNode step) throws Exception {
+            String id = transactionalId(step);
+            Set<String> states = new java.util.HashSet<>();
+            step.path("states").forEach(st -> states.add(st.asText()));
+            long timeoutMs = step.path("timeout_ms").asLong(15_000);
+            long deadline = System.currentTimeMillis() + timeoutMs;
+            JsonNode last;
+            while (true) {
+                try {
+                    TransactionDescription d = await(admin().describeTransactions(List.of(id)).description(id));
+                    last = transactionDescription(d);
+                    if (states.contains(d.state().toString())) {
+                        return last;
+                    }
+                } catch (ExecutionException e) {
+                    last = error(e);
+                }
+                if (System.currentTimeMillis() >= deadline) {
+                    throw new StepFailed(last, new IllegalStateException("transactional id " + id + " not in "
+                            + states + " after " + timeoutMs + " ms; last: " + last));
+                }
+                Thread.sleep(50);  // the retry interval of a deadline loop
+            }
+        }
+
+        /** listConsumerGroupOffsets every 50 ms until the group's committed offsets include `offsets`; the listing. */
+        private JsonNode awaitOffsets(JsonNode step) throws Exception {
+            ObjectNode op = JSON.objectNode();
+            op.put("group", required(step, "group"));
+            Map<TopicPartition, Long> expected = topicOffsets(step.path("offsets"));
+            long timeoutMs = step.path("timeout_ms").asLong(15_000);
+            long deadline = System.currentTimeMillis() + timeoutMs;
+            while (true) {
+                JsonNode listed = listConsumerGroupOffsets(admin(), op);
+                boolean all = true;
+                for (Map.Entry<TopicPartition, Long> e : expected.entrySet()) {
+                    JsonNode got = listed.path(e.getKey().topic()).path(String.valueOf(e.getKey().partition()));
+                    all &= got.path("offset").asLong(-1) == e.getValue();
+                }
+                if (all) {
+                    return listed;
+                }
+                if (System.currentTimeMillis() >= deadline) {
+                    throw new StepFailed(listed, new IllegalStateException("group " + op.get("group").asText()
+                            + " did not commit " + step.path("offsets") + " in " + timeoutMs + " ms; last: " + listed));
+                }
+                Thread.sleep(50);  // the retry interval of a deadline loop
+            }
+        }
+
+        void close() {
+            for (KafkaProducer<byte[], byte[]> producer : producers.values()) {
+                try {
+                    producer.close(Duration.ofSeconds(5));
+                } catch (Exception e) {
+                    System.err.println("txn: closing a producer: " + describe(e));
+                }
+            }
+            for (KafkaConsumer<byte[], byte[]> consumer : consumers.values()) {
+                try {
+                    consumer.close(CloseOptions.timeout(Duration.ofSeconds(5)));
+                } catch (Exception e) {
+                    System.err.println("txn: closing a consumer: " + describe(e));
+                }
+            }
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    private static ObjectNode groupMetadata(ConsumerGroupMetadata md) {
+        ObjectNode gm = JSON.objectNode();
+        gm.put("group_id", md.groupId());
+        gm.put("generation_id", md.generationId());
+        gm.put("member_id", md.memberId());
+        gm.put("group_instance_id", md.groupInstanceId().orElse(null));
+        return gm;
+    }
+
+    private static ObjectNode txn(String bootstrap, JsonNode spec) throws Exception {
+        TxnRun run = new TxnRun(bootstrap, spec);
+        ObjectNode result = JSON.objectNode();
+        ArrayNode steps = result.putArray("steps");
+        int failed = 0;
+        try {
+            int index = 0;
+            for (JsonNode step : spec.path("steps")) {
+                ObjectNode entry = steps.addObject();
+                entry.put("index", index++);
+                entry.put("op", step.path("op").asText());
+                for (String who : List.of("producer", "consumer")) {
+                    if (step.hasNonNull(who)) {
+                        entry.put(who, step.get(who).asText());
+                    }
+                }
+                if (step.hasNonNull("label")) {
+                    entry.put("label", step.get("label").asText());
+                }
+                try {
+                    JsonNode r = run.step(step);
+                    entry.put("ok", true);
+                    if (r != null) {
+                        entry.set("result", r);
+                    }
+                } catch (StepFailed e) {
+                    entry.put("ok", false);
+                    entry.set("result", e.partial);
+                    entry.set("error", error(e.getCause()));
+                    failed++;
+                } catch (Exception e) {
+                    entry.put("ok", false);
+                    entry.set("error", error(e));
+                    failed++;
+                }
+                System.err.println("PROGRESS step=" + (index - 1) + " op=" + entry.path("op").asText() + " ok="
+                        + entry.path("ok").asBoolean());
+                System.err.flush();
+            }
+        } finally {
+            run.close();
+        }
+        result.put("failed", failed);
+        return result;
+    }
+
     // -- admin ------------------------------------------------------------------------------------------------------
 
     private interface AdminOp {
@@ -924,6 +1394,21 @@ public final class ClientScenarios {
     private static ObjectNode admin(String bootstrap, JsonNode spec) throws Exception {
         Properties p = baseConfig(bootstrap, "scenario-admin");
         overrides(p, spec);
+        ObjectNode result = JSON.objectNode();
+        List<String> failures;
+        try (Admin admin = Admin.create(p)) {
+            failures = runAdminOps(admin, spec.path("ops"), result.putArray("results"));
+            admin.close(Duration.ofSeconds(10));
+        }
+        result.put("failed", failures.size());
+        if (!failures.isEmpty()) {
+            throw new ScenarioFailed(String.join("; ", failures), result);
+        }
+        return result;
+    }
+
+    /** Every admin OP by name (the `admin` scenario's and the `txn` scenario's "admin" step). */
+    private static Map<String, AdminOp> adminOps() {
         Map<String, AdminOp> ops = new HashMap<>();
         ops.put("createTopics", ClientScenarios::createTopics);
         ops.put("describeTopics", ClientScenarios::describeTopics);
@@ -944,34 +1429,34 @@ public final class ClientScenarios {
             await(admin.listTopics().names()).stream().sorted().forEach(names::add);
             return r;
         });
+        ops.put("describeTransactions", ClientScenarios::describeTransactions);
+        ops.put("listTransactions", ClientScenarios::listTransactions);
+        ops.put("describeProducers", ClientScenarios::describeProducers);
+        ops.put("fenceProducers", ClientScenarios::fenceProducers);
+        return ops;
+    }
 
-        ObjectNode result = JSON.objectNode();
-        ArrayNode results = result.putArray("results");
+    /** Run OPs in order into `results` ({"op", "result"} or {"op", "error"} each); the failures, described. */
+    private static List<String> runAdminOps(Admin admin, JsonNode opList, ArrayNode results) {
+        Map<String, AdminOp> ops = adminOps();
         List<String> failures = new ArrayList<>();
-        try (Admin admin = Admin.create(p)) {
-            for (JsonNode op : spec.path("ops")) {
-                String name = op.path("op").asText();
-                ObjectNode entry = results.addObject();
-                entry.put("op", name);
-                AdminOp fn = ops.get(name);
-                try {
-                    if (fn == null) {
-                        throw new IllegalArgumentException("unknown admin op '" + name + "' (known: "
-                                + ops.keySet() + ")");
-                    }
-                    entry.set("result", fn.run(admin, op));
-                } catch (Exception e) {
-                    entry.set("error", error(e));
-                    failures.add(name + ": " + describe(e));
+        for (JsonNode op : opList) {
+            String name = op.path("op").asText();
+            ObjectNode entry = results.addObject();
+            entry.put("op", name);
+            AdminOp fn = ops.get(name);
+            try {
+                if (fn == null) {
+                    throw new IllegalArgumentException("unknown admin op '" + name + "' (known: "
+                            + new TreeSet<>(ops.keySet()) + ")");
                 }
+                entry.set("result", fn.run(admin, op));
+            } catch (Exception e) {
+                entry.set("error", error(e));
+                failures.add(name + ": " + describe(e));
             }
-            admin.close(Duration.ofSeconds(10));
         }
-        result.put("failed", failures.size());
-        if (!failures.isEmpty()) {
-            throw new ScenarioFailed(String.join("; ", failures), result);
-        }
-        return result;
+        return failures;
     }
 
     private static JsonNode createTopics(Admin admin, JsonNode op) throws Exception {
@@ -1414,6 +1899,133 @@ public final class ClientScenarios {
                 r.put(name, "ok");
             } catch (ExecutionException e) {
                 r.putObject(name).set("error", error(e));
+            }
+        }
+        return r;
+    }
+
+    // -- admin: transactions ----------------------------------------------------------------------------------------
+
+    private static ObjectNode transactionDescription(TransactionDescription d) {
+        ObjectNode o = JSON.objectNode();
+        o.put("state", d.state().toString());
+        o.put("producer_id", d.producerId());
+        o.put("producer_epoch", d.producerEpoch());
+        o.put("timeout_ms", d.transactionTimeoutMs());
+        if (d.transactionStartTimeMs().isPresent()) {
+            o.put("start_time_ms", d.transactionStartTimeMs().getAsLong());
+        } else {
+            o.putNull("start_time_ms");
+        }
+        o.put("coordinator", d.coordinatorId());
+        o.set("partitions", tps(d.topicPartitions()));
+        return o;
+    }
+
+    private static JsonNode describeTransactions(Admin admin, JsonNode op) throws Exception {
+        List<String> ids = new ArrayList<>();
+        op.path("ids").forEach(id -> ids.add(id.asText()));
+        DescribeTransactionsResult described = admin.describeTransactions(ids);
+        ObjectNode r = JSON.objectNode();
+        for (String id : ids) {
+            try {
+                r.set(id, transactionDescription(await(described.description(id))));
+            } catch (ExecutionException e) {
+                r.putObject(id).set("error", error(e));
+            }
+        }
+        return r;
+    }
+
+    private static JsonNode listTransactions(Admin admin, JsonNode op) throws Exception {
+        ListTransactionsOptions options = new ListTransactionsOptions();
+        if (op.has("states")) {
+            Set<TransactionState> states = new java.util.HashSet<>();
+            op.get("states").forEach(s -> states.add(TransactionState.parse(s.asText())));
+            options.filterStates(states);
+        }
+        if (op.has("producer_ids") || op.has("producer_ids_of")) {
+            Set<Long> ids = new java.util.HashSet<>();
+            op.path("producer_ids").forEach(id -> ids.add(id.asLong()));
+            List<String> of = new ArrayList<>();
+            op.path("producer_ids_of").forEach(id -> of.add(id.asText()));
+            if (!of.isEmpty()) {   // the producer ids these transactional ids have now
+                for (TransactionDescription d : await(admin.describeTransactions(of).all()).values()) {
+                    ids.add(d.producerId());
+                }
+            }
+            options.filterProducerIds(ids);
+        }
+        if (op.hasNonNull("duration_ms")) {
+            options.filterOnDuration(op.get("duration_ms").asLong());
+        }
+        if (op.hasNonNull("pattern")) {
+            options.filterOnTransactionalIdPattern(op.get("pattern").asText());
+        }
+        ObjectNode r = JSON.objectNode();
+        ArrayNode listed = r.putArray("transactions");
+        await(admin.listTransactions(options).all()).stream()
+                .sorted(Comparator.comparing(TransactionListing::transactionalId)).forEach(t -> {
+                    ObjectNode o = listed.addObject();
+                    o.put("transactional_id", t.transactionalId());
+                    o.put("producer_id", t.producerId());
+                    o.put("state", t.state().toString());
+                });
+        return r;
+    }
+
+    private static JsonNode describeProducers(Admin admin, JsonNode op) throws Exception {
+        String topic = required(op, "topic");
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int partition : partitions(op)) {
+            tps.add(new TopicPartition(topic, partition));
+        }
+        DescribeProducersResult described = admin.describeProducers(tps);
+        ObjectNode r = JSON.objectNode();
+        for (TopicPartition tp : tps) {
+            ObjectNode o = r.putObject(String.valueOf(tp.partition()));
+            try {
+                ArrayNode producers = o.putArray("producers");
+                await(described.partitionResult(tp)).activeProducers().stream()
+                        .sorted(Comparator.comparingLong(ProducerState::producerId)).forEach(ps -> {
+                            ObjectNode po = producers.addObject();
+                            po.put("producer_id", ps.producerId());
+                            po.put("producer_epoch", ps.producerEpoch());
+                            po.put("last_sequence", ps.lastSequence());
+                            po.put("last_timestamp", ps.lastTimestamp());
+                            if (ps.coordinatorEpoch().isPresent()) {
+                                po.put("coordinator_epoch", ps.coordinatorEpoch().getAsInt());
+                            } else {
+                                po.putNull("coordinator_epoch");
+                            }
+                            if (ps.currentTransactionStartOffset().isPresent()) {
+                                po.put("txn_start_offset", ps.currentTransactionStartOffset().getAsLong());
+                            } else {
+                                po.putNull("txn_start_offset");
+                            }
+                        });
+            } catch (ExecutionException e) {
+                o.removeAll();
+                o.set("error", error(e));
+            }
+        }
+        return r;
+    }
+
+    private static JsonNode fenceProducers(Admin admin, JsonNode op) throws Exception {
+        List<String> ids = new ArrayList<>();
+        op.path("ids").forEach(id -> ids.add(id.asText()));
+        FenceProducersResult fenced = admin.fenceProducers(ids);
+        ObjectNode r = JSON.objectNode();
+        for (String id : ids) {
+            ObjectNode o = r.putObject(id);
+            try {
+                await(fenced.fencedProducers().get(id));
+                o.put("producer_id", await(fenced.producerId(id)));
+                o.put("producer_epoch", await(fenced.epochId(id)));
+            } catch (ExecutionException e) {
+                o.removeAll();
+                o.set("error", error(e));
             }
         }
         return r;

@@ -8,6 +8,7 @@ timeout and parses the line. ``WireTap`` records what the broker was asked and a
     clients.produce(bootstrap, "orders", [{"key": "k", "value": "v", "headers": [("h", "x")], "timestamp": 1}])
     clients.consume(bootstrap, "orders", count=1)["records"]
     clients.admin(bootstrap, [{"op": "describeCluster"}])[0]
+    clients.txn(bootstrap, "tx", [{"op": "init"}, {"op": "begin"}, {"op": "send", ...}, {"op": "commit"}])
 """
 
 from __future__ import annotations
@@ -158,6 +159,13 @@ class JavaClients:
         if topics is not None:
             spec["topics"] = list(topics)
         return self.start("group", bootstrap, spec, interactive=True)
+
+    def txn(self, bootstrap: str, transactional_id: str, steps: Iterable[Mapping[str, Any]], *,
+            config: Mapping[str, Any] | None = None, timeout: float | None = None, **extra: Any) -> list[dict]:
+        """The ``txn`` scenario: transactional producers, group consumers and an Admin run ``steps`` in one JVM; one
+        ``{"index", "op", "ok", "result", "error", "label"...}`` per step (a failed step does not stop the run)."""
+        spec = {"transactional_id": transactional_id, "steps": list(steps), "config": dict(config or {}), **extra}
+        return self.run("txn", bootstrap, spec, timeout=timeout)["steps"]
 
     def admin(self, bootstrap: str, ops: Iterable[Mapping[str, Any]], *, config: Mapping[str, Any] | None = None,
               check: bool = True) -> list[dict]:

@@ -1,6 +1,7 @@
 """ListTransactions (66), KIP-664: the transactions this node coordinates, filtered by state names, producer ids,
-(v1) how long they have been open and (v2, KIP-1152) a regular expression over the transactional id. Unknown state
-names are echoed in UnknownStateFilters; a pattern that does not compile is INVALID_REGULAR_EXPRESSION."""
+(v1) how long ago their last transaction started (in any state, as Kafka filters) and (v2, KIP-1152) a regular
+expression over the transactional id. Unknown state names are echoed in UnknownStateFilters; a pattern that does not
+compile is INVALID_REGULAR_EXPRESSION."""
 
 from __future__ import annotations
 

@@ -361,7 +361,9 @@ class TransactionCoordinator:
 
     def list(self, node_id: int, states: set[str], producer_ids: set[int], min_duration_ms: int,
              pattern: str | None) -> list[TxnMetadata]:
-        """The transactions this node coordinates that pass ListTransactions' filters (all of them must)."""
+        """The transactions this node coordinates that pass ListTransactions' filters (all of them must). The duration
+        filter keeps, as Kafka's TransactionStateManager does, every id (whatever its state) whose last transaction
+        started more than that long ago; an id that never started one (start -1) always passes."""
         regex = re.compile(pattern) if pattern else None
         now = self.now()
         found = []
@@ -372,8 +374,7 @@ class TransactionCoordinator:
                 continue
             if producer_ids and meta.producer_id not in producer_ids:
                 continue
-            if min_duration_ms >= 0 and (meta.state is not TxnState.ONGOING
-                                         or now - meta.start_ms < min_duration_ms):
+            if min_duration_ms >= 0 and now - meta.start_ms <= min_duration_ms:
                 continue
             if regex is not None and not regex.fullmatch(meta.transactional_id):
                 continue
