@@ -147,6 +147,11 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("transaction.remove.expired.transaction.cleanup.interval.ms", "INT", 3600000,
               validator=_at_least(1)),
     ConfigDef("transaction.partition.verification.enable", "BOOLEAN", True),
+    # kafkamock's own: the finalized level of the ``transaction.version`` feature that ApiVersions lists (Kafka sets it
+    # when a cluster is formatted: 2, KIP-890 part 2, for a new Kafka 4.x cluster). At 2, Java 4.x producers skip
+    # AddPartitionsToTxn/AddOffsetsToTxn (the first Produce v12+ or TxnOffsetCommit v5 adds the partition) and end
+    # every transaction with EndTxn v5's epoch bump; 0 or 1 keeps them on the KIP-890 part 1 path.
+    ConfigDef("kafkamock.transaction.version", "SHORT", 2, validator=_between(0, 2)),
     ConfigDef("producer.id.expiration.ms", "INT", 86400000, validator=_at_least(1)),
     ConfigDef("producer.id.expiration.check.interval.ms", "INT", 600000, validator=_at_least(1)),
     ConfigDef("group.share.record.lock.duration.ms", "INT", 30000, validator=_at_least(1000)),
@@ -355,7 +360,8 @@ CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "
                    "PASSWORD": 9}
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
 READ_ONLY_BROKER_CONFIGS = frozenset({
-    "node.id", "log.dirs", "advertised.listeners", "kafkamock.legacy.protocol.enable", "offsets.topic.num.partitions",
+    "node.id", "log.dirs", "advertised.listeners", "kafkamock.legacy.protocol.enable", "kafkamock.transaction.version",
+    "offsets.topic.num.partitions",
     "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
 })

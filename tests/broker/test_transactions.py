@@ -461,3 +461,42 @@ def test_producer_state_outlives_its_batches_across_a_restart(tmp_path, clock):
     clock.advance(again.config["producer.id.expiration.ms"] + again.config["producer.id.expiration.check.interval.ms"])
     again.tick()
     assert pid not in again.cluster.topics["t"].partitions[0].producers.entries
+
+
+def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
+    """transaction.version 2 (the default, as a new Kafka 4.x cluster): ApiVersions finalizes it; a Produce v12+ and
+    a TxnOffsetCommit v5 add their partition themselves, and EndTxn v5 moves the epoch on. At level 1, the same
+    Produce v12 is only verified (INVALID_TXN_STATE without AddPartitionsToTxn)."""
+    def versions(b):
+        answer = call(b, "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
+        return [(f.name, f.max_version_level) for f in answer.finalized_features], answer.finalized_features_epoch
+
+    broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1}, clock=clock)
+    broker.cluster.create_topic("t", 1, 1)
+    assert versions(broker) == ([("transaction.version", 2)], 1)
+    pid, epoch = ready(broker)
+
+    def produce_v12(seq, value, b=broker, e=epoch):
+        batch = encode_batch([{"value": value, "timestamp": 1}], producer_id=pid, producer_epoch=e,
+                             base_sequence=seq, transactional=True)
+        topic_id = b.cluster.topics["t"].topic_id
+        answer = call(b, "Produce", 12, {"transactional_id": TXN, "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "topic_id": topic_id, "partition_data": [{"index": 0, "records": batch}]}]})
+        return answer.responses[0].partition_responses[0].error_code
+
+    assert produce_v12(0, b"implicit") == E.NONE
+    meta = broker.transactions.txns[TXN]
+    assert meta.state is TxnState.ONGOING and meta.partitions == {("t", 0)} and meta.client_version == 2
+    assert txn_commit(broker, pid, epoch, 1, version=5) == E.NONE
+    assert meta_index(broker) in {p for t, p in meta.partitions if t == "__consumer_offsets"}
+    answer = end(broker, pid, epoch, version=5)
+    assert (answer.error_code, answer.producer_epoch) == (E.NONE, epoch + 1)
+    assert offset_fetch(broker) == (E.NONE, 1)
+    assert produce_v12(0, b"next", e=epoch + 1) == E.NONE          # the new epoch starts its sequences at 0
+    assert produce_v12(1, b"stale", e=epoch) == E.INVALID_PRODUCER_EPOCH
+
+    older = Broker({"transaction.state.log.num.partitions": 1, "kafkamock.transaction.version": 1}, clock=clock)
+    older.cluster.create_topic("t", 1, 1)
+    assert versions(older) == ([("transaction.version", 1)], 1)
+    pid, epoch = ready(older)
+    assert produce_v12(0, b"x", b=older, e=epoch) == E.INVALID_TXN_STATE

@@ -1,4 +1,6 @@
-"""ApiVersions (18): the versions this broker implements; v3+ also names the client software."""
+"""ApiVersions (18): the versions this broker implements; v3+ also names the client software and lists feature
+levels. kafkamock has one feature that changes what clients do: ``transaction.version`` (supported 0-2, finalized
+at ``kafkamock.transaction.version``), which Java clients read to pick KIP-890 part 2's transaction protocol."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import re
 from kafkamock.broker.errors import ErrorCode
 
 API_KEY = 18
+TRANSACTION_VERSION = "transaction.version"
+FINALIZED_FEATURES_EPOCH = 1      # the levels never change while the broker runs
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
@@ -24,4 +28,9 @@ def handle(broker, request) -> dict:
             error = ErrorCode.INVALID_REQUEST
         else:
             request.connection.software_name, request.connection.software_version = name, version
-    return {"error_code": error, "api_keys": supported(broker), "throttle_time_ms": 0}
+    level = broker.config["kafkamock.transaction.version"]
+    return {"error_code": error, "api_keys": supported(broker), "throttle_time_ms": 0,
+            "supported_features": [{"name": TRANSACTION_VERSION, "min_version": 0, "max_version": 2}],
+            "finalized_features_epoch": FINALIZED_FEATURES_EPOCH,
+            "finalized_features": [{"name": TRANSACTION_VERSION, "max_version_level": level,
+                                    "min_version_level": level}]}

@@ -23,6 +23,9 @@ PARTITIONED = True
 # A produced batch is stored as a view of its request frame (no copy) unless the frame holds this much more than
 # the batch: a stored batch must not keep a large multi-partition request alive.
 FRAME_SURPLUS_LIMIT = 4096
+RETRIABLE_VERIFY_ERRORS = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                     ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
+IMPLICIT_ADD_VERSION = 12       # Produce v12+: the client relies on KIP-890 part 2's implicit AddPartitionsToTxn
 log = logging.getLogger("kafkamock.broker.produce")
 
 
@@ -44,23 +47,36 @@ def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryvi
     return bytearray(records)
 
 
-def _verify_transaction(broker, transactional_id: str | None, topic, partition, batch) -> None:
+def _verify_transaction(broker, transactional_id: str | None, topic, partition, batch, version: int | None) -> None:
     """A transaction's first batch on a partition needs the partition in the producer's open transaction
     (KIP-890 part 1, ``transaction.partition.verification.enable``): INVALID_TXN_STATE otherwise, or
-    INVALID_PRODUCER_EPOCH when the producer was fenced."""
+    INVALID_PRODUCER_EPOCH when the producer was fenced. With ``transaction.version`` 2 a Produce v12+ adds the
+    partition itself (KIP-890 part 2: such clients send no AddPartitionsToTxn)."""
     if transactional_id is None:
         raise KafkaError(ErrorCode.INVALID_TXN_STATE, "a transactional batch in a request without a transactional id")
-    if partition.producers.has_open_transaction(batch.producer_id) or not broker.config[
-            "transaction.partition.verification.enable"]:
+    if partition.producers.has_open_transaction(batch.producer_id):
         return
-    code = broker.transactions.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch,
-                                                topic.name, partition.index)
+    coordinator = broker.transactions
+    if (version or 0) >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2:
+        code = coordinator.add_partitions(transactional_id, batch.producer_id, batch.producer_epoch,
+                                          [(topic.name, partition.index)], client_version=2)
+    elif broker.config["transaction.partition.verification.enable"]:
+        code = coordinator.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, topic.name,
+                                            partition.index)
+    else:
+        return
     if code == ErrorCode.PRODUCER_FENCED:
+        # as Kafka's AddPartitionsToTxnManager: producers expect INVALID_PRODUCER_EPOCH from a Produce
         raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, f"producer {batch.producer_id} epoch "
                          f"{batch.producer_epoch} is fenced")
+    if code in RETRIABLE_VERIFY_ERRORS:
+        # Kafka's ReplicaManager: a retriable coordinator answer becomes NOT_ENOUGH_REPLICAS, which every client
+        # retries without a metadata refresh
+        raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the "
+                         f"transaction. Underlying error: {code.name}")
     if code:
-        raise KafkaError(ErrorCode.INVALID_TXN_STATE, f"{topic.name}-{partition.index} is not in the open "
-                         f"transaction of {transactional_id!r} ({code.name})")
+        raise KafkaError(code, f"{topic.name}-{partition.index} is not in the open transaction of "
+                         f"{transactional_id!r}")
 
 
 def append(broker, topic, partition, records: bytes | bytearray | memoryview | None, version: int | None = None,
@@ -105,7 +121,7 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                                      log_append_time=duplicate.timestamp if log_append else -1,
                                      log_start_offset=plog.log_start_offset)
     if transactional:
-        _verify_transaction(broker, transactional_id, topic, partition, batch)
+        _verify_transaction(broker, transactional_id, topic, partition, batch, version)
     codec = log_validator.target_codec(config("compression.type"), batch)
     if codec != batch.compression:
         level = config(f"compression.{codec}.level") if codec in ("gzip", "lz4", "zstd") else None

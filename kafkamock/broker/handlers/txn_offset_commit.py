@@ -1,7 +1,8 @@
 """TxnOffsetCommit (28): a transactional producer commits a group's offsets inside its transaction.
 
 The request goes to the group's coordinator; the group's ``__consumer_offsets`` partition must already be in the
-transaction (AddOffsetsToTxn; KIP-890's verification: INVALID_TXN_STATE otherwise). v3+ names the group member
+transaction (AddOffsetsToTxn; KIP-890's verification: INVALID_TXN_STATE otherwise), except that v5 on
+``transaction.version`` 2 adds it itself (KIP-890 part 2). v3+ names the group member
 (``sendOffsetsToTransaction`` with the consumer's group metadata), checked as an OffsetCommit is (UNKNOWN_MEMBER_ID,
 ILLEGAL_GENERATION, FENCED_INSTANCE_ID); without one (generation -1, no member id) any group accepts the commit,
 as in Kafka. The offsets stay pending until the transaction's marker: OffsetFetch with RequireStable answers
@@ -15,6 +16,7 @@ from kafkamock.broker.transactions.coordinator import fenced_code
 
 API_KEY = 28
 FIRST_FENCED_VERSION = 3
+IMPLICIT_ADD_VERSION = 5
 UNKNOWN_GENERATION = -1
 
 
@@ -30,15 +32,22 @@ def _validate(broker, request) -> None:
     groups.check_coordinator(request, body.group_id)
     if not body.group_id:
         raise KafkaError(ErrorCode.INVALID_GROUP_ID)
-    if broker.config["transaction.partition.verification.enable"]:
-        topic, index = broker.transactions.offsets_partition(body.group_id)
+    topic, index = broker.transactions.offsets_partition(body.group_id)
+    code = ErrorCode.NONE
+    if version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2:
+        # KIP-890 part 2: a client on transaction.version 2 sends no AddOffsetsToTxn; the commit adds the partition.
+        code = broker.transactions.add_partitions(body.transactional_id, body.producer_id, body.producer_epoch,
+                                                  [(topic, index)], client_version=2)
+    elif broker.config["transaction.partition.verification.enable"]:
         code = broker.transactions.verify_partition(body.transactional_id, body.producer_id, body.producer_epoch,
                                                     topic, index)
+    if code:
         if code == ErrorCode.PRODUCER_FENCED:
             raise KafkaError(fenced_code(version, FIRST_FENCED_VERSION))
-        if code:
-            raise KafkaError(ErrorCode.INVALID_TXN_STATE if code != ErrorCode.INVALID_PRODUCER_ID_MAPPING else code,
-                             "the group's offsets partition is not in the transaction (AddOffsetsToTxn first)")
+        if code == ErrorCode.CONCURRENT_TRANSACTIONS:
+            raise KafkaError(code)
+        raise KafkaError(ErrorCode.INVALID_TXN_STATE if code != ErrorCode.INVALID_PRODUCER_ID_MAPPING else code,
+                         "the group's offsets partition is not in the transaction (AddOffsetsToTxn first)")
     generation = body.generation_id if version >= 3 else UNKNOWN_GENERATION
     member_id = body.member_id if version >= 3 else ""
     instance_id = body.group_instance_id if version >= 3 else None

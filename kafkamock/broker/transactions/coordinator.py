@@ -186,8 +186,9 @@ class TransactionCoordinator:
         return meta
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
-                       partitions: Iterable[tuple[str, int]]) -> ErrorCode:
-        """Add partitions to the transaction, starting it if none is open (Kafka's handleAddPartitionsToTransaction)."""
+                       partitions: Iterable[tuple[str, int]], client_version: int = 0) -> ErrorCode:
+        """Add partitions to the transaction, starting it if none is open (Kafka's handleAddPartitionsToTransaction).
+        ``client_version`` 2: the add is KIP-890 part 2's implicit one, by a client that ends with EndTxn v5."""
         if not transactional_id:
             return E.INVALID_REQUEST
         try:
@@ -202,6 +203,7 @@ class TransactionCoordinator:
         now = self.now()
         if meta.state is not TxnState.ONGOING:
             meta.start_ms = now
+            meta.client_version = client_version
         meta.to(Event.ADD)
         meta.partitions |= wanted
         meta.last_update_ms = now
@@ -237,7 +239,8 @@ class TransactionCoordinator:
         if meta is None:
             return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
         tv2 = version >= TV2_END_TXN_VERSION
-        retry_on_overflow = tv2 and producer_id == meta.prev_producer_id and meta.epoch == 0
+        retry_on_overflow = (tv2 and producer_id == meta.prev_producer_id and epoch_exhausted(epoch)
+                             and meta.epoch == 0)
         retry_on_bump = tv2 and epoch == meta.epoch - 1 or retry_on_overflow
         if meta.producer_id != producer_id and not retry_on_overflow:
             return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
@@ -324,7 +327,9 @@ class TransactionCoordinator:
 
     def _fence_and_abort(self, meta: TxnMetadata, why: str) -> None:
         """Bump the epoch of an open transaction's producer (PrepareEpochFence) and abort it with that epoch: the
-        old instance's next request is fenced (Kafka's prepareFenceProducerEpoch + abort)."""
+        old instance's next request is fenced (Kafka's prepareFenceProducerEpoch + abort). A transaction of a
+        KIP-890 part 2 client gets the abort's own bump too, as Kafka's prepareAbortOrCommit gives it, so the
+        fenced producer's EndTxn is not mistaken for a retry of the abort."""
         log.info("transaction %r (producer %d epoch %d) aborted: %s", meta.transactional_id, meta.producer_id,
                  meta.epoch, why)
         meta.to(Event.FENCE)
@@ -333,6 +338,8 @@ class TransactionCoordinator:
         meta.last_epoch = NO_EPOCH
         meta.last_update_ms = self.now()
         self._write(meta)
+        if meta.client_version >= 2:
+            self._bump_for_end(meta)         # KIP-890 part 2: the abort itself moves the epoch on once more
         self._end(meta, commit=False)
 
     # -- periodic work --------------------------------------------------------------------------------------------
