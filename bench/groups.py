@@ -53,8 +53,8 @@ class BenchError(RuntimeError):
 class Kafkamock:
     name = "kafkamock"
 
-    def __init__(self, partitions: int) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-groups-", suffix=".log", delete=False)
+    def __init__(self, partitions: int, topic: str = TOPIC) -> None:
+        self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-bench-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0",
              "--config", "group.initial.rebalance.delay.ms=0"],
@@ -71,7 +71,7 @@ class Kafkamock:
             raise BenchError(f"kafkamock exited before it was ready; log {self.log.name}")
         threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        admin.create_topics([NewTopic(TOPIC, partitions, 1)])[TOPIC].result(30)
+        admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -90,7 +90,7 @@ class MockCluster:
 
     name = "mock cluster"
 
-    def __init__(self, partitions: int) -> None:
+    def __init__(self, partitions: int, topic: str = TOPIC) -> None:
         libs = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__), "..", "confluent_kafka.libs",
                                       "librdkafka*.so*"))
         if not libs:
@@ -110,7 +110,7 @@ class MockCluster:
         self.rk = lib.rd_kafka_new(1, lib.rd_kafka_conf_new(), error, len(error))
         self.cluster = lib.rd_kafka_mock_cluster_new(self.rk, 1)
         self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.cluster).decode()
-        if lib.rd_kafka_mock_topic_create(self.cluster, TOPIC.encode(), partitions, 1) != 0:
+        if lib.rd_kafka_mock_topic_create(self.cluster, topic.encode(), partitions, 1) != 0:
             raise BenchError("rd_kafka_mock_topic_create failed")
         setter = getattr(lib, "rd_kafka_mock_set_group_initial_rebalance_delay_ms", None)
         if setter is not None:
