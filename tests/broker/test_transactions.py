@@ -500,3 +500,19 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     assert versions(older) == ([("transaction.version", 1)], 1)
     pid, epoch = ready(older)
     assert produce_v12(0, b"x", b=older, e=epoch) == E.INVALID_TXN_STATE
+
+
+def test_kip890_v5_end_at_an_exhausted_epoch_writes_markers_with_the_old_id_then_rotates(broker):
+    pid, _ = ready(broker)
+    meta = broker.transactions.txns[TXN]
+    meta.epoch = MAX_EPOCH - 1
+    assert produce(broker, pid, MAX_EPOCH - 1, 0, [b"a"])[0] == E.INVALID_TXN_STATE      # not added yet
+    add(broker, pid, MAX_EPOCH - 1)
+    assert produce(broker, pid, MAX_EPOCH - 1, 0, [b"a"])[0] == E.NONE
+    answer = end(broker, pid, MAX_EPOCH - 1, version=5)
+    assert answer.error_code == E.NONE and answer.producer_id != pid and answer.producer_epoch == 0
+    assert meta.prev_producer_id == pid
+    data = fetch(broker)
+    assert values_of(data) == ([b"a"], ["COMMIT"]) and data.last_stable_offset == 2   # the old id's marker closed it
+    retry = end(broker, pid, MAX_EPOCH - 1, version=5)                               # a retry across the rotation
+    assert (retry.error_code, retry.producer_id, retry.producer_epoch) == (E.NONE, answer.producer_id, 0)

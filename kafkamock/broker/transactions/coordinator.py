@@ -276,14 +276,13 @@ class TransactionCoordinator:
         return E.NONE, meta.producer_id, meta.epoch
 
     def _bump_for_end(self, meta: TxnMetadata) -> None:
-        """KIP-890 part 2: the markers of a transaction carry the next epoch (a new producer id when exhausted)."""
+        """KIP-890 part 2: the markers of a transaction carry the next epoch. An exhausted producer id still writes
+        its markers (at the last epoch) and moves to a new id, epoch 0, once they are written (``_end``), as Kafka's
+        prepareComplete does with NextProducerId."""
         if epoch_exhausted(meta.epoch):
-            meta.last_epoch = meta.epoch
-            self._set_producer(meta, self.broker.next_producer_id())
-            meta.epoch = 0
-        else:
-            meta.last_epoch = meta.epoch
-            meta.epoch += 1
+            meta.next_producer_id = self.broker.next_producer_id()
+        meta.last_epoch = meta.epoch
+        meta.epoch = min(meta.epoch + 1, MAX_EPOCH)
 
     def _end(self, meta: TxnMetadata, commit: bool) -> None:
         """Prepare, write every partition's marker, complete: the two records Kafka writes, around the markers."""
@@ -294,6 +293,9 @@ class TransactionCoordinator:
         self._write_markers(meta, commit)
         meta.to(Event.MARKERS_WRITTEN)
         meta.partitions.clear()
+        if meta.next_producer_id != NO_PRODUCER_ID:
+            self._set_producer(meta, meta.next_producer_id)
+            meta.next_producer_id, meta.epoch = NO_PRODUCER_ID, 0
         meta.last_update_ms = self.now()
         self._write(meta)
 
