@@ -516,3 +516,24 @@ def test_kip890_v5_end_at_an_exhausted_epoch_writes_markers_with_the_old_id_then
     assert values_of(data) == ([b"a"], ["COMMIT"]) and data.last_stable_offset == 2   # the old id's marker closed it
     retry = end(broker, pid, MAX_EPOCH - 1, version=5)                               # a retry across the rotation
     assert (retry.error_code, retry.producer_id, retry.producer_epoch) == (E.NONE, answer.producer_id, 0)
+
+
+def test_a_plain_commit_after_a_pending_transactional_one_wins(broker):
+    """Kafka's OffsetMetadataManager at the marker: the transaction's offset applies only if its record is later in
+    __consumer_offsets than the offset already committed."""
+    pid, epoch = ready(broker)
+    call(broker, "AddOffsetsToTxn", 3, {"transactional_id": TXN, "producer_id": pid, "producer_epoch": epoch,
+                                        "group_id": "g"})
+    assert txn_commit(broker, pid, epoch, 5) == E.NONE
+    plain = call(broker, "OffsetCommit", 8, {
+        "group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 9,
+                                                 "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+    assert plain.topics[0].partitions[0].error_code == E.NONE
+    end(broker, pid, epoch)
+    assert offset_fetch(broker) == (E.NONE, 9)
+    call(broker, "AddOffsetsToTxn", 3, {"transactional_id": TXN, "producer_id": pid, "producer_epoch": epoch,
+                                        "group_id": "g"})
+    txn_commit(broker, pid, epoch, 12)                   # written after the plain commit: it wins at the marker
+    end(broker, pid, epoch)
+    assert offset_fetch(broker) == (E.NONE, 12)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, partition_for_key
@@ -84,13 +85,14 @@ class GroupCoordinator:
         topic = self.broker.internal_topic(GROUP_METADATA_TOPIC)
         return topic.partitions[partition_for_key(group_id, len(topic.partitions))]
 
-    def _write(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
-        """Append records for a group to its ``__consumer_offsets`` partition (nothing while replaying them)."""
+    def _write(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> int:
+        """Append records for a group to its ``__consumer_offsets`` partition (nothing while replaying them); the
+        offset of the first (-1 when nothing was written)."""
         if self._replaying or not entries:
-            return
+            return -1
         now = self.now()
         batch = encode_batch([{"key": k, "value": v, "timestamp": now} for k, v in entries])
-        self.broker.append_internal(self._partition(group_id), batch)
+        return self.broker.append_internal(self._partition(group_id), batch)[0]
 
     def _notify(self, pending: Pending | None, value: Any) -> None:
         if pending is not None and pending.value is None:
@@ -545,30 +547,29 @@ class GroupCoordinator:
         """Store offsets (topic, partition, offset, leader epoch, metadata) validated by the caller."""
         now = self.now()
         offsets = self.offsets.setdefault(group_id, GroupOffsets())
-        written = []
-        for topic, partition, offset, leader_epoch, metadata in entries:
-            committed = CommittedOffset(offset, leader_epoch, metadata or "", now, expire_timestamp_ms)
-            offsets.put(topic, partition, committed)
-            written.append(_offset_record(group_id, topic, partition, committed))
-        self._write(group_id, written)
+        stored = [(topic, partition, CommittedOffset(offset, leader_epoch, metadata or "", now, expire_timestamp_ms))
+                  for topic, partition, offset, leader_epoch, metadata in entries]
+        base = self._write(group_id, [_offset_record(group_id, t, p, c) for t, p, c in stored])
+        for n, (topic, partition, committed) in enumerate(stored):
+            offsets.put(topic, partition, replace(committed, record_offset=base + n if base >= 0 else -1))
 
     def txn_commit(self, group_id: str, producer_id: int, epoch: int,
                    entries: Iterable[tuple[str, int, int, int, str | None]]) -> None:
         """TxnOffsetCommit: offsets written as a transactional batch of the producer into the group's partition,
         pending until the transaction's marker there commits them (or aborts them away)."""
         now = self.now()
-        written = []
-        for topic, partition, offset, leader_epoch, metadata in entries:
-            committed = CommittedOffset(offset, leader_epoch, metadata or "", now, None)
-            self._pend(group_id, producer_id, topic, partition, committed)
-            written.append(_offset_record(group_id, topic, partition, committed))
-        if not written:
+        stored = [(topic, partition, CommittedOffset(offset, leader_epoch, metadata or "", now, None))
+                  for topic, partition, offset, leader_epoch, metadata in entries]
+        if not stored:
             return
-        batch = encode_batch([{"key": k, "value": v, "timestamp": now} for k, v in written],
+        batch = encode_batch([{"key": k, "value": v, "timestamp": now}
+                              for k, v in (_offset_record(group_id, t, p, c) for t, p, c in stored)],
                              producer_id=producer_id, producer_epoch=epoch, transactional=True)
         partition = self._partition(group_id)
         base, last = self.broker.append_internal(partition, batch)
         partition.producers.record(producer_id, epoch, BatchMetadata(-1, -1, base, last, now), transactional=True)
+        for n, (topic, partition_index, committed) in enumerate(stored):
+            self._pend(group_id, producer_id, topic, partition_index, replace(committed, record_offset=base + n))
 
     def _pend(self, group_id: str, producer_id: int, topic: str, partition: int, committed: CommittedOffset) -> None:
         self.pending_txn.setdefault(producer_id, {}).setdefault(group_id, GroupOffsets()).put(topic, partition,
@@ -585,7 +586,10 @@ class GroupCoordinator:
             if commit:
                 offsets = self.offsets.setdefault(group_id, GroupOffsets())
                 for topic, partition, committed in pending.items():
-                    offsets.put(topic, partition, committed)
+                    # as Kafka's OffsetMetadataManager: a plain commit written after this one stays
+                    existing = offsets.get(topic, partition)
+                    if existing is None or committed.record_offset > existing.record_offset:
+                        offsets.put(topic, partition, committed)
                 if group_id not in self.groups and not self._replaying:
                     self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
         if not groups:
@@ -757,9 +761,9 @@ class GroupCoordinator:
                             if batch.is_transactional and kind == records.OFFSET_COMMIT and value is not None:
                                 self._pend(key.group, batch.producer_id, key.topic, key.partition, CommittedOffset(
                                     value.offset, getattr(value, "leader_epoch", -1), value.metadata,
-                                    value.commit_timestamp, None))
+                                    value.commit_timestamp, None, rec.offset))
                                 continue
-                            self._apply(kind, key, value, loaded)
+                            self._apply(kind, key, value, loaded, rec.offset)
         finally:
             self._replaying = False
         for group in loaded.values():
@@ -790,7 +794,7 @@ class GroupCoordinator:
             if kind in ("COMMIT", "ABORT"):
                 self.transaction_ended(partition_index, batch.producer_id, kind == "COMMIT")
 
-    def _apply(self, kind: int, key, value, loaded: dict[str, Any]) -> None:
+    def _apply(self, kind: int, key, value, loaded: dict[str, Any], record_offset: int = -1) -> None:
         if kind in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):
             if value is None:
                 offsets = self.offsets.get(key.group)
@@ -801,7 +805,7 @@ class GroupCoordinator:
                 return
             expire = getattr(value, "expire_timestamp", -1)
             committed = CommittedOffset(value.offset, getattr(value, "leader_epoch", -1), value.metadata,
-                                        value.commit_timestamp, expire if expire >= 0 else None)
+                                        value.commit_timestamp, expire if expire >= 0 else None, record_offset)
             self.offsets.setdefault(key.group, GroupOffsets()).put(key.topic, key.partition, committed)
         elif kind == records.GROUP_METADATA:
             if value is None:

@@ -17,6 +17,7 @@ class CommittedOffset:
     metadata: str
     commit_timestamp_ms: int
     expire_timestamp_ms: int | None = None    # set by OffsetCommit v2-v4 with an explicit RetentionTimeMs
+    record_offset: int = -1                   # where its record is in __consumer_offsets (which of two came last)
 
 
 class GroupOffsets:
