@@ -193,3 +193,24 @@ def test_any_history_keeps_the_invariants_and_survives_checkpoint_and_deltas(act
     for o in range(sp.start_offset, sp.end_offset):
         state, count = sp.state_of(o)
         assert rebuilt.state_of(o) == ((S.AVAILABLE, count - 1) if state is S.ACQUIRED else (state, count))
+
+
+# -- the share groups' assignor ------------------------------------------------------------------------------------------
+
+def test_simple_share_assignor_covers_every_partition_and_shares_when_members_outnumber_them():
+    import uuid
+
+    from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
+
+    t1, t2 = uuid.UUID(int=1), uuid.UUID(int=2)
+    few = SHARE_ASSIGNOR.assign({"a": frozenset({t1}), "b": frozenset({t1})}, {t1: 4}, {})
+    assert sorted(len(few[m][t1]) for m in "ab") == [2, 2] and few["a"][t1] | few["b"][t1] == set(range(4))
+    many = SHARE_ASSIGNOR.assign({m: frozenset({t1}) for m in "abcde"}, {t1: 2}, {})
+    assert all(len(many[m][t1]) == 1 for m in "abcde")                    # nobody idle
+    holders = [sum(p in many[m][t1] for m in "abcde") for p in range(2)]
+    assert sorted(holders) == [2, 3]                                      # shared, balanced
+    mixed = SHARE_ASSIGNOR.assign({"a": frozenset({t1}), "b": frozenset({t2})}, {t1: 1, t2: 3}, {})
+    assert mixed["a"] == {t1: frozenset({0})} and mixed["b"] == {t2: frozenset({0, 1, 2})}
+    sticky = SHARE_ASSIGNOR.assign({"a": frozenset({t1}), "b": frozenset({t1})}, {t1: 4},
+                                   {"a": {t1: frozenset({3, 2})}})
+    assert sticky["a"][t1] == {2, 3} and sticky["b"][t1] == {0, 1}

@@ -91,6 +91,47 @@ class RangeAssignor:
         return {m: _by_topic(owned[m]) for m in members}
 
 
+class SimpleShareAssignor:
+    """Share groups' ``simple`` assignor (KIP-932): members need not own partitions alone, so every subscribed
+    partition goes to at least one subscriber, balanced by count, and a member left without one when subscribers
+    outnumber partitions shares the partition with the fewest members among those it subscribes to. Sticky where
+    it can be: a member keeps a partition it has while that does not leave another partition unassigned or the
+    member over its fair share."""
+
+    name = "simple"
+
+    def assign(self, subscriptions, partitions, current) -> Assignment:
+        members = sorted(subscriptions)
+        owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
+        holders: dict[tuple[uuid.UUID, int], set[str]] = {}
+        all_partitions = sorted(((t, p) for t, n in partitions.items() for p in range(n)), key=lambda tp: (str(tp[0]),
+                                                                                                           tp[1]))
+        subscribed = {tp: [m for m in members if tp[0] in subscriptions[m]] for tp in all_partitions}
+        wanted = [tp for tp in all_partitions if subscribed[tp]]
+        fair = -(-len(wanted) // len(members)) if members else 0
+        for member in members:                                 # stickiness within the fair share
+            kept = sorted((tp for tp in ((t, p) for t, ps in (current.get(member) or {}).items() for p in ps)
+                           if tp in subscribed and member in subscribed[tp] and tp not in holders),
+                          key=lambda tp: (str(tp[0]), tp[1]))
+            for tp in kept[:fair]:
+                owned[member].add(tp)
+                holders.setdefault(tp, set()).add(member)
+        for tp in wanted:                                      # every partition to at least one member
+            if tp not in holders:
+                target = min(subscribed[tp], key=lambda m: (len(owned[m]), m))
+                owned[target].add(tp)
+                holders.setdefault(tp, set()).add(target)
+        for member in members:                                 # nobody idle while there is something to share
+            if owned[member]:
+                continue
+            mine = [tp for tp in wanted if member in subscribed[tp]]
+            if mine:
+                tp = min(mine, key=lambda tp: (len(holders[tp]), str(tp[0]), tp[1]))
+                owned[member].add(tp)
+                holders[tp].add(member)
+        return {m: _by_topic(owned[m]) for m in members}
+
+
 def _by_topic(pairs: set[tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:
     topics: dict[uuid.UUID, set[int]] = {}
     for topic_id, p in pairs:
@@ -99,3 +140,4 @@ def _by_topic(pairs: set[tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[in
 
 
 ASSIGNORS: dict[str, Assignor] = {a.name: a for a in (UniformAssignor(), RangeAssignor())}
+SHARE_ASSIGNOR = SimpleShareAssignor()
