@@ -23,6 +23,7 @@ from kafkamock.broker.groups.consumer import ConsumerGroups, replay_record
 from kafkamock.broker.groups.offsets import CommittedOffset, GroupOffsets
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.broker.producers import BatchMetadata
+from kafkamock.broker.share.groups import ShareGroups
 from kafkamock.codec import DecodeError, codec_for
 from kafkamock.records import CorruptRecordError, decode_batches, decode_control, encode_batch
 
@@ -57,6 +58,7 @@ class GroupCoordinator:
         # TxnOffsetCommit's offsets until their transaction's marker: producer id -> group id -> GroupOffsets
         self.pending_txn: dict[int, dict[str, GroupOffsets]] = {}
         self.consumer = ConsumerGroups(self)              # the KIP-848 half
+        self.share = ShareGroups(self)                    # KIP-932 share groups' membership
         self._replaying = False
 
     # -- helpers -------------------------------------------------------------------------------------------------
