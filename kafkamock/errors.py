@@ -112,6 +112,11 @@ class ErrorCode(IntEnum):
     INVALID_SHARE_SESSION_EPOCH = 123
     FENCED_STATE_EPOCH = 124
     INVALID_REGULAR_EXPRESSION = 128
+    REBOOTSTRAP_REQUIRED = 129
+    STREAMS_INVALID_TOPOLOGY = 130
+    STREAMS_INVALID_TOPOLOGY_EPOCH = 131
+    STREAMS_TOPOLOGY_FENCED = 132
+    SHARE_SESSION_LIMIT_REACHED = 133
 
 
 # Errors a client retries (Kafka's RetriableException subclasses): the request may succeed once metadata is fresh

@@ -158,6 +158,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("group.share.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
     ConfigDef("group.share.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
     ConfigDef("group.share.max.size", "SHORT", 200, validator=_between(1, 1000)),
+    ConfigDef("group.share.max.share.sessions", "INT", 2000, validator=_at_least(1)),
     ConfigDef("group.share.delivery.count.limit", "INT", 5, validator=_at_least(2)),
     ConfigDef("max.request.partition.size.limit", "INT", 2000, validator=_at_least(1)),
     # Broker-level synonyms of topic configs (ServerTopicConfigSynonyms), defaulting as the topic configs do.

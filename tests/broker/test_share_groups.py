@@ -84,3 +84,31 @@ def test_leave_and_session_timeout_reassign(broker, clock):
     broker.tick()                                                          # neither a nor c heartbeated since
     assert broker.groups.share.describe("sg")["group_state"] == "Empty"
     assert b.member_epoch == 2
+
+
+def test_share_sessions_open_advance_and_close():
+    import uuid as _uuid
+
+    from kafkamock.broker.share.sessions import ShareSessions
+
+    t = _uuid.UUID(int=7)
+    sessions = ShareSessions(lambda: 2)
+    opened = sessions.begin("g", "a", 0, add=[(t, 0)])
+    assert opened.epoch == 1 and opened.partitions == {(t, 0)}
+    with pytest.raises(KafkaError) as wrong:
+        sessions.begin("g", "a", 5)
+    assert wrong.value.code == E.INVALID_SHARE_SESSION_EPOCH
+    advanced = sessions.begin("g", "a", 1, add=[(t, 1)], forget=[(t, 0)])
+    assert advanced.epoch == 2 and advanced.partitions == {(t, 1)}
+    with pytest.raises(KafkaError) as missing:
+        sessions.begin("g", "b", 1)
+    assert missing.value.code == E.SHARE_SESSION_NOT_FOUND
+    sessions.begin("g", "b", 0)
+    with pytest.raises(KafkaError) as full:
+        sessions.begin("g", "c", 0)
+    assert full.value.code == E.SHARE_SESSION_LIMIT_REACHED
+    assert sessions.begin("g", "a", 0).epoch == 1                # a member may open its session again
+    sessions.begin("g", "a", -1)                                  # closed
+    with pytest.raises(KafkaError):
+        sessions.begin("g", "a", 1)
+    assert sessions.begin("g", "c", 0).member_id == "c"           # room again
