@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kafkamock.broker.share import AckType, RecordState, SharePartition
 from kafkamock.broker.share.state import TRANSITIONS, Event, InvalidRecordState, transition
-from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, share_delta_batch
+from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, share_delta_batch, split_batches
 
 LOCK = 30_000
 S = RecordState
@@ -214,3 +214,39 @@ def test_simple_share_assignor_covers_every_partition_and_shares_when_members_ou
     sticky = SHARE_ASSIGNOR.assign({"a": frozenset({t1}), "b": frozenset({t1})}, {t1: 4},
                                    {"a": {t1: frozenset({3, 2})}})
     assert sticky["a"][t1] == {2, 3} and sticky["b"][t1] == {0, 1}
+
+
+# -- reading a log for a share group --------------------------------------------------------------------------------------
+
+def test_read_for_share_acquires_data_batches_and_leaves_control_batches_as_gaps():
+    from kafkamock.broker.share.fetching import read_for_share
+    from kafkamock.records import encode_batch, end_txn_marker_batch
+    from kafkamock.storage import PartitionLog
+
+    plog = PartitionLog()
+
+    def append(data: bytes) -> None:
+        buffer = bytearray(data)
+        (view,), _ = split_batches(buffer)
+        base = plog.log_end_offset
+        view.set_base_offset(base)
+        plog.append(buffer, base, base + view.last_offset_delta, view.max_timestamp, 0, 0, view.record_count)
+
+    append(encode_batch([{"value": b"a%d" % n, "timestamp": 1} for n in range(3)]))          # 0-2
+    append(end_txn_marker_batch(True, producer_id=1, producer_epoch=0, coordinator_epoch=0, timestamp=1))   # 3
+    append(encode_batch([{"value": b"b%d" % n, "timestamp": 1} for n in range(2)]))          # 4-5
+    sp = partition(0)
+    first = read_for_share(plog, sp, "m1", max_records=4, max_bytes=1 << 20, limit=plog.high_watermark, now_ms=0)
+    assert runs(first.acquired) == [(0, 2, 1), (4, 4, 1)]
+    assert sp.state_of(3) == (S.ARCHIVED, 0)                        # the marker's offset is a gap
+    values = [r.value for b in decode_batches(b"".join(bytes(x) for x in first.records)) for r in b.records]
+    assert values == [b"a0", b"a1", b"a2", b"b0", b"b1"]            # whole batches; the client keeps what it acquired
+    second = read_for_share(plog, sp, "m2", max_records=10, max_bytes=1 << 20, limit=plog.high_watermark, now_ms=0)
+    assert runs(second.acquired) == [(5, 5, 1)]
+    assert read_for_share(plog, sp, "m2", max_records=10, max_bytes=1 << 20, limit=plog.high_watermark,
+                          now_ms=0).acquired == []                  # everything is in flight
+    sp.acknowledge("m1", 0, 2, AckType.ACCEPT, 1)
+    assert sp.start_offset == 4                                     # 0-2 done, 3 a gap
+    limited = partition(0)
+    assert runs(read_for_share(plog, limited, "m", max_records=10, max_bytes=1 << 20, limit=2, now_ms=0).acquired) \
+        == [(0, 1, 1)]                                              # nothing at or past the limit (an LSO, say)
