@@ -160,6 +160,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("group.share.max.size", "SHORT", 200, validator=_between(1, 1000)),
     ConfigDef("group.share.max.share.sessions", "INT", 2000, validator=_at_least(1)),
     ConfigDef("group.share.delivery.count.limit", "INT", 5, validator=_at_least(2)),
+    ConfigDef("group.share.partition.max.record.locks", "INT", 2000, validator=_at_least(100)),
+    # kafkamock's own: after this many SHARE_DELTA batches a share-partition writes a fresh SHARE_CHECKPOINT, so a
+    # restart replays a short chain (the KIP-932 seed page leaves the length to the implementation).
+    ConfigDef("kafkamock.share.delta.chain.max", "INT", 64, validator=_at_least(1)),
     ConfigDef("max.request.partition.size.limit", "INT", 2000, validator=_at_least(1)),
     # Broker-level synonyms of topic configs (ServerTopicConfigSynonyms), defaulting as the topic configs do.
     ConfigDef("log.cleaner.min.compaction.lag.ms", "LONG", 0, validator=_at_least(0)),

@@ -27,6 +27,8 @@ from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults,
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
+from kafkamock.broker.share.manager import ShareManager
+from kafkamock.broker.share.sessions import ShareSessions
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.timers import NEVER, Timers, log_key
 from kafkamock.broker.transactions import TransactionCoordinator
@@ -77,6 +79,8 @@ class Broker:
         first = self.config["node.id"]
         nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(),
                       fetch_sessions=FetchSessions(first_id=(k + 1) << 24)) for k in range(brokers)]
+        for node in nodes:
+            node.share_sessions = ShareSessions(lambda node=node: node.config["group.share.max.share.sessions"])
         self.cluster = Cluster(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
         self.registry = default_registry()
         self.timers = Timers()
@@ -91,6 +95,7 @@ class Broker:
         self._restoring = False
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
+        self.share = ShareManager(self)
         self._restore()
         self.groups.replay()
         self.transactions.replay()
@@ -430,6 +435,7 @@ class Broker:
                     for base_offset, header in partition.log.headers():
                         partition.producers.replay(header, base_offset, _marker(partition.log, base_offset, header))
                     partition.producers.changed = False
+                    self.share.restore(topic, partition)
         finally:
             self._restoring = False
         self.metadata_changed()

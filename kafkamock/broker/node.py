@@ -1,5 +1,5 @@
 """One emulated broker of the cluster: its id, the address clients reach it at, whether it is up, its own layer of
-broker configs, and its own fetch sessions. A request carries the node it arrived on."""
+broker configs, and its own fetch and share sessions. A request carries the node it arrived on."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from kafkamock.broker.config import BrokerConfig
 from kafkamock.broker.fetch_sessions import FetchSessions
+from kafkamock.broker.share.sessions import ShareSessions
 
 
 @dataclass
@@ -18,6 +19,7 @@ class Node:
     rack: str | None = None
     up: bool = True
     fetch_sessions: FetchSessions = field(default_factory=FetchSessions, repr=False)
+    share_sessions: ShareSessions = field(default_factory=lambda: ShareSessions(lambda: 2000), repr=False)
 
     def endpoint(self) -> dict:
         return {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack}

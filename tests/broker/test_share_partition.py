@@ -218,8 +218,15 @@ def test_simple_share_assignor_covers_every_partition_and_shares_when_members_ou
 
 # -- reading a log for a share group --------------------------------------------------------------------------------------
 
+def read_for_share(plog, sp, member, *, max_records, max_bytes, limit, now_ms, whole_batches=False, batch_size=0):
+    from kafkamock.broker.share.fetching import acquire, candidates
+
+    data = candidates(plog, sp, max_bytes=max_bytes, limit=limit)
+    return acquire(sp, member, data, max_records=max_records, limit=limit, now_ms=now_ms, whole_batches=whole_batches,
+                   batch_size=batch_size)
+
+
 def test_read_for_share_acquires_data_batches_and_leaves_control_batches_as_gaps():
-    from kafkamock.broker.share.fetching import read_for_share
     from kafkamock.records import encode_batch, end_txn_marker_batch
     from kafkamock.storage import PartitionLog
 
@@ -250,3 +257,9 @@ def test_read_for_share_acquires_data_batches_and_leaves_control_batches_as_gaps
     limited = partition(0)
     assert runs(read_for_share(plog, limited, "m", max_records=10, max_bytes=1 << 20, limit=2, now_ms=0).acquired) \
         == [(0, 1, 1)]                                              # nothing at or past the limit (an LSO, say)
+    whole = partition(0)                                            # batch-optimized: the started batch to its end
+    assert runs(read_for_share(plog, whole, "m", max_records=2, max_bytes=1 << 20, limit=plog.high_watermark,
+                               now_ms=0, whole_batches=True).acquired) == [(0, 2, 1)]
+    split = partition(0)                                            # BatchSize: ranges of at most 2 records
+    assert runs(read_for_share(plog, split, "m", max_records=10, max_bytes=1 << 20, limit=plog.high_watermark,
+                               now_ms=0, batch_size=2).acquired) == [(0, 1, 1), (2, 2, 1), (4, 5, 1)]

@@ -469,7 +469,8 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     Produce v12 is only verified (INVALID_TXN_STATE without AddPartitionsToTxn)."""
     def versions(b):
         answer = call(b, "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
-        return [(f.name, f.max_version_level) for f in answer.finalized_features], answer.finalized_features_epoch
+        return ([(f.name, f.max_version_level) for f in answer.finalized_features if f.name == "transaction.version"],
+                answer.finalized_features_epoch)
 
     broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1}, clock=clock)
     broker.cluster.create_topic("t", 1, 1)

@@ -42,6 +42,10 @@ from kafkamock.broker.handlers import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    share_acknowledge,
+    share_fetch,
+    share_group_describe,
+    share_group_heartbeat,
     sync_group,
     txn_offset_commit,
     write_txn_markers,
@@ -55,5 +59,6 @@ MODULES: tuple[ModuleType, ...] = (
     delete_groups, offset_delete, consumer_group_heartbeat, consumer_group_describe,
     add_partitions_to_txn, add_offsets_to_txn, end_txn, write_txn_markers, txn_offset_commit, describe_producers,
     describe_transactions, list_transactions,
+    share_group_heartbeat, share_group_describe, share_fetch, share_acknowledge,
 )
 BY_KEY: dict[int, ModuleType] = {m.API_KEY: m for m in MODULES}

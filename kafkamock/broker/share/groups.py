@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
 
+AUTHORIZED_OPERATIONS = 0b1_1010_0000   # READ, DELETE, DESCRIBE: no ACLs here (as DescribeGroups answers)
+NOT_ASKED = -(2**31)
+
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
 LEAVE_EPOCH = -1
@@ -76,6 +79,7 @@ class ShareGroup:
         self.dead = True
         for member_id in self.members:
             coordinator._unschedule(("share-session", self.group_id, member_id))
+        coordinator.broker.share.group_deleted(self.group_id)
 
     def loaded(self, coordinator) -> None:
         """Nothing is replayed for share groups yet."""
@@ -169,9 +173,14 @@ class ShareGroups:
         group.assignment_epoch = group.group_epoch
 
     def _remove(self, group: ShareGroup, member_id: str) -> None:
+        """A member leaves or is fenced: its share sessions close and what it acquired is released."""
         group.members.pop(member_id, None)
         group.target.pop(member_id, None)
         self.coordinator._unschedule(("share-session", group.group_id, member_id))
+        broker = self.coordinator.broker
+        for node in broker.nodes:
+            node.share_sessions.close_member(group.group_id, member_id)
+        broker.share.member_left(group.group_id, member_id)
         group.group_epoch += 1
         self._assign(group)
 
@@ -189,7 +198,7 @@ class ShareGroups:
                 "assignment": None if assignment is None else {"topic_partitions": [
                     {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(assignment.items(), key=str)]}}
 
-    def describe(self, group_id: str) -> dict:
+    def describe(self, group_id: str, include_operations: bool = False) -> dict:
         """One ShareGroupDescribe entry: GROUP_ID_NOT_FOUND for no group or another kind."""
         group = self.coordinator.groups.get(group_id)
         if group is None or group.kind != "share" or group.dead:
@@ -199,7 +208,8 @@ class ShareGroups:
         names = {t.topic_id: name for name, t in self.coordinator.broker.cluster.topics.items()}
         return {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": group.state_name,
                 "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
-                "assignor_name": SHARE_ASSIGNOR.name, "authorized_operations": -2147483648,
+                "assignor_name": SHARE_ASSIGNOR.name,
+                "authorized_operations": AUTHORIZED_OPERATIONS if include_operations else NOT_ASKED,
                 "members": [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
                              "client_id": m.client_id, "client_host": m.client_host,
                              "subscribed_topic_names": m.subscribed_topic_names,

@@ -59,20 +59,26 @@ class SharePartition:
 
     # -- acquiring ----------------------------------------------------------------------------------------------------
 
-    def acquire(self, member: str, batches: Iterable[tuple[int, int]], max_records: int, now_ms: int
-                ) -> list[AcquiredRun]:
+    def acquire(self, member: str, batches: Iterable[tuple[int, int]], max_records: int, now_ms: int, *,
+                whole_batches: bool = False) -> list[AcquiredRun]:
         """Acquire for ``member`` up to ``max_records`` Available records among the offsets of ``batches`` (the
         (first, last) offsets of the batches read from the log, in order): each gets its delivery count raised and
         a lock until now + ``group.share.record.lock.duration.ms``. New offsets past the SPEO are acquired only
-        while the records in flight stay within ``group.share.partition.max.record.locks``."""
+        while the records in flight stay within ``group.share.partition.max.record.locks``.
+
+        ``whole_batches`` is KIP-1206's batch-optimized mode: ``max_records`` is checked only between batches, so
+        a batch once started is acquired to its end (MaxRecords "can be exceeded for alignment of batch
+        boundaries"); otherwise (record-limit mode) never more than ``max_records``."""
         deadline = now_ms + self.lock_duration_ms()
         limit = self.start_offset + self.max_in_flight()
         runs: list[AcquiredRun] = []
         taken = 0
         for first, last in batches:
+            if taken >= max_records:
+                break
             for offset in range(max(first, self.start_offset), last + 1):
-                if taken >= max_records:
-                    return runs
+                if taken >= max_records and not whole_batches:
+                    break
                 record = self.records.get(offset)
                 if record is None:
                     if offset < self.end_offset or offset >= limit:
@@ -96,24 +102,41 @@ class SharePartition:
         self._advance()
         return runs
 
+    def acquirable(self, first: int, last: int) -> bool:
+        """Whether ``acquire`` would take anything among ``first..last`` now (an Available record, or a new offset
+        within ``group.share.partition.max.record.locks``)."""
+        first = max(first, self.start_offset)
+        if last >= self.end_offset and self.end_offset < self.start_offset + self.max_in_flight():
+            return True
+        return any(self.records[o].state is S.AVAILABLE for o in range(first, min(last + 1, self.end_offset))
+                   if o in self.records)
+
     # -- acknowledging ------------------------------------------------------------------------------------------------
 
     def acknowledge(self, member: str, first: int, last: int, ack_type: AckType | int, now_ms: int) -> None:
-        """Apply one acknowledgement batch of ``member`` to offsets ``first..last``, all or nothing: every offset
-        must be Acquired by that member (else InvalidRecordState: Kafka's INVALID_RECORD_STATE). RENEW
+        """Apply one acknowledgement batch of ``member`` to offsets ``first..last`` (``acknowledge_all``)."""
+        self.acknowledge_all(member, [(first, last, ack_type)], now_ms)
+
+    def acknowledge_all(self, member: str, runs: Iterable[tuple[int, int, AckType | int]], now_ms: int) -> None:
+        """Apply ``member``'s acknowledgements ``(first, last, type)``, all or nothing: every offset must be Acquired
+        by that member (else InvalidRecordState: Kafka's INVALID_RECORD_STATE, and nothing changes). RENEW
         (KIP-1222) restarts the lock for the current lock duration and leaves the state Acquired."""
-        try:
-            event = ACK_EVENTS[AckType(ack_type)]
-        except (ValueError, KeyError):
-            raise InvalidRecordState(f"unknown acknowledgement type {ack_type}") from None
-        if last < first:
-            raise InvalidRecordState(f"last offset {last} is before first offset {first}")
-        for offset in range(first, last + 1):
-            record = self.records.get(offset)
-            if record is None or record.state is not S.ACQUIRED or record.member != member:
-                raise InvalidRecordState(f"offset {offset} is not acquired by member {member}")
-        for offset in range(first, last + 1):
-            self._apply(offset, self.records[offset], event, now_ms)
+        checked = []
+        for first, last, ack_type in runs:
+            try:
+                event = ACK_EVENTS[AckType(ack_type)]
+            except (ValueError, KeyError):
+                raise InvalidRecordState(f"unknown acknowledgement type {ack_type}") from None
+            if last < first:
+                raise InvalidRecordState(f"last offset {last} is before first offset {first}")
+            for offset in range(first, last + 1):
+                record = self.records.get(offset)
+                if record is None or record.state is not S.ACQUIRED or record.member != member:
+                    raise InvalidRecordState(f"offset {offset} is not acquired by member {member}")
+            checked.append((first, last, event))
+        for first, last, event in checked:
+            for offset in range(first, last + 1):
+                self._apply(offset, self.records[offset], event, now_ms)
         self._advance()
 
     def expire_locks(self, now_ms: int) -> int:

@@ -1,0 +1,31 @@
+"""ShareGroupHeartbeat (76): KIP-932's one request for joining, staying in and leaving a share group.
+
+The member (its id chosen by the client) reports its subscription; the answer carries its epoch, the heartbeat
+interval and, when it changed, the partitions assigned to it — shared with other members when there are more
+members than partitions (``share/groups.py``, the ``simple`` assignor).
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import KafkaError
+
+API_KEY = 76
+
+
+def _error(code, message, body) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": body.member_id,
+            "member_epoch": -1, "heartbeat_interval_ms": 0, "assignment": None}
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        peer = request.connection.peer.rsplit(":", 1)[0]
+        return broker.groups.share.heartbeat(body, request.client_id or "", "/" + peer)
+    except KafkaError as exc:
+        return _error(exc.code, exc.message, body)
+
+
+def error_response(broker, request, code) -> dict:
+    return _error(code, None, request.body)

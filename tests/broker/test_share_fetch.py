@@ -1,0 +1,317 @@
+"""ShareFetch and ShareAcknowledge in the core, on a ManualClock, with raw requests through the codec: acquisition,
+long-poll, acknowledgements piggy-backed and alone, lock expiry, KIP-1222 RENEW and its request rules, share-session
+errors, the delivery limit, members leaving, and the durable state (control batches, restart from a data dir).
+No sockets, no sleeping."""
+
+from __future__ import annotations
+
+import pytest
+from support.broker_calls import call
+
+from kafkamock.broker import Broker, Waiter
+from kafkamock.broker.errors import ErrorCode as E
+from kafkamock.records import decode_batches, decode_control, encode_batch
+from kafkamock.storage import DiskStorage
+
+LOCK = 30_000
+GROUP = "sg"
+
+
+def make_broker(clock, storage=None, **config):
+    b = Broker({"group.share.delivery.count.limit": 3, "group.share.session.timeout.ms": 600_000, **config},
+               clock=clock, storage=storage)
+    if "t" not in b.cluster.topics:
+        b.cluster.create_topic("t", 1, 1)
+    return b
+
+
+@pytest.fixture
+def broker(clock):
+    return make_broker(clock)
+
+
+def topic_id(broker):
+    return broker.cluster.topics["t"].topic_id
+
+
+def produce(broker, values, partition=0):
+    batch = encode_batch([{"value": v, "timestamp": broker.now_ms()} for v in values])
+    answer = call(broker, "Produce", 9, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": partition, "records": batch}]}]})
+    assert answer.responses[0].partition_responses[0].error_code == E.NONE
+
+
+def join(broker, member):
+    answer = call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": member, "member_epoch": 0,
+                                                     "rack_id": None, "subscribed_topic_names": ["t"]})
+    assert answer.error_code == E.NONE
+    return answer
+
+
+def share_fetch(broker, member, epoch, acks=None, *, version=2, wait=0, min_bytes=1, max_records=500,
+                max_bytes=1 << 20, renew=False, mode=0, batch_size=500, partitions=(0,), forget=()):
+    acks = acks or {}
+    body = {"group_id": GROUP, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": wait,
+            "min_bytes": min_bytes, "max_bytes": max_bytes, "max_records": max_records, "batch_size": batch_size,
+            "share_acquire_mode": mode, "is_renew_ack": renew,
+            "topics": [{"topic_id": topic_id(broker), "partitions": [
+                {"partition_index": p, "acknowledgement_batches": acks.get(p, [])} for p in partitions]}],
+            "forgotten_topics_data": [{"topic_id": topic_id(broker), "partitions": list(forget)}] if forget else []}
+    return call(broker, "ShareFetch", version, body)
+
+
+def share_ack(broker, member, epoch, acks, *, version=2, renew=False):
+    body = {"group_id": GROUP, "member_id": member, "share_session_epoch": epoch, "is_renew_ack": renew,
+            "topics": [{"topic_id": topic_id(broker), "partitions": [
+                {"partition_index": p, "acknowledgement_batches": batches} for p, batches in acks.items()]}]}
+    return call(broker, "ShareAcknowledge", version, body)
+
+
+def batch(first, last, *types):
+    return {"first_offset": first, "last_offset": last, "acknowledge_types": list(types)}
+
+
+def part(answer, index=0):
+    return next(p for t in answer.responses for p in t.partitions if p.partition_index == index)
+
+
+def acquired(answer, index=0):
+    """The AcquiredRecords of a partition; an incremental answer leaves a partition with nothing new out."""
+    found = [p for t in answer.responses for p in t.partitions if p.partition_index == index]
+    return [(r.first_offset, r.last_offset, r.delivery_count) for p in found for r in p.acquired_records]
+
+
+def values(answer, index=0):
+    records = part(answer, index).records
+    data = b"".join(bytes(r) for r in records) if isinstance(records, list) else bytes(records or b"")
+    return [r.value for b in decode_batches(data) if not b.is_control for r in b.records]
+
+
+def answered(waiter: Waiter):
+    from support.broker_calls import decode_response
+
+    assert waiter.done, "the share fetch is still waiting"
+    return decode_response("ShareFetch", 2, waiter.result.body)
+
+
+def earliest(broker):
+    broker.share.partitions.clear()
+    config = getattr(broker.groups, "configs", None)
+    if config is not None:
+        config.set(GROUP, {"share.auto.offset.reset": "earliest"})
+
+
+# -- acquiring and acknowledging ----------------------------------------------------------------------------------
+
+def test_members_acquire_disjoint_records_and_a_release_wakes_a_waiting_fetch(broker):
+    join(broker, "a")
+    join(broker, "b")
+    first = share_fetch(broker, "a", 0)                       # opens the session; the SPSO is "latest": 0
+    assert first.error_code == E.NONE and first.acquisition_lock_timeout_ms == LOCK
+    assert acquired(first) == []
+    produce(broker, [b"v%d" % n for n in range(10)])
+    got = share_fetch(broker, "a", 1)
+    assert acquired(got) == [(1, 10, 1)] and values(got) == [b"v%d" % n for n in range(10)]
+    waiting = share_fetch(broker, "b", 0, wait=5000)          # nothing left to acquire: b waits
+    assert isinstance(waiting, Waiter) and not waiting.done
+    released = share_ack(broker, "a", 2, {0: [batch(1, 5, 2)]})   # a gives 1-5 back
+    assert released.error_code == E.NONE and part(released).error_code == E.NONE
+    assert released.acquisition_lock_timeout_ms == LOCK
+    assert acquired(answered(waiting)) == [(1, 5, 2)]         # b is answered at once, delivery count 2
+    accepted = share_fetch(broker, "a", 3, {0: [batch(6, 10, 1)]})
+    assert part(accepted).acknowledge_error_code == E.NONE
+    share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
+    assert share.start_offset == 1 and share.end_offset == 11   # offset 0: the first checkpoint, a gap
+    assert share_ack(broker, "b", 1, {0: [batch(1, 5, 1)]}).error_code == E.NONE
+    assert share.start_offset == 11                           # everything acknowledged: the SPSO moved on
+
+
+def test_piggy_backed_acks_are_applied_before_the_fetch(broker):
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"x", b"y", b"z"])
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 3, 1)]
+    again = share_fetch(broker, "a", 2, {0: [batch(1, 3, 2, 1, 2)]})   # per-offset types: release, accept, release
+    assert part(again).acknowledge_error_code == E.NONE
+    assert acquired(again) == [(1, 1, 2), (3, 3, 2)]
+
+
+def test_lock_expiry_makes_records_available_again_with_the_next_delivery_count(broker, clock):
+    join(broker, "a")
+    join(broker, "b")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"a", b"b"])
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 2, 1)]
+    waiting = share_fetch(broker, "b", 0, wait=60_000)
+    clock.advance(LOCK - 1)
+    broker.tick()
+    assert not waiting.done
+    clock.advance(1)
+    broker.tick()                                             # the lock ran out: b gets the records
+    assert acquired(answered(waiting)) == [(1, 2, 2)]
+    late = share_ack(broker, "a", 2, {0: [batch(1, 2, 1)]})
+    assert part(late).error_code == E.INVALID_RECORD_STATE    # a no longer holds them
+
+
+def test_the_delivery_limit_archives_a_record(broker, clock):
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"poison"])
+    epoch = 1
+    for delivery in (1, 2, 3):
+        got = share_fetch(broker, "a", epoch)
+        assert acquired(got) == [(1, 1, delivery)]
+        assert share_ack(broker, "a", epoch + 1, {0: [batch(1, 1, 2)]}).error_code == E.NONE
+        epoch += 2
+    assert acquired(share_fetch(broker, "a", epoch)) == []    # archived after 3 deliveries
+    assert broker.share.partitions[(GROUP, topic_id(broker), 0)].start_offset == 2
+
+
+def test_record_limit_mode_max_records_and_batch_size(broker):
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"%d" % n for n in range(6)])
+    assert acquired(share_fetch(broker, "a", 1, max_records=2, mode=1)) == [(1, 2, 1)]
+    assert acquired(share_fetch(broker, "a", 2, max_records=1, mode=0)) == [(3, 6, 1)]   # the batch is completed
+    share_ack(broker, "a", 3, {0: [batch(1, 6, 2)]})
+    assert acquired(share_fetch(broker, "a", 4, batch_size=4)) == [(1, 4, 2), (5, 6, 2)]
+
+
+def test_a_member_that_leaves_releases_what_it_holds(broker):
+    join(broker, "a")
+    join(broker, "b")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"1", b"2"])
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 2, 1)]
+    call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": "a", "member_epoch": -1,
+                                            "rack_id": None, "subscribed_topic_names": None})
+    assert acquired(share_fetch(broker, "b", 0)) == [(1, 2, 2)]
+    assert share_fetch(broker, "a", 2).error_code == E.SHARE_SESSION_NOT_FOUND   # its session closed with it
+
+
+# -- KIP-1222 RENEW -----------------------------------------------------------------------------------------------
+
+def test_renew_restarts_the_lock_and_keeps_the_record_acquired(broker, clock):
+    join(broker, "a")
+    join(broker, "b")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"slow"])
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 1, 1)]
+    clock.advance(LOCK - 1000)
+    broker.tick()
+    renewed = share_ack(broker, "a", 2, {0: [batch(1, 1, 4)]}, renew=True)
+    assert renewed.error_code == E.NONE and part(renewed).error_code == E.NONE
+    assert renewed.acquisition_lock_timeout_ms == LOCK
+    clock.advance(LOCK - 1)                                   # past the first deadline, before the renewed one
+    broker.tick()
+    assert acquired(share_fetch(broker, "b", 0)) == []        # still a's
+    by_fetch = share_fetch(broker, "a", 3, {0: [batch(1, 1, 4)]}, renew=True, wait=0, min_bytes=0, max_records=0,
+                           max_bytes=0)
+    assert by_fetch.error_code == E.NONE and part(by_fetch).acknowledge_error_code == E.NONE
+    assert acquired(by_fetch) == []                           # a renew request acquires nothing
+    clock.advance(LOCK)
+    broker.tick()                                             # no more renewals: the lock runs out
+    assert acquired(share_fetch(broker, "b", 1)) == [(1, 1, 2)]
+
+
+def test_renew_rules_give_invalid_request(broker):
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"r"])
+    share_fetch(broker, "a", 1)
+    bad = share_fetch(broker, "a", 2, {0: [batch(1, 1, 4)]}, renew=True)   # limits not zero
+    assert bad.error_code == E.INVALID_REQUEST
+    at_v1 = share_ack(broker, "a", 2, {0: [batch(1, 1, 4)]}, version=1)
+    assert part(at_v1).error_code == E.INVALID_REQUEST       # RENEW is unknown at v1
+    unknown = share_ack(broker, "a", 3, {0: [batch(1, 1, 5)]})
+    assert part(unknown).error_code == E.INVALID_REQUEST
+    assert share_ack(broker, "a", 4, {0: [batch(1, 1, 1)]}).responses[0].partitions[0].error_code == E.NONE
+
+
+# -- bad input ------------------------------------------------------------------------------------------------------
+
+def test_share_session_and_acknowledgement_errors(broker):
+    join(broker, "a")
+    assert share_fetch(broker, "a", 3).error_code == E.SHARE_SESSION_NOT_FOUND
+    assert share_fetch(broker, "a", 0, {0: [batch(1, 1, 1)]}).error_code == E.INVALID_REQUEST
+    assert share_fetch(broker, "a", 0).error_code == E.NONE
+    assert share_fetch(broker, "a", 5).error_code == E.INVALID_SHARE_SESSION_EPOCH
+    assert share_ack(broker, "a", 0, {0: [batch(1, 1, 1)]}).error_code == E.INVALID_SHARE_SESSION_EPOCH
+    produce(broker, [b"1", b"2", b"3"])
+    share_fetch(broker, "a", 1)
+    not_held = share_ack(broker, "a", 2, {0: [batch(1, 6, 1)]})
+    assert part(not_held).error_code == E.INVALID_RECORD_STATE
+    reversed_batch = share_ack(broker, "a", 3, {0: [batch(3, 2, 1)]})
+    assert part(reversed_batch).error_code == E.INVALID_REQUEST
+    overlapping = share_ack(broker, "a", 4, {0: [batch(1, 2, 1), batch(2, 3, 1)]})
+    assert part(overlapping).error_code == E.INVALID_REQUEST
+    wrong_count = share_ack(broker, "a", 5, {0: [batch(1, 3, 1, 1)]})
+    assert part(wrong_count).error_code == E.INVALID_REQUEST
+    unknown_partition = share_ack(broker, "a", 6, {7: [batch(1, 1, 1)]})
+    assert part(unknown_partition, 7).error_code == E.UNKNOWN_TOPIC_ID
+    assert part(share_ack(broker, "a", 7, {0: [batch(1, 3, 1)]})).error_code == E.NONE   # nothing was half-applied
+    assert share_ack(broker, "a", -1, {}).error_code == E.NONE                          # -1 closes
+    assert share_fetch(broker, "a", 8).error_code == E.SHARE_SESSION_NOT_FOUND
+
+
+def test_share_session_limit(clock):
+    broker = make_broker(clock, **{"group.share.max.share.sessions": 1})
+    join(broker, "a")
+    join(broker, "b")
+    assert share_fetch(broker, "a", 0).error_code == E.NONE
+    assert share_fetch(broker, "b", 0).error_code == E.SHARE_SESSION_LIMIT_REACHED
+
+
+# -- durable state --------------------------------------------------------------------------------------------------
+
+def control_kinds(broker):
+    plog = broker.cluster.topics["t"].partitions[0].log
+    kinds = []
+    for stored in plog.batches(0):
+        for b in decode_batches(bytes(stored.data)):
+            if b.is_control:
+                kinds.extend(decode_control(r.key, r.value)[0] for r in b.records)
+    return kinds
+
+
+def test_state_is_written_as_control_batches_that_consumers_skip(broker):
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"1", b"2", b"3"])
+    share_fetch(broker, "a", 1)
+    share_ack(broker, "a", 2, {0: [batch(1, 1, 1), batch(2, 2, 2), batch(3, 3, 3)]})
+    assert control_kinds(broker) == ["SHARE_CHECKPOINT", "SHARE_DELTA"]
+    fetched = call(broker, "Fetch", 12, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
+                                                  "current_leader_epoch": -1, "log_start_offset": -1,
+                                                  "last_fetched_epoch": -1}]}]})
+    records = fetched.responses[0].partitions[0].records
+    data = b"".join(bytes(r) for r in records) if isinstance(records, list) else bytes(records)
+    assert [r.value for b in decode_batches(data) if not b.is_control for r in b.records] == [b"1", b"2", b"3"]
+    again = share_fetch(broker, "a", 3)                       # the released record again; the delta is a gap
+    assert acquired(again) == [(2, 2, 2)] and values(again) == [b"1", b"2", b"3"]
+
+
+def test_a_restart_rebuilds_the_state_from_checkpoint_and_deltas(clock, tmp_path):
+    broker = make_broker(clock, DiskStorage(tmp_path), **{"kafkamock.share.delta.chain.max": 2})
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"%d" % n for n in range(6)])
+    share_fetch(broker, "a", 1)                               # 1-6 acquired (delivery 1)
+    share_ack(broker, "a", 2, {0: [batch(1, 1, 1)]})          # delta 1: 1 acknowledged
+    share_ack(broker, "a", 3, {0: [batch(2, 2, 2)]})          # delta 2: 2 released (delivery 1)
+    share_ack(broker, "a", 4, {0: [batch(3, 3, 3)]})          # chain full: a checkpoint
+    assert control_kinds(broker) == ["SHARE_CHECKPOINT", "SHARE_DELTA", "SHARE_DELTA", "SHARE_CHECKPOINT"]
+    share_fetch(broker, "a", 5)                               # 2 acquired again (delivery 2), not written
+    assert list(tmp_path.glob("t-0/*.sharestate"))
+    # No close: the process dies here (kill -9). A new broker on the same directory rebuilds the state.
+    restarted = make_broker(clock, DiskStorage(tmp_path))
+    share = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
+    assert share.start_offset == 2
+    assert [share.state_of(o) for o in range(2, 7)] == [
+        (0, 1), (4, 1), (0, 0), (0, 0), (0, 0)]               # Available; the acquired ones as delivery count - 1
+    join(restarted, "b")
+    got = share_fetch(restarted, "b", 0)
+    assert acquired(got) == [(2, 2, 2), (4, 6, 1)]            # 3 was rejected: archived, never again
