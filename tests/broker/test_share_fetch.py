@@ -315,3 +315,42 @@ def test_a_restart_rebuilds_the_state_from_checkpoint_and_deltas(clock, tmp_path
     join(restarted, "b")
     got = share_fetch(restarted, "b", 0)
     assert acquired(got) == [(2, 2, 2), (4, 6, 1)]            # 3 was rejected: archived, never again
+
+
+# -- the share-group offsets admin APIs (keys 90-92) ------------------------------------------------------------------
+
+def describe_offsets(broker, topics=None, version=1):
+    body = {"groups": [{"group_id": GROUP, "topics": None if topics is None else [
+        {"topic_name": t, "partitions": ps} for t, ps in topics.items()]}]}
+    group = call(broker, "DescribeShareGroupOffsets", version, body).groups[0]
+    return group.error_code, {(t.topic_name, p.partition_index): (p.start_offset, p.lag, p.error_code)
+                              for t in group.topics for p in t.partitions}
+
+
+def test_describe_alter_and_delete_share_group_offsets(clock, tmp_path):
+    broker = make_broker(clock, DiskStorage(tmp_path))
+    assert describe_offsets(broker)[0] == E.GROUP_ID_NOT_FOUND
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"1", b"2", b"3"])
+    share_fetch(broker, "a", 1)
+    share_ack(broker, "a", 2, {0: [batch(1, 1, 1)]})
+    assert describe_offsets(broker) == (E.NONE, {("t", 0): (2, 2, E.NONE)})     # 2-3 not yet delivered completely
+    assert describe_offsets(broker, {"t": [0], "nope": [0]}, version=0)[1] == {
+        ("t", 0): (2, -1, E.NONE), ("nope", 0): (-1, -1, E.UNKNOWN_TOPIC_OR_PARTITION)}
+    alter = {"group_id": GROUP, "topics": [{"topic_name": "t", "partitions": [{"partition_index": 0,
+                                                                               "start_offset": 3}]}]}
+    assert call(broker, "AlterShareGroupOffsets", 0, alter).error_code == E.NON_EMPTY_GROUP
+    delete = {"group_id": GROUP, "topics": [{"topic_name": "t"}]}
+    assert call(broker, "DeleteShareGroupOffsets", 0, delete).error_code == E.NON_EMPTY_GROUP
+    call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": "a", "member_epoch": -1,
+                                            "rack_id": None, "subscribed_topic_names": None})
+    altered = call(broker, "AlterShareGroupOffsets", 0, alter)
+    assert altered.error_code == E.NONE and altered.responses[0].partitions[0].error_code == E.NONE
+    assert describe_offsets(broker)[1][("t", 0)][0] == 3
+    deleted = call(broker, "DeleteShareGroupOffsets", 0, {"group_id": GROUP, "topics": [{"topic_name": "t"},
+                                                                                        {"topic_name": "nope"}]})
+    assert [r.error_code for r in deleted.responses] == [E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION]
+    assert describe_offsets(broker) == (E.NONE, {})
+    restarted = make_broker(clock, DiskStorage(tmp_path))      # the tombstone keeps the deleted state away
+    assert not restarted.share.partitions

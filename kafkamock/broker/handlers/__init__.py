@@ -11,6 +11,7 @@ from kafkamock.broker.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
     alter_configs,
+    alter_share_group_offsets,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -18,11 +19,13 @@ from kafkamock.broker.handlers import (
     create_topics,
     delete_groups,
     delete_records,
+    delete_share_group_offsets,
     delete_topics,
     describe_cluster,
     describe_configs,
     describe_groups,
     describe_producers,
+    describe_share_group_offsets,
     describe_topic_partitions,
     describe_transactions,
     end_txn,
@@ -60,5 +63,6 @@ MODULES: tuple[ModuleType, ...] = (
     add_partitions_to_txn, add_offsets_to_txn, end_txn, write_txn_markers, txn_offset_commit, describe_producers,
     describe_transactions, list_transactions,
     share_group_heartbeat, share_group_describe, share_fetch, share_acknowledge,
+    describe_share_group_offsets, alter_share_group_offsets, delete_share_group_offsets,
 )
 BY_KEY: dict[int, ModuleType] = {m.API_KEY: m for m in MODULES}

@@ -162,6 +162,18 @@ class ShareGroups:
             group = coordinator.groups[group_id] = ShareGroup(group_id)
         return group
 
+    def empty_group(self, group_id: str, *, create: bool = True) -> ShareGroup:
+        """The share group an offsets admin call may change: it must have no members (NON_EMPTY_GROUP)."""
+        group = self.coordinator.groups.get(group_id)
+        if group is not None and group.dead:
+            group = None
+        if group is None and not create:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        group = self._group(group_id, create=True)
+        if group.members:
+            raise KafkaError(E.NON_EMPTY_GROUP, f"The share group {group_id} has members.")
+        return group
+
     def _assign(self, group: ShareGroup) -> None:
         topics = self.coordinator.broker.cluster.topics
         by_name = {name: t for name, t in topics.items() if not name.startswith("__")}

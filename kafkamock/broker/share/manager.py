@@ -28,14 +28,15 @@ from datetime import timedelta
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.share.fetching import EMPTY, ShareRead, acquire, candidates
 from kafkamock.broker.share.partition import NEVER, SharePartition
-from kafkamock.broker.share.state import InvalidRecordState
-from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, share_delta_batch
+from kafkamock.broker.share.state import InvalidRecordState, RecordState
+from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, share_delta_batch, split_batches
 from kafkamock.records.layout import CONTROL_BIT, HEADER
 from kafkamock.storage.share_snapshot import ShareSnapshot
 
 log = logging.getLogger("kafkamock.share")
 Key = tuple[str, uuid.UUID, int]
 READ_COMMITTED = "read_committed"
+DELETED = -1        # a SHARE_CHECKPOINT with SPSO -1 is a tombstone: the share-partition was deleted
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,15 +179,44 @@ class ShareManager:
     def group_deleted(self, group_id: str) -> None:
         """DeleteGroups removed an empty share group: its share-partitions go, a later group starts afresh."""
         for key in [k for k in self.partitions if k[0] == group_id]:
-            del self.partitions[key]
-            self.checkpoint_offsets.pop(key, None)
-            self.broker.timers.unschedule(("share-locks", *key))
-            partition = self._partition(key)
-            if partition is not None:
-                partition.log.store.remove_share_snapshot(group_id)
+            self.delete(key)
+
+    def delete(self, key: Key) -> None:
+        """Forget a share-partition, durably: a tombstone checkpoint (SPSO and SPEO -1, no runs) ends its chain, so
+        a restart does not bring it back; the next ShareFetch starts it afresh by ``share.auto.offset.reset``."""
+        share = self.partitions.pop(key, None)
+        self.checkpoint_offsets.pop(key, None)
+        self.broker.timers.unschedule(("share-locks", *key))
+        partition = self._partition(key)
+        if share is None or partition is None:
+            return
+        tombstone = {"group_id": key[0], "checkpoint_epoch": share.checkpoint_epoch + 1, "start_offset": DELETED,
+                     "end_offset": DELETED, "states": []}
+        self.broker.append_internal(partition, share_checkpoint_batch(**tombstone, timestamp=self.broker.now_ms()),
+                                    notify=False)
+        partition.log.store.remove_share_snapshot(key[0])
+
+    def reset(self, group_id: str, topic, partition, start_offset: int) -> None:
+        """AlterShareGroupOffsets: the share-partition starts over at ``start_offset`` (the group is empty)."""
+        key = (group_id, topic.topic_id, partition.index)
+        old = self.partitions.get(key)
+        share = self.partitions[key] = self._new(group_id, start_offset)
+        share.checkpoint_epoch = old.checkpoint_epoch if old is not None else 0
+        self._checkpoint(key, share, partition)
 
     def of_group(self, group_id: str) -> list[tuple[Key, SharePartition]]:
         return [(k, s) for k, s in self.partitions.items() if k[0] == group_id]
+
+    def lag(self, group_id: str, share: SharePartition, partition) -> int:
+        """KIP-1226's lag: offsets from the SPSO to the read limit whose delivery is not complete."""
+        limit = self.limit(group_id, partition)
+        pending = sum(1 for r in share.records.values() if r.state in (RecordState.AVAILABLE, RecordState.ACQUIRED))
+        for stored in partition.log.batches(max(share.end_offset, share.start_offset), limit):
+            views, _ = split_batches(stored.data)
+            for view in views:                  # not yet read: the data records up to the limit (no control batch)
+                if not view.is_control:
+                    pending += min(view.last_offset, limit - 1) - max(view.base_offset, share.end_offset) + 1
+        return pending
 
     # -- locks and persistence ------------------------------------------------------------------------------------
 
@@ -264,7 +294,10 @@ class ShareManager:
         offsets: dict[str, int] = {}
         for base_offset, kind, value in _share_control_records(plog, start):
             group_id = value.group_id
-            if kind == "SHARE_CHECKPOINT":
+            if kind == "SHARE_CHECKPOINT" and value.start_offset == DELETED:
+                found.pop(group_id, None)
+                offsets.pop(group_id, None)
+            elif kind == "SHARE_CHECKPOINT":
                 current = found.get(group_id)
                 if current is None or value.checkpoint_epoch > current.checkpoint_epoch:
                     found[group_id] = SharePartition.restore(value, **self._limits(group_id))

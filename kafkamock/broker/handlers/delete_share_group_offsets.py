@@ -1,0 +1,44 @@
+"""DeleteShareGroupOffsets (92): forget an empty share group's state for whole topics
+(Admin.deleteShareGroupOffsets); a later ShareFetch starts those share-partitions by ``share.auto.offset.reset``.
+
+No share group: GROUP_ID_NOT_FOUND; members: NON_EMPTY_GROUP; an unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 92
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _top(code, message) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        broker.groups.share.empty_group(body.group_id, create=False)
+    except KafkaError as exc:
+        return _top(exc.code, exc.message)
+    responses = []
+    for t in body.topics:
+        topic = broker.cluster.topics.get(t.topic_name)
+        if topic is None:
+            responses.append({"topic_name": t.topic_name, "topic_id": ZERO_UUID,
+                              "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                              "error_message": "The topic does not exist."})
+            continue
+        for index in range(len(topic.partitions)):
+            broker.share.delete((body.group_id, topic.topic_id, index))
+        responses.append({"topic_name": t.topic_name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE,
+                          "error_message": None})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
+
+
+def error_response(broker, request, code) -> dict:
+    return _top(code, None)
