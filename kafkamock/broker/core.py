@@ -473,6 +473,7 @@ class Broker:
                 if partition.log.delete_old_segments(now):
                     log.info("retention deleted segments of %s-%d; log start offset %d -> %d", topic.name,
                              partition.index, before, partition.log.log_start_offset)
+                    self.share.log_start_moved(partition, topic)
                 partition.log.store.maintain(now)
 
     def _expire_producers(self, now: int) -> None:

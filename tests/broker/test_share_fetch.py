@@ -354,3 +354,21 @@ def test_describe_alter_and_delete_share_group_offsets(clock, tmp_path):
     assert describe_offsets(broker) == (E.NONE, {})
     restarted = make_broker(clock, DiskStorage(tmp_path))      # the tombstone keeps the deleted state away
     assert not restarted.share.partitions
+
+
+def test_delete_records_moves_the_spso_and_keeps_a_checkpoint_for_recovery(clock, tmp_path):
+    broker = make_broker(clock, DiskStorage(tmp_path))
+    join(broker, "a")
+    share_fetch(broker, "a", 0)                               # the first checkpoint, at offset 0
+    produce(broker, [b"%d" % n for n in range(4)])           # 1-4
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 4, 1)]
+    share_ack(broker, "a", 2, {0: [batch(1, 2, 2)]})          # 1-2 released
+    deleted = call(broker, "DeleteRecords", 2, {"topics": [{"name": "t", "partitions": [
+        {"partition_index": 0, "offset": 3}]}], "timeout_ms": 1000})
+    assert deleted.topics[0].partitions[0].low_watermark == 3
+    share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
+    assert share.start_offset == 3                            # the released 1-2 are gone with the log
+    assert broker.share.checkpoint_offsets[(GROUP, topic_id(broker), 0)] >= 3   # a new checkpoint after the start
+    restarted = make_broker(clock, DiskStorage(tmp_path))
+    again = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
+    assert again.start_offset == 3 and [again.state_of(o) for o in (3, 4)] == [(0, 0), (0, 0)]

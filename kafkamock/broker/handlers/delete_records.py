@@ -32,6 +32,7 @@ def _delete(broker, request, topic, index: int, offset: int) -> int:
                          f"Cannot increment the log start offset to {target} of partition {topic.name}-{index} since "
                          f"it is larger than the high watermark {plog.high_watermark}")
     plog.delete_before(target, broker.now_ms())
+    broker.share.log_start_moved(partition, topic)
     return plog.log_start_offset
 
 
