@@ -27,9 +27,9 @@ from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults,
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
+from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.share.manager import ShareManager
 from kafkamock.broker.share.sessions import ShareSessions
-from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.timers import NEVER, Timers, log_key
 from kafkamock.broker.transactions import TransactionCoordinator
 from kafkamock.codec import Message, default_registry

@@ -1,7 +1,8 @@
 """ShareAcknowledge (79): a share-group member acknowledges records it acquired, without fetching.
 
 The request works in the member's share session (``share/sessions.py``): epoch 0 cannot acknowledge anything
-(INVALID_SHARE_SESSION_EPOCH, as Kafka), -1 acknowledges and closes the session, any other epoch must be the next.
+(INVALID_SHARE_SESSION_EPOCH, as Kafka), -1 acknowledges, closes the session and releases what the member still
+holds in it, any other epoch must be the next.
 Each partition's batches are checked as ShareFetch checks them (INVALID_REQUEST: malformed batches, an unknown
 type, RENEW before v2) and applied all or nothing (INVALID_RECORD_STATE for an offset the member does not hold).
 KIP-1222: RENEW (type 4, v2) restarts the lock for the group's current ``share.record.lock.duration.ms``, which the
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.share.sessions import INITIAL_EPOCH
 from kafkamock.broker.share.manager import validated_acks
+from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 
 API_KEY = 79
 PARTITIONED = True
@@ -35,7 +36,7 @@ def handle(broker, request) -> dict:
         return error_response(broker, request, ErrorCode.INVALID_SHARE_SESSION_EPOCH,
                               "A share acknowledge request cannot open a share session (epoch 0).")
     try:
-        request.node.share_sessions.begin(group_id, member_id, epoch)
+        session = request.node.share_sessions.begin(group_id, member_id, epoch)
     except KafkaError as exc:
         return error_response(broker, request, exc.code, exc.message)
     leaders: set[int] = set()
@@ -61,6 +62,8 @@ def handle(broker, request) -> dict:
                 entry.update(error_code=exc.code, error_message=exc.message)
             partitions.append(entry)
         responses.append({"topic_id": t.topic_id, "partitions": partitions})
+    if epoch == FINAL_EPOCH:            # the session closes: what the member still holds there is released
+        broker.share.member_left(group_id, member_id, only=session.partitions)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
             "acquisition_lock_timeout_ms": broker.share.lock_duration_ms(group_id), "responses": responses,
             "node_endpoints": broker.cluster.leader_endpoints(leaders) if leaders else []}

@@ -1,7 +1,8 @@
 """ShareFetch (78): records for a share-group member, each acquired under a lock; acknowledgements ride along.
 
 In Kafka's order (KafkaApis.handleShareFetchRequest): the share session (``share/sessions.py``: epoch 0 opens, -1
-closes, else the next epoch; acknowledgements in an opening request are INVALID_REQUEST), then the piggy-backed
+closes and releases what the member still holds there, else the next epoch; acknowledgements in an opening request
+are INVALID_REQUEST), then the piggy-backed
 acknowledgements (``share/manager.py``; per partition INVALID_REQUEST for malformed batches, INVALID_RECORD_STATE
 for offsets the member does not hold), then the fetch over every partition of the session. KIP-1222: with
 ``IsRenewAck`` (v2) the request only renews — MaxWaitMs, MinBytes, MaxBytes and MaxRecords must be 0 (else
@@ -69,6 +70,8 @@ def handle(broker, request):
                     _not_leader(entry, exc, leaders, ack=True)
                 except KafkaError as exc:
                     entry.update(acknowledge_error_code=exc.code, acknowledge_error_message=exc.message)
+    if epoch == FINAL_EPOCH:            # the session closes: what the member still holds there is released
+        share.member_left(group_id, member_id, only=session.partitions)
     lock_ms = share.lock_duration_ms(group_id)
     fetching = [] if renew or epoch == FINAL_EPOCH else sorted(session.partitions, key=lambda k: (str(k[0]), k[1]))
     full = epoch == INITIAL_EPOCH

@@ -167,11 +167,15 @@ class ShareManager:
             raise KafkaError(ErrorCode.INVALID_RECORD_STATE, str(exc)) from None
         self._changed(key, share, partition, released=True)
 
-    def member_left(self, group_id: str, member_id: str) -> None:
-        """A member left its group or was fenced: what it holds is released (Kafka's onMemberLeave)."""
+    def member_left(self, group_id: str, member_id: str, only=None) -> None:
+        """A member left its group or was fenced, or closed its share session (``only``: that session's
+        (topic id, partition) keys): what it holds there is released, as Kafka's onMemberLeave and
+        releaseSession do."""
         now = self.broker.now_ms()
         for key, share in list(self.partitions.items()):
-            if key[0] == group_id and share.release_member(member_id, now):
+            if key[0] != group_id or (only is not None and key[1:] not in only):
+                continue
+            if share.release_member(member_id, now):
                 partition = self._partition(key)
                 if partition is not None:
                     self._changed(key, share, partition, released=True)
