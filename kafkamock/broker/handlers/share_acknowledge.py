@@ -54,10 +54,9 @@ def handle(broker, request) -> dict:
                     broker.share.acknowledge(group_id, member_id, topic, partition, acks)
             except NotLeader as exc:
                 entry.update(error_code=exc.code, error_message=exc.message,
-                             current_leader={"leader_id": exc.partition.leader_id,
-                                             "leader_epoch": exc.partition.leader_epoch})
-                if exc.partition.leader_id >= 0:
-                    leaders.add(exc.partition.leader_id)
+                             current_leader={"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch})
+                if exc.leader_id >= 0:
+                    leaders.add(exc.leader_id)
             except KafkaError as exc:
                 entry.update(error_code=exc.code, error_message=exc.message)
             partitions.append(entry)

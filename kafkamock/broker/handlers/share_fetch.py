@@ -137,10 +137,9 @@ def _entry(index: int) -> dict:
 
 
 def _not_leader(entry: dict, exc: NotLeader, leaders: set[int], *, ack: bool) -> None:
-    partition = exc.partition
-    entry["current_leader"] = {"leader_id": partition.leader_id, "leader_epoch": partition.leader_epoch}
-    if partition.leader_id >= 0:
-        leaders.add(partition.leader_id)
+    entry["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
+    if exc.leader_id >= 0:
+        leaders.add(exc.leader_id)
     if ack:
         entry.update(acknowledge_error_code=exc.code, acknowledge_error_message=exc.message)
     else:
