@@ -155,8 +155,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("producer.id.expiration.ms", "INT", 86400000, validator=_at_least(1)),
     ConfigDef("producer.id.expiration.check.interval.ms", "INT", 600000, validator=_at_least(1)),
     ConfigDef("group.share.record.lock.duration.ms", "INT", 30000, validator=_at_least(1000)),
+    ConfigDef("group.share.min.record.lock.duration.ms", "INT", 15000, validator=_at_least(1000)),
+    ConfigDef("group.share.max.record.lock.duration.ms", "INT", 60000, validator=_at_least(1000)),
     ConfigDef("group.share.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
+    ConfigDef("group.share.min.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
+    ConfigDef("group.share.max.session.timeout.ms", "INT", 60000, validator=_at_least(1)),
     ConfigDef("group.share.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
+    ConfigDef("group.share.min.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
+    ConfigDef("group.share.max.heartbeat.interval.ms", "INT", 15000, validator=_at_least(1)),
     ConfigDef("group.share.max.size", "SHORT", 200, validator=_between(1, 1000)),
     ConfigDef("group.share.max.share.sessions", "INT", 2000, validator=_at_least(1)),
     ConfigDef("group.share.delivery.count.limit", "INT", 5, validator=_at_least(2)),
@@ -363,7 +369,7 @@ def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: Br
 
 # Kafka's numeric ids for DescribeConfigs (DescribeConfigsResponse.ConfigSource and .ConfigType).
 CONFIG_SOURCE_IDS = {"UNKNOWN": 0, "TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2, "DYNAMIC_DEFAULT_BROKER_CONFIG": 3,
-                     "STATIC_BROKER_CONFIG": 4, "DEFAULT_CONFIG": 5}
+                     "STATIC_BROKER_CONFIG": 4, "DEFAULT_CONFIG": 5, "CLIENT_METRICS_CONFIG": 7, "GROUP_CONFIG": 8}
 CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
                    "PASSWORD": 9}
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).

@@ -405,6 +405,7 @@ class Broker:
         self.timers.refresh(self.now_ms())
         snapshot = self.cluster.snapshot()
         snapshot["producer_id_block_end"] = self._producer_id_block_end
+        snapshot["group_configs"] = self.groups.configs.snapshot()
         snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
         for node in self.nodes:
             snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
@@ -423,6 +424,7 @@ class Broker:
             for node in self.nodes:
                 node.config.replace_dynamic(configs.get(str(node.node_id), {}), cluster_default=False)
             self.cluster.restore(snapshot)
+            self.groups.configs.restore(snapshot.get("group_configs", {}))
             self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
                                                                                  FIRST_PRODUCER_ID)
             for topic in self.cluster.topics.values():

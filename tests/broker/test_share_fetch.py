@@ -43,7 +43,8 @@ def produce(broker, values, partition=0):
 
 def join(broker, member):
     answer = call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": member, "member_epoch": 0,
-                                                     "rack_id": None, "subscribed_topic_names": ["t"]})
+                                                     "rack_id": None, "subscribed_topic_names": ["t"]},
+                  node_id=broker.groups.coordinator_id(GROUP))
     assert answer.error_code == E.NONE
     return answer
 
@@ -372,3 +373,92 @@ def test_delete_records_moves_the_spso_and_keeps_a_checkpoint_for_recovery(clock
     restarted = make_broker(clock, DiskStorage(tmp_path))
     again = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
     assert again.start_offset == 3 and [again.state_of(o) for o in (3, 4)] == [(0, 0), (0, 0)]
+
+
+# -- group configs: share.auto.offset.reset, share.isolation.level, share.record.lock.duration.ms ------------------
+
+def test_share_auto_offset_reset_earliest_and_by_duration(clock):
+    broker = make_broker(clock)
+    produce(broker, [b"old"])                                  # offset 0, at t0
+    clock.advance(3_600_000)
+    produce(broker, [b"new"])                                  # offset 1, an hour later
+    join(broker, "a")
+    broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "by_duration:PT30M"})
+    assert acquired(share_fetch(broker, "a", 0)) == [(1, 1, 1)]     # only what came in the last 30 minutes
+    broker.share.group_deleted(GROUP)
+    broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "earliest"})
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 1, 1)]
+
+
+def test_read_committed_share_groups_stop_at_the_lso_and_skip_aborted_records(clock):
+    broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1,
+                     "group.share.session.timeout.ms": 600_000}, clock=clock)
+    broker.cluster.create_topic("t", 1, 1)
+    broker.groups.configs.set(GROUP, {"share.isolation.level": "read_committed", "share.auto.offset.reset": "earliest"})
+    init = call(broker, "InitProducerId", 5, {"transactional_id": "tx", "transaction_timeout_ms": 60_000,
+                                              "producer_id": -1, "producer_epoch": -1})
+    pid, epoch = init.producer_id, init.producer_epoch
+
+    def txn(values, seq, commit):
+        call(broker, "AddPartitionsToTxn", 3, {"v3_and_below_transactional_id": "tx", "v3_and_below_producer_id": pid,
+                                               "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [
+                                                   {"name": "t", "partitions": [0]}]})
+        data = encode_batch([{"value": v, "timestamp": 1} for v in values], producer_id=pid, producer_epoch=epoch,
+                            base_sequence=seq, transactional=True)
+        call(broker, "Produce", 9, {"transactional_id": "tx", "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": data}]}]})
+        if commit is not None:
+            call(broker, "EndTxn", 4, {"transactional_id": "tx", "producer_id": pid, "producer_epoch": epoch,
+                                       "committed": commit})
+
+    txn([b"aborted-1", b"aborted-2"], 0, False)                # 0-1, marker 2
+    txn([b"kept"], 2, True)                                    # 3, marker 4
+    txn([b"open"], 3, None)                                    # 5: still open, the LSO
+    join(broker, "a")
+    got = share_fetch(broker, "a", 0)
+    assert acquired(got) == [(3, 3, 1)]                        # not the aborted ones, not past the LSO
+    share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
+    assert share.start_offset == 3                             # 0-2 were gaps
+
+
+def test_closing_the_share_session_releases_what_the_member_holds(broker):
+    join(broker, "a")
+    join(broker, "b")
+    share_fetch(broker, "a", 0)
+    produce(broker, [b"1", b"2"])
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 2, 1)]
+    assert share_ack(broker, "a", -1, {0: [batch(1, 1, 1)]}).error_code == E.NONE   # 1 accepted, 2 still held
+    assert acquired(share_fetch(broker, "b", 0)) == [(2, 2, 2)]                     # released by the close
+
+
+def test_delete_groups_removes_an_empty_share_group_and_its_state(broker):
+    join(broker, "a")
+    share_fetch(broker, "a", 0)
+    assert broker.share.of_group(GROUP)
+    deleted = call(broker, "DeleteGroups", 2, {"groups_names": [GROUP]})
+    assert deleted.results[0].error_code == E.NON_EMPTY_GROUP
+    call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": "a", "member_epoch": -1,
+                                            "rack_id": None, "subscribed_topic_names": None})
+    assert call(broker, "DeleteGroups", 2, {"groups_names": [GROUP]}).results[0].error_code == E.NONE
+    assert not broker.share.of_group(GROUP)
+    described = call(broker, "ShareGroupDescribe", 1, {"group_ids": [GROUP], "include_authorized_operations": False})
+    assert described.groups[0].error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_a_node_that_does_not_lead_the_partition_names_the_leader(clock):
+    broker = Broker({"group.share.session.timeout.ms": 600_000}, clock=clock, brokers=2)
+    broker.cluster.create_topic("t", 1, 1)
+    leader = broker.cluster.topics["t"].partitions[0].leader_id
+    other = next(n for n in broker.cluster.nodes if n != leader)
+    join(broker, "a")
+    body = {"group_id": GROUP, "member_id": "a", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,
+            "topics": [{"topic_id": topic_id(broker), "partitions": [{"partition_index": 0,
+                                                                      "acknowledgement_batches": []}]}],
+            "forgotten_topics_data": []}
+    wrong = call(broker, "ShareFetch", 2, body, node_id=other)
+    p = part(wrong)
+    assert p.error_code == E.NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id == leader
+    assert [n.node_id for n in wrong.node_endpoints] == [leader]
+    right = call(broker, "ShareFetch", 2, body, node_id=leader)
+    assert part(right).error_code == E.NONE

@@ -283,13 +283,13 @@ class ConsumerGroups:
 
     def session_ok(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         timeout = member.classic.session_timeout_ms if member.classic is not None else \
-            self.config["group.consumer.session.timeout.ms"]
+            self.coordinator.configs.value(group.group_id, "consumer.session.timeout.ms")
         self.coordinator._schedule(("consumer-session", group.group_id, member.member_id), timeout,
                                    lambda: self._fence(group, member.member_id, "its session timed out"))
 
     def schedule_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         timeout = member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0 else \
-            self.config["group.consumer.session.timeout.ms"]
+            self.coordinator.configs.value(group.group_id, "consumer.session.timeout.ms")
         epoch = member.member_epoch
 
         def expired():
@@ -364,7 +364,9 @@ class ConsumerGroups:
                               (body.subscribed_topic_names is not None or regex is not None))
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
-                  "heartbeat_interval_ms": self.config["group.consumer.heartbeat.interval.ms"], "assignment": None}
+                  "heartbeat_interval_ms": self.coordinator.configs.value(group.group_id,
+                                                                          "consumer.heartbeat.interval.ms"),
+                  "assignment": None}
         if full or before != after:
             answer["assignment"] = {"topic_partitions": _partitions_out(member.assigned)}
         return answer

@@ -20,6 +20,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.classic import ClassicGroup, ClassicMember, ClassicState, Event
 from kafkamock.broker.groups.consumer import ConsumerGroups, replay_record
+from kafkamock.broker.groups.group_configs import GroupConfigs
 from kafkamock.broker.groups.offsets import CommittedOffset, GroupOffsets
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.broker.producers import BatchMetadata
@@ -59,6 +60,7 @@ class GroupCoordinator:
         self.pending_txn: dict[int, dict[str, GroupOffsets]] = {}
         self.consumer = ConsumerGroups(self)              # the KIP-848 half
         self.share = ShareGroups(self)                    # KIP-932 share groups' membership
+        self.configs = GroupConfigs(broker.config)        # GROUP config resources (share.*, consumer.*)
         self._replaying = False
 
     # -- helpers -------------------------------------------------------------------------------------------------

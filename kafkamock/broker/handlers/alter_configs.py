@@ -1,4 +1,4 @@
-"""AlterConfigs (33): replace the whole set of dynamic configs of a TOPIC (2) or BROKER (4) resource.
+"""AlterConfigs (33): replace the whole set of dynamic configs of a TOPIC (2), BROKER (4) or GROUP (32) resource.
 
 Configs left out of the request are removed, so the topic (or broker) falls back to the next level: for a topic,
 its broker synonym, then the default. IncrementalAlterConfigs (``incremental_alter_configs.py``) shares this
@@ -9,7 +9,9 @@ ConfigurationControlManager and ControllerConfigurationValidator), each failing 
 
 - a resource named twice: INVALID_REQUEST for each ("Each resource must appear at most once.");
 - a config named twice: INVALID_REQUEST; a null value: INVALID_REQUEST ("Null value not supported for : x");
-- resource types other than TOPIC and BROKER: INVALID_REQUEST;
+- resource types other than TOPIC, BROKER and GROUP: INVALID_REQUEST;
+- GROUP: "" is INVALID_REQUEST; an unknown group config, a refused value or one outside the broker's min/max
+  bounds is INVALID_CONFIG (``groups/group_configs.py``); the group need not exist;
 - BROKER: the name is "" (the cluster-wide default, DYNAMIC_DEFAULT_BROKER_CONFIG) or this broker's node id
   (DYNAMIC_BROKER_CONFIG), else INVALID_REQUEST; a value its definition refuses is INVALID_REQUEST too, as Kafka
   answers broker configs (KAFKA-13609);
@@ -38,9 +40,10 @@ from kafkamock.broker.config import (
     parse_value,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
 
 API_KEY = 33
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 RESOURCE_TYPES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
 
 
@@ -56,7 +59,7 @@ class Resource:
 
     @property
     def definitions(self) -> dict[str, ConfigDef]:
-        return TOPIC_CONFIGS if self.type == TOPIC else BROKER_CONFIGS
+        return {TOPIC: TOPIC_CONFIGS, GROUP: GROUP_CONFIGS}.get(self.type, BROKER_CONFIGS)
 
 
 def check_broker_name(broker, request, name: str, *, describe: bool = False) -> bool:
@@ -89,6 +92,10 @@ def resolve(broker, request, resource_type: int, name: str) -> Resource:
         validate_topic_name(name)
         topic = broker.cluster.topics.get(name)
         return Resource(TOPIC, name, topic=topic, current=dict(topic.configs) if topic else {})
+    if resource_type == GROUP:
+        if not name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+        return Resource(GROUP, name, current=broker.groups.configs.of(name))
     if resource_type in RESOURCE_TYPES:
         raise KafkaError(ErrorCode.INVALID_REQUEST,
                          f"kafkamock does not support {RESOURCE_TYPES[resource_type]} config resources")
@@ -104,8 +111,10 @@ def check_names(configs, null_allowed=lambda c: False) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
 
 
-def parse_all(resource: Resource, raw: dict[str, Any]) -> dict[str, Any]:
+def parse_all(resource: Resource, raw: dict[str, Any], broker=None) -> dict[str, Any]:
     """Parse and validate the resource's complete new set of dynamic configs (string or already-parsed values)."""
+    if resource.type == GROUP:
+        return broker.groups.configs.parse(raw)
     parsed = {}
     for name, value in raw.items():
         definition = resource.definitions.get(name)
@@ -132,6 +141,10 @@ def apply(broker, request, resource: Resource, new_configs: dict[str, Any], vali
             resource.topic.configs.clear()
             resource.topic.configs.update(new_configs)
             broker.configs_changed()
+    elif resource.type == GROUP:
+        if not validate_only:
+            broker.groups.configs.set(resource.name, new_configs)
+            broker.metadata_changed()
     elif not validate_only:
         request.node.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
         broker.configs_changed()
@@ -156,7 +169,7 @@ def handle(broker, request) -> dict:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             check_names(r.configs)
             resource = resolve(broker, request, r.resource_type, r.resource_name)
-            new_configs = parse_all(resource, {c.name: c.value for c in r.configs})
+            new_configs = parse_all(resource, {c.name: c.value for c in r.configs}, broker)
             apply(broker, request, resource, new_configs, body.validate_only)
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:

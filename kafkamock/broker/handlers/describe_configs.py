@@ -1,4 +1,5 @@
-"""DescribeConfigs (32): the configs of TOPIC (2) and BROKER (4) resources, with where each value comes from.
+"""DescribeConfigs (32): the configs of TOPIC (2), BROKER (4) and GROUP (32) resources, with where each value comes
+from.
 
 As Kafka's ConfigHelper answers:
 
@@ -12,6 +13,8 @@ As Kafka's ConfigHelper answers:
   per-broker level is that node's own).
   BROKER "": only the configs set as the dynamic cluster default. Another id, or a name that is not a number:
   INVALID_REQUEST.
+- GROUP "<group id>": every group config, GROUP_CONFIG (8) where the group sets it, else DEFAULT_CONFIG with its
+  broker synonym's value; "" is INVALID_REQUEST.
 - ``configuration_keys`` (null or empty: all) filters the configs; names it lists that do not exist are left out.
 - ``synonyms`` only when ``include_synonyms``; ``documentation`` is always null here; ``config_type`` is Kafka's
   ConfigType id (v3+). Sensitive values are null. ``read_only`` is true only for broker configs that cannot
@@ -35,7 +38,8 @@ from kafkamock.broker.config import (
     topic_config_synonyms,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.alter_configs import BROKER, RESOURCE_TYPES, TOPIC, check_broker_name
+from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
+from kafkamock.broker.handlers.alter_configs import BROKER, GROUP, RESOURCE_TYPES, TOPIC, check_broker_name
 
 API_KEY = 32
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
@@ -89,6 +93,21 @@ def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[
     return out
 
 
+def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+    """A group's configs as Kafka's ConfigHelper shows them: set on the group (GROUP_CONFIG), else the default (its
+    broker synonym's current value, DEFAULT_CONFIG)."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    configs = broker.groups.configs
+    own = configs.of(name)
+    out = []
+    for config_name, definition in GROUP_CONFIGS.items():
+        value = configs.value(name, config_name)
+        synonyms = [(config_name, value, "GROUP_CONFIG")] if config_name in own else []
+        out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
+    return out
+
+
 def _describe(broker, request, resource, include_synonyms: bool) -> dict:
     result = {"error_code": ErrorCode.NONE, "error_message": "", "resource_type": resource.resource_type,
               "resource_name": resource.resource_name, "configs": []}
@@ -97,6 +116,8 @@ def _describe(broker, request, resource, include_synonyms: bool) -> dict:
             configs = _topic_configs(broker, request, resource.resource_name, include_synonyms)
         elif resource.resource_type == BROKER:
             configs = _broker_configs(broker, request, resource.resource_name, include_synonyms)
+        elif resource.resource_type == GROUP:
+            configs = _group_configs(broker, resource.resource_name, include_synonyms)
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST,
                              f"kafkamock does not support {RESOURCE_TYPES[resource.resource_type]} config resources")

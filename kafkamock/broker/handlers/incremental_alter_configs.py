@@ -1,5 +1,5 @@
-"""IncrementalAlterConfigs (44): SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) single configs of a TOPIC (2) or
-BROKER (4) resource, leaving the others as they are.
+"""IncrementalAlterConfigs (44): SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) single configs of a TOPIC (2),
+BROKER (4) or GROUP (32) resource, leaving the others as they are.
 
 The resource checks and the install step are AlterConfigs' (``alter_configs.py``). Operations, as Kafka's
 ConfigurationControlManager applies them: SET replaces the value; DELETE removes the dynamic value (deleting one
@@ -77,7 +77,7 @@ def handle(broker, request) -> dict:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             check_names(r.configs, null_allowed=lambda c: c.config_operation == DELETE)
             resource = resolve(broker, request, r.resource_type, r.resource_name)
-            new_configs = parse_all(resource, edit(resource, r.configs))
+            new_configs = parse_all(resource, edit(resource, r.configs), broker)
             apply(broker, request, resource, new_configs, body.validate_only)
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:

@@ -3,7 +3,7 @@
 A share group hands partitions to members without exclusive ownership, so there is nothing to revoke: a change of
 members or subscriptions bumps the group epoch, the ``simple`` assignor computes the target at once, and every member
 takes its target (and the group epoch) at its next heartbeat. A member is fenced after
-``group.share.session.timeout.ms`` without a heartbeat; ``group.share.max.size`` bounds the group. The groups live in
+``share.session.timeout.ms`` (the group config, else ``group.share.session.timeout.ms``) without a heartbeat; ``group.share.max.size`` bounds the group. The groups live in
 the coordinator's table beside classic and KIP-848 groups, so ListGroups (type ``share``) and DeleteGroups see them.
 Not yet durable: share groups are not written to ``__consumer_offsets`` (Kafka's ShareGroup* records) so far.
 """
@@ -103,7 +103,7 @@ class ShareGroups:
             if member_id not in group.members:
                 raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             self._remove(group, member_id)
-            return self._answer(member_id, LEAVE_EPOCH, None)
+            return self._answer(group_id, member_id, LEAVE_EPOCH, None)
         member = group.members.get(member_id)
         changed = False
         if epoch == 0:
@@ -136,7 +136,7 @@ class ShareGroups:
             member.member_epoch = group.assignment_epoch
             member.assigned = group.target.get(member.member_id, {})
             assignment = member.assigned
-        return self._answer(member.member_id, member.member_epoch, assignment)
+        return self._answer(group_id, member.member_id, member.member_epoch, assignment)
 
     def _validate(self, body, group_id: str, member_id: str, epoch: int) -> None:
         """Kafka's throwIfShareGroupHeartbeatRequestIsInvalid."""
@@ -202,11 +202,12 @@ class ShareGroups:
                 log.info("share group %s: member %s fenced: its session timed out", group.group_id, member.member_id)
                 self._remove(group, member.member_id)
         self.coordinator._schedule(("share-session", group.group_id, member.member_id),
-                                   self.config["group.share.session.timeout.ms"], expired)
+                                   self.coordinator.configs.value(group.group_id, "share.session.timeout.ms"), expired)
 
-    def _answer(self, member_id: str, epoch: int, assignment: Partitions | None) -> dict:
+    def _answer(self, group_id: str, member_id: str, epoch: int, assignment: Partitions | None) -> dict:
+        interval = self.coordinator.configs.value(group_id, "share.heartbeat.interval.ms")
         return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                "member_epoch": epoch, "heartbeat_interval_ms": self.config["group.share.heartbeat.interval.ms"],
+                "member_epoch": epoch, "heartbeat_interval_ms": interval,
                 "assignment": None if assignment is None else {"topic_partitions": [
                     {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(assignment.items(), key=str)]}}
 

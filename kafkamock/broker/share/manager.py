@@ -72,11 +72,7 @@ class ShareManager:
     # -- configs --------------------------------------------------------------------------------------------------
 
     def group_config(self, group_id: str, name: str):
-        configs = getattr(self.broker.groups, "configs", None)   # TEMP until group configs land
-        if configs is None:
-            return {"share.record.lock.duration.ms": self.broker.config["group.share.record.lock.duration.ms"],
-                    "share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}[name]
-        return configs.value(group_id, name)
+        return self.broker.groups.configs.value(group_id, name)
 
     def lock_duration_ms(self, group_id: str) -> int:
         return self.group_config(group_id, "share.record.lock.duration.ms")
