@@ -369,7 +369,8 @@ def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: Br
 
 # Kafka's numeric ids for DescribeConfigs (DescribeConfigsResponse.ConfigSource and .ConfigType).
 CONFIG_SOURCE_IDS = {"UNKNOWN": 0, "TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2, "DYNAMIC_DEFAULT_BROKER_CONFIG": 3,
-                     "STATIC_BROKER_CONFIG": 4, "DEFAULT_CONFIG": 5, "CLIENT_METRICS_CONFIG": 7, "GROUP_CONFIG": 8}
+                     "STATIC_BROKER_CONFIG": 4, "DEFAULT_CONFIG": 5, "DYNAMIC_CLIENT_METRICS_CONFIG": 7,
+                     "DYNAMIC_GROUP_CONFIG": 8}
 CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
                    "PASSWORD": 9}
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).

@@ -39,7 +39,7 @@ def test_set_describe_and_delete_group_configs(clock):
     assert alter(broker, "g", ("share.auto.offset.reset", SET, "earliest"),
                  ("share.record.lock.duration.ms", SET, "20000"))[0] == E.NONE
     _, configs = describe(broker, "g")
-    assert configs["share.auto.offset.reset"] == ("earliest", 8)          # GROUP_CONFIG
+    assert configs["share.auto.offset.reset"] == ("earliest", 8)          # DYNAMIC_GROUP_CONFIG
     assert configs["share.record.lock.duration.ms"] == ("20000", 8)
     assert broker.share.lock_duration_ms("g") == 20_000
     assert alter(broker, "g", ("share.record.lock.duration.ms", DELETE, None))[0] == E.NONE

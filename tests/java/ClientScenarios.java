@@ -178,6 +178,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -231,6 +232,13 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.ShareMemberDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -273,7 +281,7 @@ public final class ClientScenarios {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length < 2 || args.length > 3) {
-            System.err.println("usage: ClientScenarios produce|stream|consume|group|txn|admin BOOTSTRAP"
+            System.err.println("usage: ClientScenarios produce|stream|consume|group|txn|share|admin BOOTSTRAP"
                     + " [SPEC-JSON | - | -line]");
             System.exit(2);
         }
@@ -290,6 +298,7 @@ public final class ClientScenarios {
                 case "admin" -> admin(bootstrap, spec);
                 case "group" -> group(bootstrap, spec);
                 case "txn" -> txn(bootstrap, spec);
+                case "share" -> share(bootstrap, spec);
                 default -> throw new IllegalArgumentException("unknown scenario '" + scenario
                         + "' (expected produce, stream, consume, group, txn or admin)");
             };
@@ -1385,6 +1394,314 @@ public final class ClientScenarios {
         return result;
     }
 
+    // -- share groups (KIP-932, KIP-1222) -----------------------------------------------------------------------------
+
+    /**
+     * The `share` scenario: named KafkaShareConsumers (and one Admin) of one share group run STEPS in order, one report
+     * per step as in `txn`. Steps: {"op": "consumer", "consumer", "mode": implicit|explicit, "config"} subscribes a new
+     * consumer to "topic"; {"op": "poll", "consumer", "count", "timeout_ms", "ack": accept|release|reject|renew}
+     * polls until COUNT records came (acknowledging each with ACK in explicit mode) and reports them with their
+     * delivery counts and acquisitionLockTimeoutMs; {"op": "ack", "consumer", "type", "offsets"} acknowledges records
+     * of the consumer's last poll; {"op": "commit"} commitSync()s and reports each partition's outcome;
+     * {"op": "process_ms", "ms"} stands for slow record processing; {"op": "close"}; {"op": "admin", "ops"}.
+     */
+    private static ObjectNode share(String bootstrap, JsonNode spec) throws Exception {
+        ShareRun run = new ShareRun(bootstrap, spec);
+        ObjectNode result = JSON.objectNode();
+        ArrayNode steps = result.putArray("steps");
+        int failed = 0;
+        try {
+            int index = 0;
+            for (JsonNode step : spec.path("steps")) {
+                ObjectNode entry = steps.addObject();
+                entry.put("index", index++);
+                entry.put("op", step.path("op").asText());
+                if (step.hasNonNull("label")) {
+                    entry.put("label", step.get("label").asText());
+                }
+                try {
+                    JsonNode r = run.step(step);
+                    entry.put("ok", true);
+                    if (r != null) {
+                        entry.set("result", r);
+                    }
+                } catch (Exception e) {
+                    entry.put("ok", false);
+                    entry.set("error", error(e));
+                    failed++;
+                }
+                System.err.println("PROGRESS step=" + (index - 1) + " op=" + entry.path("op").asText() + " ok="
+                        + entry.path("ok").asBoolean());
+            }
+        } finally {
+            run.close();
+        }
+        result.put("failed", failed);
+        return result;
+    }
+
+    private static final class ShareRun {
+        final String bootstrap;
+        final JsonNode spec;
+        final Map<String, KafkaShareConsumer<byte[], byte[]>> consumers = new LinkedHashMap<>();
+        final Map<String, List<ConsumerRecord<byte[], byte[]>>> lastPoll = new HashMap<>();
+        Admin admin;
+
+        ShareRun(String bootstrap, JsonNode spec) {
+            this.bootstrap = bootstrap;
+            this.spec = spec;
+        }
+
+        KafkaShareConsumer<byte[], byte[]> consumer(JsonNode step) {
+            String name = step.path("consumer").asText("c");
+            KafkaShareConsumer<byte[], byte[]> consumer = consumers.get(name);
+            if (consumer == null) {
+                throw new IllegalArgumentException("no share consumer '" + name + "' (a \"consumer\" step creates it)");
+            }
+            return consumer;
+        }
+
+        static AcknowledgeType ackType(String name) {
+            return AcknowledgeType.valueOf(name.toUpperCase(java.util.Locale.ROOT));
+        }
+
+        JsonNode step(JsonNode step) throws Exception {
+            String op = step.path("op").asText();
+            switch (op) {
+                case "consumer": {
+                    String name = step.path("consumer").asText("c");
+                    Properties p = baseConfig(bootstrap, "scenario-share-" + name);
+                    p.put(ConsumerConfig.GROUP_ID_CONFIG, required(spec, "group"));
+                    p.put("share.acknowledgement.mode", step.path("mode").asText("implicit"));
+                    overrides(p, spec);
+                    overrides(p, step);
+                    KafkaShareConsumer<byte[], byte[]> consumer = new KafkaShareConsumer<>(p,
+                            new ByteArrayDeserializer(), new ByteArrayDeserializer());
+                    consumer.subscribe(List.of(step.path("topic").asText(required(spec, "topic"))));
+                    consumers.put(name, consumer);
+                    return null;
+                }
+                case "poll": {
+                    KafkaShareConsumer<byte[], byte[]> consumer = consumer(step);
+                    String name = step.path("consumer").asText("c");
+                    int count = step.path("count").asInt(1);
+                    long deadline = System.currentTimeMillis() + step.path("timeout_ms").asLong(15_000);
+                    String ack = step.hasNonNull("ack") ? step.get("ack").asText() : null;
+                    ObjectNode r = JSON.objectNode();
+                    ArrayNode records = r.putArray("records");
+                    List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
+                    int polls = 0;
+                    while (got.size() < count || polls == 0) {
+                        long left = deadline - System.currentTimeMillis();
+                        if (left <= 0) {
+                            break;
+                        }
+                        ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(Math.min(left, 500)));
+                        polls++;
+                        for (ConsumerRecord<byte[], byte[]> rec : batch) {
+                            got.add(rec);
+                            ObjectNode o = records.addObject();
+                            o.put("partition", rec.partition());
+                            o.put("offset", rec.offset());
+                            o.put("key", rec.key() == null ? null : new String(rec.key(), StandardCharsets.UTF_8));
+                            o.put("value", rec.value() == null ? null
+                                    : new String(rec.value(), StandardCharsets.UTF_8));
+                            o.put("delivery_count", rec.deliveryCount().map(Short::intValue).orElse(-1));
+                            if (ack != null) {
+                                consumer.acknowledge(rec, ackType(ack));
+                            }
+                        }
+                    }
+                    lastPoll.put(name, got);
+                    consumer.acquisitionLockTimeoutMs().ifPresent(ms -> r.put("lock_timeout_ms", ms));
+                    return r;
+                }
+                case "produce": {
+                    // COUNT records "k<i>"/"v<i>" (from FIRST) to "topic", flushed every BATCH records (one batch each).
+                    Properties p = baseConfig(bootstrap, "scenario-share-producer");
+                    p.put(ProducerConfig.LINGER_MS_CONFIG, "1000");
+                    int first = step.path("first").asInt(0);
+                    int count = step.path("count").asInt(1);
+                    int batch = step.path("batch").asInt(count);
+                    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(),
+                            new ByteArraySerializer())) {
+                        for (int i = first; i < first + count; i++) {
+                            producer.send(new ProducerRecord<>(step.path("topic").asText(required(spec, "topic")),
+                                    step.has("partition") ? step.get("partition").asInt() : null,
+                                    ("k" + i).getBytes(StandardCharsets.UTF_8),
+                                    ("v" + i).getBytes(StandardCharsets.UTF_8)));
+                            if ((i - first + 1) % batch == 0) {
+                                producer.flush();
+                            }
+                        }
+                        producer.flush();
+                    }
+                    return null;
+                }
+                case "drain": {
+                    // Round-robin polls of every named consumer until COUNT records came in all (implicit mode
+                    // acknowledges each poll's records at the next), then a commitSync each for the last ones.
+                    List<String> names = new ArrayList<>();
+                    step.path("consumers").forEach(n -> names.add(n.asText()));
+                    int count = step.path("count").asInt();
+                    long deadline = System.currentTimeMillis() + step.path("timeout_ms").asLong(30_000);
+                    ObjectNode r = JSON.objectNode();
+                    int total = 0;
+                    while (total < count && System.currentTimeMillis() < deadline) {
+                        for (String name : names) {
+                            ArrayNode records = r.withArrayProperty(name);
+                            for (ConsumerRecord<byte[], byte[]> rec : consumers.get(name).poll(Duration.ofMillis(200))) {
+                                ObjectNode o = records.addObject();
+                                o.put("partition", rec.partition());
+                                o.put("offset", rec.offset());
+                                o.put("delivery_count", rec.deliveryCount().map(Short::intValue).orElse(-1));
+                                total++;
+                            }
+                        }
+                    }
+                    for (String name : names) {
+                        consumers.get(name).commitSync(Duration.ofSeconds(10));
+                    }
+                    return r;
+                }
+                case "ack": {
+                    KafkaShareConsumer<byte[], byte[]> consumer = consumer(step);
+                    Set<Long> offsets = new HashSet<>();
+                    step.path("offsets").forEach(o -> offsets.add(o.asLong()));
+                    AcknowledgeType type = ackType(required(step, "type"));
+                    for (ConsumerRecord<byte[], byte[]> rec : lastPoll.getOrDefault(step.path("consumer").asText("c"),
+                            List.of())) {
+                        if (offsets.isEmpty() || offsets.contains(rec.offset())) {
+                            consumer.acknowledge(rec, type);
+                        }
+                    }
+                    return null;
+                }
+                case "commit": {
+                    ObjectNode r = JSON.objectNode();
+                    consumer(step).commitSync(Duration.ofMillis(step.path("timeout_ms").asLong(10_000)))
+                            .forEach((tip, error) -> r.put(tip.topic() + "-" + tip.partition(),
+                                    error.map(e -> e.getClass().getName()).orElse("ok")));
+                    return r;
+                }
+                case "process_ms":
+                    Thread.sleep(step.path("ms").asLong());    // slow record processing, the point of RENEW
+                    return null;
+                case "close": {
+                    String name = step.path("consumer").asText("c");
+                    KafkaShareConsumer<byte[], byte[]> consumer = consumer(step);
+                    consumers.remove(name);
+                    consumer.close(Duration.ofMillis(step.path("timeout_ms").asLong(5000)));
+                    return null;
+                }
+                case "admin": {
+                    if (admin == null) {
+                        admin = Admin.create(baseConfig(bootstrap, "scenario-share-admin"));
+                    }
+                    ArrayNode results = JSON.arrayNode();
+                    List<String> failures = runAdminOps(admin, step.path("ops"), results);
+                    if (!failures.isEmpty()) {
+                        throw new IllegalStateException(String.join("; ", failures) + " " + results);
+                    }
+                    return results;
+                }
+                default:
+                    throw new IllegalArgumentException("unknown share step '" + op + "' (consumer, poll, ack, commit, "
+                            + "process_ms, close, admin)");
+            }
+        }
+
+        void close() {
+            for (KafkaShareConsumer<byte[], byte[]> consumer : consumers.values()) {
+                try {
+                    consumer.close(Duration.ofSeconds(5));
+                } catch (Exception e) {
+                    System.err.println("closing a share consumer: " + describe(e));
+                }
+            }
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    private static JsonNode describeShareGroups(Admin admin, JsonNode op) throws Exception {
+        List<String> ids = new ArrayList<>();
+        op.path("groups").forEach(g -> ids.add(g.asText()));
+        ObjectNode r = JSON.objectNode();
+        admin.describeShareGroups(ids).describedGroups().forEach((id, future) -> {
+            ObjectNode o = r.putObject(id);
+            try {
+                ShareGroupDescription d = await(future);
+                o.put("state", d.groupState().toString());
+                o.put("group_epoch", d.groupEpoch());
+                o.put("coordinator", d.coordinator() == null ? -1 : d.coordinator().id());
+                ArrayNode members = o.putArray("members");
+                for (ShareMemberDescription m : d.members()) {
+                    ObjectNode mo = members.addObject();
+                    mo.put("member_id", m.consumerId());
+                    mo.put("client_id", m.clientId());
+                    mo.put("member_epoch", m.memberEpoch());
+                    ArrayNode assigned = mo.putArray("assignment");
+                    m.assignment().topicPartitions().stream().sorted(TP_ORDER)
+                            .forEach(tp -> assigned.add(tp.topic() + "-" + tp.partition()));
+                }
+            } catch (Exception e) {
+                o.set("error", error(e));
+            }
+        });
+        return r;
+    }
+
+    private static JsonNode listShareGroupOffsets(Admin admin, JsonNode op) throws Exception {
+        String group = required(op, "group");
+        Map<TopicPartition, SharePartitionOffsetInfo> offsets = await(admin.listShareGroupOffsets(
+                Map.of(group, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(group));
+        ObjectNode r = JSON.objectNode();
+        offsets.entrySet().stream().sorted((a, b) -> TP_ORDER.compare(a.getKey(), b.getKey())).forEach(e -> {
+            ObjectNode o = r.putObject(e.getKey().topic() + "-" + e.getKey().partition());
+            if (e.getValue() == null) {
+                o.putNull("start_offset");
+            } else {
+                o.put("start_offset", e.getValue().startOffset());
+                e.getValue().lag().ifPresent(lag -> o.put("lag", lag));
+            }
+        });
+        return r;
+    }
+
+    private static JsonNode alterShareGroupOffsets(Admin admin, JsonNode op) throws Exception {
+        Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
+        topicOffsets(op.path("offsets")).forEach((tp, o) -> offsets.put(tp, o));
+        await(admin.alterShareGroupOffsets(required(op, "group"), offsets).all());
+        return JSON.objectNode();
+    }
+
+    private static JsonNode deleteShareGroupOffsets(Admin admin, JsonNode op) throws Exception {
+        Set<String> topics = new TreeSet<>();
+        op.path("topics").forEach(t -> topics.add(t.asText()));
+        await(admin.deleteShareGroupOffsets(required(op, "group"), topics).all());
+        return JSON.objectNode();
+    }
+
+    private static JsonNode deleteShareGroups(Admin admin, JsonNode op) throws Exception {
+        List<String> ids = new ArrayList<>();
+        op.path("groups").forEach(g -> ids.add(g.asText()));
+        await(admin.deleteShareGroups(ids).all());
+        return JSON.objectNode();
+    }
+
+    private static JsonNode alterGroupConfigs(Admin admin, JsonNode op) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, required(op, "group"));
+        List<AlterConfigOp> ops = new ArrayList<>();
+        op.path("set").properties().forEach(e -> ops.add(new AlterConfigOp(new ConfigEntry(e.getKey(),
+                e.getValue().asText()), AlterConfigOp.OpType.SET)));
+        op.path("delete").forEach(n -> ops.add(new AlterConfigOp(new ConfigEntry(n.asText(), null),
+                AlterConfigOp.OpType.DELETE)));
+        await(admin.incrementalAlterConfigs(Map.of(resource, ops)).all());
+        return JSON.objectNode();
+    }
+
     // -- admin ------------------------------------------------------------------------------------------------------
 
     private interface AdminOp {
@@ -1433,6 +1750,12 @@ public final class ClientScenarios {
         ops.put("listTransactions", ClientScenarios::listTransactions);
         ops.put("describeProducers", ClientScenarios::describeProducers);
         ops.put("fenceProducers", ClientScenarios::fenceProducers);
+        ops.put("describeShareGroups", ClientScenarios::describeShareGroups);
+        ops.put("listShareGroupOffsets", ClientScenarios::listShareGroupOffsets);
+        ops.put("alterShareGroupOffsets", ClientScenarios::alterShareGroupOffsets);
+        ops.put("deleteShareGroupOffsets", ClientScenarios::deleteShareGroupOffsets);
+        ops.put("deleteShareGroups", ClientScenarios::deleteShareGroups);
+        ops.put("alterGroupConfigs", ClientScenarios::alterGroupConfigs);
         return ops;
     }
 
@@ -1610,6 +1933,7 @@ public final class ClientScenarios {
                 case "topic" -> ConfigResource.Type.TOPIC;
                 case "broker" -> ConfigResource.Type.BROKER;
                 case "broker_logger" -> ConfigResource.Type.BROKER_LOGGER;
+                case "group" -> ConfigResource.Type.GROUP;
                 default -> throw new IllegalArgumentException("unknown config resource type " + res.path("type"));
             };
             resources.add(new ConfigResource(type, res.path("name").asText()));

@@ -167,6 +167,13 @@ class JavaClients:
         spec = {"transactional_id": transactional_id, "steps": list(steps), "config": dict(config or {}), **extra}
         return self.run("txn", bootstrap, spec, timeout=timeout)["steps"]
 
+    def share(self, bootstrap: str, group: str, topic: str, steps: Iterable[Mapping[str, Any]], *,
+              config: Mapping[str, Any] | None = None, timeout: float | None = None) -> list[dict]:
+        """The ``share`` scenario: KafkaShareConsumers of one share group (and an Admin) run ``steps`` in one JVM; one
+        report per step, as ``txn``."""
+        spec = {"group": group, "topic": topic, "steps": list(steps), "config": dict(config or {})}
+        return self.run("share", bootstrap, spec, timeout=timeout)["steps"]
+
     def admin(self, bootstrap: str, ops: Iterable[Mapping[str, Any]], *, config: Mapping[str, Any] | None = None,
               check: bool = True) -> list[dict]:
         """Run admin ops in order; one ``{"op", "result"}`` (or ``{"op", "error"}`` when not ``check``) per op."""

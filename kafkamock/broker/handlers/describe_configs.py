@@ -13,8 +13,8 @@ As Kafka's ConfigHelper answers:
   per-broker level is that node's own).
   BROKER "": only the configs set as the dynamic cluster default. Another id, or a name that is not a number:
   INVALID_REQUEST.
-- GROUP "<group id>": every group config, GROUP_CONFIG (8) where the group sets it, else DEFAULT_CONFIG with its
-  broker synonym's value; "" is INVALID_REQUEST.
+- GROUP "<group id>": every group config, DYNAMIC_GROUP_CONFIG (8) where the group sets it, else DEFAULT_CONFIG
+  with its broker synonym's value; "" is INVALID_REQUEST.
 - ``configuration_keys`` (null or empty: all) filters the configs; names it lists that do not exist are left out.
 - ``synonyms`` only when ``include_synonyms``; ``documentation`` is always null here; ``config_type`` is Kafka's
   ConfigType id (v3+). Sensitive values are null. ``read_only`` is true only for broker configs that cannot
@@ -94,8 +94,8 @@ def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[
 
 
 def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
-    """A group's configs as Kafka's ConfigHelper shows them: set on the group (GROUP_CONFIG), else the default (its
-    broker synonym's current value, DEFAULT_CONFIG)."""
+    """A group's configs as Kafka's ConfigHelper shows them: set on the group (DYNAMIC_GROUP_CONFIG), else the
+    default (its broker synonym's current value, DEFAULT_CONFIG)."""
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
     configs = broker.groups.configs
@@ -103,7 +103,7 @@ def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str,
     out = []
     for config_name, definition in GROUP_CONFIGS.items():
         value = configs.value(name, config_name)
-        synonyms = [(config_name, value, "GROUP_CONFIG")] if config_name in own else []
+        synonyms = [(config_name, value, "DYNAMIC_GROUP_CONFIG")] if config_name in own else []
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
     return out
 
