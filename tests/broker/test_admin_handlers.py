@@ -357,10 +357,10 @@ def test_describe_broker_configs(broker, version):
 @pytest.mark.parametrize("version", [1, 4])
 def test_describe_configs_errors(broker, version):
     results = describe(broker, version, [(TOPIC, "nope", None), (TOPIC, "bad name", None), (BROKER, "2", None),
-                                         (BROKER, "x", None), (32, "group", None)])
+                                         (BROKER, "x", None), (32, "", None), (16, "metrics", None)])
     assert [(r.resource_name, r.error_code) for r in results] == [
         ("nope", E.UNKNOWN_TOPIC_OR_PARTITION), ("bad name", E.INVALID_TOPIC_EXCEPTION),
-        ("2", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_REQUEST)]
+        ("2", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("", E.INVALID_REQUEST), ("metrics", E.INVALID_REQUEST)]
     assert all(r.configs == [] for r in results)
     assert results[0].error_message == ""      # as Kafka: no message for an unknown topic
     assert results[2].error_message == "Unexpected broker id, expected 1 or empty string, but received 2"
@@ -403,13 +403,13 @@ def test_alter_configs_errors(broker, version):
         (BROKER, "2", {"log.retention.ms": "1"}),
         (BROKER, "", {"log.retention.ms": "abc"}),
         (99, "x", {}),
-        (32, "group", {}),
+        (32, "group", {"no.such.group.config": "1"}),
     ])
     codes = [(name, code) for name, code, _ in results]
     assert codes == [
         ("t", E.INVALID_CONFIG), ("nope", E.UNKNOWN_TOPIC_OR_PARTITION), ("", E.INVALID_REQUEST),
         ("bad name", E.INVALID_TOPIC_EXCEPTION), ("1", E.INVALID_REQUEST), ("2", E.INVALID_REQUEST),
-        ("", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_REQUEST)]
+        ("", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_CONFIG)]
     messages = [message for _, _, message in results]
     assert messages[0] == "Unknown topic config name: retention.mss"
     assert messages[4] == "Cannot update these configs dynamically: Set(node.id)"

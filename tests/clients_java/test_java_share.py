@@ -77,6 +77,13 @@ def test_explicit_mode_accept_release_reject(java_clients, kafka_target):
     assert records(got["first"]) == [("k0", 1), ("k1", 1), ("k2", 1)]
     assert set(got["commit"]["result"].values()) == {"ok"}
     assert records(got["again"]) == [("k1", 2)]          # only the released one, on its second delivery
+    # A plain KafkaConsumer reads the three records and nothing else, and its position passes the share group's
+    # control batches (on kafkamock: the checkpoint and deltas in the partition) to the end of the partition.
+    plain = java_clients.consume(kafka_target.bootstrap_servers, topic, count=3, extra_poll_ms=500)
+    assert [r["key"] for r in plain["records"]] == ["k0", "k1", "k2"]
+    end = java_clients.admin(kafka_target.bootstrap_servers, [
+        {"op": "listOffsets", "topic": topic, "partitions": [0], "specs": ["latest"]}])[0]["result"]["latest"]["0"]
+    assert plain["positions"] == {"0": end["offset"]}
 
 
 def test_without_renew_an_expired_lock_redelivers_with_delivery_count_two(java_clients, kafka_target):

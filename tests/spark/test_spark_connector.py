@@ -213,3 +213,37 @@ def test_bad_write_schema_is_refused(spark, kafka_broker_session):
     with pytest.raises(Exception, match="Required attribute 'value' not found"):
         (df.write.mode("append").format("kafkamock")
          .option("kafka.bootstrap.servers", kafka_broker_session.bootstrap_servers).option("topic", "t").save())
+
+
+def test_share_state_control_batches_are_never_rows(spark, kafka_broker_session):
+    """A share group's SHARE_CHECKPOINT / SHARE_DELTA batches sit between the records and at the end of the partition;
+    Spark reads every record, none of them, and reaches the end offset."""
+    broker, topic = kafka_broker_session, "spark-share-state"
+    broker.create_topic(topic, 1)
+    append_batch(broker, topic, 0, [{"key": None, "value": b"a%d" % i, "timestamp": TS} for i in range(3)])
+
+    async def share(epoch, acks=()):
+        async with KafkaClient(broker.bootstrap_servers) as client:
+            conn = await client.leader(topic, 0)
+            if epoch == 0:
+                joined = await conn.request("ShareGroupHeartbeat", {
+                    "group_id": "spark-sg", "member_id": "m", "member_epoch": 0, "rack_id": None,
+                    "subscribed_topic_names": [topic]})
+                assert joined.error_code == 0
+            answer = await conn.request("ShareFetch", {
+                "group_id": "spark-sg", "member_id": "m", "share_session_epoch": epoch, "max_wait_ms": 0,
+                "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100, "batch_size": 100, "share_acquire_mode": 0,
+                "is_renew_ack": False, "forgotten_topics_data": [],
+                "topics": [{"topic_id": client.topic_ids[topic], "partitions": [
+                    {"partition_index": 0, "acknowledgement_batches": list(acks)}]}]})
+            assert answer.error_code == 0
+            return [(r.first_offset, r.last_offset) for t in answer.responses for p in t.partitions
+                    for r in p.acquired_records]
+
+    assert trio.run(share, 0) == []                           # the share-partition starts: a checkpoint at 3
+    append_batch(broker, topic, 0, [{"key": None, "value": b"b%d" % i, "timestamp": TS} for i in range(3)])
+    assert trio.run(share, 1) == [(4, 6)]
+    trio.run(share, 2, [{"first_offset": 4, "last_offset": 6, "acknowledge_types": [1]}])   # a delta at 7: the end
+    rows = reader(spark, broker, subscribe=topic).collect()
+    assert sorted((r.offset, r.value) for r in rows) == [(0, b"a0"), (1, b"a1"), (2, b"a2"), (4, b"b0"), (5, b"b1"),
+                                                         (6, b"b2")]
