@@ -8,19 +8,26 @@ from typing import Any
 import trio
 
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
+from kafkamock.client.errors import KafkaError
 from kafkamock.codec import Message
+from kafkamock.errors import ErrorCode
+
+GROUP, TRANSACTION, SHARE = 0, 1, 2          # FindCoordinator key types
 
 
 class KafkaClient:
     """``async with KafkaClient("127.0.0.1:9092") as client:`` — connections per broker, opened on demand."""
 
-    def __init__(self, bootstrap_servers: str | Iterable[str], *, client_id: str = "kafkamock"):
+    def __init__(self, bootstrap_servers: str | Iterable[str], *, client_id: str = "kafkamock",
+                 retry_backoff_s: float = 0.1, api_timeout_s: float = 60.0):
         servers = bootstrap_servers.split(",") if isinstance(bootstrap_servers, str) else list(bootstrap_servers)
         self.bootstrap = [_host_port(s) for s in servers if s.strip()]
         self.client_id = client_id
         self.brokers: dict[int, tuple[str, int]] = {}
         self.leaders: dict[tuple[str, int], int] = {}
         self.topic_ids: dict[str, Any] = {}
+        self.retry_backoff_s, self.api_timeout_s = retry_backoff_s, api_timeout_s
+        self._coordinators: dict[tuple[int, str], int] = {}
         self._connections: dict[int | tuple[str, int], KafkaConnection] = {}
         self._nursery: trio.Nursery | None = None
         self._nursery_cm: Any = None
@@ -44,6 +51,11 @@ class KafkaClient:
             conn = await KafkaConnection.connect(self._nursery, host, port, client_id=self.client_id)
             self._connections[key] = conn
         return conn
+
+    @property
+    def topic_names(self) -> dict[Any, str]:
+        """{topic id: name} of the topics the metadata so far has named."""
+        return {v: k for k, v in self.topic_ids.items()}
 
     async def any_broker(self) -> KafkaConnection:
         errors = []
@@ -78,6 +90,35 @@ class KafkaClient:
                     self.leaders[(t.name, p.partition_index)] = p.leader_id
         return response
 
+    async def coordinator(self, key: str, key_type: int = GROUP) -> KafkaConnection:
+        """The connection to the coordinator of a group (``GROUP``), transactional id (``TRANSACTION``) or
+        share group (``SHARE``), found with FindCoordinator and cached until ``forget_coordinator``. Retries
+        COORDINATOR_NOT_AVAILABLE and the like for up to ``api_timeout_s``."""
+        node_id = self._coordinators.get((key_type, key))
+        if node_id is not None and node_id in self.brokers:
+            return await self.broker(node_id)
+        deadline = trio.current_time() + self.api_timeout_s
+        while True:
+            conn = await self.any_broker()
+            version = conn.version_for("FindCoordinator")
+            if version >= 4:
+                response = await conn.request("FindCoordinator", {"key_type": key_type, "coordinator_keys": [key]})
+                (found,) = response.coordinators
+            else:
+                found = await conn.request("FindCoordinator", {"key": key, "key_type": key_type})
+            if found.error_code == 0:
+                self._coordinators[(key_type, key)] = found.node_id
+                self.brokers[found.node_id] = (found.host, found.port)
+                return await self.broker(found.node_id)
+            error = KafkaError(found.error_code, f"find the coordinator of {key!r}", found.error_message)
+            if not error.retriable or trio.current_time() >= deadline:
+                raise error
+            await trio.sleep(self.retry_backoff_s)
+
+    def forget_coordinator(self, key: str, key_type: int = GROUP) -> None:
+        """Look the coordinator up again next time (after NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE)."""
+        self._coordinators.pop((key_type, key), None)
+
     async def leader(self, topic: str, partition: int) -> KafkaConnection:
         """The connection to the partition's leader (refreshing metadata when it is not known)."""
         if (topic, partition) not in self.leaders:
@@ -86,6 +127,9 @@ class KafkaClient:
         if node_id is None:
             raise KafkaConnectionError(f"no leader known for {topic}-{partition}")
         return await self.broker(node_id)
+
+
+COORDINATOR_MOVED = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
 
 
 def _host_port(server: str) -> tuple[str, int]:
