@@ -10,7 +10,8 @@ import trio
 
 from kafkamock.client.cluster import KafkaClient
 from kafkamock.client.errors import KafkaResponseError
-from kafkamock.records import Record, decode_batches
+from kafkamock.client.fetched import deliverable_batches
+from kafkamock.records import Record
 
 FETCH_MAX_BYTES = 50 * 1024 * 1024      # Kafka consumer defaults: fetch.max.bytes,
 PARTITION_MAX_BYTES = 1024 * 1024       # max.partition.fetch.bytes (grown when one batch is larger)
@@ -33,7 +34,8 @@ async def read_range(client: KafkaClient, topic: str, partition: int, start: int
                      partition_max_bytes: int = PARTITION_MAX_BYTES) -> AsyncIterator[FetchedChunk]:
     """Fetch ``topic``-``partition`` from ``start`` up to (not including) ``end``, one chunk per Fetch.
 
-    Control records (transaction markers) are skipped. OFFSET_OUT_OF_RANGE at ``start`` raises
+    Control records (transaction markers) are skipped, and under read_committed (``isolation_level=1``) so are
+    the batches of aborted transactions. OFFSET_OUT_OF_RANGE at ``start`` raises
     KafkaResponseError (code 1): the caller decides whether that is data loss. Records below ``start`` in the
     first batch (a fetch returns whole batches) are dropped. Waits up to ``wait_timeout_s`` for offsets that are
     not yet there.
@@ -60,11 +62,9 @@ async def read_range(client: KafkaClient, topic: str, partition: int, start: int
                 continue
             raise KafkaResponseError(data.error_code, f"fetch {topic}-{partition} at offset {offset}")
         records, types = [], []
-        next_offset = offset
-        for batch in decode_batches(data.records or b""):
-            next_offset = max(next_offset, batch.last_offset + 1)
-            if batch.is_control:
-                continue
+        batches, after = deliverable_batches(data.records, data.aborted_transactions, isolation_level == 1)
+        next_offset = max(offset, after)
+        for batch in batches:
             ts_type = 1 if batch.timestamp_type == "LogAppendTime" else 0
             for r in batch.records:
                 if offset <= r.offset < end:
