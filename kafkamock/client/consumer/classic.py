@@ -96,6 +96,7 @@ class ClassicMembership:
         self.rejoin_needed = True
         self.fatal: KafkaError | None = None
         self._wake = trio.Event()
+        self._joined = trio.Event()
 
     @property
     def cooperative(self) -> bool:
@@ -128,13 +129,33 @@ class ClassicMembership:
         if not self.cooperative and self.consumer.ownership.owned():
             self.consumer._request_revoke(self.consumer.ownership.owned())
             return
-        await self._join_and_sync()
+        if not self.joining:
+            # The join runs on its own: JoinGroup waits for every member, and a poll must not wait past its timeout
+            # (two consumers polled in turn by one task would wait for each other).
+            self.joining = True
+            self._joined = trio.Event()
+            self.consumer._start_background(self._join_in_background)
+        with trio.move_on_at(deadline):
+            await self._joined.wait()
+        if self.fatal is not None:
+            raise self.fatal
+
+    async def _join_in_background(self) -> None:
+        try:
+            await self._join_and_sync()
+        except (KafkaError, OSError, ConnectionError) as exc:
+            if self.fatal is None and isinstance(exc, KafkaError) and not exc.retriable:
+                self.fatal = exc
+            log.info("joining group %r failed: %s", self.group_id, exc)
+        finally:
+            self.joining = False
+            self._joined.set()
+            self.consumer._wake_poll()
 
     async def _join_and_sync(self) -> None:
         consumer = self.consumer
         client = consumer.client
         settings = consumer.settings
-        self.joining = True
         try:
             while self.rejoin_needed:
                 topics = await consumer._subscribed_topics()

@@ -128,6 +128,7 @@ class Consumer:
         self._known_topics: dict[str, int] = {}
         self._next_metadata = 0.0
         self._membership_scope: trio.CancelScope | None = None
+        self._background: set[trio.CancelScope] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
 
@@ -192,6 +193,20 @@ class Consumer:
         else:
             self.membership.request_rejoin()
 
+    def _start_background(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` under the group membership's scope (unsubscribe and close cancel it)."""
+        assert self._nursery is not None
+
+        async def run() -> None:
+            if self._membership_scope is not None:
+                with trio.CancelScope() as scope:
+                    self._background.add(scope)
+                    try:
+                        await fn()
+                    finally:
+                        self._background.discard(scope)
+        self._nursery.start_soon(run)
+
     async def _run_membership(self, membership: Any) -> None:
         with trio.CancelScope() as scope:
             self._membership_scope = scope
@@ -230,6 +245,8 @@ class Consumer:
             self.membership = None
             if self._membership_scope is not None:
                 self._membership_scope.cancel()
+            for scope in list(self._background):
+                scope.cancel()
         for tp in list(self._assigned_manually):
             self._forget(tp)
         self._assigned_manually = set()
