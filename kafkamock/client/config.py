@@ -87,7 +87,6 @@ SHARE_CONSUMER: dict[str, Setting] = {
     "fetch.min.bytes": _int(0, default=1),
     "fetch.max.bytes": _int(0, default=52_428_800),
     "fetch.max.wait.ms": _int(0, default=500),
-    "max.partition.fetch.bytes": _int(0, default=1_048_576),
     "client.rack": Setting("str", ""),
     "key.deserializer": Setting("callable"),
     "value.deserializer": Setting("callable"),
