@@ -37,7 +37,7 @@ PARTITIONS = 2
 
 
 async def fill(bootstrap: str, topic: str, n: int) -> None:
-    async with KafkaClient(bootstrap) as client, Producer(client) as producer:
+    async with KafkaClient(bootstrap) as client, Producer({"bootstrap.servers": bootstrap}) as producer:
         created = await (await client.any_broker()).request("CreateTopics", {"topics": [
             {"name": topic, "num_partitions": PARTITIONS, "replication_factor": 1}], "timeout_ms": 10_000})
         assert created.topics[0].error_code == 0, created

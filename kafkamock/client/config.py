@@ -93,7 +93,9 @@ SHARE_CONSUMER: dict[str, Setting] = {
 }
 
 PRODUCER: dict[str, Setting] = {
-    **COMMON,
+    **{name: s for name, s in COMMON.items() if name != "default.api.timeout.ms"},   # Java's producer has max.block.ms
+    "max.block.ms": _int(0, default=60_000),
+    "buffer.memory": _int(1, default=33_554_432),
     "acks": Setting("choice", "all", choices=("all", "-1", "0", "1")),
     "enable.idempotence": Setting("bool", True),
     "transactional.id": Setting("str"),

@@ -112,15 +112,17 @@ def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], top
 
     async def main() -> int:
         written = 0
-        async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
-            async with Producer(client, acks=settings.acks, idempotent=settings.idempotent,
-                                compression=settings.compression, batch_size=settings.batch_size,
-                                max_request_size=settings.max_request_size,
-                                auto_create_topics=settings.allow_auto_create_topics) as producer:
-                for batch in batches:
-                    if batch.num_rows:
-                        await producer.send_all(outgoing(batch, topic_option))
-                        written += batch.num_rows
+        async with Producer({
+                "bootstrap.servers": settings.bootstrap_servers, "client.id": settings.client_id,
+                "acks": str(settings.acks), "enable.idempotence": settings.idempotent,
+                "compression.type": settings.compression, "batch.size": settings.batch_size,
+                "max.request.size": settings.max_request_size,
+                "request.timeout.ms": int(settings.request_timeout_s * 1000),
+                "allow.auto.create.topics": settings.allow_auto_create_topics}) as producer:
+            for batch in batches:
+                if batch.num_rows:
+                    await producer.send_all(outgoing(batch, topic_option))
+                    written += batch.num_rows
         return written
 
     return trio.run(main)
