@@ -36,7 +36,8 @@ def orders(n: int, seed: int = 7) -> list[dict]:
 
 
 async def produce_orders(bootstrap: str, batch: list[dict]) -> None:
-    async with KafkaClient(bootstrap, client_id="orders-producer") as client, Producer(client) as producer:
+    async with KafkaClient(bootstrap, client_id="orders-producer") as client, \
+            Producer({"bootstrap.servers": bootstrap, "client.id": "orders-producer"}) as producer:
         # The orders carry fixed 2026-01-01 timestamps, so the topics keep records forever (retention.ms=-1):
         # with the default 7 days, the broker's first retention check would delete them, as Kafka's would.
         conn = await client.any_broker()

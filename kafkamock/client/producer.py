@@ -344,10 +344,12 @@ class Producer:
                              f"the record is {size + BATCH_OVERHEAD} bytes when serialized, larger than "
                              f"max.request.size ({self.max_request_size})")
         while self._buffered + size > self.buffer_memory and self._incomplete:
-            with trio.fail_after(self.max_block_s):    # Java blocks send up to max.block.ms for buffer space
+            with trio.move_on_after(self.max_block_s) as waited:   # Java blocks send up to max.block.ms for space
                 self._wake()
-                self._progress = event = trio.Event() if self._progress.is_set() else self._progress
-                await event.wait()
+                await self._wait_progress()
+            if waited.cancelled_caught:
+                raise KafkaError(E.REQUEST_TIMED_OUT, f"send to {topic}-{partition}", "no room in buffer.memory "
+                                 f"within max.block.ms ({self.settings['max.block.ms']})", fatal=False)
             self._check_open("send")
         tp = TopicPartition(topic, partition)
         queue = self._queues.get(tp)
@@ -651,6 +653,11 @@ class Producer:
                 if isinstance(exc, KafkaError) and exc.fatal:
                     self._to_fatal(exc)
                 deadline = trio.current_time() + self.retry_backoff_s
+            except Exception as exc:     # a bug must not leave senders waiting forever: fail them with it
+                error = KafkaError(E.UNKNOWN_SERVER_ERROR, "the producer's sender", repr(exc), fatal=True)
+                error.__cause__ = exc
+                self._to_fatal(error)
+                deadline = math.inf
             with trio.move_on_at(deadline):
                 await self._wakeup.wait()
 
@@ -664,9 +671,11 @@ class Producer:
         if self._needs_producer_id and self.producer_id == NO_PRODUCER_ID:
             if now < self._init_error_until:
                 return self._init_error_until
-            await self._init_idempotent(NO_PRODUCER_ID, NO_EPOCH)
+            if not await self._init_idempotent(NO_PRODUCER_ID, NO_EPOCH):
+                return self._init_error_until
         if self._bump_partitions and not self._in_flight and not self._sealed_outside_bump():
-            await self._init_idempotent(self.producer_id, self.producer_epoch)
+            if not await self._init_idempotent(self.producer_id, self.producer_epoch):
+                return self._init_error_until
         if self._metadata_stale and self._client is not None:
             topics = list(self._metadata_stale)
             self._metadata_stale.clear()
@@ -678,7 +687,7 @@ class Producer:
     def _sealed_outside_bump(self) -> bool:
         return any(q and q[0].data is not None for tp, q in self._queues.items() if tp not in self._bump_partitions)
 
-    async def _init_idempotent(self, producer_id: int, epoch: int) -> None:
+    async def _init_idempotent(self, producer_id: int, epoch: int) -> bool:
         """InitProducerId without a transactional id: a first producer id, or (KIP-360) a new epoch for the current
         one, asked for with the current id and epoch (v3+); a broker may answer with a new producer id instead."""
         assert self._client is not None
@@ -691,14 +700,14 @@ class Producer:
             error = KafkaError(response.error_code, "InitProducerId")
             if not error.retriable and response.error_code != E.CONCURRENT_TRANSACTIONS:
                 self._to_fatal(KafkaError(response.error_code, "InitProducerId", fatal=True))
-                return
             self._init_error_until = trio.current_time() + self.retry_backoff_s
-            return
+            return False
         if self._txn.state is State.UNINITIALIZED:
             self._txn.to(State.INITIALIZING)
             self._txn.to(State.READY)
         self._set_producer(response.producer_id, response.producer_epoch)
         self._bump_partitions.clear()
+        return True
 
     async def _add_partitions_to_txn(self) -> None:
         """AddPartitionsToTxn for the partitions that have records queued and are not in the transaction yet."""
