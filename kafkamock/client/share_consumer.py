@@ -463,9 +463,9 @@ class ShareConsumer:
         session = self._session(node_id)
         want = {(topic_id, tp.partition) for tp, topic_id in wanted.items()}
         acking_only = {tp: a for tp, a in acks.items() if (self._topic_id(tp), tp.partition) not in want}
-        if acking_only or (acks and not want):
-            await self._acknowledge_node(node_id, acking_only if want else acks, False)
-            acks = {tp: a for tp, a in acks.items() if tp not in acking_only} if want else {}
+        if acking_only:                  # no longer fetched from this node: a ShareAcknowledge, not a piggy-back
+            await self._acknowledge_node(node_id, acking_only, False)
+            acks = {tp: a for tp, a in acks.items() if tp not in acking_only}
         if not want and not session.partitions:
             return
         async with session.lock:
