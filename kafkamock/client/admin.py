@@ -335,18 +335,21 @@ class Admin:
         self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"],
                                   retry_backoff_s=self.retry_backoff_s, api_timeout_s=self.api_timeout_s)
         self._racks: dict[int, str | None] = {}
+        self._closed = False
 
     async def __aenter__(self) -> Admin:
         await self.client.__aenter__()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        # closed as if nothing failed, so an error from the ``async with`` body comes out as itself rather than
-        # inside the connections' nursery's ExceptionGroup
-        await self.client.__aexit__(None, None, None)
+        await self.close()
 
     async def close(self) -> None:
-        await self.client.__aexit__(None, None, None)
+        """Close the connections. The client's nursery is closed as if nothing failed, so an error from the
+        ``async with`` body comes out as itself rather than inside an ExceptionGroup."""
+        if not self._closed:
+            self._closed = True
+            await self.client.__aexit__(None, None, None)
 
     # -- plumbing ---------------------------------------------------------------------------------------------------
 
@@ -863,7 +866,7 @@ class Admin:
 
     async def delete_consumer_groups(self, group_ids: Iterable[str]) -> Results:
         """DeleteGroups to each group's coordinator. Per-group results {group: None or KafkaError}
-        (GROUP_NOT_EMPTY, GROUP_ID_NOT_FOUND), as Java's ``deletedGroups()``."""
+        (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND), as Java's ``deletedGroups()``."""
         return await self._delete_groups("delete consumer groups", group_ids, GROUP)
 
     async def _delete_groups(self, what: str, group_ids: Iterable[str], key_type: int) -> Results:
@@ -1065,7 +1068,7 @@ class Admin:
 
     async def alter_share_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> Results:
         """Set a share group's start offsets (AlterShareGroupOffsets to its coordinator; the group must have no
-        members). Per-partition results {tp: None or KafkaError}; a group error (GROUP_NOT_EMPTY,
+        members). Per-partition results {tp: None or KafkaError}; a group error (NON_EMPTY_GROUP,
         GROUP_ID_NOT_FOUND) fails every partition — Java's ``partitionResult(tp)``."""
         wanted = {TopicPartition(*tp): int(o) for tp, o in offsets.items()}
 
@@ -1105,7 +1108,7 @@ class Admin:
 
     async def delete_share_groups(self, group_ids: Iterable[str]) -> Results:
         """DeleteGroups to each share group's coordinator. Per-group results {group: None or KafkaError}
-        (GROUP_NOT_EMPTY, GROUP_ID_NOT_FOUND), as Java's ``deletedGroups()``."""
+        (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND), as Java's ``deletedGroups()``."""
         return await self._delete_groups("delete share groups", group_ids, GROUP)
 
     # -- transactions -----------------------------------------------------------------------------------------------
