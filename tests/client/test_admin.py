@@ -30,10 +30,11 @@ from kafkamock.client.admin import (
 from kafkamock.client.cluster import GROUP
 from kafkamock.errors import ErrorCode as E
 
-pytestmark = [pytest.mark.kafkamock(config={
+GROUP_CONFIG = {
     "group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000,
     "group.consumer.heartbeat.interval.ms": 500, "group.consumer.min.heartbeat.interval.ms": 100,
-    "group.share.heartbeat.interval.ms": 500, "group.share.min.heartbeat.interval.ms": 100})]
+    "group.share.heartbeat.interval.ms": 500, "group.share.min.heartbeat.interval.ms": 100}
+pytestmark = [pytest.mark.kafkamock(config=GROUP_CONFIG)]
 
 
 async def in_thread(fn, *args, **kwargs):
@@ -241,6 +242,7 @@ async def test_describe_and_alter_configs_of_topics_brokers_and_groups(kafka_bro
 # -- records ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.trio
+@pytest.mark.kafkamock(brokers=3, config=GROUP_CONFIG)   # leaders and coordinators spread
 async def test_delete_records_then_list_offsets(kafka_broker):
     bootstrap = kafka_broker.bootstrap_servers
     await in_thread(kafka_broker.create_topic, "recs", 2)
@@ -415,6 +417,7 @@ async def share_heartbeat(client: KafkaClient, group: str, member_id: str, epoch
 
 
 @pytest.mark.trio
+@pytest.mark.kafkamock(brokers=3, config=GROUP_CONFIG)   # leaders and coordinators spread
 async def test_share_group_calls(kafka_broker):
     bootstrap, group, topic = kafka_broker.bootstrap_servers, "sg", "shared"
     await in_thread(kafka_broker.create_topic, topic, 2)
@@ -460,6 +463,7 @@ async def test_share_group_calls(kafka_broker):
 # -- transactions -----------------------------------------------------------------------------------------------------
 
 @pytest.mark.trio
+@pytest.mark.kafkamock(brokers=3, config=GROUP_CONFIG)   # leaders and coordinators spread
 async def test_an_open_transaction_described_listed_and_aborted(kafka_broker):
     bootstrap = kafka_broker.bootstrap_servers
     await in_thread(kafka_broker.create_topic, "txn", 1)
