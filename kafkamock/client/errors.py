@@ -43,6 +43,11 @@ class CommitFailedError(KafkaError):
     STALE_MEMBER_EPOCH, REBALANCE_IN_PROGRESS...)."""
 
 
+class IllegalStateError(RuntimeError):
+    """A call the client's state does not allow (Java's IllegalStateException): ``commit_transaction`` with no
+    transaction begun, a share consumer's ``poll`` with records of the last poll not acknowledged..."""
+
+
 def check(code: int, what: str, message: str | None = None) -> None:
     if code:
         raise KafkaError(code, what, message)

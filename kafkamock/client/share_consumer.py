@@ -35,7 +35,7 @@ import trio
 from kafkamock.client.cluster import COORDINATOR_MOVED, GROUP, KafkaClient
 from kafkamock.client.config import SHARE_CONSUMER, parse
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
-from kafkamock.client.errors import KafkaError
+from kafkamock.client.errors import IllegalStateError, KafkaError
 from kafkamock.client.types import ConsumerRecord, TopicPartition
 from kafkamock.errors import ErrorCode
 from kafkamock.records import CorruptRecordError, decode_batches
@@ -60,10 +60,6 @@ class AcknowledgeType(IntEnum):
     RELEASE = 2     # not processed: deliver again (to anyone), delivery count + 1
     REJECT = 3      # unprocessable: never delivered again
     RENEW = 4       # KIP-1222: still processing; restart the acquisition lock, keep the record
-
-
-class IllegalStateError(RuntimeError):
-    """A call that the consumer's state does not allow (Java's IllegalStateException)."""
 
 
 AcknowledgementCommitCallback = Callable[[dict[TopicPartition, set[int]], BaseException | None], Any]

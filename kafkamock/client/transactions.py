@@ -9,10 +9,12 @@ An illegal call raises ``IllegalStateError`` (Java's IllegalStateException), a c
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
-from kafkamock.client.errors import KafkaError
+from kafkamock.client.errors import IllegalStateError, KafkaError
+from kafkamock.client.types import ConsumerGroupMetadata
 from kafkamock.errors import ErrorCode
+
+__all__ = ["ConsumerGroupMetadata", "IllegalStateError", "State", "TransactionAbortedError", "TransactionState"]
 
 
 class State(enum.Enum):
@@ -40,31 +42,12 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 }
 
 
-class IllegalStateError(RuntimeError):
-    """A producer method called in a state that does not allow it (Java's IllegalStateException), e.g.
-    ``commit_transaction`` with no transaction begun. ``code`` is INVALID_TXN_STATE for callers that branch on codes."""
-
-    code = int(ErrorCode.INVALID_TXN_STATE)
-
-
 class TransactionAbortedError(KafkaError):
     """A record's batch was dropped because its transaction was aborted (Java's TransactionAbortedException)."""
 
     def __init__(self, what: str = "send"):
         super().__init__(ErrorCode.UNKNOWN_SERVER_ERROR, what, "Failing batch since transaction was aborted",
                          fatal=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupMetadata:
-    """What ``send_offsets_to_transaction`` needs of a consumer (Java's ConsumerGroupMetadata): with a generation
-    and member id the group coordinator fences a zombie that lost its partitions in a rebalance. Any object with
-    these four attributes does (the Consumer's ``group_metadata()``)."""
-
-    group_id: str
-    generation_id: int = -1
-    member_id: str = ""
-    group_instance_id: str | None = None
 
 
 class TransactionState:

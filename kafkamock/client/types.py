@@ -45,3 +45,13 @@ class ConsumerRecord:
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+class ConsumerGroupMetadata(NamedTuple):
+    """A consumer's place in its group (Java's ConsumerGroupMetadata), from ``Consumer.group_metadata()``: what
+    ``send_offsets_to_transaction`` sends so the group coordinator fences a zombie that lost its partitions."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None

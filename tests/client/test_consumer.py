@@ -10,8 +10,7 @@ import confluent_kafka.admin
 import pytest
 import trio
 
-from kafkamock.client import CommitFailedError, Consumer, KafkaError, OffsetAndMetadata, TopicPartition
-from kafkamock.client import blocking
+from kafkamock.client import CommitFailedError, Consumer, KafkaError, OffsetAndMetadata, TopicPartition, blocking
 
 pytestmark = pytest.mark.kafkamock(config={"group.initial.rebalance.delay.ms": 0,
                                            "group.consumer.heartbeat.interval.ms": 500,

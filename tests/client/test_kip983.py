@@ -149,6 +149,7 @@ async def test_a_partition_lost_to_a_session_timeout_cannot_be_delayed(kafka_bro
             # The next heartbeat learns it: the partitions are lost during a poll, and delaying is refused.
             with trio.fail_after(20):
                 while not a.lost_partitions():
+                    assert a.delay_revoke(a.to_be_revoked_partitions() or pending)   # still processing them
                     await a.poll(0.2)
             assert pending <= a.lost_partitions()
             assert a.delay_revoke(pending) is False

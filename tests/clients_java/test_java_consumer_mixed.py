@@ -6,8 +6,7 @@ member takes everything and resumes at the offsets the kafkamock member committe
 from __future__ import annotations
 
 import pytest
-from test_java_groups import (JOIN_S, PARTITIONS, SETTLE_S, admin_results, assigned, consumed, produce, records_of,
-                              tps, wait_members)
+import test_java_groups as groups
 
 from kafkamock.client import blocking
 
@@ -52,9 +51,9 @@ class KafkamockMember:
 def test_a_kafkamock_and_a_java_member_share_a_group(kafka_target, java_clients, protocol, assignor):
     bootstrap = kafka_target.bootstrap_servers
     topic, group = kafka_target.unique("mixed"), kafka_target.unique(f"mixed-{protocol}")
-    kafka_target.create_topic(topic, PARTITIONS)
-    produced = produce(java_clients, bootstrap, topic, 10)
-    everything = tps(topic, range(PARTITIONS))
+    kafka_target.create_topic(topic, groups.PARTITIONS)
+    produced = groups.produce(java_clients, bootstrap, topic, 10)
+    everything = groups.tps(topic, range(groups.PARTITIONS))
     java_extra = {"assignor": assignor} if assignor else {}
     java = java_clients.start_group(bootstrap, group, [topic], protocol=protocol, client_id="java-member",
                                     progress_every=1, **java_extra)
@@ -62,15 +61,15 @@ def test_a_kafkamock_and_a_java_member_share_a_group(kafka_target, java_clients,
     closed = False
     try:
         def shared() -> bool:
-            sj = assigned(java)
+            sj = groups.assigned(java)
             return bool(sj and km.assignment and not sj & km.assignment and sj | km.assignment == everything
-                        and consumed(java) + len(km.records) >= 40)
-        wait_members({"java-member": java}, shared, JOIN_S + SETTLE_S,
+                        and groups.consumed(java) + len(km.records) >= 40)
+        groups.wait_members({"java-member": java}, shared, groups.JOIN_S + groups.SETTLE_S,
                      f"the Java and kafkamock members to share the partitions (kafkamock: {km.assignment})",
                      step=km.step)
-        assert len(assigned(java)) == len(km.assignment) == 2, (assigned(java), km.assignment)
-        split = {"java-member": assigned(java), "km-member": km.assignment}
-        (described,) = admin_results(java_clients, bootstrap, [
+        assert len(groups.assigned(java)) == len(km.assignment) == 2, (groups.assigned(java), km.assignment)
+        split = {"java-member": groups.assigned(java), "km-member": km.assignment}
+        (described,) = groups.admin_results(java_clients, bootstrap, [
             {"op": "describeConsumerGroups", "groups": [group], "until_state": "Stable", "timeout_ms": 20_000}])
         d = described[group]
         assert d["state"] == "Stable" and d["type"] == ("Classic" if protocol == "classic" else "Consumer"), d
@@ -78,7 +77,7 @@ def test_a_kafkamock_and_a_java_member_share_a_group(kafka_target, java_clients,
 
         km.close()
         closed = True
-        wait_members({"java-member": java}, lambda: assigned(java) == everything, SETTLE_S,
+        groups.wait_members({"java-member": java}, lambda: groups.assigned(java) == everything, groups.SETTLE_S,
                      "the Java member to take every partition after the kafkamock member left")
         java.stop()
         result = java.result(timeout=60)
@@ -86,7 +85,7 @@ def test_a_kafkamock_and_a_java_member_share_a_group(kafka_target, java_clients,
         java.kill()
         if not closed:
             km.close()
-    consumed_records = records_of(result) + km.records
+    consumed_records = groups.records_of(result) + km.records
     assert len(consumed_records) == len(set(consumed_records)), "a record was read twice"
     assert set(consumed_records) == produced
-    assert result["committed"] == {topic: {str(p): 10 for p in range(PARTITIONS)}}, result["committed"]
+    assert result["committed"] == {topic: {str(p): 10 for p in range(groups.PARTITIONS)}}, result["committed"]

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import trio
 
@@ -42,7 +42,7 @@ from kafkamock.client.consumer.revocation import REVOKE_NEXT, Ownership
 from kafkamock.client.errors import KafkaError
 from kafkamock.client.fetched import deliverable_batches
 from kafkamock.client.offsets import EARLIEST, LATEST
-from kafkamock.client.types import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from kafkamock.client.types import ConsumerGroupMetadata, ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kafkamock.errors import ErrorCode
 from kafkamock.records import CorruptRecordError
 
@@ -53,15 +53,6 @@ LEADER_MOVED = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT
                           ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID,
                           ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.REPLICA_NOT_AVAILABLE,
                           ErrorCode.OFFSET_NOT_AVAILABLE})
-
-
-class GroupMetadata(NamedTuple):
-    """What a transactional producer needs to commit a consumer's offsets (Java's ConsumerGroupMetadata)."""
-
-    group_id: str
-    generation_id: int
-    member_id: str
-    group_instance_id: str | None
 
 
 @dataclass
@@ -326,13 +317,13 @@ class Consumer:
     def paused(self) -> set[TopicPartition]:
         return set(self._paused)
 
-    def group_metadata(self) -> GroupMetadata:
+    def group_metadata(self) -> ConsumerGroupMetadata:
         if not self.group_id:
             raise ValueError("group_metadata needs a group.id")
         if self.membership is None:
-            return GroupMetadata(self.group_id, -1, "", self.settings["group.instance.id"])
+            return ConsumerGroupMetadata(self.group_id, -1, "", self.settings["group.instance.id"])
         generation, member_id, instance = self.membership.commit_identity()
-        return GroupMetadata(self.group_id, generation, member_id, instance)
+        return ConsumerGroupMetadata(self.group_id, generation, member_id, instance)
 
     # -- commits --------------------------------------------------------------------------------------------------
 
