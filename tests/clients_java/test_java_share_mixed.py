@@ -86,19 +86,33 @@ async def test_kafkamock_and_java_share_consumers_renew_in_one_group(java_client
                                   "share.acknowledgement.mode": "explicit", **CONSUMER_CONFIG}) as c:
             c.subscribe([topic])
             await wait_step(running, at["first"])       # Java holds its first records before Python fetches
-            # phase A: Java renews; Python fetches and accepts the rest meanwhile
-            while not step_done(running, at["accepted"]):
+            # phase A: Java renews; Python fetches and accepts the rest meanwhile. The second lot is produced
+            # while Java still holds its renewed records (it fetches nothing new then), so Python gets the first new
+            # one, and keeps it (renewing it on every poll) for phase B.
+            produced_second = False
+            while not step_done(running, at["accepted"]) or not held:
                 assert running.proc.poll() is None, running.stderr_tail()
+                if not produced_second and step_done(running, at["kept-0"]):
+                    await trio.to_thread.run_sync(produce, bootstrap, topic, FIRST, SECOND)
+                    produced_second = True
                 for record in await c.poll(0.3):
-                    c.acknowledge(record, AcknowledgeType.ACCEPT)
+                    if held and record.offset == held[0].offset:
+                        c.acknowledge(record, AcknowledgeType.RENEW)
+                        held = [record]
+                        continue
                     python.append(record)
+                    if not held and int(record.key[1:]) >= FIRST:
+                        held = [record]
+                        c.acknowledge(record, AcknowledgeType.RENEW)
+                    else:
+                        c.acknowledge(record, AcknowledgeType.ACCEPT)
             assert await c.commit_sync() in ({}, {TopicPartition(topic, 0): None})
-            # phase B: new records; Python keeps the first it gets past the lock while Java drains
-            await trio.to_thread.run_sync(produce, bootstrap, topic, FIRST, SECOND)
-            with trio.fail_after(15):
+            # phase B: Python keeps its record past the lock while Java drains the rest
+            kept_offset, held = held[0].offset, []
+            with trio.fail_after(15):                    # the renewal went out with commit_sync: it comes back
                 while not held:
                     held = await c.poll(0.5)
-            python += held
+            assert [(r.offset, r.delivery_count) for r in held] == [(kept_offset, 1)]
             assert c.acquisition_lock_timeout_ms() == LOCK_MS
             for k in range(3):
                 await trio.sleep(PROCESS_S)              # slow processing
