@@ -13,6 +13,7 @@ Callbacks (commit callbacks, rebalance listeners) run on the client's thread.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -121,9 +122,33 @@ class ShareConsumer(_Blocking):
     _client_path = "kafkamock.client.share_consumer:ShareConsumer"
 
 
+class BlockingRecordMetadata:
+    """What the blocking ``Producer.send`` returns: ``get(timeout_s)`` waits for the record's RecordMetadata (or
+    raises its error); ``done()`` and ``result()`` read it without waiting."""
+
+    def __init__(self, thread: _ClientThread, future: Any):
+        self._thread, self._future = thread, future
+
+    def done(self) -> bool:
+        return self._thread.call(self._future.done)
+
+    def result(self) -> Any:
+        return self._thread.call(self._future.result)
+
+    def get(self, timeout_s: float | None = None) -> Any:
+        async def wait() -> Any:
+            with trio.fail_after(timeout_s) if timeout_s is not None else contextlib.nullcontext():
+                return await self._future.get()
+        return self._thread.call(wait)
+
+
 class Producer(_Blocking):
-    """``kafkamock.client.Producer``, blocking."""
+    """``kafkamock.client.Producer``, blocking; ``send`` returns a BlockingRecordMetadata."""
     _client_path = "kafkamock.client.producer:Producer"
+
+    def send(self, *args: Any, **kwargs: Any) -> BlockingRecordMetadata:
+        future = self._thread.call(self._thread.client.send, *args, **kwargs)
+        return BlockingRecordMetadata(self._thread, future)
 
 
 class Admin(_Blocking):

@@ -44,7 +44,7 @@ class KafkaClient:
         self._nursery.cancel_scope.cancel()
         await self._nursery_cm.__aexit__(*exc)
 
-    async def _connect(self, key: int | tuple[str, int], host: str, port: int) -> KafkaConnection:
+    async def _connect(self, key: int | tuple[Any, Any], host: str, port: int) -> KafkaConnection:
         conn = self._connections.get(key)
         if conn is None or conn._closed is not None:
             assert self._nursery is not None, "use KafkaClient as an async context manager"
@@ -71,11 +71,14 @@ class KafkaClient:
                 errors.append(str(exc))
         raise KafkaConnectionError("no broker reachable: " + "; ".join(errors))
 
-    async def broker(self, node_id: int) -> KafkaConnection:
+    async def broker(self, node_id: int, channel: str | None = None) -> KafkaConnection:
+        """The connection to ``node_id``; a named ``channel`` is a connection of its own. A broker answers a
+        connection's requests one at a time, in order, so a request that waits (a JoinGroup waiting for the other
+        members) must not sit in front of ones that must not wait (a commit)."""
         if node_id not in self.brokers:
             await self.metadata()
         host, port = self.brokers[node_id]
-        return await self._connect(node_id, host, port)
+        return await self._connect(node_id if channel is None else (node_id, channel), host, port)
 
     async def metadata(self, topics: Iterable[str] | None = None, *, auto_create: bool = False) -> Message:
         """Refresh brokers and partition leaders (all topics when ``topics`` is None)."""
@@ -90,13 +93,13 @@ class KafkaClient:
                     self.leaders[(t.name, p.partition_index)] = p.leader_id
         return response
 
-    async def coordinator(self, key: str, key_type: int = GROUP) -> KafkaConnection:
+    async def coordinator(self, key: str, key_type: int = GROUP, channel: str | None = None) -> KafkaConnection:
         """The connection to the coordinator of a group (``GROUP``), transactional id (``TRANSACTION``) or
         share group (``SHARE``), found with FindCoordinator and cached until ``forget_coordinator``. Retries
         COORDINATOR_NOT_AVAILABLE and the like for up to ``api_timeout_s``."""
         node_id = self._coordinators.get((key_type, key))
         if node_id is not None and node_id in self.brokers:
-            return await self.broker(node_id)
+            return await self.broker(node_id, channel)
         deadline = trio.current_time() + self.api_timeout_s
         while True:
             conn = await self.any_broker()
@@ -109,7 +112,7 @@ class KafkaClient:
             if found.error_code == 0:
                 self._coordinators[(key_type, key)] = found.node_id
                 self.brokers[found.node_id] = (found.host, found.port)
-                return await self.broker(found.node_id)
+                return await self.broker(found.node_id, channel)
             error = KafkaError(found.error_code, f"find the coordinator of {key!r}", found.error_message)
             if not error.retriable or trio.current_time() >= deadline:
                 raise error

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MEMBERSHIP = "membership"         # JoinGroup waits for the other members: its own connection, so commits don't queue
 SUBSCRIPTION_VERSION = 3          # what Java 4.x consumers send (owned partitions, generation, rack)
 ASSIGNMENT_VERSION = 3
 MEMBER_LOST = frozenset({ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION})
@@ -97,6 +98,8 @@ class ClassicMembership:
         self.fatal: KafkaError | None = None
         self._wake = trio.Event()
         self._joined = trio.Event()
+        self.syncing = False
+        self._synced = trio.Event()
 
     @property
     def cooperative(self) -> bool:
@@ -140,6 +143,12 @@ class ClassicMembership:
         if self.fatal is not None:
             raise self.fatal
 
+    async def sync_finished(self) -> None:
+        """Until the SyncGroup under way (if any) is answered: between JoinGroup and SyncGroup answers the
+        coordinator refuses commits (REBALANCE_IN_PROGRESS), before the JoinGroup answer it takes them."""
+        if self.syncing:
+            await self._synced.wait()
+
     async def _join_in_background(self) -> None:
         try:
             await self._join_and_sync()
@@ -162,7 +171,7 @@ class ClassicMembership:
                 owned = sorted(consumer.ownership.owned())
                 protocols = [{"name": name, "metadata": encode_subscription(
                     topics, owned, self.generation, name, settings["client.rack"])} for name in consumer.assignors]
-                conn = await client.coordinator(self.group_id, GROUP)
+                conn = await client.coordinator(self.group_id, GROUP, MEMBERSHIP)
                 response = await conn.request("JoinGroup", {
                     "group_id": self.group_id, "session_timeout_ms": settings["session.timeout.ms"],
                     "rebalance_timeout_ms": settings["max.poll.interval.ms"], "member_id": self.member_id,
@@ -178,14 +187,19 @@ class ClassicMembership:
                 self.member_id, self.generation = response.member_id, response.generation_id
                 self.assignor = response.protocol_name
                 self.leader = response.leader == response.member_id
-                assignments = []
-                if self.leader:
-                    assignments = await self._assign(response.members)
-                conn = await client.coordinator(self.group_id, GROUP)
-                sync = await conn.request("SyncGroup", {
-                    "group_id": self.group_id, "generation_id": self.generation, "member_id": self.member_id,
-                    "group_instance_id": self.instance_id, "protocol_type": "consumer",
-                    "protocol_name": self.assignor, "assignments": assignments})
+                self.syncing, self._synced = True, trio.Event()
+                try:
+                    assignments = []
+                    if self.leader:
+                        assignments = await self._assign(response.members)
+                    conn = await client.coordinator(self.group_id, GROUP, MEMBERSHIP)
+                    sync = await conn.request("SyncGroup", {
+                        "group_id": self.group_id, "generation_id": self.generation, "member_id": self.member_id,
+                        "group_instance_id": self.instance_id, "protocol_type": "consumer",
+                        "protocol_name": self.assignor, "assignments": assignments})
+                finally:
+                    self.syncing = False
+                    self._synced.set()
                 if sync.error_code:
                     await self._join_error(sync.error_code, "SyncGroup")
                     continue
@@ -250,7 +264,7 @@ class ClassicMembership:
                 self._membership_lost(ErrorCode.UNKNOWN_MEMBER_ID)
                 continue
             try:
-                conn = await self.consumer.client.coordinator(self.group_id, GROUP)
+                conn = await self.consumer.client.coordinator(self.group_id, GROUP, MEMBERSHIP)
                 response = await conn.request("Heartbeat", {
                     "group_id": self.group_id, "generation_id": self.generation, "member_id": self.member_id,
                     "group_instance_id": self.instance_id})
@@ -278,7 +292,7 @@ class ClassicMembership:
         if not self.member_id or self.instance_id is not None:
             return
         try:
-            conn = await self.consumer.client.coordinator(self.group_id, GROUP)
+            conn = await self.consumer.client.coordinator(self.group_id, GROUP, MEMBERSHIP)
             if conn.version_for("LeaveGroup") >= 3:
                 body = {"group_id": self.group_id, "members": [
                     {"member_id": self.member_id, "group_instance_id": None, "reason": reason}]}

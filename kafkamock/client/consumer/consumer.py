@@ -39,7 +39,7 @@ from kafkamock.client.consumer.classic import ClassicMembership
 from kafkamock.client.consumer.consumer_protocol import ConsumerProtocolMembership
 from kafkamock.client.consumer.group_offsets import commit_offsets, fetch_committed
 from kafkamock.client.consumer.revocation import REVOKE_NEXT, Ownership
-from kafkamock.client.errors import KafkaError
+from kafkamock.client.errors import CommitFailedError, KafkaError
 from kafkamock.client.fetched import deliverable_batches
 from kafkamock.client.offsets import EARLIEST, LATEST
 from kafkamock.client.types import ConsumerGroupMetadata, ConsumerRecord, OffsetAndMetadata, TopicPartition
@@ -375,11 +375,31 @@ class Consumer:
                             for tp in partitions if tp in self._positions})
 
     async def _commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        """A commit made while this member waits for its SyncGroup answer waits for it and goes out with the new
+        generation: the coordinator answers REBALANCE_IN_PROGRESS in that window, and under KIP-983 committing
+        during a rebalance is the normal case (cooperative members keep their partitions through it; an eager one
+        joins only once its revokes are done). Before the JoinGroup answer the current generation still commits.
+        Java fails such a commit and has the caller poll."""
         assert self.group_id
-        generation, member_id, instance = (-1, "", None) if self.membership is None else \
-            self.membership.commit_identity()
-        await commit_offsets(self.client, self.group_id, offsets, generation=generation, member_id=member_id,
-                             instance_id=instance, timeout_s=self.settings["default.api.timeout.ms"] / 1000)
+        deadline = trio.current_time() + self.settings["default.api.timeout.ms"] / 1000
+        while True:
+            membership = self.membership
+            if isinstance(membership, ClassicMembership) and membership.syncing:
+                with trio.move_on_at(deadline):
+                    await membership.sync_finished()
+            generation, member_id, instance = (-1, "", None) if membership is None else membership.commit_identity()
+            try:
+                await commit_offsets(self.client, self.group_id, offsets, generation=generation, member_id=member_id,
+                                     instance_id=instance, timeout_s=max(0.0, deadline - trio.current_time()))
+                return
+            except CommitFailedError as exc:
+                # Sent just before the JoinGroup answer, it met the coordinator completing the rebalance: go again
+                # once this member has the new generation (or is about to).
+                moved_on = membership is not None and (membership.commit_identity() != (generation, member_id,
+                                                                                         instance))
+                if not (exc.code == ErrorCode.REBALANCE_IN_PROGRESS and isinstance(membership, ClassicMembership)
+                        and (membership.syncing or moved_on) and trio.current_time() < deadline):
+                    raise
 
     # -- poll -----------------------------------------------------------------------------------------------------
 
