@@ -4,8 +4,9 @@ What is measured, each client on its own, one after the other, against one ``kaf
 - **produce**: N records of S bytes (defaults 200,000 x 100 B) to a 4-partition topic, idempotent, acks=all,
   ``linger.ms`` 5, until every record is acknowledged (kafkamock: ``Producer.send`` then ``flush``;
   confluent-kafka: ``produce`` then ``flush``), as records per second;
-- **consume**: the same N records read back by a group member from the earliest offset (kafkamock: ``Consumer.poll``;
-  confluent-kafka: ``consume(500)``), as records per second;
+- **consume**: the same N records read back from the earliest offset of every partition (``assign``, so no group
+  join is timed), from the assign until the last record (kafkamock: ``Consumer.poll``; confluent-kafka:
+  ``consume(500)``), as records per second;
 - **commit**: synchronous commits of one partition's offset for a fixed time (default 3 s), as commits per second.
 
 The ratio is kafkamock / librdkafka: below 1 kafkamock's client is slower. librdkafka is C with its own threads;
@@ -83,29 +84,24 @@ async def km_produce(bootstrap: str, topic: str, n: int, payload: bytes) -> floa
 
 def rd_consume(bootstrap: str, topic: str, n: int) -> float:
     c = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"rd-{topic}",
-                                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    c.subscribe([topic])
-    got, start = 0, None
+                                  "enable.auto.commit": False})
+    start = time.perf_counter()
+    c.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING) for p in range(PARTITIONS)])
+    got = 0
     while got < n:
-        msgs = c.consume(500, 1.0)
-        if msgs and start is None:
-            start = time.perf_counter()
-        got += sum(1 for m in msgs if not m.error())
+        got += sum(1 for m in c.consume(500, 1.0) if not m.error())
     rate = n / (time.perf_counter() - start)
     c.close()
     return rate
 
 
 async def km_consume(bootstrap: str, topic: str, n: int) -> float:
-    async with Consumer({"bootstrap.servers": bootstrap, "group.id": f"km-{topic}", "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False}) as c:
-        c.subscribe([topic])
-        got, start = 0, None
+    async with Consumer({"bootstrap.servers": bootstrap, "auto.offset.reset": "earliest"}) as c:
+        start = time.perf_counter()
+        c.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
+        got = 0
         while got < n:
-            records = await c.poll(1.0)
-            if records and start is None:
-                start = time.perf_counter()
-            got += len(records)
+            got += len(await c.poll(1.0))
         return n / (time.perf_counter() - start)
 
 

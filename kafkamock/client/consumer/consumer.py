@@ -24,7 +24,6 @@ import inspect
 import logging
 import re
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,9 +59,10 @@ class _Buffered:
     """Records fetched for a partition at ``fetch_offset``, not yet returned; ``next_offset`` follows the batches
     read (control and aborted batches included)."""
 
-    records: deque
+    records: list
     next_offset: int
     fetch_offset: int
+    start: int = 0                 # records[start:] are still to be returned
 
 
 class Consumer:
@@ -621,15 +621,18 @@ class Consumer:
     def _drain(self) -> list[ConsumerRecord]:
         out: list[ConsumerRecord] = []
         limit = self.settings["max.poll.records"]
+        owned = self.assignment()
         for tp, buffered in list(self._buffers.items()):
-            if tp in self._paused or tp not in self.assignment():
+            if tp in self._paused or tp not in owned:
                 continue
-            while buffered.records and len(out) < limit:
-                record = buffered.records.popleft()
-                out.append(record)
-                self._positions[tp] = record.offset + 1
-                self._leader_epochs[tp] = record.leader_epoch
-            if not buffered.records:
+            take = min(len(buffered.records) - buffered.start, limit - len(out))
+            if take > 0:
+                out.extend(buffered.records[buffered.start:buffered.start + take])
+                buffered.start += take
+                last = out[-1]
+                self._positions[tp] = last.offset + 1
+                self._leader_epochs[tp] = last.leader_epoch
+            if buffered.start >= len(buffered.records):
                 del self._buffers[tp]
                 self._positions[tp] = max(self._positions.get(tp, 0), buffered.next_offset)
             if len(out) >= limit:
@@ -727,18 +730,22 @@ class Consumer:
     def _take(self, tp: TopicPartition, offset: int, data: Any) -> None:
         batches, after = deliverable_batches(data.records, data.aborted_transactions, self.read_committed)
         kd, vd = self.settings["key.deserializer"], self.settings["value.deserializer"]
-        records: deque = deque()
+        records: list[ConsumerRecord] = []
+        append, topic, partition = records.append, tp.topic, tp.partition
         for batch in batches:
             ts_type = 1 if batch.timestamp_type == "LogAppendTime" else 0
             epoch = batch.partition_leader_epoch
+            log_append_time = batch.max_timestamp
             for r in batch.records:
                 if r.offset < offset:
                     continue
-                key = r.key if kd is None or r.key is None else kd(r.key)
-                value = r.value if vd is None or r.value is None else vd(r.value)
-                timestamp = batch.max_timestamp if ts_type == 1 else r.timestamp
-                records.append(ConsumerRecord(tp.topic, tp.partition, r.offset, timestamp, ts_type, key, value,
-                                              tuple(r.headers), epoch))
+                key, value = r.key, r.value
+                if kd is not None and key is not None:
+                    key = kd(key)
+                if vd is not None and value is not None:
+                    value = vd(value)
+                append(ConsumerRecord(topic, partition, r.offset, log_append_time if ts_type else r.timestamp,
+                                      ts_type, key, value, r.headers, epoch))
         if after > offset:
             self._buffers[tp] = _Buffered(records, after, offset)
         elif data.records and len(data.records) >= self.settings["max.partition.fetch.bytes"]:
