@@ -155,12 +155,12 @@ def _value(setting: Setting, raw: Any) -> Any:
     if kind == "list":
         items = raw.split(",") if isinstance(raw, str) else list(raw)
         return [str(i).strip() for i in items if str(i).strip()]
-    value = str(raw)
-    if kind == "choice" and value not in setting.choices:
-        if value.lower() in setting.choices:
-            value = value.lower()
+    text = str(raw)
+    if kind == "choice" and text not in setting.choices:
+        if text.lower() in setting.choices:
+            text = text.lower()
         else:
             raise ValueError(f"must be one of {', '.join(setting.choices)}")
-    if setting.check is not None and (problem := setting.check(value)):
+    if setting.check is not None and (problem := setting.check(text)):
         raise ValueError(problem)
-    return value
+    return text

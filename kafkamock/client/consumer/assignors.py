@@ -142,7 +142,7 @@ def cooperative_sticky_assign(members: Sequence[MemberSubscription], partitions:
     """The sticky assignment, minus the partitions that would move between members this round (KIP-429): their
     owner gives them up now, and the rebalance that follows the revocation assigns them."""
     target = sticky_assign(members, partitions)
-    owner = {}
+    owner: dict[TopicPartition, str] = {}
     for m in members:
         for tp in m.owned:
             owner.setdefault(tp, m.member_id)

@@ -87,6 +87,7 @@ class ClassicMembership:
 
     def __init__(self, consumer: Consumer):
         self.consumer = consumer
+        assert consumer.group_id is not None
         self.group_id: str = consumer.group_id
         self.instance_id: str | None = consumer.settings["group.instance.id"]
         self.member_id = ""

@@ -602,11 +602,11 @@ class Consumer:
         specs: dict[tuple[str, int], int] = {}
         for tp, where in wanted.items():
             if where == "earliest":
-                specs[tuple(tp)] = EARLIEST
+                specs[(tp.topic, tp.partition)] = EARLIEST
             elif where == "latest":
-                specs[tuple(tp)] = LATEST
+                specs[(tp.topic, tp.partition)] = LATEST
             else:                           # by_duration:<ISO-8601>: the first record newer than now - duration
-                specs[tuple(tp)] = int(time.time() * 1000) - parse_duration_ms(where.split(":", 1)[1])
+                specs[(tp.topic, tp.partition)] = int(time.time() * 1000) - parse_duration_ms(where.split(":", 1)[1])
         found = await list_offsets(self.client, specs, isolation_level=1 if self.read_committed else 0)
         latest_needed = {k: LATEST for k, v in found.items() if v < 0}
         if latest_needed:

@@ -38,6 +38,7 @@ class ConsumerProtocolMembership:
 
     def __init__(self, consumer: Consumer):
         self.consumer = consumer
+        assert consumer.group_id is not None
         self.group_id: str = consumer.group_id
         self.instance_id: str | None = consumer.settings["group.instance.id"]
         self.member_id = str(uuid.uuid4())           # KIP-848 v1: the member names itself
@@ -150,13 +151,13 @@ class ConsumerProtocolMembership:
         if response.heartbeat_interval_ms > 0:
             self.interval = response.heartbeat_interval_ms / 1000
         if response.assignment is not None:
-            names = consumer.client.topic_names
-            unknown = [t.topic_id for t in response.assignment.topic_partitions if t.topic_id not in names]
+            by_id = consumer.client.topic_names
+            unknown = [t.topic_id for t in response.assignment.topic_partitions if t.topic_id not in by_id]
             if unknown:
                 await consumer.client.metadata(None)
-                names = consumer.client.topic_names
-            target = {TopicPartition(names[t.topic_id], p) for t in response.assignment.topic_partitions
-                      if t.topic_id in names for p in t.partitions}
+                by_id = consumer.client.topic_names
+            target = {TopicPartition(by_id[t.topic_id], p) for t in response.assignment.topic_partitions
+                      if t.topic_id in by_id for p in t.partitions}
             consumer._assignment_received(target, revoke_missing=True)
             if consumer.ownership.owned() != owned:
                 self._wake.set()                      # report the new ownership without waiting an interval
