@@ -110,7 +110,7 @@ class Consumer:
         self._in_flight: set[int] = set()
         self._fetch_error: BaseException | None = None
         self._wakeup = trio.Event()
-        self._lost_pending: set[TopicPartition] | None = set()
+        self._lost_pending: set[TopicPartition] = set()
         self._next_auto_commit = 0.0
         self._commit_tasks = 0
         self._nursery: trio.Nursery | None = None
@@ -189,13 +189,12 @@ class Consumer:
         assert self._nursery is not None
 
         async def run() -> None:
-            if self._membership_scope is not None:
-                with trio.CancelScope() as scope:
-                    self._background.add(scope)
-                    try:
-                        await fn()
-                    finally:
-                        self._background.discard(scope)
+            with trio.CancelScope() as scope:
+                self._background.add(scope)
+                try:
+                    await fn()
+                finally:
+                    self._background.discard(scope)
         self._nursery.start_soon(run)
 
     async def _run_membership(self, membership: Any) -> None:
@@ -478,7 +477,6 @@ class Consumer:
         """Membership ended: recorded now, applied by the next poll (lost partitions are named by the poll during
         which they were lost)."""
         owned = self.ownership.owned() if partitions is None else partitions
-        assert self._lost_pending is not None
         self._lost_pending |= owned
         self._wake_poll()
 
