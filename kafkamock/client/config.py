@@ -146,7 +146,10 @@ def _value(setting: Setting, raw: Any) -> Any:
     if kind == "int":
         if isinstance(raw, bool) or not isinstance(raw, (int, str)):
             raise ValueError("must be an integer")
-        value = int(raw)
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError("must be an integer") from None
         if setting.minimum is not None and value < setting.minimum:
             raise ValueError(f"must be at least {setting.minimum}")
         if setting.maximum is not None and value > setting.maximum:

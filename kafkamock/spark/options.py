@@ -1,29 +1,58 @@
 """The options of Spark's Kafka connector, parsed and checked before any job starts, with errors that name the
-option at fault. Pure: no Spark, no sockets."""
+option at fault. Pure: no Spark, no sockets.
+
+``kafka.*`` options are Kafka client settings under the Java client's names. A read applies the consumer settings
+of ``READ_SETTINGS``, a write the producer settings of ``kafkamock.client.config.PRODUCER``; a setting the JVM
+connector refuses is refused with its reason, and any other name is refused with a message saying why it would not
+take effect here, so no setting is ever dropped silently.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from kafkamock.client import config as client_config
 
 EARLIEST, LATEST = -2, -1
 SOURCE_OPTIONS = {"assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets",
-                  "maxoffsetspertrigger", "minpartitions", "includeheaders", "failondataloss", "topic",
+                  "startingtimestamp", "endingtimestamp", "startingoffsetsbytimestamp", "endingoffsetsbytimestamp",
+                  "startingoffsetsbytimestampstrategy", "maxoffsetspertrigger", "minoffsetspertrigger",
+                  "maxtriggerdelay", "minpartitions", "maxrecordsperpartition", "includeheaders", "failondataloss",
                   "kafkaconsumer.polltimeoutms", "fetchoffset.numretries", "fetchoffset.retryintervalms",
-                  "groupidprefix", "path"}
-# kafka.* settings Spark's connector refuses, with the option to use instead (KafkaSourceProvider's checks).
-UNSUPPORTED_KAFKA = {
+                  "groupidprefix", "topic", "path"}
+# kafka.* settings Spark's connector refuses, with its reasons (KafkaSourceProvider's checks).
+REFUSED_BY_SPARK = {
     "auto.offset.reset": "Instead set the source option 'startingOffsets' to 'earliest' or 'latest' to specify "
-                         "where to start",
-    "key.deserializer": "Keys are always read as byte arrays; use DataFrame operations to decode them",
-    "value.deserializer": "Values are always read as byte arrays; use DataFrame operations to decode them",
+                         "where to start. Structured Streaming manages which offsets are consumed itself",
+    "key.deserializer": "Keys are deserialized as byte arrays; use DataFrame operations to decode them",
+    "value.deserializer": "Values are deserialized as byte arrays; use DataFrame operations to decode them",
+    "enable.auto.commit": "Offsets are tracked by Spark's checkpoints, not committed to Kafka",
+    "interceptor.classes": "Interceptors can modify the payload, so they are not safe",
+}
+REFUSED_BY_SPARK_SINK = {
     "key.serializer": "Keys are written from the 'key' column (string or binary)",
     "value.serializer": "Values are written from the 'value' column (string or binary)",
-    "enable.auto.commit": "Offsets are tracked by Spark's checkpoints, not committed to Kafka",
-    "interceptor.classes": "Interceptors are not supported",
 }
+# The consumer settings a read applies: fetches, isolation, topic discovery, timeouts, identity.
+READ_SETTINGS = ("bootstrap.servers", "client.id", "group.id", "request.timeout.ms", "default.api.timeout.ms",
+                 "retry.backoff.ms", "security.protocol", "isolation.level", "fetch.min.bytes", "fetch.max.bytes",
+                 "fetch.max.wait.ms", "max.partition.fetch.bytes", "allow.auto.create.topics",
+                 "exclude.internal.topics", "client.rack")
+# Consumer settings that cannot take effect in a Spark read, and why (refused rather than ignored).
+WITHOUT_EFFECT_ON_READ = {
+    **{name: "Spark assigns partitions to its consumers itself: they never join a consumer group" for name in (
+        "group.instance.id", "group.protocol", "group.remote.assignor", "partition.assignment.strategy",
+        "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms", "auto.commit.interval.ms")},
+    "max.poll.records": "Spark tasks read whole offset ranges as Arrow batches, not polls of records",
+    "metadata.max.age.ms": "the connector fetches fresh metadata every time it plans a batch",
+}
+# The connector's producer defaults where they differ from Java's: large batches for bulk writes.
+WRITE_DEFAULTS = {"batch.size": 1_000_000, "linger.ms": 5, "client.id": "kafkamock-spark-producer"}
 
 
 class KafkaOptionError(ValueError):
@@ -42,32 +71,61 @@ class Subscription:
 
 @dataclass(frozen=True)
 class ClientSettings:
-    """The ``kafka.*`` settings the connector's clients use (others are accepted and ignored, as a Java client
-    ignores settings it does not know, with a warning)."""
+    """The ``kafka.*`` settings of a query, checked. Reads use the consumer fields; writes pass ``producer`` (the
+    settings of a ``kafkamock.client.Producer``)."""
 
     bootstrap_servers: str
     client_id: str = "kafkamock-spark"
+    group_id: str | None = None                   # the executors' consumer group id, as Spark names it
     isolation_level: int = 0                      # read_uncommitted, the Java consumer's default
     allow_auto_create_topics: bool = True         # the Java consumer's default
-    acks: int = -1
-    idempotent: bool = True
-    compression: str = "none"
-    batch_size: int = 1_000_000
-    max_request_size: int = 1_048_576
+    exclude_internal_topics: bool = True
     request_timeout_s: float = 30.0
-    extra: dict[str, str] = field(default_factory=dict)
+    api_timeout_s: float = 60.0                   # default.api.timeout.ms: how long planning may take
+    retry_backoff_s: float = 0.1
+    fetch_min_bytes: int = 1
+    fetch_max_bytes: int = 52_428_800
+    fetch_max_wait_ms: int = 500
+    max_partition_fetch_bytes: int = 1_048_576
+    client_rack: str = ""
+    producer: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ByTimestamp:
+    """Offsets looked up by record timestamp (ListOffsets by time): ``everywhere`` for every partition
+    (startingTimestamp / endingTimestamp), or one timestamp per partition (...OffsetsByTimestamp). When no record
+    is that recent, a start follows ``no_match`` ("error" or "latest"); an end is the latest offset."""
+
+    everywhere: int | None = None
+    per_partition: tuple[tuple[tuple[str, int], int], ...] = ()
+    no_match: str = "error"
+
+    def timestamps(self, partitions) -> dict[tuple[str, int], int]:
+        if self.everywhere is not None:
+            return {tp: self.everywhere for tp in partitions}
+        return dict(self.per_partition)
+
+
+Offsets = str | dict[tuple[str, int], int] | ByTimestamp   # "earliest" | "latest" | specific offsets | by time
 
 
 @dataclass(frozen=True)
 class ReadOptions:
     client: ClientSettings
     subscription: Subscription
-    starting: str | dict[tuple[str, int], int]    # "earliest" | "latest" | {(topic, partition): offset}
-    ending: str | dict[tuple[str, int], int]
+    starting: Offsets
+    ending: Offsets
     fail_on_data_loss: bool = True
     include_headers: bool = False
     min_partitions: int | None = None
+    max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60_000
+    poll_timeout_ms: int = 120_000                # kafkaConsumer.pollTimeoutMs (Spark: spark.network.timeout)
+    fetch_offset_retries: int = 3                 # fetchOffset.numRetries
+    fetch_offset_retry_interval_ms: int = 1_000   # fetchOffset.retryIntervalMs
 
 
 @dataclass(frozen=True)
@@ -89,20 +147,42 @@ def _bool(options: dict[str, str], name: str, default: bool, shown: str) -> bool
     raise KafkaOptionError(f"option '{shown}' must be 'true' or 'false', not {raw!r}")
 
 
-def _positive_int(options: dict[str, str], name: str, shown: str) -> int | None:
+def _int(options: dict[str, str], name: str, shown: str, *, minimum: int = 1) -> int | None:
     raw = options.get(name)
     if raw is None:
         return None
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
     try:
         value = int(str(raw).strip())
     except ValueError:
-        raise KafkaOptionError(f"option '{shown}' must be a positive integer, not {raw!r}") from None
-    if value <= 0:
-        raise KafkaOptionError(f"option '{shown}' must be a positive integer, not {raw!r}")
+        raise KafkaOptionError(f"option '{shown}' must be {what}, not {raw!r}") from None
+    if value < minimum:
+        raise KafkaOptionError(f"option '{shown}' must be {what}, not {raw!r}")
     return value
 
 
-def client_settings(options: Mapping[str, str]) -> ClientSettings:
+def _int_or(options: dict[str, str], name: str, shown: str, default: int) -> int:
+    value = _int(options, name, shown, minimum=0)
+    return default if value is None else value
+
+
+_TIME_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def time_string_ms(raw: str, shown: str) -> int:
+    """Spark's time strings (``Utils.timeStringAsMs``): ``500``, ``500ms``, ``10s``, ``15m``, ``1h``, ``1d``."""
+    match = re.fullmatch(r"\s*(-?\d+)\s*([a-z]*)\s*", str(raw).lower())
+    if not match or match.group(2) not in ("", *_TIME_UNITS) or int(match.group(1)) < 0:
+        raise KafkaOptionError(f"option '{shown}' must be a time like 500ms, 10s, 15m or 1h, not {raw!r}")
+    return int(int(match.group(1)) * _TIME_UNITS.get(match.group(2) or "ms", 1))
+
+
+def client_settings(options: Mapping[str, str], *, role: str = "read", group_id: str | None = None
+                    ) -> ClientSettings:
+    """The ``kafka.*`` settings for a read (``role="read"``: consumer and planning) or a write (a producer).
+
+    Every name is checked: refused as Spark refuses it, applied, or refused with the reason it could not take
+    effect. Values are checked as the Java client checks them."""
     opts = _lower(options)
     servers = opts.get("kafka.bootstrap.servers", "").strip()
     if not servers:
@@ -112,38 +192,72 @@ def client_settings(options: Mapping[str, str]) -> ClientSettings:
         host, _, port = server.strip().rpartition(":")
         if not host or not port.isdigit():
             raise KafkaOptionError(f"option 'kafka.bootstrap.servers': {server.strip()!r} is not host:port")
-    kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.") and k != "kafka.bootstrap.servers"}
-    for name, why in UNSUPPORTED_KAFKA.items():
+    kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
+    refused = {**REFUSED_BY_SPARK, **REFUSED_BY_SPARK_SINK} if role == "write" else REFUSED_BY_SPARK
+    for name, why in refused.items():
         if name in kafka:
             raise KafkaOptionError(f"Kafka option 'kafka.{name}' is not supported. {why}.")
-    isolation = kafka.pop("isolation.level", "read_uncommitted").strip().lower()
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise KafkaOptionError(f"option 'kafka.isolation.level' must be read_uncommitted or read_committed, "
-                               f"not {isolation!r}")
-    acks_raw = kafka.pop("acks", "all").strip().lower()
-    acks = {"all": -1, "-1": -1, "1": 1, "0": 0}.get(acks_raw)
-    if acks is None:
-        raise KafkaOptionError(f"option 'kafka.acks' must be all, -1, 0 or 1, not {acks_raw!r}")
-    idempotent = _bool(kafka, "enable.idempotence", acks == -1, "kafka.enable.idempotence")
-    kafka.pop("enable.idempotence", None)
-    if idempotent and acks != -1:
-        raise KafkaOptionError("option 'kafka.enable.idempotence' needs 'kafka.acks' = all")
-    compression = kafka.pop("compression.type", "none").strip().lower()
-    if compression not in ("none", "gzip", "snappy", "lz4", "zstd"):
-        raise KafkaOptionError(f"option 'kafka.compression.type' must be none, gzip, snappy, lz4 or zstd, "
-                               f"not {compression!r}")
-    numbers = {}
-    for name, default in (("batch.size", 1_000_000), ("max.request.size", 1_048_576),
-                          ("request.timeout.ms", 30_000)):
-        numbers[name] = _positive_int(kafka, name, f"kafka.{name}") or default
-        kafka.pop(name, None)
+    if role == "write":
+        return _write_settings(servers, kafka)
+    return _read_settings(servers, kafka, group_id)
+
+
+def _setting_error(exc: ValueError) -> KafkaOptionError:
+    """The client config's message, naming the option as the user wrote it."""
+    found = re.search(r"invalid value (.*) for '([^']+)': (.*)", str(exc))
+    if found:
+        return KafkaOptionError(f"option 'kafka.{found.group(2)}': invalid value {found.group(1)}, "
+                                f"{found.group(3)}")
+    return KafkaOptionError(str(exc))
+
+
+def _read_settings(servers: str, kafka: dict[str, str], group_id: str | None) -> ClientSettings:
+    for name in kafka:
+        if name in READ_SETTINGS:
+            continue
+        if name in WITHOUT_EFFECT_ON_READ:
+            raise KafkaOptionError(f"option 'kafka.{name}' would have no effect on a read: "
+                                   f"{WITHOUT_EFFECT_ON_READ[name]}")
+        if name in client_config.PRODUCER:
+            raise KafkaOptionError(f"option 'kafka.{name}' is a producer setting; a read only uses consumers")
+        raise KafkaOptionError(f"option 'kafka.{name}' is not a Kafka consumer setting the connector knows "
+                               f"(it applies: {', '.join('kafka.' + n for n in READ_SETTINGS)})")
+    spec = {name: client_config.CONSUMER[name] for name in READ_SETTINGS}
+    try:
+        s = client_config.parse(spec, kafka, "Kafka consumer")
+    except ValueError as exc:
+        raise _setting_error(exc) from None
+    group = s["group.id"] or group_id
     return ClientSettings(
-        bootstrap_servers=servers, client_id=kafka.pop("client.id", "kafkamock-spark"),
-        isolation_level=1 if isolation == "read_committed" else 0,
-        allow_auto_create_topics=_bool(kafka, "allow.auto.create.topics", True, "kafka.allow.auto.create.topics"),
-        acks=acks, idempotent=idempotent, compression=compression, batch_size=numbers["batch.size"],
-        max_request_size=numbers["max.request.size"], request_timeout_s=numbers["request.timeout.ms"] / 1000,
-        extra={k: v for k, v in kafka.items() if k != "allow.auto.create.topics"})
+        bootstrap_servers=servers,
+        client_id=s["client.id"] if "client.id" in kafka else (f"consumer-{group}-1" if group else "consumer-1"),
+        group_id=group, isolation_level=1 if s["isolation.level"] == "read_committed" else 0,
+        allow_auto_create_topics=s["allow.auto.create.topics"], exclude_internal_topics=s["exclude.internal.topics"],
+        request_timeout_s=s["request.timeout.ms"] / 1000, api_timeout_s=s["default.api.timeout.ms"] / 1000,
+        retry_backoff_s=s["retry.backoff.ms"] / 1000, fetch_min_bytes=s["fetch.min.bytes"],
+        fetch_max_bytes=s["fetch.max.bytes"], fetch_max_wait_ms=s["fetch.max.wait.ms"],
+        max_partition_fetch_bytes=s["max.partition.fetch.bytes"], client_rack=s["client.rack"])
+
+
+def _write_settings(servers: str, kafka: dict[str, str]) -> ClientSettings:
+    for name in kafka:
+        if name not in client_config.PRODUCER:
+            where = "a consumer setting; a write only uses a producer" if name in client_config.CONSUMER else \
+                "not a Kafka producer setting the connector knows"
+            raise KafkaOptionError(f"option 'kafka.{name}' is {where}")
+    given = {**WRITE_DEFAULTS, **kafka}
+    try:
+        producer = client_config.parse(client_config.PRODUCER, given, "Kafka producer")
+    except ValueError as exc:
+        raise _setting_error(exc) from None
+    if producer["enable.idempotence"] and producer["acks"] not in ("all", "-1"):
+        if "enable.idempotence" in kafka:
+            raise KafkaOptionError("option 'kafka.enable.idempotence' needs 'kafka.acks' = all")
+        given["enable.idempotence"] = "false"      # Java turns idempotence off by default when acks is not all
+    return ClientSettings(bootstrap_servers=servers, client_id=producer["client.id"],
+                          request_timeout_s=producer["request.timeout.ms"] / 1000,
+                          allow_auto_create_topics=producer["allow.auto.create.topics"],
+                          producer={k: v for k, v in given.items()})
 
 
 def _subscription(opts: dict[str, str]) -> Subscription:
@@ -164,10 +278,10 @@ def _subscription(opts: dict[str, str]) -> Subscription:
         if not raw.strip():
             raise KafkaOptionError("option 'subscribePattern' is empty")
         try:
-            re.compile(raw)
+            re.compile(raw.strip())
         except re.error as exc:
             raise KafkaOptionError(f"option 'subscribePattern' is not a valid pattern: {exc}") from None
-        return Subscription("subscribePattern", pattern=raw)
+        return Subscription("subscribePattern", pattern=raw.strip())
     try:
         parsed = json.loads(raw)
     except ValueError:
@@ -182,53 +296,129 @@ def _subscription(opts: dict[str, str]) -> Subscription:
     return Subscription("assign", topics=tuple(parsed), partitions=partitions)
 
 
-def parse_offsets(raw: str, name: str) -> str | dict[tuple[str, int], int]:
-    """``earliest``, ``latest`` or JSON ``{"topic":{"0":23,"1":-2}}`` (-2 earliest, -1 latest)."""
-    text = raw.strip()
-    if text.lower() in ("earliest", "latest"):
-        return text.lower()
+def _partition_json(raw: str, name: str, example: str, *, minimum: int) -> dict[tuple[str, int], int]:
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(raw.strip())
     except ValueError:
         parsed = None
     ok = isinstance(parsed, dict) and all(
         isinstance(ps, dict) and all(str(p).lstrip("-").isdigit() and isinstance(o, int) and not isinstance(o, bool)
                                      for p, o in ps.items()) for ps in parsed.values())
     if not ok:
-        raise KafkaOptionError(f"option '{name}' must be 'earliest', 'latest' or JSON like "
-                               f"{{\"topicA\":{{\"0\":23,\"1\":-1}}}}, not {raw!r}")
+        raise KafkaOptionError(f"option '{name}' must be JSON like {example}, not {raw!r}")
     out = {(t, int(p)): o for t, ps in parsed.items() for p, o in ps.items()}
     for (t, p), o in out.items():
-        if o < EARLIEST:
-            raise KafkaOptionError(f"option '{name}': offset {o} for {t}-{p} is not valid (use -2 for earliest, "
-                                   "-1 for latest, or an offset >= 0)")
+        if o < minimum:
+            what = "offset" if minimum < 0 else "timestamp"
+            hint = " (use -2 for earliest, -1 for latest, or an offset >= 0)" if minimum < 0 else \
+                " (milliseconds since the epoch)"
+            raise KafkaOptionError(f"option '{name}': {what} {o} for {t}-{p} is not valid{hint}")
     return out
+
+
+def parse_offsets(raw: str, name: str) -> str | dict[tuple[str, int], int]:
+    """``earliest``, ``latest`` or JSON ``{"topic":{"0":23,"1":-2}}`` (-2 earliest, -1 latest)."""
+    text = raw.strip()
+    if text.lower() in ("earliest", "latest"):
+        return text.lower()
+    return _partition_json(text, name, '{"topicA":{"0":23,"1":-1}}', minimum=EARLIEST)
+
+
+def _offsets(opts: dict[str, str], which: str, default: str, strategy: str) -> tuple[Offsets, str]:
+    """Spark's order of preference: ``<which>Timestamp``, then ``<which>OffsetsByTimestamp``, then
+    ``<which>Offsets``. Returns the spec and the option it came from."""
+    everywhere, per_partition, plain = f"{which}Timestamp", f"{which}OffsetsByTimestamp", f"{which}Offsets"
+    if everywhere.lower() in opts:
+        raw = str(opts[everywhere.lower()]).strip()
+        if not raw.isdigit():
+            raise KafkaOptionError(f"option '{everywhere}' must be one timestamp in milliseconds since the epoch, "
+                                   f"not {raw!r}")
+        return ByTimestamp(everywhere=int(raw), no_match=strategy), everywhere
+    if per_partition.lower() in opts:
+        table = _partition_json(opts[per_partition.lower()], per_partition, '{"topicA":{"0":1700000000000}}',
+                                minimum=0)
+        return ByTimestamp(per_partition=tuple(sorted(table.items())), no_match=strategy), per_partition
+    return parse_offsets(opts.get(plain.lower(), default), plain), plain
+
+
+def _check_batch_limits(starting: Offsets, ending: Offsets, start_name: str, end_name: str) -> None:
+    """Spark's checks of a batch query's bounds before it plans anything."""
+    if starting == "latest" or (isinstance(starting, dict) and LATEST in starting.values()):
+        raise KafkaOptionError(f"option '{start_name}' can't be latest for batch queries on Kafka")
+    if ending == "earliest" or (isinstance(ending, dict) and EARLIEST in ending.values()):
+        raise KafkaOptionError(f"option '{end_name}' can't be earliest for batch queries on Kafka")
+    pairs = None
+    if isinstance(starting, dict) and isinstance(ending, dict):
+        pairs = (starting, ending)
+    elif isinstance(starting, ByTimestamp) and isinstance(ending, ByTimestamp) and starting.per_partition \
+            and ending.per_partition:
+        pairs = (dict(starting.per_partition), dict(ending.per_partition))
+    if pairs is None:
+        return
+    first, last = pairs
+    if set(first) != set(last):
+        raise KafkaOptionError(f"options '{start_name}' and '{end_name}' must name the same partitions: "
+                               f"{_listed(set(first) ^ set(last))} appear in only one")
+    for tp in sorted(first):
+        if first[tp] >= 0 and last[tp] >= 0 and first[tp] > last[tp]:
+            raise KafkaOptionError(f"option '{start_name}' for {tp[0]}-{tp[1]} ({first[tp]}) is after "
+                                   f"'{end_name}' ({last[tp]})")
+
+
+def _listed(partitions) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(partitions))
+
+
+def unique_group_id(opts: Mapping[str, str], *, streaming: bool) -> str:
+    """The consumer group id Spark gives a query's executors: ``<groupIdPrefix>-<uuid>-executor`` (prefix
+    ``spark-kafka-source`` for streams, ``spark-kafka-relation`` for batch reads). ``kafka.group.id`` replaces it."""
+    prefix = str(_lower(opts).get("groupidprefix", "spark-kafka-source" if streaming else "spark-kafka-relation"))
+    if not prefix.strip():
+        raise KafkaOptionError("option 'groupIdPrefix' is empty")
+    return f"{prefix.strip()}-{uuid.uuid4()}-executor"
 
 
 def read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
     opts = _lower(options)
-    client = client_settings(opts)
+    client = client_settings(opts, role="read", group_id=unique_group_id(opts, streaming=streaming))
     subscription = _subscription(opts)
-    starting = parse_offsets(opts.get("startingoffsets", "latest" if streaming else "earliest"), "startingOffsets")
-    ending: str | dict[tuple[str, int], int] = "latest"
+    strategy = str(opts.get("startingoffsetsbytimestampstrategy", "error")).strip().lower()
+    if strategy not in ("error", "latest"):
+        raise KafkaOptionError(f"option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', not "
+                               f"{opts['startingoffsetsbytimestampstrategy']!r}")
+    starting, start_name = _offsets(opts, "starting", "latest" if streaming else "earliest", strategy)
+    ending: Offsets = "latest"
+    trigger = {"maxoffsetspertrigger": "maxOffsetsPerTrigger", "minoffsetspertrigger": "minOffsetsPerTrigger",
+               "maxtriggerdelay": "maxTriggerDelay"}
     if streaming:
-        if "endingoffsets" in opts:
-            raise KafkaOptionError("option 'endingOffsets' is not allowed for streaming queries (it is for batch "
-                                   "queries only)")
+        for name in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
+            if name.lower() in opts:
+                raise KafkaOptionError(f"option '{name}' is not allowed for streaming queries (it is for batch "
+                                       "queries only)")
     else:
-        if starting == "latest" or (isinstance(starting, dict) and LATEST in starting.values()):
-            raise KafkaOptionError("option 'startingOffsets' can't be latest for batch queries on Kafka")
-        ending = parse_offsets(opts.get("endingoffsets", "latest"), "endingOffsets")
-        if ending == "earliest" or (isinstance(ending, dict) and EARLIEST in ending.values()):
-            raise KafkaOptionError("option 'endingOffsets' can't be earliest for batch queries on Kafka")
-        if "maxoffsetspertrigger" in opts:
-            raise KafkaOptionError("option 'maxOffsetsPerTrigger' is for streaming queries only")
+        ending, end_name = _offsets(opts, "ending", "latest", strategy)
+        _check_batch_limits(starting, ending, start_name, end_name)
+        for key, shown in trigger.items():
+            if key in opts:
+                raise KafkaOptionError(f"option '{shown}' is for streaming queries only")
+    max_per_trigger = _int(opts, "maxoffsetspertrigger", "maxOffsetsPerTrigger")
+    min_per_trigger = _int(opts, "minoffsetspertrigger", "minOffsetsPerTrigger")
+    if max_per_trigger and min_per_trigger and min_per_trigger > max_per_trigger:
+        raise KafkaOptionError(f"option 'minOffsetsPerTrigger' ({min_per_trigger}) is higher than "
+                               f"'maxOffsetsPerTrigger' ({max_per_trigger})")
+    delay = time_string_ms(opts["maxtriggerdelay"], "maxTriggerDelay") if "maxtriggerdelay" in opts else 15 * 60_000
     return ReadOptions(
         client=client, subscription=subscription, starting=starting, ending=ending,
         fail_on_data_loss=_bool(opts, "failondataloss", True, "failOnDataLoss"),
         include_headers=_bool(opts, "includeheaders", False, "includeHeaders"),
-        min_partitions=_positive_int(opts, "minpartitions", "minPartitions"),
-        max_offsets_per_trigger=_positive_int(opts, "maxoffsetspertrigger", "maxOffsetsPerTrigger"))
+        min_partitions=_int(opts, "minpartitions", "minPartitions"),
+        max_records_per_partition=_int(opts, "maxrecordsperpartition", "maxRecordsPerPartition"),
+        max_offsets_per_trigger=max_per_trigger, min_offsets_per_trigger=min_per_trigger,
+        max_trigger_delay_ms=delay,
+        poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", "kafkaConsumer.pollTimeoutMs") or 120_000,
+        fetch_offset_retries=_int_or(opts, "fetchoffset.numretries", "fetchOffset.numRetries", 3),
+        fetch_offset_retry_interval_ms=_int_or(opts, "fetchoffset.retryintervalms", "fetchOffset.retryIntervalMs",
+                                               1_000))
 
 
 def write_options(options: Mapping[str, str]) -> WriteOptions:
@@ -236,4 +426,4 @@ def write_options(options: Mapping[str, str]) -> WriteOptions:
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise KafkaOptionError("option 'topic' is empty")
-    return WriteOptions(client=client_settings(opts), topic=topic.strip() if topic else None)
+    return WriteOptions(client=client_settings(opts, role="write"), topic=topic.strip() if topic else None)

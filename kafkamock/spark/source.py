@@ -73,7 +73,8 @@ class KafkaDataSource(DataSource):
 class _Reading:
     def _read(self, partition: RangePartition) -> Iterator:
         opts = self.opts  # type: ignore[attr-defined]
-        yield from read_arrow(opts.client, partition.range, opts.include_headers, opts.fail_on_data_loss)
+        yield from read_arrow(opts.client, partition.range, opts.include_headers, opts.fail_on_data_loss,
+                              opts.poll_timeout_ms / 1000)
 
 
 class KafkaBatchReader(_Reading, DataSourceReader):

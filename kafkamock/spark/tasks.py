@@ -32,9 +32,10 @@ def data_loss(message: str) -> DataLossError:
 
 
 def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool,
-               fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
+               fail_on_data_loss: bool, poll_timeout_s: float = 120.0) -> Iterator[pa.RecordBatch]:
     """The records of ``rng`` as Arrow batches, one per fetch, streamed from a trio loop on a helper thread (so a
-    large range is never held in memory at once)."""
+    large range is never held in memory at once). Offsets still missing after ``poll_timeout_s`` fail the task
+    (Spark's kafkaConsumer.pollTimeoutMs)."""
     schema = arrow_schema(include_headers)
     out: queue.Queue = queue.Queue(maxsize=4)
     stop = threading.Event()
@@ -45,7 +46,7 @@ def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool
             while start < rng.end:
                 try:
                     async for chunk in read_range(client, rng.topic, rng.partition, start, rng.end,
-                                                  wait_timeout_s=settings.request_timeout_s,
+                                                  wait_timeout_s=poll_timeout_s,
                                                   isolation_level=settings.isolation_level):
                         if chunk.records and chunk.records[0].offset > start and chunk.log_start_offset > start:
                             _lost(rng, start, chunk.log_start_offset, fail_on_data_loss)
@@ -112,13 +113,7 @@ def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], top
 
     async def main() -> int:
         written = 0
-        async with Producer({
-                "bootstrap.servers": settings.bootstrap_servers, "client.id": settings.client_id,
-                "acks": str(settings.acks), "enable.idempotence": settings.idempotent,
-                "compression.type": settings.compression, "batch.size": settings.batch_size,
-                "max.request.size": settings.max_request_size,
-                "request.timeout.ms": int(settings.request_timeout_s * 1000),
-                "allow.auto.create.topics": settings.allow_auto_create_topics}) as producer:
+        async with Producer(settings.producer) as producer:
             for batch in batches:
                 if batch.num_rows:
                     await producer.send_all(outgoing(batch, topic_option))
