@@ -1,18 +1,24 @@
-"""Planning on the driver: which partitions a subscription covers, their offsets, and the offset ranges each
-Spark task reads (split further for ``minPartitions``; capped by ``maxOffsetsPerTrigger``)."""
+"""Planning on the driver: which partitions a subscription covers, their offsets (earliest, latest, given, or
+found by timestamp), and the offset ranges each Spark task reads: split for ``maxRecordsPerPartition`` and
+``minPartitions``, capped by ``maxOffsetsPerTrigger``, held back by ``minOffsetsPerTrigger``."""
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
 import trio
 
 from kafkamock.client import KafkaClient, KafkaResponseError, list_offsets
+from kafkamock.client.connection import KafkaConnectionError
+from kafkamock.client.errors import KafkaError
 from kafkamock.client.offsets import EARLIEST, LATEST
-from kafkamock.spark.options import ClientSettings, KafkaOptionError, ReadOptions, Subscription
+from kafkamock.spark.options import ByTimestamp, ClientSettings, KafkaOptionError, ReadOptions, Subscription
 
+log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
+NO_OFFSET = -1          # ListOffsets by timestamp: no record that recent
 
 
 @dataclass(frozen=True)
@@ -29,25 +35,42 @@ class OffsetRange:
         return self.end - self.start
 
 
-def run(settings: ClientSettings, job, *args):
-    """Run ``job(client, *args)`` on a fresh client in a trio loop of its own (driver or Spark worker)."""
+def run(settings: ClientSettings, job, *args, retries: int = 0, retry_interval_s: float = 1.0):
+    """Run ``job(client, *args)`` on a fresh client in a trio loop of its own (driver or Spark worker).
+
+    A retriable Kafka error or a lost connection is retried ``retries`` times, ``retry_interval_s`` apart, on a
+    new client (Spark's fetchOffset.numRetries / fetchOffset.retryIntervalMs); option errors are not."""
 
     async def main():
-        async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
-            with trio.fail_after(settings.request_timeout_s * 4):
-                return await job(client, *args)
+        for attempt in range(retries + 1):
+            try:
+                async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
+                    with trio.fail_after(settings.api_timeout_s):
+                        return await job(client, *args)
+            except (KafkaError, KafkaConnectionError, OSError, trio.TooSlowError) as exc:
+                if attempt == retries or (isinstance(exc, KafkaError) and not exc.retriable):
+                    raise
+                log.warning("getting Kafka offsets failed (attempt %d of %d): %s", attempt + 1, retries + 1, exc)
+                await trio.sleep(retry_interval_s)
 
     return trio.run(main)
 
 
-async def topic_partitions(client: KafkaClient, sub: Subscription, allow_auto_create: bool) -> list[TopicPartition]:
+def plan(opts: ReadOptions, job, *args):
+    """``run`` with the read's retry options."""
+    return run(opts.client, job, *args, retries=opts.fetch_offset_retries,
+               retry_interval_s=opts.fetch_offset_retry_interval_ms / 1000)
+
+
+async def topic_partitions(client: KafkaClient, sub: Subscription, settings: ClientSettings) -> list[TopicPartition]:
     """The partitions a subscription covers now, in (topic, partition) order."""
     if sub.kind == "subscribePattern":
         response = await client.metadata(None)
         pattern = re.compile(sub.pattern or "")
         return sorted((t.name, p.partition_index) for t in response.topics
-                      if t.error_code == 0 and not t.is_internal and pattern.fullmatch(t.name)
-                      for p in t.partitions)
+                      if t.error_code == 0 and not (t.is_internal and settings.exclude_internal_topics)
+                      and pattern.fullmatch(t.name) for p in t.partitions)
+    allow_auto_create = settings.allow_auto_create_topics
     response = await client.metadata(list(sub.topics), auto_create=allow_auto_create)
     counts: dict[str, int] = {}
     for t in response.topics:
@@ -70,73 +93,115 @@ async def topic_partitions(client: KafkaClient, sub: Subscription, allow_auto_cr
     return sorted(set(sub.partitions))
 
 
-async def resolve(client: KafkaClient, partitions: list[TopicPartition], spec, name: str,
-                  isolation_level: int) -> dict[TopicPartition, int]:
-    """Offsets for ``partitions`` from an option value: "earliest", "latest" or {(topic, partition): offset}
-    with -2/-1 for earliest/latest. A JSON value must name every partition (as Spark requires)."""
+def _must_cover(partitions: list[TopicPartition], given, name: str, what: str) -> None:
+    missing = [tp for tp in partitions if tp not in given]
+    if missing:
+        raise KafkaOptionError(f"option '{name}' gives {what}, so it must name every partition the query reads; "
+                               f"missing: {', '.join(f'{t}-{p}' for t, p in missing)}")
+    unknown = [tp for tp in given if tp not in set(partitions)]
+    if unknown:
+        raise KafkaOptionError(f"option '{name}' names partitions the query does not read: "
+                               f"{', '.join(f'{t}-{p}' for t, p in sorted(unknown))}")
+
+
+async def resolve(client: KafkaClient, partitions: list[TopicPartition], spec, name: str, isolation_level: int,
+                  *, starting: bool = True) -> dict[TopicPartition, int]:
+    """Offsets for ``partitions`` from an option value: "earliest", "latest", {(topic, partition): offset} with
+    -2/-1 for earliest/latest, or a ``ByTimestamp``. Specific offsets or timestamps must name every partition
+    (as Spark requires). A timestamp later than every record gives the latest offset for an end, and for a start
+    what ``startingOffsetsByTimestampStrategy`` says: fail (error) or the latest offset (latest)."""
     if isinstance(spec, str):
         return await list_offsets(client, {tp: EARLIEST if spec == "earliest" else LATEST for tp in partitions},
                                   isolation_level=isolation_level)
-    missing = [tp for tp in partitions if tp not in spec]
-    if missing:
-        listed = ", ".join(f"{t}-{p}" for t, p in missing)
-        raise KafkaOptionError(f"option '{name}' gives specific offsets, so it must name every partition the "
-                               f"query reads; missing: {listed}")
-    unknown = [tp for tp in spec if tp not in set(partitions)]
-    if unknown:
-        listed = ", ".join(f"{t}-{p}" for t, p in unknown)
-        raise KafkaOptionError(f"option '{name}' names partitions the query does not read: {listed}")
+    if isinstance(spec, ByTimestamp):
+        timestamps = spec.timestamps(partitions)
+        if spec.everywhere is None:
+            _must_cover(partitions, timestamps, name, "timestamps")
+        found = await list_offsets(client, timestamps, isolation_level=isolation_level) if timestamps else {}
+        unmatched = [tp for tp in partitions if found[tp] == NO_OFFSET]
+        if unmatched and starting and spec.no_match == "error":
+            tp = unmatched[0]
+            raise KafkaOptionError(f"No offset matched from request of topic-partition {tp[0]}-{tp[1]} and "
+                                   f"timestamp {timestamps[tp]} (option '{name}'; set "
+                                   "'startingOffsetsByTimestampStrategy' to 'latest' to start at the latest offset "
+                                   "instead)")
+        latest = await list_offsets(client, {tp: LATEST for tp in unmatched},
+                                    isolation_level=isolation_level) if unmatched else {}
+        return {tp: latest.get(tp, found[tp]) for tp in partitions}
+    _must_cover(partitions, spec, name, "specific offsets")
     markers = {tp: spec[tp] for tp in partitions if spec[tp] < 0}
     resolved = await list_offsets(client, markers, isolation_level=isolation_level) if markers else {}
     return {tp: resolved.get(tp, spec[tp]) for tp in partitions}
 
 
-async def subscribed_offsets(client: KafkaClient, opts: ReadOptions, spec, name: str
+async def subscribed_offsets(client: KafkaClient, opts: ReadOptions, spec, name: str, *, starting: bool = True
                              ) -> tuple[list[TopicPartition], dict[TopicPartition, int]]:
     """The partitions a query's subscription covers now, and their offsets for ``spec`` (see ``resolve``)."""
-    parts = await topic_partitions(client, opts.subscription, opts.client.allow_auto_create_topics)
-    return parts, await resolve(client, parts, spec, name, opts.client.isolation_level)
+    parts = await topic_partitions(client, opts.subscription, opts.client)
+    return parts, await resolve(client, parts, spec, name, opts.client.isolation_level, starting=starting)
 
 
-def split(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:
-    """One range per Kafka partition, or more when ``minPartitions`` asks for more Spark tasks: ranges are cut in
-    proportion to their size, as Spark's KafkaOffsetRangeCalculator does."""
+def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """``r`` in ``parts`` near-equal pieces, the remainder going to the last ones (as Spark cuts)."""
+    out, start, remaining = [], r.start, r.size
+    for i in range(parts):
+        size = remaining // (parts - i)
+        remaining -= size
+        out.append(OffsetRange(r.topic, r.partition, start, start + size))
+        start += size
+    return [piece for piece in out if piece.size > 0]
+
+
+def split(ranges: list[OffsetRange], min_partitions: int | None,
+          max_records_per_partition: int | None = None) -> list[OffsetRange]:
+    """Spark tasks for offset ranges: one per Kafka partition; no task above ``maxRecordsPerPartition``
+    offsets; then, when there are still fewer tasks than ``minPartitions``, large ranges cut further in
+    proportion to their size, small ones left whole (Spark's KafkaOffsetRangeCalculator)."""
     ranges = [r for r in ranges if r.size > 0]
+    if max_records_per_partition:
+        ranges = [piece for r in ranges for piece in _cut(r, -(-r.size // max_records_per_partition))]
     if not min_partitions or len(ranges) >= min_partitions:
         return ranges
     total = sum(r.size for r in ranges)
+
+    def parts_for(size: int, whole: int, wanted: int) -> int:
+        return max(round(size / whole * wanted), 1)
+
+    unsplit = [r for r in ranges if parts_for(r.size, total, min_partitions) == 1]
+    split_total = total - sum(r.size for r in unsplit)
+    split_wanted = max(min_partitions - len(unsplit), 1)
     out = []
     for r in ranges:
-        parts = max(1, round(r.size * min_partitions / total))
-        parts = min(parts, r.size)
-        step, extra = divmod(r.size, parts)
-        start = r.start
-        for i in range(parts):
-            end = start + step + (1 if i < extra else 0)
-            out.append(OffsetRange(r.topic, r.partition, start, end))
-            start = end
+        if any(r is u for u in unsplit):
+            out.append(r)
+        else:
+            out.extend(_cut(r, parts_for(r.size, split_total, split_wanted)))
     return out
 
 
 def rate_limit(start: dict[TopicPartition, int], latest: dict[TopicPartition, int],
                max_rows: int) -> dict[TopicPartition, int]:
-    """End offsets that read at most ``max_rows`` in all, shared in proportion to each partition's backlog
-    (Spark's maxOffsetsPerTrigger)."""
-    backlog = {tp: max(0, latest[tp] - start.get(tp, latest[tp])) for tp in latest}
-    total = sum(backlog.values())
-    if total <= max_rows:
+    """End offsets that read about ``max_rows`` in all, shared in proportion to each partition's backlog
+    (Spark's maxOffsetsPerTrigger: a share below one offset is rounded up, so no partition starves)."""
+    sizes = {tp: end - start[tp] for tp, end in latest.items() if tp in start and end - start[tp] > 0}
+    total = sum(sizes.values())
+    if total < 1:
         return dict(latest)
     out = {}
-    given = 0
-    for tp in sorted(latest):
-        share = backlog[tp] * max_rows // total
-        out[tp] = start.get(tp, latest[tp]) + share
-        given += share
-    # Hand the rounding remainder out in partition order, so the limit is met exactly when there is backlog.
-    for tp in sorted(latest):
-        if given >= max_rows:
-            break
-        if out[tp] < latest[tp]:
-            out[tp] += 1
-            given += 1
+    for tp, end in latest.items():
+        if tp not in sizes:
+            out[tp] = end
+            continue
+        share = max_rows * sizes[tp] / total
+        out[tp] = min(end, start[tp] + int(share if share >= 1 else 1))
     return out
+
+
+def held_back(start: dict[TopicPartition, int], latest: dict[TopicPartition, int], min_rows: int,
+              now_ms: int, last_trigger_ms: int, max_delay_ms: int) -> bool:
+    """Whether a micro-batch waits for more data (Spark's minOffsetsPerTrigger / maxTriggerDelay): it waits
+    while fewer than ``min_rows`` offsets are new, until ``max_delay_ms`` has passed since the last batch."""
+    if now_ms - last_trigger_ms >= max_delay_ms:
+        return False
+    new = sum(offset - start.get(tp, 0) for tp, offset in latest.items())
+    return new < min_rows

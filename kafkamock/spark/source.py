@@ -6,6 +6,8 @@ batches (``tasks``); batch and streaming writes produce each task's rows with an
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -18,17 +20,31 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
-from kafkamock.client.offsets import EARLIEST
 from kafkamock.spark import planning
 from kafkamock.spark.options import KafkaOptionError, read_options, write_options
-from kafkamock.spark.planning import OffsetRange, rate_limit, resolve, split, subscribed_offsets
+from kafkamock.spark.planning import (
+    OffsetRange,
+    held_back,
+    rate_limit,
+    resolve,
+    split,
+    subscribed_offsets,
+    topic_partitions,
+)
 from kafkamock.spark.rows import HEADERS_DDL, READ_SCHEMA
 from kafkamock.spark.tasks import data_loss, read_arrow, write_arrow
 
 NAME = "kafkamock"
+log = logging.getLogger(__name__)
 
 
 class RangePartition(InputPartition):
@@ -84,20 +100,21 @@ class KafkaBatchReader(_Reading, DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         opts = self.opts
 
-        async def plan(client):
-            parts, starts = await subscribed_offsets(client, opts, opts.starting, "startingOffsets")
-            ends = await resolve(client, parts, opts.ending, "endingOffsets", opts.client.isolation_level)
+        async def bounds(client):
+            parts, starts = await subscribed_offsets(client, opts, opts.starting, "starting offsets")
+            ends = await resolve(client, parts, opts.ending, "ending offsets", opts.client.isolation_level,
+                                 starting=False)
             return parts, starts, ends
 
-        parts, starts, ends = planning.run(opts.client, plan)
+        parts, starts, ends = planning.plan(opts, bounds)
         ranges = []
         for tp in parts:
             start, end = starts[tp], ends[tp]
             if end < start:
                 raise KafkaOptionError(f"ending offset {end} of {tp[0]}-{tp[1]} is before its starting offset "
-                                       f"{start} ('startingOffsets' / 'endingOffsets')")
+                                       f"{start} (the query's starting and ending options)")
             ranges.append(OffsetRange(tp[0], tp[1], start, end))
-        return [RangePartition(r) for r in split(ranges, opts.min_partitions)]
+        return [RangePartition(r) for r in split(ranges, opts.min_partitions, opts.max_records_per_partition)]
 
     def read(self, partition: InputPartition) -> Iterator:
         assert isinstance(partition, RangePartition)
@@ -121,6 +138,8 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
     def __init__(self, options):
         self.opts = read_options(options, streaming=True)
         self._target: dict[tuple[str, int], int] | None = None
+        self._last_trigger_ms = 0            # as Spark's source: the first batch never waits for minOffsetsPerTrigger
+        self._clock = time.time
 
     def _latest(self) -> dict[tuple[str, int], int]:
         opts = self.opts
@@ -128,19 +147,21 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
         async def latest(client):
             return (await subscribed_offsets(client, opts, "latest", "latest"))[1]
 
-        return planning.run(opts.client, latest)
+        return planning.plan(opts, latest)
 
     def initialOffset(self) -> dict:
         opts = self.opts
 
         async def initial(client):
-            return (await subscribed_offsets(client, opts, opts.starting, "startingOffsets"))[1]
+            return (await subscribed_offsets(client, opts, opts.starting, "starting offsets"))[1]
 
-        return _to_json(planning.run(opts.client, initial))
+        return _to_json(planning.plan(opts, initial))
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.opts.max_offsets_per_trigger:
             return ReadMaxRows(self.opts.max_offsets_per_trigger)
+        if self.opts.min_offsets_per_trigger:
+            return ReadMinRows(self.opts.min_offsets_per_trigger)
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -151,42 +172,72 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
         latest = self._latest()
         if self._target is not None:  # Trigger.AvailableNow: nothing past what existed when the query started
             latest = {tp: min(o, self._target[tp]) for tp, o in latest.items() if tp in self._target}
+        if isinstance(limit, ReadAllAvailable):
+            return _to_json(latest)
         # Partitions that appeared since the last batch start at their earliest offset (Spark does the same).
-        begin = {**{tp: EARLIEST for tp in latest if tp not in begin}, **begin}
-        if any(o == EARLIEST for o in begin.values()):
-            begin = self._earliest_for(begin)
-        end = rate_limit(begin, latest, limit.max_rows) if isinstance(limit, ReadMaxRows) else latest
-        return _to_json(end)
+        new = [tp for tp in latest if tp not in begin]
+        if new:
+            begin.update(self._earliest_for(new))
+        min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else self.opts.min_offsets_per_trigger
+        if min_rows and self._target is None:     # AvailableNow never waits: no more data is coming for it
+            now_ms = int(self._clock() * 1000)
+            if held_back(begin, latest, min_rows, now_ms, self._last_trigger_ms, self.opts.max_trigger_delay_ms):
+                return start
+            self._last_trigger_ms = now_ms
+        if isinstance(limit, ReadMaxRows):
+            return _to_json(rate_limit(begin, latest, limit.max_rows))
+        return _to_json(latest)
 
-    def _earliest_for(self, offsets: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
-        wanted = [tp for tp, o in offsets.items() if o == EARLIEST]
+    def _earliest_for(self, wanted: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The earliest offsets of ``wanted``; a partition gone meanwhile (topic deleted) is left out."""
         opts = self.opts
 
         async def earliest(client):
-            return await resolve(client, wanted, "earliest", "earliest", opts.client.isolation_level)
+            parts = set(await topic_partitions(client, opts.subscription, opts.client))
+            present = [tp for tp in wanted if tp in parts]
+            return await resolve(client, present, "earliest", "earliest", opts.client.isolation_level)
 
-        found = planning.run(opts.client, earliest)
-        return {tp: found.get(tp, o) for tp, o in offsets.items()}
+        return planning.plan(opts, earliest)
 
     def reportLatestOffset(self) -> dict | None:
         return _to_json(self._latest())
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        """Spark's checks between two micro-batches: a partition that vanished (its topic deleted), a partition
+        added whose log no longer starts at 0, or offsets that went back are data loss (``failOnDataLoss``)."""
         begin, stop = _from_json(start), _from_json(end)
-        missing = {tp: EARLIEST for tp in stop if tp not in begin}
-        if missing:
-            begin.update(self._earliest_for(missing))
+        new = [tp for tp in stop if tp not in begin]
+        if new:
+            found = self._earliest_for(new)
+            for tp in new:
+                if tp not in found:
+                    self._data_loss(f"Cannot find earliest offsets of {tp[0]}-{tp[1]}. Some data may have been "
+                                    "missed")
+                elif found[tp] != 0:
+                    self._data_loss(f"Added partition {tp[0]}-{tp[1]} starts from {found[tp]} instead of 0. Some "
+                                    "data may have been missed")
+            begin.update(found)
+        gone = sorted(tp for tp in begin if tp not in stop)
+        if gone:
+            self._data_loss(f"{', '.join(f'{t}-{p}' for t, p in gone)} are gone (deleted topic or partitions). "
+                            "Some data may have been missed")
         ranges = []
         for tp, last in sorted(stop.items()):
+            if tp not in begin:
+                continue
             first = begin[tp]
             if last < first:
-                message = (f"{tp[0]}-{tp[1]} went back from offset {first} to {last} (the topic may have been "
-                           f"deleted and re-created)")
-                if self.opts.fail_on_data_loss:
-                    raise data_loss(message)
+                self._data_loss(f"Partition {tp[0]}-{tp[1]}'s offset was changed from {first} to {last} (the topic "
+                                "may have been deleted and re-created), some data may have been missed")
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], first, last))
-        return [RangePartition(r) for r in split(ranges, self.opts.min_partitions)]
+        return [RangePartition(r) for r in split(ranges, self.opts.min_partitions,
+                                                 self.opts.max_records_per_partition)]
+
+    def _data_loss(self, message: str) -> None:
+        if self.opts.fail_on_data_loss:
+            raise data_loss(message)
+        log.warning("%s. failOnDataLoss is false, so the query goes on.", message)
 
     def read(self, partition: InputPartition) -> Iterator:
         assert isinstance(partition, RangePartition)
