@@ -834,8 +834,10 @@ class Producer:
             except (KafkaConnectionError, trio.TooSlowError, OSError) as exc:
                 if isinstance(exc, trio.TooSlowError) and conn is not None:
                     await conn.aclose()             # Java disconnects a request that timed out
+                why = (f"no answer within request.timeout.ms ({self.settings['request.timeout.ms']} ms)"
+                       if isinstance(exc, trio.TooSlowError) else str(exc) or type(exc).__name__)
                 for batch in batches:
-                    self._on_error(batch, E.NETWORK_EXCEPTION, -1, str(exc) or type(exc).__name__)
+                    self._on_error(batch, E.NETWORK_EXCEPTION, -1, why)
                 return
             index = {b.tp: b for b in batches}
             names = self._client.topic_names
@@ -940,6 +942,11 @@ class Producer:
             self._fail_batch(batch, error)
             self._to_fatal(error)
             return
+        if code in RETRIABLE and trio.current_time() - batch.created >= self.delivery_timeout_s:
+            error = KafkaError(E.REQUEST_TIMED_OUT, f"produce to {tp}", f"Expiring {len(batch.records)} record(s): "
+                               f"delivery.timeout.ms ({self.settings['delivery.timeout.ms']} ms) has passed since "
+                               f"the batch was created; the last attempt failed with {ErrorCode(code).name}: "
+                               f"{message}", fatal=False)
         self._fail_batch(batch, error)
         self._after_failed_sealed_batch(batch, error)
 

@@ -9,6 +9,7 @@ take effect here, so no setting is ever dropped silently.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import uuid
@@ -25,6 +26,13 @@ SOURCE_OPTIONS = {"assign", "subscribe", "subscribepattern", "startingoffsets", 
                   "maxtriggerdelay", "minpartitions", "maxrecordsperpartition", "includeheaders", "failondataloss",
                   "kafkaconsumer.polltimeoutms", "fetchoffset.numretries", "fetchoffset.retryintervalms",
                   "groupidprefix", "topic", "path"}
+SINK_OPTIONS = {"topic", "path", "checkpointlocation"}
+_SHOWN = {name.lower(): name for name in (
+    "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "maxOffsetsPerTrigger", "minOffsetsPerTrigger",
+    "maxTriggerDelay", "minPartitions", "maxRecordsPerPartition", "includeHeaders", "failOnDataLoss",
+    "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "groupIdPrefix",
+    "subscribePattern", "checkpointLocation")}
 # kafka.* settings Spark's connector refuses, with its reasons (KafkaSourceProvider's checks).
 REFUSED_BY_SPARK = {
     "auto.offset.reset": "Instead set the source option 'startingOffsets' to 'earliest' or 'latest' to specify "
@@ -378,8 +386,20 @@ def unique_group_id(opts: Mapping[str, str], *, streaming: bool) -> str:
     return f"{prefix.strip()}-{uuid.uuid4()}-executor"
 
 
+def _check_names(opts: dict[str, str], known: set[str], what: str) -> None:
+    """Spark's Kafka connector ignores an option it does not know; a misspelt ``startingOffset`` would then read
+    from the wrong place without a word, so an unknown name is refused, with the closest known one."""
+    for name in opts:
+        if name.startswith("kafka.") or name in known:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"; did you mean '{_SHOWN.get(close[0], close[0])}'?" if close else ""
+        raise KafkaOptionError(f"option '{name}' is not an option of a Kafka {what}{hint}")
+
+
 def read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
     opts = _lower(options)
+    _check_names(opts, SOURCE_OPTIONS - {"topic"}, "source")
     client = client_settings(opts, role="read", group_id=unique_group_id(opts, streaming=streaming))
     subscription = _subscription(opts)
     strategy = str(opts.get("startingoffsetsbytimestampstrategy", "error")).strip().lower()
@@ -423,6 +443,7 @@ def read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
 
 def write_options(options: Mapping[str, str]) -> WriteOptions:
     opts = _lower(options)
+    _check_names(opts, SINK_OPTIONS, "sink")
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise KafkaOptionError("option 'topic' is empty")

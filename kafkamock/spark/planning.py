@@ -41,17 +41,28 @@ def run(settings: ClientSettings, job, *args, retries: int = 0, retry_interval_s
     A retriable Kafka error or a lost connection is retried ``retries`` times, ``retry_interval_s`` apart, on a
     new client (Spark's fetchOffset.numRetries / fetchOffset.retryIntervalMs); option errors are not."""
 
-    async def main():
-        for attempt in range(retries + 1):
-            try:
-                async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
+    async def attempt():
+        failure: Exception | None = None
+        try:
+            async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
+                try:            # caught inside the client, so the error is not wrapped in its nursery's group
                     with trio.fail_after(settings.api_timeout_s):
-                        return await job(client, *args)
-            except (KafkaError, KafkaConnectionError, OSError, trio.TooSlowError) as exc:
-                if attempt == retries or (isinstance(exc, KafkaError) and not exc.retriable):
-                    raise
-                log.warning("getting Kafka offsets failed (attempt %d of %d): %s", attempt + 1, retries + 1, exc)
-                await trio.sleep(retry_interval_s)
+                        return await job(client, *args), None
+                except (KafkaError, KafkaConnectionError, OSError, trio.TooSlowError) as exc:
+                    failure = exc
+        except (KafkaConnectionError, OSError) as exc:
+            failure = exc
+        return None, failure
+
+    async def main():
+        for number in range(retries + 1):
+            result, failure = await attempt()
+            if failure is None:
+                return result
+            if number == retries or (isinstance(failure, KafkaError) and not failure.retriable):
+                raise failure
+            log.warning("getting Kafka offsets failed (attempt %d of %d): %s", number + 1, retries + 1, failure)
+            await trio.sleep(retry_interval_s)
 
     return trio.run(main)
 
