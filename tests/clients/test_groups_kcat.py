@@ -58,9 +58,10 @@ def produce(cluster, topic: str, start: int, count: int) -> None:
 
 
 def rows(output: str) -> list[tuple[int, int, str, str]]:
-    """(partition, offset, key, value) of each line kcat printed with FORMAT."""
+    """(partition, offset, key, value) of each line kcat printed with FORMAT. A running kcat may be mid-line: only
+    complete lines count."""
     out = []
-    for line in output.splitlines():
+    for line in output[:output.rfind("\n") + 1].splitlines():
         p, o, k, v = line.split(" ")
         out.append((int(p), int(o), k, v))
     return out
