@@ -31,7 +31,8 @@ class FetchedChunk:
 
 async def read_range(client: KafkaClient, topic: str, partition: int, start: int, end: int, *,
                      wait_timeout_s: float = 60.0, isolation_level: int = 0,
-                     partition_max_bytes: int = PARTITION_MAX_BYTES) -> AsyncIterator[FetchedChunk]:
+                     partition_max_bytes: int = PARTITION_MAX_BYTES, max_bytes: int = FETCH_MAX_BYTES,
+                     min_bytes: int = 1, max_wait_ms: int = 500, rack_id: str = "") -> AsyncIterator[FetchedChunk]:
     """Fetch ``topic``-``partition`` from ``start`` up to (not including) ``end``, one chunk per Fetch.
 
     Control records (transaction markers) are skipped, and under read_committed (``isolation_level=1``) so are
@@ -42,17 +43,17 @@ async def read_range(client: KafkaClient, topic: str, partition: int, start: int
     """
     offset = start
     deadline = trio.current_time() + wait_timeout_s
-    max_bytes = partition_max_bytes
+    partition_bytes = partition_max_bytes
     while offset < end:
         conn = await client.leader(topic, partition)
         version = conn.version_for("Fetch")
         topic_id = client.topic_ids.get(topic)
         response = await conn.request("Fetch", {
-            "replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES,
+            "replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes,
             "isolation_level": isolation_level, "session_id": 0, "session_epoch": -1,
             "topics": [{"topic": topic, "topic_id": topic_id, "partitions": [
-                {"partition": partition, "fetch_offset": offset, "partition_max_bytes": max_bytes}]}],
-            "forgotten_topics_data": [], "rack_id": ""}, version=version)
+                {"partition": partition, "fetch_offset": offset, "partition_max_bytes": partition_bytes}]}],
+            "forgotten_topics_data": [], "rack_id": rack_id}, version=version)
         if response.error_code:
             raise KafkaResponseError(response.error_code, f"fetch {topic}-{partition}")
         (data,) = [p for t in response.responses for p in t.partitions]
@@ -71,8 +72,8 @@ async def read_range(client: KafkaClient, topic: str, partition: int, start: int
                     records.append(r)
                     types.append(ts_type)
         if next_offset == offset:
-            if data.records and len(data.records) >= max_bytes:
-                max_bytes *= 2                      # one batch larger than the limit, cut off: ask for more
+            if data.records and len(data.records) >= partition_bytes:
+                partition_bytes *= 2                      # one batch larger than the limit, cut off: ask for more
                 continue
             if trio.current_time() > deadline:
                 raise TimeoutError(f"{topic}-{partition}: offset {offset} not available within {wait_timeout_s}s "

@@ -47,7 +47,12 @@ def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool
                 try:
                     async for chunk in read_range(client, rng.topic, rng.partition, start, rng.end,
                                                   wait_timeout_s=poll_timeout_s,
-                                                  isolation_level=settings.isolation_level):
+                                                  isolation_level=settings.isolation_level,
+                                                  partition_max_bytes=settings.max_partition_fetch_bytes,
+                                                  max_bytes=settings.fetch_max_bytes,
+                                                  min_bytes=settings.fetch_min_bytes,
+                                                  max_wait_ms=settings.fetch_max_wait_ms,
+                                                  rack_id=settings.client_rack):
                         if chunk.records and chunk.records[0].offset > start and chunk.log_start_offset > start:
                             _lost(rng, start, chunk.log_start_offset, fail_on_data_loss)
                         if chunk.records:
