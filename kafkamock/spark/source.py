@@ -29,8 +29,8 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
-from kafkamock.spark import planning
-from kafkamock.spark.options import KafkaOptionError, read_options, write_options
+from kafkamock.spark import planning, transactional
+from kafkamock.spark.options import KafkaOptionError, WriteOptions, read_options, write_options
 from kafkamock.spark.planning import (
     OffsetRange,
     held_back,
@@ -278,34 +278,53 @@ def _check_write_schema(schema: StructType, topic_option: str | None) -> None:
                                    f"{headers.dataType.simpleString()}")
 
 
-class KafkaBatchWriter(DataSourceArrowWriter):
+class _Writing:
+    """A write task: plain (every record acknowledged, at-least-once like Spark's Kafka sink), or with
+    ``kafka.transactional.id`` one transaction per task and micro-batch (see ``transactional``)."""
+
+    opts: WriteOptions
+    batch_write_id: str | None = None
+
+    def _write(self, iterator) -> WriteResult:
+        prefix = self.opts.client.producer.get("transactional.id")
+        if prefix is None:
+            return WriteResult(write_arrow(self.opts.client, iterator, self.opts.topic))
+        task = transactional.this_task(self.batch_write_id)
+        return WriteResult(transactional.write_transactional(self.opts.client, iterator, self.opts.topic, prefix,
+                                                             task))
+
+
+class KafkaBatchWriter(_Writing, DataSourceArrowWriter):
     def __init__(self, options, schema: StructType):
         self.opts = write_options(options)
         _check_write_schema(schema, self.opts.topic)
+        self.batch_write_id = transactional.new_write_id()
 
     def write(self, iterator) -> WriteResult:
-        return WriteResult(write_arrow(self.opts.client, iterator, self.opts.topic))
+        return self._write(iterator)
 
     def commit(self, messages) -> None:
-        """Every task's records were acknowledged (acks=all) before its write returned."""
+        """Every task's records were acknowledged (acks=all), or its transaction committed, before it returned."""
 
     def abort(self, messages) -> None:
-        """Records already acknowledged stay in Kafka, as with Spark's own Kafka sink (no transactions)."""
+        """Records already acknowledged stay in Kafka, as with Spark's own Kafka sink; a transactional task's rows
+        are all there or none (per task, not per job)."""
 
 
-class KafkaStreamWriter(DataSourceStreamArrowWriter):
+class KafkaStreamWriter(_Writing, DataSourceStreamArrowWriter):
     def __init__(self, options, schema: StructType):
         self.opts = write_options(options)
         _check_write_schema(schema, self.opts.topic)
 
     def write(self, iterator) -> WriteResult:
-        return WriteResult(write_arrow(self.opts.client, iterator, self.opts.topic))
+        return self._write(iterator)
 
     def commit(self, messages, batchId: int) -> None:
-        """Nothing to do: the micro-batch's records are acknowledged; Spark records the batch as done."""
+        """Nothing to do: the micro-batch's records are acknowledged (or committed); Spark records the batch."""
 
     def abort(self, messages, batchId: int) -> None:
-        """Acknowledged records stay (at-least-once, like Spark's Kafka sink)."""
+        """Acknowledged records stay (at-least-once, like Spark's Kafka sink). With ``kafka.transactional.id`` the
+        tasks that committed are skipped when Spark runs the micro-batch again: exactly once per micro-batch."""
 
 
 __all__ = ["NAME", "KafkaDataSource"]
