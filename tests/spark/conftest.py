@@ -37,3 +37,6 @@ def kafka_broker_session():
 
     with start_broker({"log.retention.ms": "-1"}) as broker:
         yield broker
+
+
+from support.tansu import tansu  # noqa: E402,F401  (a second broker implementation for the connector)
