@@ -49,6 +49,17 @@ class ConnectionInfo:
     client_id: str | None = None
     software_name: str | None = None
     software_version: str | None = None
+    # Security: the listener the connection came in on, its security protocol, and who the client is
+    # (Kafka's KafkaPrincipal as "User:<name>"; set by TLS client authentication or SASL).
+    listener: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
+    principal: str = "User:ANONYMOUS"
+
+    @property
+    def host(self) -> str:
+        """The client's address without the port, as ACLs name hosts."""
+        host = self.peer.rsplit(":", 1)[0] if ":" in self.peer else self.peer
+        return host.strip("[]")
 
 
 @dataclass
