@@ -32,6 +32,7 @@ from kafkamock.client.config import ADMIN, parse
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
 from kafkamock.client.consumer.classic import decode_assignment
 from kafkamock.client.errors import KafkaError
+from kafkamock.client.security import security_from
 from kafkamock.client.types import OffsetAndMetadata, TopicPartition
 from kafkamock.codec import Message
 from kafkamock.errors import ErrorCode
@@ -332,7 +333,7 @@ class Admin:
         self.api_timeout_s = s["default.api.timeout.ms"] / 1000
         self.request_timeout_s = s["request.timeout.ms"] / 1000
         self.retry_backoff_s = s["retry.backoff.ms"] / 1000
-        self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"],
+        self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"], security=security_from(s),
                                   retry_backoff_s=self.retry_backoff_s, api_timeout_s=self.api_timeout_s)
         self._racks: dict[int, str | None] = {}
         self._closed = False

@@ -9,6 +9,7 @@ import trio
 
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
 from kafkamock.client.errors import KafkaError
+from kafkamock.client.security import Security
 from kafkamock.codec import Message
 from kafkamock.errors import ErrorCode
 
@@ -19,10 +20,11 @@ class KafkaClient:
     """``async with KafkaClient("127.0.0.1:9092") as client:`` — connections per broker, opened on demand."""
 
     def __init__(self, bootstrap_servers: str | Iterable[str], *, client_id: str = "kafkamock",
-                 retry_backoff_s: float = 0.1, api_timeout_s: float = 60.0):
+                 retry_backoff_s: float = 0.1, api_timeout_s: float = 60.0, security: Security | None = None):
         servers = bootstrap_servers.split(",") if isinstance(bootstrap_servers, str) else list(bootstrap_servers)
         self.bootstrap = [_host_port(s) for s in servers if s.strip()]
         self.client_id = client_id
+        self.security = security or Security()
         self.brokers: dict[int, tuple[str, int]] = {}
         self.leaders: dict[tuple[str, int], int] = {}
         self.topic_ids: dict[str, Any] = {}
@@ -48,7 +50,8 @@ class KafkaClient:
         conn = self._connections.get(key)
         if conn is None or conn._closed is not None:
             assert self._nursery is not None, "use KafkaClient as an async context manager"
-            conn = await KafkaConnection.connect(self._nursery, host, port, client_id=self.client_id)
+            conn = await KafkaConnection.connect(self._nursery, host, port, client_id=self.client_id,
+                                                 security=self.security)
             self._connections[key] = conn
         return conn
 

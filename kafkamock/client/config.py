@@ -49,7 +49,19 @@ COMMON: dict[str, Setting] = {
     "default.api.timeout.ms": _int(1, default=60_000),
     "retry.backoff.ms": _int(0, default=100),
     "metadata.max.age.ms": _int(0, default=300_000),
-    "security.protocol": Setting("choice", "PLAINTEXT", choices=("PLAINTEXT",)),
+    "security.protocol": Setting("choice", "PLAINTEXT", choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
+    "sasl.mechanism": Setting("choice", "GSSAPI", choices=("GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
+                                                            "OAUTHBEARER")),
+    "sasl.jaas.config": Setting("str"),
+    "ssl.truststore.location": Setting("str"),
+    "ssl.truststore.type": Setting("choice", "PEM", choices=("PEM",)),
+    "ssl.truststore.certificates": Setting("str"),
+    "ssl.keystore.location": Setting("str"),
+    "ssl.keystore.type": Setting("choice", "PEM", choices=("PEM",)),
+    "ssl.keystore.certificate.chain": Setting("str"),
+    "ssl.keystore.key": Setting("str"),
+    "ssl.key.password": Setting("str"),
+    "ssl.endpoint.identification.algorithm": Setting("str", "https"),
 }
 
 CONSUMER: dict[str, Setting] = {

@@ -6,16 +6,22 @@ Versions are negotiated with ApiVersions on connect; ``request`` picks the highe
 from __future__ import annotations
 
 import itertools
+import ssl
 import struct
 from collections.abc import Mapping
 from typing import Any
 
 import trio
 
+from kafkamock.client.errors import KafkaError
+from kafkamock.client.security import Security
 from kafkamock.codec import DecodeError, Message, decode_response, default_registry, encode_request
 
 _SIZE = struct.Struct(">i")
 API_VERSIONS = 18
+
+
+PLAINTEXT = Security()
 
 
 class KafkaConnectionError(ConnectionError):
@@ -23,7 +29,7 @@ class KafkaConnectionError(ConnectionError):
 
 
 class KafkaConnection:
-    def __init__(self, stream: trio.SocketStream, client_id: str | None):
+    def __init__(self, stream: trio.abc.Stream, client_id: str | None):
         self.stream = stream
         self.client_id = client_id
         self.versions: dict[int, tuple[int, int]] = {}
@@ -33,16 +39,54 @@ class KafkaConnection:
         self._closed: BaseException | None = None
 
     @classmethod
-    async def connect(cls, nursery: trio.Nursery, host: str, port: int, *,
-                      client_id: str | None = "kafkamock") -> KafkaConnection:
+    async def connect(cls, nursery: trio.Nursery, host: str, port: int, *, client_id: str | None = "kafkamock",
+                      security: Security | None = None) -> KafkaConnection:
+        """Connect, with TLS when ``security`` asks for it, negotiate versions, then authenticate (SASL)."""
+        security = security or PLAINTEXT
         try:
-            stream = await trio.open_tcp_stream(host, port)
+            stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
         except OSError as exc:
             raise KafkaConnectionError(f"cannot connect to {host}:{port}: {exc}") from None
+        if security.tls:
+            assert security.ssl_context is not None
+            tls = trio.SSLStream(stream, security.ssl_context, server_hostname=host)
+            try:
+                await tls.do_handshake()
+            except (trio.BrokenResourceError, ssl.SSLError, OSError) as exc:
+                await stream.aclose()
+                cause = exc.__cause__ or exc
+                raise KafkaConnectionError(f"TLS handshake with {host}:{port} failed: {cause}") from None
+            stream = tls
         conn = cls(stream, client_id)
         nursery.start_soon(conn._read_loop)
-        await conn._negotiate()
+        try:
+            await conn._negotiate()
+            if security.sasl:
+                await conn._authenticate(security, f"{host}:{port}")
+        except BaseException:
+            await conn.aclose()
+            raise
         return conn
+
+    async def _authenticate(self, security: Security, where: str) -> None:
+        """SaslHandshake v1, then SaslAuthenticate until the mechanism's exchange is complete (Java's
+        SaslClientAuthenticator). A refusal is SASL_AUTHENTICATION_FAILED or UNSUPPORTED_SASL_MECHANISM, fatal."""
+        handshake = await self.request("SaslHandshake", {"mechanism": security.mechanism}, version=1)
+        if handshake.error_code:
+            raise KafkaError(handshake.error_code, f"SASL handshake with {where}",
+                             f"the broker does not enable {security.mechanism} (enabled: "
+                             f"{', '.join(handshake.mechanisms) or 'none'})")
+        exchange = security.exchange()
+        token: bytes | None = exchange.first()
+        while token is not None:
+            answer = await self.request("SaslAuthenticate", {"auth_bytes": token})
+            if answer.error_code:
+                raise KafkaError(answer.error_code, f"SASL {security.mechanism} authentication with {where}",
+                                 answer.error_message)
+            try:
+                token = exchange.answer(bytes(answer.auth_bytes or b""))
+            except Exception as exc:       # e.g. a SCRAM server signature that does not match
+                raise KafkaError(58, f"SASL {security.mechanism} authentication with {where}", str(exc)) from None
 
     async def _negotiate(self) -> None:
         ours = default_registry().api_versions(include_unstable=False)

@@ -40,6 +40,7 @@ from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
 from kafkamock.client.errors import KafkaError
 from kafkamock.client.offsets import partition_counts
 from kafkamock.client.partitioner import partition_for_key
+from kafkamock.client.security import security_from
 from kafkamock.client.transactions import (
     ConsumerGroupMetadata,
     IllegalStateError,
@@ -211,7 +212,7 @@ class Producer:
 
     async def __aenter__(self) -> Producer:
         s = self.settings
-        self._client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"],
+        self._client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"], security=security_from(s),
                                    retry_backoff_s=self.retry_backoff_s, api_timeout_s=self.max_block_s)
         await self._client.__aenter__()
         self._nursery_cm = trio.open_nursery()

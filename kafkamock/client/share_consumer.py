@@ -36,6 +36,7 @@ from kafkamock.client.cluster import COORDINATOR_MOVED, GROUP, KafkaClient
 from kafkamock.client.config import SHARE_CONSUMER, parse
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
 from kafkamock.client.errors import IllegalStateError, KafkaError
+from kafkamock.client.security import security_from
 from kafkamock.client.types import ConsumerRecord, TopicPartition
 from kafkamock.errors import ErrorCode
 from kafkamock.records import CorruptRecordError, decode_batches
@@ -129,7 +130,7 @@ class ShareConsumer:
         self.group_id: str = s["group.id"]
         self.explicit = s["share.acknowledgement.mode"] == "explicit"
         self.record_limit = s["share.acquire.mode"] == "record_limit"
-        self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"],
+        self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"], security=security_from(s),
                                   retry_backoff_s=s["retry.backoff.ms"] / 1000,
                                   api_timeout_s=s["default.api.timeout.ms"] / 1000)
         self.member_id = new_member_id()

@@ -41,6 +41,7 @@ from kafkamock.client.consumer.revocation import REVOKE_NEXT, Ownership
 from kafkamock.client.errors import CommitFailedError, KafkaError
 from kafkamock.client.fetched import deliverable_batches
 from kafkamock.client.offsets import EARLIEST, LATEST
+from kafkamock.client.security import security_from
 from kafkamock.client.types import ConsumerGroupMetadata, ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kafkamock.errors import ErrorCode
 from kafkamock.records import CorruptRecordError
@@ -90,7 +91,7 @@ class Consumer:
         if s["group.instance.id"] is not None and not self.group_id:
             raise ValueError("consumer: 'group.instance.id' needs a group.id")
         self.read_committed = s["isolation.level"] == "read_committed"
-        self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"],
+        self.client = KafkaClient(s["bootstrap.servers"], client_id=s["client.id"], security=security_from(s),
                                   retry_backoff_s=s["retry.backoff.ms"] / 1000,
                                   api_timeout_s=s["default.api.timeout.ms"] / 1000)
         self.ownership = Ownership()
