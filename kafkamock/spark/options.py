@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkamock.client import config as client_config
+from kafkamock.client.cluster import KafkaClient
+from kafkamock.client.security import security_from
 
 EARLIEST, LATEST = -2, -1
 SOURCE_OPTIONS = {"assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets",
@@ -47,10 +49,14 @@ REFUSED_BY_SPARK_SINK = {
     "value.serializer": "Values are written from the 'value' column (string or binary)",
 }
 # The consumer settings a read applies: fetches, isolation, topic discovery, timeouts, identity.
+SECURITY_SETTINGS = ("security.protocol", "sasl.mechanism", "sasl.jaas.config", "ssl.truststore.location",
+                     "ssl.truststore.type", "ssl.truststore.certificates", "ssl.keystore.location", "ssl.keystore.type",
+                     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.key.password",
+                     "ssl.endpoint.identification.algorithm")
 READ_SETTINGS = ("bootstrap.servers", "client.id", "group.id", "request.timeout.ms", "default.api.timeout.ms",
-                 "retry.backoff.ms", "security.protocol", "isolation.level", "fetch.min.bytes", "fetch.max.bytes",
+                 "retry.backoff.ms", "isolation.level", "fetch.min.bytes", "fetch.max.bytes",
                  "fetch.max.wait.ms", "max.partition.fetch.bytes", "allow.auto.create.topics",
-                 "exclude.internal.topics", "client.rack")
+                 "exclude.internal.topics", "client.rack", *SECURITY_SETTINGS)
 # Consumer settings that cannot take effect in a Spark read, and why (refused rather than ignored).
 WITHOUT_EFFECT_ON_READ = {
     **{name: "Spark assigns partitions to its consumers itself: they never join a consumer group" for name in (
@@ -96,7 +102,13 @@ class ClientSettings:
     fetch_max_wait_ms: int = 500
     max_partition_fetch_bytes: int = 1_048_576
     client_rack: str = ""
+    security: dict[str, Any] = field(default_factory=dict)   # security.protocol, sasl.*, ssl.*: as given
     producer: dict[str, Any] = field(default_factory=dict)
+
+    def kafka_client(self) -> KafkaClient:
+        """A KafkaClient with these settings (driver planning and worker reads)."""
+        return KafkaClient(self.bootstrap_servers, client_id=self.client_id, retry_backoff_s=self.retry_backoff_s,
+                           api_timeout_s=self.api_timeout_s, security=security_from(self.security))
 
 
 @dataclass(frozen=True)
@@ -219,6 +231,15 @@ def _setting_error(exc: ValueError) -> KafkaOptionError:
     return KafkaOptionError(str(exc))
 
 
+def _check_security(given: Mapping[str, Any]) -> None:
+    """TLS and SASL settings checked on the driver, before any task runs (a missing JAAS entry, a login module
+    that does not match the mechanism, a trust store that cannot be read)."""
+    try:
+        security_from(given)
+    except (ValueError, OSError) as exc:
+        raise KafkaOptionError(f"option 'kafka.security.protocol' / 'kafka.sasl.*' / 'kafka.ssl.*': {exc}") from None
+
+
 def _read_settings(servers: str, kafka: dict[str, str], group_id: str | None) -> ClientSettings:
     for name in kafka:
         if name in READ_SETTINGS:
@@ -236,6 +257,8 @@ def _read_settings(servers: str, kafka: dict[str, str], group_id: str | None) ->
     except ValueError as exc:
         raise _setting_error(exc) from None
     group = s["group.id"] or group_id
+    security = {name: kafka[name] for name in SECURITY_SETTINGS if name in kafka}
+    _check_security(security)
     return ClientSettings(
         bootstrap_servers=servers,
         client_id=s["client.id"] if "client.id" in kafka else (f"consumer-{group}-1" if group else "consumer-1"),
@@ -244,7 +267,7 @@ def _read_settings(servers: str, kafka: dict[str, str], group_id: str | None) ->
         request_timeout_s=s["request.timeout.ms"] / 1000, api_timeout_s=s["default.api.timeout.ms"] / 1000,
         retry_backoff_s=s["retry.backoff.ms"] / 1000, fetch_min_bytes=s["fetch.min.bytes"],
         fetch_max_bytes=s["fetch.max.bytes"], fetch_max_wait_ms=s["fetch.max.wait.ms"],
-        max_partition_fetch_bytes=s["max.partition.fetch.bytes"], client_rack=s["client.rack"])
+        max_partition_fetch_bytes=s["max.partition.fetch.bytes"], client_rack=s["client.rack"], security=security)
 
 
 def _write_settings(servers: str, kafka: dict[str, str]) -> ClientSettings:
@@ -258,6 +281,7 @@ def _write_settings(servers: str, kafka: dict[str, str]) -> ClientSettings:
         producer = client_config.parse(client_config.PRODUCER, given, "Kafka producer")
     except ValueError as exc:
         raise _setting_error(exc) from None
+    _check_security({name: kafka[name] for name in SECURITY_SETTINGS if name in kafka})
     if producer["enable.idempotence"] and producer["acks"] not in ("all", "-1"):
         if "enable.idempotence" in kafka:
             raise KafkaOptionError("option 'kafka.enable.idempotence' needs 'kafka.acks' = all")

@@ -44,7 +44,7 @@ def run(settings: ClientSettings, job, *args, retries: int = 0, retry_interval_s
     async def attempt():
         failure: Exception | None = None
         try:
-            async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
+            async with settings.kafka_client() as client:
                 try:            # caught inside the client, so the error is not wrapped in its nursery's group
                     with trio.fail_after(settings.api_timeout_s):
                         return await job(client, *args), None

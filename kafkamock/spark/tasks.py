@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 import pyarrow as pa
 import trio
 
-from kafkamock.client import EARLIEST, LATEST, KafkaClient, Producer, list_offsets, read_range
+from kafkamock.client import EARLIEST, LATEST, Producer, list_offsets, read_range
 from kafkamock.client.errors import KafkaResponseError
 from kafkamock.spark.options import ClientSettings
 from kafkamock.spark.planning import OffsetRange
@@ -41,7 +41,7 @@ def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool
     stop = threading.Event()
 
     async def produce_batches() -> None:
-        async with KafkaClient(settings.bootstrap_servers, client_id=settings.client_id) as client:
+        async with settings.kafka_client() as client:
             start = rng.start
             while start < rng.end:
                 try:
