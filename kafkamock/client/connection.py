@@ -6,6 +6,7 @@ Versions are negotiated with ApiVersions on connect; ``request`` picks the highe
 from __future__ import annotations
 
 import itertools
+import random
 import ssl
 import struct
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from kafkamock.client.security import Security
 from kafkamock.codec import DecodeError, Message, decode_response, default_registry, encode_request
 
 _SIZE = struct.Struct(">i")
-API_VERSIONS = 18
+API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 
 
 PLAINTEXT = Security()
@@ -37,6 +38,16 @@ class KafkaConnection:
         self._waiting: dict[int, tuple[int, int, trio.MemorySendChannel]] = {}
         self._send_lock = trio.Lock()
         self._closed: BaseException | None = None
+        # KIP-368: a broker that gives the SASL session a lifetime closes the connection when it ends, unless the
+        # client authenticates again first. Requests wait at the gate while that runs on the same connection.
+        self._security: Security = PLAINTEXT
+        self._where = ""
+        self._reauth_at: float | None = None
+        self._gate = trio.Event()
+        self._gate.set()
+        self._in_flight = 0
+        self._drained = trio.Event()
+        self._drained.set()
 
     @classmethod
     async def connect(cls, nursery: trio.Nursery, host: str, port: int, *, client_id: str | None = "kafkamock",
@@ -78,15 +89,33 @@ class KafkaConnection:
                              f"{', '.join(handshake.mechanisms) or 'none'})")
         exchange = security.exchange()
         token: bytes | None = exchange.first()
+        lifetime_ms = 0
         while token is not None:
             answer = await self.request("SaslAuthenticate", {"auth_bytes": token})
             if answer.error_code:
                 raise KafkaError(answer.error_code, f"SASL {security.mechanism} authentication with {where}",
                                  answer.error_message)
+            lifetime_ms = getattr(answer, "session_lifetime_ms", 0) or 0
             try:
                 token = exchange.answer(bytes(answer.auth_bytes or b""))
             except Exception as exc:       # e.g. a SCRAM server signature that does not match
                 raise KafkaError(58, f"SASL {security.mechanism} authentication with {where}", str(exc)) from None
+        self._security, self._where = security, where
+        # As Java's client: authenticate again at a random point between 85% and 95% of the session's lifetime.
+        self._reauth_at = (trio.current_time() + lifetime_ms / 1000 * random.uniform(0.85, 0.95)
+                           if lifetime_ms > 0 else None)
+
+    async def _reauthenticate(self) -> None:
+        """Close the gate, let the requests in flight finish, authenticate again, open the gate."""
+        if not self._gate.is_set():
+            await self._gate.wait()
+            return
+        self._gate = trio.Event()
+        try:
+            await self._drained.wait()
+            await self._authenticate(self._security, self._where)
+        finally:
+            self._gate.set()
 
     async def _negotiate(self) -> None:
         ours = default_registry().api_versions(include_unstable=False)
@@ -116,6 +145,11 @@ class KafkaConnection:
         if self._closed is not None:
             raise KafkaConnectionError(f"connection closed: {self._closed}")
         key = default_registry().api_key(api)
+        if key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
+            if self._reauth_at is not None and trio.current_time() >= self._reauth_at:
+                await self._reauthenticate()
+            elif not self._gate.is_set():
+                await self._gate.wait()
         version = self.version_for(key) if version is None else version
         correlation_id = next(self._correlation)
         frame = encode_request(key, version, correlation_id, self.client_id, body)
@@ -125,9 +159,17 @@ class KafkaConnection:
             return Message()
         send, receive = trio.open_memory_channel[Any](1)
         self._waiting[correlation_id] = (key, version, send)
-        async with self._send_lock:
-            await self.stream.send_all(frame)
-        result = await receive.receive()
+        self._in_flight += 1
+        if self._drained.is_set():
+            self._drained = trio.Event()
+        try:
+            async with self._send_lock:
+                await self.stream.send_all(frame)
+            result = await receive.receive()
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._drained.set()
         if isinstance(result, BaseException):
             raise result
         return result
