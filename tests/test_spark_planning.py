@@ -125,3 +125,13 @@ def test_max_offsets_per_trigger_shares_the_limit_by_backlog():
     assert sum(end[tp] - start[tp] for tp in start) == 40
     assert end[("t", 0)] - 0 > end[("t", 1)] - 100 and end[("t", 2)] == 7
     assert rate_limit(start, latest, 10_000) == latest
+
+
+def test_unknown_options_and_paths_are_refused():
+    with pytest.raises(KafkaOptionError, match="did you mean 'maxOffsetsPerTrigger'"):
+        read_options({**B, "subscribe": "t", "maxOffsetPerTrigger": "5"}, streaming=True)
+    with pytest.raises(KafkaOptionError, match="has no path: name topics with subscribe"):
+        read_options({**B, "subscribe": "t", "path": "t"}, streaming=False)
+    with pytest.raises(KafkaOptionError, match="not an option of a Kafka sink"):
+        write_options({**B, "topic": "t", "startingOffsets": "earliest"})
+    assert write_options({**B, "topic": "t", "checkpointLocation": "/tmp/x"}).topic == "t"

@@ -27,8 +27,8 @@ SOURCE_OPTIONS = {"assign", "subscribe", "subscribepattern", "startingoffsets", 
                   "startingoffsetsbytimestampstrategy", "maxoffsetspertrigger", "minoffsetspertrigger",
                   "maxtriggerdelay", "minpartitions", "maxrecordsperpartition", "includeheaders", "failondataloss",
                   "kafkaconsumer.polltimeoutms", "fetchoffset.numretries", "fetchoffset.retryintervalms",
-                  "groupidprefix", "topic", "path"}
-SINK_OPTIONS = {"topic", "path", "checkpointlocation"}
+                  "groupidprefix", "topic"}
+SINK_OPTIONS = {"topic", "checkpointlocation"}        # Spark hands a streaming sink its checkpointLocation
 _SHOWN = {name.lower(): name for name in (
     "startingOffsets", "endingOffsets", "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
     "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "maxOffsetsPerTrigger", "minOffsetsPerTrigger",
@@ -416,6 +416,10 @@ def _check_names(opts: dict[str, str], known: set[str], what: str) -> None:
     for name in opts:
         if name.startswith("kafka.") or name in known:
             continue
+        if name == "path":
+            raise KafkaOptionError(f"a Kafka {what} has no path: name topics with "
+                                   f"{'subscribe, subscribePattern or assign' if what == 'source' else 'topic'}, "
+                                   "not load(path) or save(path)")
         close = difflib.get_close_matches(name, sorted(known), n=1)
         hint = f"; did you mean '{_SHOWN.get(close[0], close[0])}'?" if close else ""
         raise KafkaOptionError(f"option '{name}' is not an option of a Kafka {what}{hint}")
