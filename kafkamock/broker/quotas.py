@@ -61,11 +61,12 @@ def _entity(components) -> tuple[Entity, str | None]:
             return (), f"Empty {c.entity_type} not supported"
     if IP in seen and len(seen) > 1:
         return (), "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId"
-    if IP in seen and seen[IP] is not None:
+    ip = seen.get(IP)
+    if ip is not None:
         try:
-            ipaddress.ip_address(seen[IP])
+            ipaddress.ip_address(ip)
         except ValueError:
-            return (), f"{seen[IP]} is not a valid IP or resolvable host."
+            return (), f"{ip} is not a valid IP or resolvable host."
     return tuple(sorted(seen.items())), None
 
 
@@ -191,7 +192,7 @@ class ClientQuotas:
 
     def alter(self, entries, validate_only: bool) -> list[tuple[Any, ErrorCode, str | None]]:
         """Apply (or only check) each entry; one (request entity, error, message) per entry, as Kafka answers."""
-        results = []
+        results: list[tuple[Any, ErrorCode, str | None]] = []
         planned: dict[Entity, dict[str, float | None]] = {}
         seen: set[Entity] = set()
         for entry in entries:
@@ -200,6 +201,7 @@ class ClientQuotas:
                 error = f"Ignoring duplicate entity {dict(entity)}"
             seen.add(entity)
             ops: dict[str, float | None] = {}
+
             if error is None:
                 keys = IP_KEYS if dict(entity).keys() == {IP} else USER_CLIENT_KEYS
                 for op in entry.ops:

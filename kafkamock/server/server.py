@@ -19,8 +19,8 @@ import trio
 from kafkamock.broker import Broker
 from kafkamock.broker.config import parse_listener
 from kafkamock.broker.connections import ADMIT, REFUSE
-from kafkamock.broker.outcome import NO_RESPONSE
 from kafkamock.broker.node import Node
+from kafkamock.broker.outcome import NO_RESPONSE
 from kafkamock.broker.timers import NEVER
 from kafkamock.server.connection import Connection
 

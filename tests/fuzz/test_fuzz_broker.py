@@ -16,11 +16,11 @@ import struct
 import time
 
 import pytest
+from fuzz.harness import FuzzTarget, batch_with_payload, bombs
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from strategies import values
 
-from fuzz.harness import FuzzTarget, batch_with_payload, bombs
 from kafkamock import codec, records
 from kafkamock.broker import handlers
 
