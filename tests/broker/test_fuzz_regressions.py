@@ -24,8 +24,8 @@ def test_metadata_v10_v11_with_a_topic_id_or_null_name_is_invalid_request(broker
 
 def test_corrupt_raw_snappy_is_a_record_error_not_a_crash(broker):
     import pytest
-
     from fuzz.harness import batch_with_payload
+
     from kafkamock.records import CorruptRecordError
     from kafkamock.records.compression import decompress
 
