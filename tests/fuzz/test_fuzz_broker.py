@@ -24,7 +24,7 @@ from strategies import values
 from kafkamock import codec, records
 from kafkamock.broker import handlers
 
-FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "400"))
+FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1500"))
 FUZZ_SECONDS = float(os.environ.get("FUZZ_SECONDS", "0"))
 REGISTRY = codec.default_registry()
 SERVED = sorted((key, v) for key in handlers.BY_KEY for v in REGISTRY.requests[key].valid_versions
