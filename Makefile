@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JAVA_STAMP := .cache/java/.stamp
 
-.PHONY: install java kcat run test test-fast bench lint clean
+.PHONY: install java kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -39,6 +39,12 @@ test: install java kcat
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow and not java"
+
+# The broker fuzzer (tests/fuzz) with fresh random cases for FUZZ_SECONDS (default 10 minutes); `make test` runs
+# a short seeded pass of it.
+FUZZ_SECONDS ?= 600
+fuzz: install
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest tests/fuzz -x -q -s -p no:cacheprovider
 
 bench: install
 	$(BIN)/python bench/codec.py

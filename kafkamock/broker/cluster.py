@@ -228,10 +228,11 @@ class Cluster:
                                  f"Unable to replicate the partition {replication_factor} time(s): The target "
                                  f"replication factor of {replication_factor} cannot be reached because only "
                                  f"{live} broker(s) are registered.")
-            assignments = [self._place(replication_factor) for _ in range(num_partitions)]
         topic = Topic(name, topic_id or uuid.uuid4(), [], dict(configs or {}), internal)
         if validate_only:
             return topic
+        if assignments is None:
+            assignments = [self._place(replication_factor) for _ in range(num_partitions)]
         for i, replicas in enumerate(assignments):
             topic.partitions.append(self._new_partition(topic, i, replicas))
         self.topics[name] = topic

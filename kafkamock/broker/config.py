@@ -62,6 +62,23 @@ def parse_listener(v: str) -> tuple[str, str, int | None]:
     return listener
 
 
+def _ip_overrides(v: str) -> dict[str, int] | None:
+    """``max.connections.per.ip.overrides``: ``host:count`` pairs, comma-separated; None when malformed."""
+    out: dict[str, int] = {}
+    for item in (p.strip() for p in v.split(",")):
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.isdigit():
+            return None
+        out[host.strip("[]")] = int(count)
+    return out
+
+
+def ip_overrides(v: str) -> dict[str, int]:
+    return _ip_overrides(v) or {}
+
+
 SERVER_ASSIGNORS = ("uniform", "range")
 
 
@@ -107,6 +124,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("default.replication.factor", "INT", 1, validator=_at_least(1)),
     ConfigDef("delete.topic.enable", "BOOLEAN", True),
     ConfigDef("socket.request.max.bytes", "INT", 104857600, validator=_at_least(1)),
+    # Resource limits (Kafka's SocketServerConfigs / QuotaConfig); see README "Limits".
+    ConfigDef("queued.max.requests", "INT", 500, validator=_at_least(1)),
+    ConfigDef("max.connections", "INT", 2147483647, validator=_at_least(0)),
+    ConfigDef("max.connections.per.ip", "INT", 2147483647, validator=_at_least(0)),
+    ConfigDef("max.connections.per.ip.overrides", "STRING", "", validator=lambda v: _ip_overrides(v) is not None),
+    ConfigDef("connections.max.idle.ms", "LONG", 600000, validator=_at_least(1)),
+    ConfigDef("quota.window.num", "INT", 11, validator=_at_least(1)),
+    ConfigDef("quota.window.size.seconds", "INT", 1, validator=_at_least(1)),
     ConfigDef("message.max.bytes", "INT", 1048588, validator=_at_least(0)),
     ConfigDef("log.retention.ms", "LONG", 604800000),
     ConfigDef("log.retention.bytes", "LONG", -1),
@@ -379,6 +404,7 @@ READ_ONLY_BROKER_CONFIGS = frozenset({
     "offsets.topic.num.partitions",
     "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
+    "queued.max.requests", "connections.max.idle.ms", "quota.window.num", "quota.window.size.seconds",
 })
 
 

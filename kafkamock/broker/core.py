@@ -21,6 +21,7 @@ from kafkamock.broker import handlers
 from kafkamock.broker.clock import Clock, SystemClock
 from kafkamock.broker.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic
 from kafkamock.broker.config import BrokerConfig, topic_config_value
+from kafkamock.broker.connections import Connections
 from kafkamock.broker.control import Control
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults, RequestLog
@@ -28,6 +29,7 @@ from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
+from kafkamock.broker.quotas import ClientQuotas
 from kafkamock.broker.share.manager import ShareManager
 from kafkamock.broker.share.sessions import ShareSessions
 from kafkamock.broker.timers import NEVER, Timers, log_key
@@ -72,6 +74,8 @@ class Request:
     connection: ConnectionInfo = field(default_factory=lambda: ConnectionInfo(0))
     node: Node | None = None                 # the node it arrived on (None: the first node)
     faults: RequestFaults | None = None      # partition-level faults the control API pushed for it
+    size: int = 0                            # the request's size in bytes (what a produce quota counts)
+    mute_until_ms: int = 0                   # a quota throttled it: read nothing more from its connection until then
 
 
 class Broker:
@@ -107,6 +111,8 @@ class Broker:
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
         self.share = ShareManager(self)
+        self.quotas = ClientQuotas(self)
+        self.connections = Connections(self)
         self._restore()
         self.groups.replay()
         self.transactions.replay()
@@ -217,8 +223,8 @@ class Broker:
             request.connection.peer))
         faults = self.faults.matching(request.api_key, node.node_id)
         if faults:
-            return self._faulted(module, request, faults)
-        return self._run(module, request)
+            return self.quotas.apply(request, self._faulted(module, request, faults))
+        return self.quotas.apply(request, self._run(module, request))
 
     def _run(self, module, request: Request) -> Outcome:
         try:
@@ -417,6 +423,7 @@ class Broker:
         snapshot = self.cluster.snapshot()
         snapshot["producer_id_block_end"] = self._producer_id_block_end
         snapshot["group_configs"] = self.groups.configs.snapshot()
+        snapshot["client_quotas"] = self.quotas.snapshot()
         snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
         for node in self.nodes:
             snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
@@ -436,6 +443,7 @@ class Broker:
                 node.config.replace_dynamic(configs.get(str(node.node_id), {}), cluster_default=False)
             self.cluster.restore(snapshot)
             self.groups.configs.restore(snapshot.get("group_configs", {}))
+            self.quotas.restore(snapshot.get("client_quotas", []))
             self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
                                                                                  FIRST_PRODUCER_ID)
             for topic in self.cluster.topics.values():

@@ -88,7 +88,8 @@ def decompress(codec: str, data: bytes | memoryview, limit: int = DEFAULT_MAX_DE
             return _unzstd(data, limit)
     except CorruptRecordError:
         raise
-    except (zlib.error, RuntimeError, ValueError, TypeError, zstandard.ZstdError, struct.error) as exc:
+    except (zlib.error, RuntimeError, ValueError, TypeError, zstandard.ZstdError, struct.error,
+            cramjam.DecompressionError) as exc:
         raise CorruptRecordError(f"{codec} data does not decompress: {exc}") from None
     if codec == "none":
         return bytes(data)

@@ -16,7 +16,7 @@ from kafkamock.broker import Broker, Close, ConnectionInfo, Request, Respond, Wa
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers import api_versions
 from kafkamock.broker.node import Node
-from kafkamock.broker.outcome import Outcome
+from kafkamock.broker.outcome import NO_RESPONSE, Outcome
 from kafkamock.codec import DecodeError, Message, UnsupportedVersionError, decode_request_header, encode_response
 from kafkamock.codec.framing import encode_response_parts
 from kafkamock.codec.registry import default_registry
@@ -55,8 +55,9 @@ class FrameReader:
     """Size-prefixed frames from a stream. Received chunks are kept as they are and a frame is assembled with one
     join (or none, when a chunk holds exactly one frame): a 100 KB produce used to be copied twice here."""
 
-    def __init__(self, stream: trio.abc.ReceiveStream, max_size: int):
+    def __init__(self, stream: trio.abc.ReceiveStream, max_size: int, on_bytes=None):
         self.stream, self.max_size = stream, max_size
+        self.on_bytes = on_bytes          # called after each received chunk (connections.max.idle.ms counts reads)
         self.chunks: list[bytes] = []
         self.pending = 0
 
@@ -67,6 +68,8 @@ class FrameReader:
                 raise ConnectionClosed("peer closed the connection" if not self.pending else
                                        f"peer closed the connection mid-frame ({self.pending} bytes pending)")
             self.chunks.append(bytes(chunk))  # no copy for bytes, which sockets return
+            if self.on_bytes is not None:
+                self.on_bytes()
             self.pending += len(chunk)
 
     def _take(self, n: int) -> bytearray:
@@ -107,9 +110,12 @@ class Connection:
         except OSError:
             peer = "?"
         self.info = ConnectionInfo(conn_id, peer)
+        self.mute_until_ms = 0       # a quota throttled the last request: read nothing more until then (KIP-219)
 
     async def serve(self) -> None:
-        reader = FrameReader(self.stream, self.node.config["socket.request.max.bytes"])
+        limits = self.broker.connections
+        reader = FrameReader(self.stream, self.node.config["socket.request.max.bytes"],
+                             lambda: limits.active(self.info.id))
         try:
             with self.cancel_scope:
                 while True:
@@ -117,6 +123,9 @@ class Connection:
                     response = await self.respond(frame)
                     if response is not None:
                         await self.send(response)
+                        limits.active(self.info.id)
+                    if self.mute_until_ms > self.broker.now_ms():
+                        await self.mute()
             log.debug("connection %d from %s to node %d closed by the broker", self.info.id, self.info.peer,
                       self.node.node_id)
         except ConnectionClosed as exc:
@@ -178,11 +187,13 @@ class Connection:
                 raise ConnectionClosed(f"{name} v{version} is not supported by this broker")
             raise ConnectionClosed(f"{name} v{version} is not supported by this broker "
                                    f"(valid versions: {served[0]}-{served[1]})")
-        request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info, self.node)
+        request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info, self.node,
+                          size=len(frame) - 4)
         try:
             outcome = self.broker.handle(request)
             while isinstance(outcome, Wait):
                 outcome = await self.wait(outcome.waiter)
+            self.mute_until_ms = request.mute_until_ms
             if isinstance(outcome, Close):
                 raise ConnectionClosed(outcome.reason)
             if not isinstance(outcome, Respond):
@@ -204,13 +215,21 @@ class Connection:
             return waiter.result
         done = trio.Event()
         waiter.on_done = lambda outcome: done.set()
+        self.broker.connections.busy(self.info.id, True)
         try:
             await done.wait()
         except BaseException:
             self.broker.cancel(waiter)
             raise
+        finally:
+            self.broker.connections.busy(self.info.id, False)
         assert waiter.result is not None
         return waiter.result
+
+    async def mute(self) -> None:
+        """Read nothing until the quota's throttle ends: a deadline on the core's clock (Kafka mutes the channel)."""
+        deadline, self.mute_until_ms = self.mute_until_ms, 0
+        await self.wait(self.broker.wait((), deadline, lambda final: NO_RESPONSE if final else None))
 
     def unsupported(self, exc: UnsupportedVersionError) -> list:
         """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;

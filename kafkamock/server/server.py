@@ -18,7 +18,9 @@ import trio
 
 from kafkamock.broker import Broker
 from kafkamock.broker.config import parse_listener
+from kafkamock.broker.connections import ADMIT, REFUSE
 from kafkamock.broker.node import Node
+from kafkamock.broker.outcome import NO_RESPONSE
 from kafkamock.broker.timers import NEVER
 from kafkamock.server.connection import Connection
 
@@ -46,6 +48,9 @@ class Server:
         self.listeners: dict[int, NodeListener] = {}
         self._clients_seen: set[str | None] = set()
         self.bootstrap_servers = ""
+        self._by_id: dict[int, Connection] = {}
+        self._slot_freed = trio.Event()
+        broker.connections.closers.append(self._close_connection)
         broker.timers.earlier_deadline.append(self._wake)
         broker.node_listeners.append(self._node_event)
         self._manual_clock = hasattr(broker.clock, "subscribe")
@@ -92,11 +97,47 @@ class Server:
     async def _handle(self, stream: trio.SocketStream, listener: NodeListener) -> None:
         conn = Connection(self, stream, next(self._ids), listener.node)
         log.debug("connection %d from %s to node %d", conn.info.id, conn.info.peer, listener.node.node_id)
+        if not await self._admit(conn):
+            return
         listener.connections.add(conn)
+        self._by_id[conn.info.id] = conn
         try:
             await conn.serve()
         finally:
             listener.connections.discard(conn)
+            self._by_id.pop(conn.info.id, None)
+            self.broker.connections.closed(conn.info.id)
+            freed, self._slot_freed = self._slot_freed, trio.Event()
+            freed.set()
+
+    async def _admit(self, conn: Connection) -> bool:
+        """The core's connection limits (``broker/connections.py``): serve, close at accept, or hold the
+        connection unread until a slot frees, as Kafka's acceptor does at max.connections."""
+        waited = False
+        while True:
+            admission = self.broker.connections.admit(conn.info.id, conn.node, conn.info.host)
+            if admission.verdict == ADMIT:
+                return True
+            if admission.verdict == REFUSE:
+                log.info("%s", admission.reason)
+                if admission.close_after_ms:
+                    await conn.wait(self.broker.wait((), admission.close_after_ms,
+                                                     lambda final: NO_RESPONSE if final else None))
+                with trio.CancelScope(shield=True):
+                    await conn.stream.aclose()
+                return False
+            if not waited:
+                log.warning("connection %d from %s waits: %s", conn.info.id, conn.info.peer, admission.reason)
+                waited = True
+            await self._slot_freed.wait()
+
+    def _close_connection(self, conn_id: int, reason: str) -> None:
+        """The core closes a connection (connections.max.idle.ms)."""
+        conn = self._by_id.get(conn_id)
+        if conn is not None:
+            log.info("closing connection %d from %s (client %s) to node %d: %s", conn_id, conn.info.peer,
+                     conn.info.client_id, conn.node.node_id, reason)
+            conn.cancel_scope.cancel()
 
     async def _listen(self, listener: NodeListener, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         sockets = await trio.open_tcp_listeners(listener.port, host=self._bind_host)

@@ -1756,7 +1756,64 @@ public final class ClientScenarios {
         ops.put("deleteShareGroupOffsets", ClientScenarios::deleteShareGroupOffsets);
         ops.put("deleteShareGroups", ClientScenarios::deleteShareGroups);
         ops.put("alterGroupConfigs", ClientScenarios::alterGroupConfigs);
+        ops.put("alterClientQuotas", ClientScenarios::alterClientQuotas);
+        ops.put("describeClientQuotas", ClientScenarios::describeClientQuotas);
         return ops;
+    }
+
+    /** A quota entity as JSON {"user": "alice", "client-id": null (the default)} -> ClientQuotaEntity. */
+    private static org.apache.kafka.common.quota.ClientQuotaEntity quotaEntity(JsonNode entity) {
+        Map<String, String> entries = new HashMap<>();
+        entity.properties().forEach(e -> entries.put(e.getKey(), e.getValue().isNull() ? null : e.getValue().asText()));
+        return new org.apache.kafka.common.quota.ClientQuotaEntity(entries);
+    }
+
+    private static String quotaEntityName(org.apache.kafka.common.quota.ClientQuotaEntity entity) {
+        return new TreeMap<>(entity.entries()).toString();
+    }
+
+    /** {"op": "alterClientQuotas", "entries": [{"entity": {...}, "ops": {"key": value or null}}], "validate_only"}
+     *  -> {"<entity>": "ok" or an error}. */
+    private static JsonNode alterClientQuotas(Admin admin, JsonNode op) throws Exception {
+        List<org.apache.kafka.common.quota.ClientQuotaAlteration> alterations = new ArrayList<>();
+        for (JsonNode e : op.path("entries")) {
+            List<org.apache.kafka.common.quota.ClientQuotaAlteration.Op> ops = new ArrayList<>();
+            e.path("ops").properties().forEach(kv -> ops.add(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op(
+                    kv.getKey(), kv.getValue().isNull() ? null : kv.getValue().asDouble())));
+            alterations.add(new org.apache.kafka.common.quota.ClientQuotaAlteration(quotaEntity(e.path("entity")), ops));
+        }
+        var result = admin.alterClientQuotas(alterations,
+                new org.apache.kafka.clients.admin.AlterClientQuotasOptions().validateOnly(op.path("validate_only").asBoolean(false)));
+        ObjectNode r = JSON.objectNode();
+        for (var entry : result.values().entrySet()) {
+            try {
+                await(entry.getValue());
+                r.put(quotaEntityName(entry.getKey()), "ok");
+            } catch (Exception ex) {
+                r.set(quotaEntityName(entry.getKey()), error(ex));
+            }
+        }
+        return r;
+    }
+
+    /** {"op": "describeClientQuotas", "components": [{"type", "name"} | {"type", "default": true} | {"type"}],
+     *  "strict"} -> {"<entity>": {"key": value}}. */
+    private static JsonNode describeClientQuotas(Admin admin, JsonNode op) throws Exception {
+        List<org.apache.kafka.common.quota.ClientQuotaFilterComponent> components = new ArrayList<>();
+        for (JsonNode c : op.path("components")) {
+            String type = c.get("type").asText();
+            components.add(c.has("name") ? org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity(type, c.get("name").asText())
+                    : c.path("default").asBoolean(false) ? org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofDefaultEntity(type)
+                    : org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntityType(type));
+        }
+        var filter = op.path("strict").asBoolean(false) ? org.apache.kafka.common.quota.ClientQuotaFilter.containsOnly(components)
+                : org.apache.kafka.common.quota.ClientQuotaFilter.contains(components);
+        ObjectNode r = JSON.objectNode();
+        for (var entry : await(admin.describeClientQuotas(filter).entities()).entrySet()) {
+            ObjectNode values = r.putObject(quotaEntityName(entry.getKey()));
+            new TreeMap<>(entry.getValue()).forEach(values::put);
+        }
+        return r;
     }
 
     /** Run OPs in order into `results` ({"op", "result"} or {"op", "error"} each); the failures, described. */

@@ -10,6 +10,7 @@ from types import ModuleType
 from kafkamock.broker.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_client_quotas,
     alter_configs,
     alter_share_group_offsets,
     api_versions,
@@ -21,6 +22,7 @@ from kafkamock.broker.handlers import (
     delete_records,
     delete_share_group_offsets,
     delete_topics,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -64,5 +66,6 @@ MODULES: tuple[ModuleType, ...] = (
     describe_transactions, list_transactions,
     share_group_heartbeat, share_group_describe, share_fetch, share_acknowledge,
     describe_share_group_offsets, alter_share_group_offsets, delete_share_group_offsets,
+    describe_client_quotas, alter_client_quotas,
 )
 BY_KEY: dict[int, ModuleType] = {m.API_KEY: m for m in MODULES}

@@ -5,6 +5,11 @@ twice gets one INVALID_REQUEST result; an unknown topic is UNKNOWN_TOPIC_OR_PART
 increase is INVALID_PARTITIONS; assignments must give one replica list per new partition, of registered,
 distinct brokers, as many as the topic's replication factor (else INVALID_REPLICA_ASSIGNMENT). ``validate_only``
 checks everything and changes nothing. The first replica of a manual assignment leads the new partition.
+
+Kafka's controller writes one record per new partition into a list bounded by ``MAX_RECORDS_PER_USER_OP``
+(10,000) shared by the whole request; a topic whose partitions would pass it fails with POLICY_VIOLATION "Unable to
+perform excessively large batch operation.", decided from the count before anything is placed or allocated (so
+2^31 - 1 partitions cost nothing), and, unlike Kafka's half-filled list, that topic gets no partition at all.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from collections import Counter
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 37
+MAX_RECORDS_PER_USER_OP = 10_000
 
 
-def _grow(broker, wanted, validate_only: bool) -> None:
+def _grow(broker, wanted, validate_only: bool, budget: list[int]) -> None:
     topic = broker.cluster.topics.get(wanted.name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -34,11 +40,16 @@ def _grow(broker, wanted, validate_only: bool) -> None:
             raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                              f"Attempted to add {additional} additional partition(s), but only "
                              f"{len(wanted.assignments)} assignment(s) were specified.")
+    if additional > budget[0]:
+        budget[0] = 0
+        raise KafkaError(ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+    if wanted.assignments is not None:
         replication_factor = len(topic.partitions[0].replicas)
         assignments = [list(a.broker_ids) for a in wanted.assignments]
         for replicas in assignments:
             broker.cluster.check_assignment(replicas, replication_factor)
     broker.cluster.add_partitions(topic, wanted.count, validate_only=validate_only, assignments=assignments)
+    budget[0] -= additional
 
 
 def handle(broker, request) -> dict:
@@ -46,12 +57,13 @@ def handle(broker, request) -> dict:
     counts = Counter(t.name for t in body.topics)
     results = [{"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
                for name, n in counts.items() if n > 1]
+    budget = [MAX_RECORDS_PER_USER_OP]
     for wanted in body.topics:
         if counts[wanted.name] > 1:
             continue
         result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None}
         try:
-            _grow(broker, wanted, body.validate_only)
+            _grow(broker, wanted, body.validate_only, budget)
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
         results.append(result)

@@ -6,6 +6,12 @@ every replica list of registered, distinct nodes, all of the same length, not al
 (INVALID_REPLICA_ASSIGNMENT); the first replica that is up leads. Without one, -1 takes ``num.partitions`` /
 ``default.replication.factor``, 0 or below -1 is INVALID_PARTITIONS / INVALID_REPLICATION_FACTOR, and replicas are
 placed round-robin over the nodes that are up (more replicas than nodes up: INVALID_REPLICATION_FACTOR).
+
+Limits, as Kafka 4.x's controller sets them, decided before anything is allocated: more than 10,000 partitions in
+the whole request (ReplicationControlManager.validateTotalNumberOfPartitions) fails every topic with
+POLICY_VIOLATION "Excessively large number of partitions per request."; more than 10,000 metadata records (one
+per topic, per partition and per config, ``MAX_RECORDS_PER_USER_OP``) fails every topic with POLICY_VIOLATION
+"Unable to perform excessively large batch operation." and creates nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from kafkamock.broker.config import (
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 19
+MAX_PARTITIONS_PER_BATCH = 10_000
+MAX_RECORDS_PER_USER_OP = 10_000
 
 
 def _configs(raw_configs) -> dict:
@@ -38,9 +46,46 @@ def _configs(raw_configs) -> dict:
     return configs
 
 
+def _requested_partitions(body, default: int) -> int:
+    """Kafka's upper bound of the partitions a request creates (a topic that fails later still counts)."""
+    total = 0
+    for t in body.topics:
+        if t.assignments:
+            total += len(t.assignments)
+        elif t.num_partitions == -1:
+            total += default
+        elif t.num_partitions > 0:
+            total += t.num_partitions
+    return total
+
+
+def _whole_request_error(body, message: str) -> dict:
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t.name, "error_code": ErrorCode.POLICY_VIOLATION, "error_message": message, "num_partitions": -1,
+         "replication_factor": -1, "configs": None} for t in body.topics]}
+
+
 def handle(broker, request) -> dict:
     body = request.body
     config = broker.node_config(request)
+    if _requested_partitions(body, config["num.partitions"]) > MAX_PARTITIONS_PER_BATCH:
+        return _whole_request_error(body, "Excessively large number of partitions per request.")
+    validate_only = request.version >= 1 and body.validate_only
+    results = _create(broker, request, config, validate_only=True)
+    records = sum(1 + r["num_partitions"] + len(r.pop("_configs")) for r in results if not r["error_code"])
+    if records > MAX_RECORDS_PER_USER_OP:
+        return _whole_request_error(body, "Unable to perform excessively large batch operation.")
+    if validate_only:
+        return {"throttle_time_ms": 0, "topics": results}
+    results = _create(broker, request, config, validate_only=False)
+    for r in results:
+        r.pop("_configs", None)
+    return {"throttle_time_ms": 0, "topics": results}
+
+
+def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
+    """One result per requested topic; with ``validate_only`` nothing is created (or allocated)."""
+    body = request.body
     names = [t.name for t in body.topics]
     results = []
     for wanted in body.topics:
@@ -84,8 +129,9 @@ def handle(broker, request) -> dict:
                 rf = config["default.replication.factor"] if wanted.replication_factor == -1 \
                     else wanted.replication_factor
             topic = broker.cluster.create_topic(wanted.name, count, rf or 1, configs, assignments=assignments,
-                                                validate_only=request.version >= 1 and body.validate_only)
-            result.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=rf, configs=[
+                                                validate_only=validate_only)
+            result.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=rf, _configs=configs,
+                          configs=[
                 {"name": name, "value": format_value(value), "read_only": False,
                  "config_source": CONFIG_SOURCE_IDS[source], "is_sensitive": False}
                 for name in TOPIC_CONFIGS
@@ -94,7 +140,7 @@ def handle(broker, request) -> dict:
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
         results.append(result)
-    return {"throttle_time_ms": 0, "topics": results}
+    return results
 
 
 def error_response(broker, request, code: ErrorCode) -> dict:

@@ -59,6 +59,10 @@ def handle(broker, request) -> dict:
     if version == 0 and requested == []:
         requested = None  # v0: an empty list means all topics
     allow_create = body.allow_auto_topic_creation if version >= 4 else True
+    if requested is not None and version < 12 and any(t.name is None or t.topic_id != ZERO_UUID for t in requested):
+        # Kafka's handleTopicMetadataRequest: topic ids (and so null names) only from v12, else the whole request
+        # is an InvalidRequestException, answered by MetadataRequest.getErrorResponse (a null name becomes "").
+        return _frame(broker, [_error_topic(t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST) for t in requested])
     topics = []
     by_id = version >= 10 and requested is not None and any(t.topic_id != ZERO_UUID for t in requested)
     if requested is None:
@@ -100,5 +104,5 @@ def error_response(broker, request, code: ErrorCode) -> dict:
     if requested is None or (request.version == 0 and requested == []):
         wanted = [(t.name, t.topic_id) for t in broker.cluster.topics.values()]
     else:
-        wanted = [(t.name, t.topic_id) for t in requested]
+        wanted = [(t.name if t.name is not None or request.version >= 12 else "", t.topic_id) for t in requested]
     return _frame(broker, [_error_topic(name, topic_id, code) for name, topic_id in wanted])

@@ -1,0 +1,25 @@
+"""AlterClientQuotas (49): set or remove quota values per entity, each entry answered on its own (Kafka's
+ClientQuotaControlManager): INVALID_REQUEST with Kafka's message for a bad entity, key or value; ``validate_only``
+checks and changes nothing. kafkamock refuses the keys it does not enforce (see ``quotas.ENFORCED``)."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode
+
+API_KEY = 49
+
+
+def _entity(components) -> list[dict]:
+    return [{"entity_type": c.entity_type, "entity_name": c.entity_name} for c in components]
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    results = broker.quotas.alter(body.entries, body.validate_only)
+    return {"throttle_time_ms": 0, "entries": [
+        {"error_code": code, "error_message": message, "entity": _entity(entity)} for entity, code, message in results]}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "entries": [
+        {"error_code": code, "error_message": None, "entity": _entity(e.entity)} for e in request.body.entries]}

@@ -1,0 +1,20 @@
+"""DescribeClientQuotas (48): the quota entities a filter matches, as Kafka's broker answers from its metadata
+image (ClientQuotasImage.describe): a bad filter is one top-level error with a message and no entries."""
+
+from __future__ import annotations
+
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 48
+
+
+def handle(broker, request) -> dict:
+    body = request.body
+    try:
+        matched = broker.quotas.describe(body.components, body.strict)
+    except KafkaError as exc:
+        return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": exc.message, "entries": None}
+    entries = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+                "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
+               for entity, values in matched]
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "entries": entries}
