@@ -1,23 +1,37 @@
-"""PySpark connector speed: rows/s for a batch read and a streaming write of 1,000,000 x 100 B records, and how
-much of that time is the connector's own work.
+"""PySpark connector speed: rows/s of a batch read and a streaming read + write of N x 100 B records, each next
+to the same Spark plan without Kafka, measured in the same run.
 
 Method: a ``kafkamock serve`` process holds a 2-partition topic of N records of 100 B (written with kafkamock's
-idempotent producer, uncompressed). Spark runs ``local[2]`` with Arrow batches from the Python workers.
-- batch read: ``spark.read.format("kafkamock")...load()`` written to Spark's ``noop`` sink (every row is
-  materialised, nothing is stored).
-- streaming write: ``readStream`` of the same topic with Trigger.AvailableNow, written to a second topic.
-The connector's share is measured by running its worker code alone, in this process, on the same offset ranges:
-``read_arrow`` (fetch + decode + Arrow) for the read and ``write_arrow`` (Arrow -> batches -> produce, acks=all)
-for the write. Spark's share is the rest of the Spark run (JVM planning, Arrow transfer to the JVM, scheduling).
+idempotent producer, Java's default batch.size of 16 kB, uncompressed). Spark runs ``local[2]``; the Python
+workers hand Spark Arrow batches. Workloads:
+- no-Kafka ceiling: a trivial Python Data Source (``CeilingSource`` below) yielding the connector's schema and the
+  same number of rows as pre-built Arrow batches of 10,000 rows with 100 B values, written to Spark's ``noop``
+  sink. It is what Spark's Python Data Source path costs with nothing to read: no connector can be faster.
+- batch read: ``spark.read.format("kafkamock")`` of the topic to the ``noop`` sink (every row is materialised,
+  nothing is stored).
+- no-Kafka streaming ceiling: ``CeilingSource`` as a stream (Trigger.AvailableNow) into its own Python Arrow
+  writer that drops the rows: the streaming plan with no Kafka on either side.
+- streaming read + write: ``readStream`` of the topic (Trigger.AvailableNow), ``key`` and ``value`` written to a
+  fresh 2-partition topic by the connector's sink (idempotent producer, acks=all).
 
-    .venv/bin/python bench/spark.py                 # 1,000,000 records
-    .venv/bin/python bench/spark.py --records 200000
+Rows are counted in every run: by an Observation on the batch reads (the rows the ``noop`` sink saw), and on the
+streaming runs by the sum of numInputRows and the sum of the output topic's end offsets (streaming read + write);
+a run that saw another number of rows fails the bench. After a warm-up round (JVM JIT, Python workers, codecs),
+``--rounds`` rounds run the four workloads in turn; the table gives each workload's median rows/s and the median
+of its per-round ratios to the no-Kafka ceiling and to its own plan without Kafka. "Kafka's share" is the part of
+the wall time the plan without Kafka does not spend: the connector's work, the broker's (a Python process on the
+same cores) and the sockets. Timings vary from run to run; only ratios measured in the same run are compared,
+nothing is asserted on time.
+
+    .venv/bin/python bench/spark.py                          # 1,000,000 records, 3 rounds
+    .venv/bin/python bench/spark.py --records 200000 --rounds 1
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -27,29 +41,186 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from broker import KafkamockBroker  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.streaming.datasource import ReadLimit, SupportsTriggerAvailableNow  # noqa: E402
 
-from kafkamock.client import KafkaClient, OutgoingRecord, Producer  # noqa: E402
-from kafkamock.spark.options import client_settings  # noqa: E402
-from kafkamock.spark.planning import OffsetRange  # noqa: E402
-from kafkamock.spark.tasks import read_arrow, write_arrow  # noqa: E402
+from kafkamock.client import LATEST, KafkaClient, OutgoingRecord, Producer, list_offsets  # noqa: E402
 
 PARTITIONS = 2
+VALUE_BYTES = 100
+CEILING_BATCH_ROWS = 10_000
+CEILING = "kafkamock-bench-ceiling"
 
 
-async def fill(bootstrap: str, topic: str, n: int) -> None:
-    async with KafkaClient(bootstrap) as client, Producer({"bootstrap.servers": bootstrap}) as producer:
+# -- the no-Kafka ceiling: defined here, so Spark pickles it by value to its workers ----------------------------
+
+class _Slice(InputPartition):
+    def __init__(self, index: int, rows: int):
+        super().__init__(index)
+        self.index, self.rows = index, rows
+
+
+def _ceiling_batches(index: int, rows: int):
+    """``rows`` rows in the connector's schema, as one pre-built Arrow batch of 100 B values yielded again and
+    again."""
+    import numpy as np
+    import pyarrow as pa
+
+    from kafkamock.spark.rows import arrow_schema
+
+    n = min(rows, CEILING_BATCH_ROWS)
+    values = pa.array([b"%010d" % i + b"x" * (VALUE_BYTES - 10) for i in range(n)], pa.binary())
+    topic = pa.array(["bench-in"] * n, pa.string())
+    batch = pa.RecordBatch.from_arrays([
+        pa.nulls(n, pa.binary()), values, topic, pa.array(np.full(n, index, np.int32)),
+        pa.array(np.arange(n, dtype=np.int64)),
+        pa.array(np.full(n, 1_700_000_000_000_000, np.int64)).cast(pa.timestamp("us", tz="UTC")),
+        pa.array(np.zeros(n, np.int32))], schema=arrow_schema(False))
+    done = 0
+    while done < rows:
+        k = min(n, rows - done)
+        yield batch if k == n else batch.slice(0, k)
+        done += k
+
+
+def _slices(rows: int) -> list[_Slice]:
+    return [_Slice(i, rows // PARTITIONS + (1 if i < rows % PARTITIONS else 0)) for i in range(PARTITIONS)]
+
+
+class _CeilingReader(DataSourceReader):
+    def __init__(self, rows: int):
+        self.rows = rows
+
+    def partitions(self):
+        return _slices(self.rows)
+
+    def read(self, partition):
+        yield from _ceiling_batches(partition.index, partition.rows)
+
+
+class _CeilingStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, rows: int):
+        self.rows = rows
+
+    def initialOffset(self) -> dict:
+        return {"rows": 0}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        pass
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        return {"rows": self.rows}
+
+    def partitions(self, start: dict, end: dict):
+        return _slices(end["rows"] - start["rows"])
+
+    def read(self, partition):
+        yield from _ceiling_batches(partition.index, partition.rows)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class _Dropped(WriterCommitMessage):
+    def __init__(self, rows: int):
+        self.rows = rows
+
+
+class _DropWriter(DataSourceStreamArrowWriter):
+    def write(self, iterator):
+        return _Dropped(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages, batchId: int) -> None:
+        pass
+
+    def abort(self, messages, batchId: int) -> None:
+        pass
+
+
+class CeilingSource(DataSource):
+    """The connector's schema with nothing behind it: pre-built Arrow batches (option ``rows``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return CEILING
+
+    def schema(self) -> str:
+        from kafkamock.spark.rows import READ_SCHEMA
+
+        return READ_SCHEMA
+
+    def reader(self, schema):
+        return _CeilingReader(int(self.options["rows"]))
+
+    def streamReader(self, schema):
+        return _CeilingStreamReader(int(self.options["rows"]))
+
+    def streamWriter(self, schema, overwrite: bool):
+        return _DropWriter()
+
+
+# -- Kafka side ---------------------------------------------------------------------------------------------------
+
+async def create_topic(bootstrap: str, topic: str) -> None:
+    async with KafkaClient(bootstrap) as client:
         created = await (await client.any_broker()).request("CreateTopics", {"topics": [
             {"name": topic, "num_partitions": PARTITIONS, "replication_factor": 1}], "timeout_ms": 10_000})
         assert created.topics[0].error_code == 0, created
+
+
+async def fill(bootstrap: str, topic: str, n: int) -> None:
+    await create_topic(bootstrap, topic)
+    async with Producer({"bootstrap.servers": bootstrap}) as producer:
         chunk = 100_000
         for first in range(0, n, chunk):
-            await producer.send_all(OutgoingRecord(topic, None, b"%010d" % i + b"x" * 90, partition=i % PARTITIONS)
-                                    for i in range(first, min(n, first + chunk)))
+            await producer.send_all(
+                OutgoingRecord(topic, None, b"%010d" % i + b"x" * (VALUE_BYTES - 10), partition=i % PARTITIONS)
+                for i in range(first, min(n, first + chunk)))
+
+
+async def end_offsets(bootstrap: str, topic: str) -> int:
+    async with KafkaClient(bootstrap) as client:
+        found = await list_offsets(client, {(topic, p): LATEST for p in range(PARTITIONS)})
+        return sum(found.values())
+
+
+# -- the workloads ------------------------------------------------------------------------------------------------
+
+def observed_noop(df, name: str) -> tuple[float, int]:
+    """Seconds to write ``df`` to the noop sink, and how many rows the sink saw."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    seen = Observation(name)
+    started = time.perf_counter()
+    df.observe(seen, F.count(F.lit(1)).alias("rows")).write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - started, seen.get["rows"]
+
+
+def streamed(df, sink_format: str, options: dict[str, str]) -> tuple[float, int]:
+    """Seconds to run ``df`` into the sink with Trigger.AvailableNow, and the sum of numInputRows."""
+    with tempfile.TemporaryDirectory() as checkpoint:
+        started = time.perf_counter()
+        writer = df.writeStream.format(sink_format).option("checkpointLocation", checkpoint)
+        for k, v in options.items():
+            writer = writer.option(k, v)
+        query = writer.trigger(availableNow=True).start()
+        query.awaitTermination()
+        seconds = time.perf_counter() - started
+        return seconds, sum(p["numInputRows"] for p in query.recentProgress)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     n = args.records
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -59,64 +230,81 @@ def main(argv: list[str] | None = None) -> int:
     from kafkamock.spark import register
 
     broker = KafkamockBroker()
+    results: dict[str, list[float]] = {}
     try:
         bootstrap = broker.bootstrap
         trio.run(fill, bootstrap, "bench-in", n)
         spark = (SparkSession.builder.master(f"local[{PARTITIONS}]").appName("kafkamock-bench")
-                 .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
+                 .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(PARTITIONS))
+                 .getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         register(spark)
-        source = spark.read.format("kafkamock").option("kafka.bootstrap.servers", bootstrap).option(
-            "subscribe", "bench-in")
-        source.load().limit(10).collect()                                     # warm up workers and codecs
-        started = time.perf_counter()
-        source.load().write.format("noop").mode("overwrite").save()
-        read_s = time.perf_counter() - started
+        spark.dataSource.register(CeilingSource)
 
-        with tempfile.TemporaryDirectory() as checkpoint:
-            started = time.perf_counter()
-            query = (spark.readStream.format("kafkamock").option("kafka.bootstrap.servers", bootstrap)
-                     .option("subscribe", "bench-in").option("startingOffsets", "earliest").load()
-                     .select("key", "value")
-                     .writeStream.format("kafkamock").option("kafka.bootstrap.servers", bootstrap)
-                     .option("topic", "bench-out").option("checkpointLocation", checkpoint)
-                     .trigger(availableNow=True).start())
-            query.awaitTermination()
-            write_s = time.perf_counter() - started
-            written = sum(p["numInputRows"] for p in query.recentProgress)
+        def check(what: str, seen: int) -> None:
+            if seen != n:
+                raise SystemExit(f"{what} saw {seen} rows, not {n}")
+
+        def ceiling() -> float:
+            seconds, seen = observed_noop(spark.read.format(CEILING).option("rows", str(n)).load(), "ceiling")
+            check("the no-Kafka ceiling", seen)
+            return seconds
+
+        def batch_read() -> float:
+            df = spark.read.format("kafkamock").option("kafka.bootstrap.servers", bootstrap).option(
+                "subscribe", "bench-in").load()
+            seconds, seen = observed_noop(df, "batch-read")
+            check("the batch read", seen)
+            return seconds
+
+        def stream_ceiling() -> float:
+            seconds, seen = streamed(spark.readStream.format(CEILING).option("rows", str(n)).load(), CEILING, {})
+            check("the no-Kafka streaming ceiling", seen)
+            return seconds
+
+        outputs = iter(range(10**6))
+
+        def stream_read_write() -> float:
+            topic = f"bench-out-{next(outputs)}"
+            trio.run(create_topic, bootstrap, topic)
+            df = (spark.readStream.format("kafkamock").option("kafka.bootstrap.servers", bootstrap)
+                  .option("subscribe", "bench-in").option("startingOffsets", "earliest").load().select("key", "value"))
+            seconds, seen = streamed(df, "kafkamock", {"kafka.bootstrap.servers": bootstrap, "topic": topic})
+            check("the streaming read (numInputRows)", seen)
+            check(f"the streaming write ({topic}'s end offsets)", trio.run(end_offsets, bootstrap, topic))
+            return seconds
+
+        workloads = {"ceiling": ceiling, "read": batch_read, "stream ceiling": stream_ceiling,
+                     "stream": stream_read_write}
+        for round_ in range(args.rounds + 1):          # round 0 warms up and is not counted
+            for name, run in workloads.items():
+                seconds = run()
+                if round_:
+                    results.setdefault(name, []).append(seconds)
+                    print(f"round {round_}: {name}: {n / seconds:,.0f} rows/s", file=sys.stderr)
         spark.stop()
-        if written != n:
-            raise SystemExit(f"the streaming write saw {written} rows, not {n}")
-
-        # The connector alone: the worker code on the same ranges, one after the other in this process.
-        settings = client_settings({"kafka.bootstrap.servers": bootstrap})
-        per_partition = n // PARTITIONS
-        started = time.perf_counter()
-        batches = []
-        for p in range(PARTITIONS):
-            batches += list(read_arrow(settings, OffsetRange("bench-in", p, 0, per_partition), False, True))
-        connector_read_s = time.perf_counter() - started
-        started = time.perf_counter()
-        for p in range(PARTITIONS):
-            half = batches[p * len(batches) // PARTITIONS:(p + 1) * len(batches) // PARTITIONS]
-            write_arrow(settings, (b.select(["key", "value"]) for b in half), "bench-connector-out")
-        connector_write_s = time.perf_counter() - started
     finally:
         broker.stop()
 
-    def row(name: str, spark_s: float, connector_s: float) -> str:
-        # Spark ran PARTITIONS tasks at once; the connector-alone run did them one after the other.
-        share = connector_s / (spark_s * PARTITIONS)
-        return (f"| {name} | {n / spark_s:,.0f} | {spark_s:.2f} | {n / connector_s:,.0f} | {share:.0%} | "
-                f"{1 - share:.0%} |")
+    def rate(name: str) -> float:
+        return statistics.median(n / s for s in results[name])
 
-    print(f"{n:,} x 100 B records, {PARTITIONS} partitions, Spark local[{PARTITIONS}], Arrow batches\n")
-    print("| workload | Spark rows/s | Spark s | connector alone rows/s (1 core) | connector share | Spark share |")
-    # share: the connector's time alone over the task time Spark had (wall time x tasks running at once)
-    print("|---|---:|---:|---:|---:|---:|")
-    print(row("batch read (noop sink)", read_s, connector_read_s))
-    # The streaming query reads and writes: the connector's part is both.
-    print(row("streaming read + write (AvailableNow)", write_s, connector_read_s + connector_write_s))
+    def ratio(name: str, peer: str) -> float:
+        return statistics.median(p / s for s, p in zip(results[name], results[peer], strict=True))
+
+    print(f"{n:,} records x {VALUE_BYTES} B, {PARTITIONS} partitions, Spark local[{PARTITIONS}], {os.cpu_count()} "
+          f"cores, median of {args.rounds} round(s) after a warm-up\n")
+    print("| workload | rows/s | vs. no-Kafka ceiling | vs. same plan without Kafka | Kafka's share of the time |")
+    print("|---|---:|---:|---:|---:|")
+    rows = [("no-Kafka ceiling: Python Data Source, pre-built Arrow batches -> noop", "ceiling", "ceiling"),
+            ("batch read -> noop", "read", "ceiling"),
+            ("no-Kafka streaming ceiling: same source, AvailableNow -> Python sink that drops rows", "stream ceiling",
+             "stream ceiling"),
+            ("streaming read + write to another topic (AvailableNow)", "stream", "stream ceiling")]
+    for label, name, peer in rows:
+        to_peer = ratio(name, peer)
+        share = "" if name == peer else f"{1 - to_peer:.0%}"
+        print(f"| {label} | {rate(name):,.0f} | {ratio(name, 'ceiling'):.2f} | {to_peer:.2f} | {share} |")
     return 0
 
 

@@ -50,6 +50,7 @@ from kafkamock.client.transactions import (
 )
 from kafkamock.client.types import OffsetAndMetadata, TopicPartition
 from kafkamock.errors import RETRIABLE, ErrorCode
+from kafkamock.records.v2 import encode_v2_region
 
 __all__ = ["ConsumerGroupMetadata", "FutureRecordMetadata", "OutgoingRecord", "Producer", "RecordMetadata"]
 
@@ -126,7 +127,7 @@ class FutureRecordMetadata:
 class _Batch:
     tp: TopicPartition
     created: float                                  # trio time
-    records: list[dict] = field(default_factory=list)
+    records: Any = field(default_factory=list)      # dicts, or an _Encoded's stand-ins
     size: int = BATCH_OVERHEAD
     data: bytes | None = None                       # sealed: the bytes every (re)send carries
     producer_id: int = NO_PRODUCER_ID
@@ -138,10 +139,28 @@ class _Batch:
     error: BaseException | None = None
     base_offset: int = -1
     log_append_time: int = -1
+    encoded: _Encoded | None = None                 # records given already encoded (send_encoded)
 
     @property
     def last_sequence(self) -> int:
         return (self.base_sequence + len(self.records) - 1) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """Records handed over encoded: a v2 batch's records region, all stamped with ``timestamp``."""
+
+    region: Any
+    count: int
+    timestamp: int
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> dict:
+        if not -self.count <= index < self.count:
+            raise IndexError(index)
+        return {"timestamp": self.timestamp}
 
 
 class Producer:
@@ -289,6 +308,47 @@ class Producer:
                 results[(batch.tp.topic, batch.tp.partition)].append(batch.base_offset)
         return dict(results)
 
+    async def send_encoded(self, topic: str, partition: int, region: bytes | memoryview, count: int,
+                           timestamp: int | None = None) -> FutureRecordMetadata:
+        """Append ``count`` records already encoded, as one batch of their own: ``region`` is a v2 batch's
+        uncompressed records region (offset deltas 0 to ``count`` - 1, timestamp deltas 0 from ``timestamp``,
+        now when None). The producer adds the header, its compression, producer id, epoch and sequence when it
+        sends the batch, as for records sent one by one. The handle resolves to the batch's first record. The bulk
+        path of the Spark sink, which encodes records from Arrow columns (kafkamock.spark.columnar)."""
+        self._check_open("send")
+        if self.transactional_id is not None:
+            self._txn.fail_if_error("send")
+            if self.producer_id == NO_PRODUCER_ID:
+                raise IllegalStateError("Cannot perform a transactional send before completing a call to "
+                                        "init_transactions")
+            self._txn.require("send", State.IN_TRANSACTION)
+        elif self._txn.state is State.FATAL_ERROR:
+            raise self._txn.last_error or IllegalStateError("the producer failed")
+        if count <= 0:
+            raise ValueError("send_encoded needs at least one record")
+        partitions = await self.partitions_for(topic)
+        if not 0 <= partition < partitions:
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, f"send to {topic}-{partition}",
+                             f"the topic has {partitions} partition(s)")
+        size = len(region)
+        if size + BATCH_OVERHEAD > self.max_request_size:
+            raise KafkaError(E.MESSAGE_TOO_LARGE, f"send to {topic}-{partition}",
+                             f"the batch is {size + BATCH_OVERHEAD} bytes when serialized, larger than "
+                             f"max.request.size ({self.max_request_size})")
+        await self._wait_for_room(size, topic, partition)
+        tp = TopicPartition(topic, partition)
+        queue = self._queues.get(tp)
+        if queue is None:
+            queue = self._queues[tp] = deque()
+        encoded = _Encoded(region, count, int(time.time() * 1000) if timestamp is None else timestamp)
+        batch = _Batch(tp, trio.current_time(), records=encoded, size=BATCH_OVERHEAD + size, encoded=encoded)
+        queue.append(batch)
+        self._incomplete.add(batch)
+        self._buffered += size
+        self._wake()
+        await trio.lowlevel.checkpoint()
+        return FutureRecordMetadata(batch, 0)
+
     async def flush(self) -> None:
         """Send every buffered record now (ignoring ``linger.ms``) and wait until each is acknowledged or failed.
         Like Java's flush it raises nothing for failed records: their handles do."""
@@ -344,21 +404,14 @@ class Producer:
             raise KafkaError(E.MESSAGE_TOO_LARGE, f"send to {topic}-{partition}",
                              f"the record is {size + BATCH_OVERHEAD} bytes when serialized, larger than "
                              f"max.request.size ({self.max_request_size})")
-        while self._buffered + size > self.buffer_memory and self._incomplete:
-            with trio.move_on_after(self.max_block_s) as waited:   # Java blocks send up to max.block.ms for space
-                self._wake()
-                await self._wait_progress()
-            if waited.cancelled_caught:
-                raise KafkaError(E.REQUEST_TIMED_OUT, f"send to {topic}-{partition}", "no room in buffer.memory "
-                                 f"within max.block.ms ({self.settings['max.block.ms']})", fatal=False)
-            self._check_open("send")
+        await self._wait_for_room(size, topic, partition)
         tp = TopicPartition(topic, partition)
         queue = self._queues.get(tp)
         if queue is None:
             queue = self._queues[tp] = deque()
         batch = queue[-1] if queue else None
         limit = min(max(self.batch_size, 1), self.max_request_size)
-        new_batch = (batch is None or batch.data is not None
+        new_batch = (batch is None or batch.data is not None or batch.encoded is not None
                      or (batch.records and batch.size + size > limit))
         if new_batch:
             if batch is not None and key is None and self._sticky.get(topic) == partition and batch.records:
@@ -376,6 +429,16 @@ class Producer:
             self._wake()
             await trio.lowlevel.checkpoint()            # let the sender drain full batches
         return handle
+
+    async def _wait_for_room(self, size: int, topic: str, partition: int) -> None:
+        while self._buffered + size > self.buffer_memory and self._incomplete:
+            with trio.move_on_after(self.max_block_s) as waited:   # Java blocks send up to max.block.ms for space
+                self._wake()
+                await self._wait_progress()
+            if waited.cancelled_caught:
+                raise KafkaError(E.REQUEST_TIMED_OUT, f"send to {topic}-{partition}", "no room in buffer.memory "
+                                 f"within max.block.ms ({self.settings['max.block.ms']})", fatal=False)
+            self._check_open("send")
 
     # -- transactions ---------------------------------------------------------------------------------------------
 
@@ -803,6 +866,13 @@ class Producer:
             batch.producer_id, batch.producer_epoch = self.producer_id, self.producer_epoch
             batch.base_sequence = self._next_seq.get(batch.tp, 0)
             self._next_seq[batch.tp] = (batch.base_sequence + len(batch.records)) & 0x7FFFFFFF
+        if batch.encoded is not None:
+            batch.data = encode_v2_region(batch.encoded.region, batch.encoded.count,
+                                          base_timestamp=batch.encoded.timestamp, max_timestamp=batch.encoded.timestamp,
+                                          compression_name=self.compression, producer_id=batch.producer_id,
+                                          producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+                                          transactional=self.transactional_id is not None)
+            return
         batch.data = records.encode_batch(batch.records, compression=self.compression,
                                           producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
                                           base_sequence=batch.base_sequence,

@@ -300,3 +300,26 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
                      base_sequence, count)
     body[17:21] = crc32c(memoryview(body)[CRC_START:]).to_bytes(4, "big")
     return bytes(body)
+
+
+def encode_v2_region(region: bytes | bytearray | memoryview, count: int, *, base_timestamp: int,
+                     max_timestamp: int, base_offset: int = 0, compression_name: str = "none",
+                     producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                     transactional: bool = False, partition_leader_epoch: int = -1,
+                     compression_level: int | None = None) -> bytes:
+    """A CreateTime v2 batch around ``count`` records already encoded: ``region`` is the uncompressed records
+    region (offset deltas 0 to count-1, timestamp deltas from ``base_timestamp``), laid out as ``encode_v2`` lays
+    out the same records (bulk writers encode records from columns, see kafkamock.spark.columnar)."""
+    if count <= 0:
+        raise ValueError("a record batch needs at least one record")
+    codec_id = compression.codec_id(compression_name)
+    body = bytearray(HEADER_SIZE)
+    if codec_id:
+        body += compression.compress(compression_name, region, compression_level)
+    else:
+        body += region
+    attributes = codec_id | (TRANSACTIONAL_BIT if transactional else 0)
+    HEADER.pack_into(body, 0, base_offset, len(body) - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attributes,
+                     count - 1, base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count)
+    body[17:21] = crc32c(memoryview(body)[CRC_START:]).to_bytes(4, "big")
+    return bytes(body)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from kafkamock.client import OutgoingRecord
-from kafkamock.client.reader import FetchedChunk
+from kafkamock.spark.columnar import HEADER_TYPE, Columns
 
 READ_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
                "timestampType int")
 HEADERS_DDL = ", headers array<struct<key: string, value: binary>>"
-HEADER_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
@@ -24,24 +24,21 @@ def arrow_schema(include_headers: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
-def to_arrow(topic: str, partition: int, chunk: FetchedChunk, schema: pa.Schema,
-             include_headers: bool) -> pa.RecordBatch:
-    """One fetched chunk as an Arrow batch: columns built from Python lists in one pass each."""
-    recs = chunk.records
-    n = len(recs)
-    columns = [
-        pa.array([r.key for r in recs], pa.binary()),
-        pa.array([r.value for r in recs], pa.binary()),
-        pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int8()), pa.array([topic])).cast(pa.string()),
-        pa.array([partition] * n, pa.int32()),
-        pa.array([r.offset for r in recs], pa.int64()),
-        # Kafka's -1 (no timestamp, magic 0) becomes null; milliseconds to Spark's microseconds.
-        pa.array([r.timestamp * 1000 if r.timestamp >= 0 else None for r in recs], pa.int64()).cast(
-            pa.timestamp("us", tz="UTC")),
-        pa.array(chunk.timestamp_types, pa.int32()),
-    ]
+def columns_to_arrow(topic: str, partition: int, cols: Columns, schema: pa.Schema,
+                     include_headers: bool) -> pa.RecordBatch:
+    """Decoded records as an Arrow batch in Spark's Kafka schema; every column is built from arrays."""
+    n = len(cols)
+    name = topic.encode()
+    topics = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * len(name)),
+                                                    pa.py_buffer(name * n)])
+    # Kafka's -1 (no timestamp, magic 0) becomes null; milliseconds to Spark's microseconds.
+    missing = cols.timestamps < 0
+    timestamps = pa.array(cols.timestamps * 1000, pa.timestamp("us", tz="UTC"),
+                          mask=missing if missing.any() else None)
+    columns = [cols.keys, cols.values, topics, pa.array(np.full(n, partition, np.int32)), pa.array(cols.offsets),
+               timestamps, pa.array(cols.timestamp_types.astype(np.int32, copy=False))]
     if include_headers:
-        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in recs], HEADER_TYPE))
+        columns.append(cols.headers)
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 

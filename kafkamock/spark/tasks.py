@@ -1,21 +1,47 @@
-"""What runs in Spark's Python workers: read one offset range as Arrow batches, write Arrow batches to Kafka."""
+"""What runs in Spark's Python workers: read one offset range as Arrow batches, write Arrow batches to Kafka.
+
+A Python worker runs many tasks one after the other. Their Kafka I/O runs on one trio loop per worker process, on
+a daemon thread (``_io``), where connected clients are kept between tasks (``_ClientPool``), so a task does not pay
+for connecting, negotiating versions and authenticating. A read pipelines its fetches: the next Fetch is on the wire
+while the task's own thread turns the last one into an Arrow batch (``columnar.decode_fetch``, no Python object per
+record).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import queue
+import random
 import threading
 from collections.abc import Iterable, Iterator
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import trio
 
-from kafkamock.client import EARLIEST, LATEST, Producer, list_offsets, read_range
+from kafkamock.client import EARLIEST, LATEST, KafkaClient, Producer, list_offsets
 from kafkamock.client.errors import KafkaResponseError
+from kafkamock.client.reader import RawFetch, fetch_range
+from kafkamock.spark.columnar import (
+    HEADER_TYPE,
+    as_binary,
+    chunk_bounds,
+    decode_fetch,
+    encode_regions,
+    header_blobs,
+    murmur2_partitions,
+    record_sizes,
+)
 from kafkamock.spark.options import ClientSettings
 from kafkamock.spark.planning import OffsetRange
-from kafkamock.spark.rows import arrow_schema, outgoing, to_arrow
+from kafkamock.spark.rows import arrow_schema, columns_to_arrow
 
 OFFSET_OUT_OF_RANGE = 1
+PREFETCH = 2                    # fetches decoded ahead of the task, at most (each up to max.partition.fetch.bytes)
+IDLE_CLIENTS = 4                # connected clients kept per settings between tasks
 _DONE = object()
 
 
@@ -31,63 +57,150 @@ def data_loss(message: str) -> DataLossError:
         "'failOnDataLoss' to 'false'.")
 
 
+# -- the worker's trio loop --------------------------------------------------------------------------------------
+
+class _IoLoop:
+    """A trio loop on a daemon thread, for the life of the process."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.token: Any = None
+        self.nursery: trio.Nursery | None = None
+        self.clients = _ClientPool()
+        self.producers = _ProducerPool()
+        started = threading.Event()
+        self.thread = threading.Thread(target=trio.run, args=(self._main, started), name="kafkamock-io",
+                                       daemon=True)
+        self.thread.start()
+        started.wait()
+
+    async def _main(self, started: threading.Event) -> None:
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            self.token = trio.lowlevel.current_trio_token()
+            started.set()
+            await trio.sleep_forever()
+
+    def alive(self) -> bool:
+        return self.pid == os.getpid() and self.thread.is_alive()
+
+    def call(self, afn, *args):
+        """Run ``afn(*args)`` on the loop and wait for its result (from any other thread)."""
+        return trio.from_thread.run(afn, *args, trio_token=self.token)
+
+    def spawn(self, afn, *args) -> None:
+        """Start ``afn(*args)`` on the loop; it must not raise (the loop would end)."""
+        assert self.nursery is not None
+        trio.from_thread.run_sync(self.nursery.start_soon, afn, *args, trio_token=self.token)
+
+
+_loop: _IoLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _io() -> _IoLoop:
+    global _loop
+    with _loop_lock:
+        if _loop is None or not _loop.alive():        # first use, or a forked child
+            _loop = _IoLoop()
+        return _loop
+
+
+class _ClientPool:
+    """Connected KafkaClients by settings: a task takes one (its own while it runs: a broker answers one
+    connection's requests in order, so a long-polling fetch would hold up another task's) and gives it back."""
+
+    def __init__(self) -> None:
+        self.idle: dict[str, list[tuple[KafkaClient, trio.Event]]] = {}
+
+    @staticmethod
+    def key(settings: ClientSettings) -> str:
+        return json.dumps([settings.bootstrap_servers, settings.client_id, settings.retry_backoff_s,
+                           settings.api_timeout_s, settings.security], sort_keys=True, default=str)
+
+    async def take(self, settings: ClientSettings) -> tuple[KafkaClient, trio.Event]:
+        idle = self.idle.get(self.key(settings))
+        if idle:
+            return idle.pop()
+        client, closing = settings.kafka_client(), trio.Event()
+        assert _loop is not None and _loop.nursery is not None
+        await _loop.nursery.start(self._hold, client, closing)
+        return client, closing
+
+    @staticmethod
+    async def _hold(client: KafkaClient, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        started = False
+        try:
+            async with client:
+                task_status.started()
+                started = True
+                await closing.wait()
+        except Exception:           # a client that failed to close: nothing to do, it is dropped
+            if not started:
+                raise
+
+    def give_back(self, settings: ClientSettings, entry: tuple[KafkaClient, trio.Event], healthy: bool) -> None:
+        idle = self.idle.setdefault(self.key(settings), [])
+        if healthy and len(idle) < IDLE_CLIENTS:
+            idle.append(entry)
+        else:
+            entry[1].set()
+
+
+class _ProducerPool:
+    """Producers by settings, kept open between tasks as Spark's own Kafka sink keeps its producers
+    (CachedKafkaProducer): a task takes one, and gives it back unless its write failed."""
+
+    def __init__(self) -> None:
+        self.idle: dict[str, list[tuple[Producer, trio.Event]]] = {}
+
+    @staticmethod
+    def key(settings: ClientSettings) -> str:
+        return json.dumps(settings.producer, sort_keys=True, default=str)
+
+    async def take(self, settings: ClientSettings) -> tuple[Producer, trio.Event]:
+        idle = self.idle.get(self.key(settings))
+        if idle:
+            return idle.pop()
+        producer, closing = Producer(settings.producer), trio.Event()
+        assert _loop is not None and _loop.nursery is not None
+        await _loop.nursery.start(self._hold, producer, closing)
+        return producer, closing
+
+    @staticmethod
+    async def _hold(producer: Producer, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        started = False
+        try:
+            async with producer:
+                task_status.started()
+                started = True
+                await closing.wait()
+        except Exception:           # sending what was left failed: the task that left it has failed already
+            if not started:
+                raise
+
+    def give_back(self, settings: ClientSettings, entry: tuple[Producer, trio.Event], healthy: bool) -> None:
+        idle = self.idle.setdefault(self.key(settings), [])
+        if healthy and len(idle) < IDLE_CLIENTS:
+            idle.append(entry)
+        else:
+            entry[1].set()
+
+
+# -- reading -----------------------------------------------------------------------------------------------------
+
 def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool,
                fail_on_data_loss: bool, poll_timeout_s: float = 120.0) -> Iterator[pa.RecordBatch]:
-    """The records of ``rng`` as Arrow batches, one per fetch, streamed from a trio loop on a helper thread (so a
-    large range is never held in memory at once). Offsets still missing after ``poll_timeout_s`` fail the task
-    (Spark's kafkaConsumer.pollTimeoutMs)."""
+    """The records of ``rng`` as Arrow batches, one per fetch. The fetches run on the worker's I/O loop, at most
+    ``PREFETCH`` ahead, so a large range is never held in memory at once. Offsets still missing after
+    ``poll_timeout_s`` fail the task (Spark's kafkaConsumer.pollTimeoutMs)."""
+    if rng.start >= rng.end:
+        return
     schema = arrow_schema(include_headers)
-    out: queue.Queue = queue.Queue(maxsize=4)
-    stop = threading.Event()
-
-    async def produce_batches() -> None:
-        async with settings.kafka_client() as client:
-            start = rng.start
-            while start < rng.end:
-                try:
-                    async for chunk in read_range(client, rng.topic, rng.partition, start, rng.end,
-                                                  wait_timeout_s=poll_timeout_s,
-                                                  isolation_level=settings.isolation_level,
-                                                  partition_max_bytes=settings.max_partition_fetch_bytes,
-                                                  max_bytes=settings.fetch_max_bytes,
-                                                  min_bytes=settings.fetch_min_bytes,
-                                                  max_wait_ms=settings.fetch_max_wait_ms,
-                                                  rack_id=settings.client_rack):
-                        if chunk.records and chunk.records[0].offset > start and chunk.log_start_offset > start:
-                            _lost(rng, start, chunk.log_start_offset, fail_on_data_loss)
-                        if chunk.records:
-                            batch = to_arrow(rng.topic, rng.partition, chunk, schema, include_headers)
-                            while not stop.is_set():  # this thread only feeds the queue: blocking here is fine
-                                try:
-                                    out.put(batch, timeout=0.1)
-                                    break
-                                except queue.Full:
-                                    continue
-                            if stop.is_set():
-                                return
-                        start = chunk.next_offset
-                except KafkaResponseError as exc:
-                    if exc.code != OFFSET_OUT_OF_RANGE:
-                        raise
-                    bounds = await list_offsets(client, {(rng.topic, rng.partition): EARLIEST})
-                    earliest = bounds[(rng.topic, rng.partition)]
-                    if earliest <= start:
-                        latest = (await list_offsets(client, {(rng.topic, rng.partition): LATEST}))[
-                            (rng.topic, rng.partition)]
-                        _lost(rng, start, latest, fail_on_data_loss, beyond=True)
-                        return
-                    _lost(rng, start, earliest, fail_on_data_loss)
-                    start = min(earliest, rng.end)
-
-    def runner() -> None:
-        try:
-            trio.run(produce_batches)
-            out.put(_DONE)
-        except BaseException as exc:  # handed to the consuming thread, which raises it in the Spark task
-            out.put(exc)
-
-    thread = threading.Thread(target=runner, name=f"kafkamock-read-{rng.topic}-{rng.partition}", daemon=True)
-    thread.start()
+    loop = _io()
+    out: queue.Queue = queue.Queue()
+    job = _ReadJob(settings, rng, poll_timeout_s, fail_on_data_loss, out)
+    loop.spawn(job.run)
     try:
         while True:
             item = out.get()
@@ -95,10 +208,92 @@ def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool
                 return
             if isinstance(item, BaseException):
                 raise item
-            yield item
+            loop.call(job.took)
+            raw: RawFetch = item
+            cols = decode_fetch(raw.records, raw.aborted_transactions, settings.isolation_level == 1,
+                                raw.fetch_offset, rng.end, include_headers=include_headers)
+            if len(cols):
+                first = int(cols.offsets[0])
+                if first > raw.fetch_offset and raw.log_start_offset > raw.fetch_offset:
+                    _lost(rng, raw.fetch_offset, raw.log_start_offset, fail_on_data_loss)
+                yield columns_to_arrow(rng.topic, rng.partition, cols, schema, include_headers)
     finally:
-        stop.set()
-        thread.join(timeout=30)
+        if job.running:
+            try:
+                loop.call(job.stop)
+            except RuntimeError:          # the loop is gone (the process is ending)
+                pass
+
+
+class _ReadJob:
+    """One range's fetches, on the I/O loop: each Fetch's data goes to ``out`` undecoded, then ``_DONE`` or the
+    error that ended the read."""
+
+    def __init__(self, settings: ClientSettings, rng: OffsetRange, poll_timeout_s: float, fail_on_data_loss: bool,
+                 out: queue.Queue):
+        self.settings, self.rng, self.poll_timeout_s, self.fail = settings, rng, poll_timeout_s, fail_on_data_loss
+        self.out = out
+        self.room: trio.Semaphore | None = None
+        self.scope: trio.CancelScope | None = None
+        self.running = True
+
+    async def took(self) -> None:
+        """The task took one fetch off the queue: room for another."""
+        if self.room is not None:
+            self.room.release()
+
+    async def stop(self) -> None:
+        if self.scope is not None:
+            self.scope.cancel()
+
+    async def run(self) -> None:
+        pool = _io().clients
+        self.room = trio.Semaphore(PREFETCH)
+        entry = None
+        healthy = False
+        try:
+            with trio.CancelScope() as self.scope:      # cancelled when the task stops reading early
+                entry = await pool.take(self.settings)
+                try:
+                    await self._read(entry[0])
+                except (KafkaResponseError, DataLossError, TimeoutError):
+                    healthy = True                      # the connections are fine: only the read failed
+                    raise
+                healthy = True
+            self.out.put(_DONE)
+        except BaseException as exc:      # handed to the task's thread, which raises it in the Spark task
+            self.out.put(exc)
+        finally:
+            self.running = False
+            if entry is not None:
+                pool.give_back(self.settings, entry, healthy and not self.scope.cancelled_caught)
+
+    async def _read(self, client: KafkaClient) -> None:
+        s, rng = self.settings, self.rng
+        assert self.room is not None
+        await client.metadata([rng.topic])          # fresh leaders and topic ids for every task
+        start = rng.start
+        while start < rng.end:
+            try:
+                async for raw in fetch_range(client, rng.topic, rng.partition, start, rng.end,
+                                             wait_timeout_s=self.poll_timeout_s, isolation_level=s.isolation_level,
+                                             partition_max_bytes=s.max_partition_fetch_bytes,
+                                             max_bytes=s.fetch_max_bytes, min_bytes=s.fetch_min_bytes,
+                                             max_wait_ms=s.fetch_max_wait_ms, rack_id=s.client_rack):
+                    await self.room.acquire()
+                    self.out.put(raw)
+                    start = min(raw.next_offset, rng.end)
+            except KafkaResponseError as exc:
+                if exc.code != OFFSET_OUT_OF_RANGE:
+                    raise
+                tp = (rng.topic, rng.partition)
+                earliest = (await list_offsets(client, {tp: EARLIEST}))[tp]
+                if earliest <= start:
+                    latest = (await list_offsets(client, {tp: LATEST}))[tp]
+                    _lost(rng, start, latest, self.fail, beyond=True)
+                    return
+                _lost(rng, start, earliest, self.fail)
+                start = min(earliest, rng.end)
 
 
 def _lost(rng: OffsetRange, wanted: int, available: int, fail: bool, beyond: bool = False) -> None:
@@ -113,16 +308,179 @@ def _lost(rng: OffsetRange, wanted: int, available: int, fail: bool, beyond: boo
         raise data_loss(message)
 
 
+# -- writing -----------------------------------------------------------------------------------------------------
+
 def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], topic_option: str | None) -> int:
-    """Produce every row of ``batches``; returns how many records were written (all acknowledged)."""
+    """Produce every row of ``batches``; returns how many records were written (all acknowledged).
 
-    async def main() -> int:
-        written = 0
-        async with Producer(settings.producer) as producer:
-            for batch in batches:
-                if batch.num_rows:
-                    await producer.send_all(outgoing(batch, topic_option))
-                    written += batch.num_rows
+    Rows are partitioned and encoded into records regions on the task's thread (``columnar``: no Python object
+    per row) while the worker's I/O loop sends the regions before them, with a ``Producer(settings.producer)``
+    (so linger.ms, batch.size, compression, acks... apply) kept open between the worker's tasks."""
+    loop = _io()
+    job = _WriteJob(settings)
+    loop.call(job.open)
+    ok = False
+    try:
+        rows = _Rows(job, loop, topic_option)
+        for batch in batches:
+            if batch.num_rows:
+                rows.add(batch)
+        rows.flush()
+        written = loop.call(job.finish)
+        ok = True
         return written
+    finally:
+        loop.call(job.close, ok)
 
-    return trio.run(main)
+
+class _WriteJob:
+    """One task's write, on the I/O loop: a pooled producer, the regions sent, their handles."""
+
+    def __init__(self, settings: ClientSettings):
+        self.settings = settings
+        self.entry: tuple[Producer, trio.Event] | None = None
+        self.handles: list[Any] = []
+        self.written = 0
+
+    @property
+    def producer(self) -> Producer:
+        assert self.entry is not None
+        return self.entry[0]
+
+    async def open(self) -> None:
+        self.entry = await _io().producers.take(self.settings)
+
+    async def limits(self, topic: str) -> tuple[int, int]:
+        """(partitions of ``topic``, the most bytes a batch may have)."""
+        p = self.producer
+        return await p.partitions_for(topic), min(max(p.batch_size, 1), p.max_request_size)
+
+    async def send(self, regions: list[tuple[str, int, Any, int]]) -> None:
+        for topic, partition, region, count in regions:
+            self.handles.append(await self.producer.send_encoded(topic, partition, region, count))
+            self.written += count
+
+    async def finish(self) -> int:
+        await self.producer.flush()
+        for handle in self.handles:
+            if handle._batch.error is not None:
+                raise handle._batch.error
+        return self.written
+
+    async def close(self, ok: bool) -> None:
+        if self.entry is not None:
+            _io().producers.give_back(self.settings, self.entry, ok)
+            self.entry = None
+
+
+class _Pending:
+    """Rows for one topic and partition (or the topic's keyless rows, ``partition`` None) not sent yet."""
+
+    __slots__ = ("keys", "values", "headers", "size")
+
+    def __init__(self) -> None:
+        self.keys: list[pa.Array] = []
+        self.values: list[pa.Array] = []
+        self.headers: list[pa.Array | None] = []
+        self.size = 0
+
+
+class _Rows:
+    """Arrow rows to records regions: by topic (the ``topic`` option or column), then partition (the ``partition``
+    column, else murmur2 of the key as Java's producer, else keyless rows stick to one partition per full batch,
+    as Java's sticky partitioner does). Rows wait until a partition has a full batch, so batches are full
+    whatever the size of Spark's Arrow batches; ``flush`` sends the rest."""
+
+    def __init__(self, job: _WriteJob, loop: _IoLoop, topic_option: str | None):
+        self.job, self.loop, self.topic_option = job, loop, topic_option
+        self.pending: dict[tuple[str, int | None], _Pending] = {}
+        self.limits: dict[str, tuple[int, int]] = {}
+        self.sticky: dict[str, int] = {}
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        names = batch.schema.names
+        n = batch.num_rows
+        keys = as_binary(batch.column("key")) if "key" in names else pa.nulls(n, pa.binary())
+        values = as_binary(batch.column("value"))
+        headers = batch.column("headers") if "headers" in names else None
+        if self.topic_option:
+            self._add_topic(self.topic_option, keys, values, headers, batch.column("partition")
+                            if "partition" in names else None)
+            return
+        topics = batch.column("topic")
+        if topics.null_count:
+            raise ValueError("null topic: a row's 'topic' column is null and no 'topic' option is set")
+        encoded = pc.dictionary_encode(topics)
+        indices = np.asarray(encoded.indices)
+        for i, topic in enumerate(encoded.dictionary.to_pylist()):
+            rows = np.flatnonzero(indices == i) if len(encoded.dictionary) > 1 else None
+            pick = (lambda c: c) if rows is None else (lambda c, rows=rows: c.take(pa.array(rows)))
+            self._add_topic(topic, pick(keys), pick(values), None if headers is None else pick(headers),
+                            pick(batch.column("partition")) if "partition" in names else None)
+
+    def _add_topic(self, topic: str, keys: pa.Array, values: pa.Array, headers: pa.Array | None,
+                   partition_column: pa.Array | None) -> None:
+        if topic not in self.limits:
+            self.limits[topic] = self.loop.call(self.job.limits, topic)
+        partitions, _ = self.limits[topic]
+        parts = murmur2_partitions(keys, partitions)        # -1: keyless
+        if partition_column is not None:
+            given = np.asarray(partition_column.fill_null(-1), np.int64)
+            bad = (given >= partitions) & (given != -1) | (given < -1)
+            if bad.any():
+                from kafkamock.client.errors import KafkaError
+                from kafkamock.errors import ErrorCode
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"send to {topic}-{int(given[bad][0])}",
+                                 f"the topic has {partitions} partition(s)")
+            parts = np.where(given >= 0, given, parts)
+        if (parts == parts[0]).all():
+            groups = [(int(parts[0]), None)]
+        else:
+            order = np.argsort(parts, kind="stable")
+            cut = np.flatnonzero(np.diff(parts[order])) + 1
+            groups = [(int(parts[g[0]]), pa.array(g)) for g in np.split(order, cut)]
+        for partition, rows in groups:
+            pending = self.pending.setdefault((topic, None if partition < 0 else partition), _Pending())
+            take = (lambda c: c) if rows is None else (lambda c, rows=rows: c.take(rows))
+            pending.keys.append(take(keys))
+            pending.values.append(take(values))
+            pending.headers.append(None if headers is None else take(headers))
+            pending.size += pending.values[-1].nbytes + pending.keys[-1].nbytes + 8 * len(pending.values[-1])
+            if pending.size >= self.limits[topic][1]:
+                self._send(topic, None if partition < 0 else partition, final=False)
+
+    def flush(self) -> None:
+        for topic, partition in list(self.pending):
+            self._send(topic, partition, final=True)
+
+    def _send(self, topic: str, partition: int | None, final: bool) -> None:
+        pending = self.pending.pop((topic, partition))
+        partitions, limit = self.limits[topic]
+        keys = pa.concat_arrays(pending.keys) if len(pending.keys) > 1 else pending.keys[0]
+        values = pa.concat_arrays(pending.values) if len(pending.values) > 1 else pending.values[0]
+        headers = None
+        if any(h is not None for h in pending.headers):
+            headers = pa.concat_arrays([h if h is not None else pa.nulls(len(v), HEADER_TYPE)
+                                        for h, v in zip(pending.headers, pending.values, strict=True)])
+        blobs = header_blobs(headers, len(values))
+        bounds = chunk_bounds(record_sizes(keys, values, blobs, limit), limit)
+        if not final and len(bounds) > 1:             # the last, partial batch waits for more rows
+            a, _ = bounds.pop()
+            rest = _Pending()
+            rest.keys, rest.values = [keys.slice(a)], [values.slice(a)]
+            rest.headers = [None if headers is None else headers.slice(a)]
+            rest.size = rest.values[0].nbytes + rest.keys[0].nbytes + 8 * len(rest.values[0])
+            self.pending[(topic, partition)] = rest
+            keys, values = keys.slice(0, a), values.slice(0, a)
+            blobs = None if blobs is None else blobs.slice(0, a)
+        out = []
+        for region, count in encode_regions(keys, values, blobs, bounds):
+            if partition is not None:
+                out.append((topic, partition, region, count))
+                continue
+            sticky = self.sticky.get(topic)       # keyless: one partition per batch, then another
+            if sticky is None:
+                sticky = random.randrange(partitions)
+            out.append((topic, sticky, region, count))
+            self.sticky[topic] = random.randrange(partitions)
+        self.loop.call(self.job.send, out)
