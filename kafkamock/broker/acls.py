@@ -63,17 +63,17 @@ class AclPermissionType(IntEnum):
     ALLOW = 3
 
 
-O = AclOperation
+_O = AclOperation
 # AclEntry.supportedOperations: what the authorized-operations bit fields are computed over, per resource type.
 SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
-    ResourceType.TOPIC: (O.READ, O.WRITE, O.CREATE, O.DESCRIBE, O.DELETE, O.ALTER, O.DESCRIBE_CONFIGS,
-                         O.ALTER_CONFIGS),
-    ResourceType.GROUP: (O.READ, O.DESCRIBE, O.DELETE, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS),
-    ResourceType.CLUSTER: (O.CREATE, O.CLUSTER_ACTION, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS, O.IDEMPOTENT_WRITE,
-                           O.ALTER, O.DESCRIBE),
-    ResourceType.TRANSACTIONAL_ID: (O.DESCRIBE, O.WRITE, O.TWO_PHASE_COMMIT),
-    ResourceType.DELEGATION_TOKEN: (O.DESCRIBE,),
-    ResourceType.USER: (O.CREATE_TOKENS, O.DESCRIBE_TOKENS),
+    ResourceType.TOPIC: (_O.READ, _O.WRITE, _O.CREATE, _O.DESCRIBE, _O.DELETE, _O.ALTER, _O.DESCRIBE_CONFIGS,
+                         _O.ALTER_CONFIGS),
+    ResourceType.GROUP: (_O.READ, _O.DESCRIBE, _O.DELETE, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS),
+    ResourceType.CLUSTER: (_O.CREATE, _O.CLUSTER_ACTION, _O.DESCRIBE_CONFIGS, _O.ALTER_CONFIGS, _O.IDEMPOTENT_WRITE,
+                           _O.ALTER, _O.DESCRIBE),
+    ResourceType.TRANSACTIONAL_ID: (_O.DESCRIBE, _O.WRITE, _O.TWO_PHASE_COMMIT),
+    ResourceType.DELEGATION_TOKEN: (_O.DESCRIBE,),
+    ResourceType.USER: (_O.CREATE_TOKENS, _O.DESCRIBE_TOKENS),
 }
 
 
