@@ -35,7 +35,7 @@ def _describe(broker, request, group_id: str) -> dict:
     except KafkaError as exc:
         return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
-    answer = broker.groups.consumer.describe(group_id, False, 0)
+    answer = broker.groups.consumer.describe(group_id)
     return authorized_view(broker, request, answer, lambda m: (m["assignment"], m["target_assignment"]))
 
 

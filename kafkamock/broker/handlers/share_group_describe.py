@@ -19,7 +19,7 @@ def _describe(broker, request, group_id: str) -> dict:
         return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
                 "authorized_operations": -2147483648}
-    answer = broker.groups.share.describe(group_id, False)
+    answer = broker.groups.share.describe(group_id)
     return authorized_view(broker, request, answer, lambda m: (m["assignment"],))
 
 
