@@ -26,6 +26,7 @@ InitProducerId OffsetForLeaderEpoch AddPartitionsToTxn AddOffsetsToTxn EndTxn Wr
 DescribeConfigs AlterConfigs SaslAuthenticate CreatePartitions DeleteGroups IncrementalAlterConfigs OffsetDelete
 DescribeCluster DescribeProducers DescribeTransactions ListTransactions ConsumerGroupHeartbeat
 ConsumerGroupDescribe DescribeTopicPartitions ShareGroupHeartbeat ShareGroupDescribe ShareFetch ShareAcknowledge
+DescribeAcls CreateAcls DeleteAcls
 """.split()
 EXTRA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
          "ControlRecordTypeSchema", "EndTxnMarker"]

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkamock.broker.authorizer import AUTHORIZER_CLASS_NAMES, parse_super_users
+
 LONG_MAX = 2**63 - 1
 
 
@@ -101,6 +103,14 @@ def _rebalance_protocols(v: str) -> bool:
 def _throttled_replicas(v: str) -> bool:
     """``*``, empty, or ``partition:broker`` pairs (Kafka's ThrottledReplicaListValidator)."""
     return v in ("", "*") or all(re.fullmatch(r"\d+:\d+", p.strip()) for p in v.split(","))
+
+
+def _super_users(v: str) -> bool:
+    try:
+        parse_super_users(v)
+    except ValueError:
+        return False
+    return True
 
 
 BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -217,6 +227,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("kafkamock.legacy.protocol.enable", "BOOLEAN", False),
     # kafkamock's own: how many requests the control API's request log keeps (0: none).
     ConfigDef("kafkamock.request.log.max.entries", "INT", 10000, validator=_at_least(0)),
+    # ACLs (authorizer.py): empty means no authorizer, every request allowed and the ACL APIs SECURITY_DISABLED.
+    ConfigDef("authorizer.class.name", "STRING", "", validator=lambda v: v == "" or v in AUTHORIZER_CLASS_NAMES),
+    ConfigDef("super.users", "STRING", "", validator=_super_users),
+    ConfigDef("allow.everyone.if.no.acl.found", "BOOLEAN", False),
 ]}
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -401,7 +415,7 @@ CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
 READ_ONLY_BROKER_CONFIGS = frozenset({
     "node.id", "log.dirs", "advertised.listeners", "kafkamock.legacy.protocol.enable", "kafkamock.transaction.version",
-    "offsets.topic.num.partitions",
+    "offsets.topic.num.partitions", "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
     "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
     "queued.max.requests", "connections.max.idle.ms", "quota.window.num", "quota.window.size.seconds",

@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkamock.broker import handlers
+from kafkamock.broker import authorizer, handlers
+from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, AclStore, ResourceType
 from kafkamock.broker.clock import Clock, SystemClock
 from kafkamock.broker.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic
 from kafkamock.broker.config import BrokerConfig, topic_config_value
@@ -108,6 +109,7 @@ class Broker:
         self._next_producer_id = FIRST_PRODUCER_ID
         self._producer_id_block_end = FIRST_PRODUCER_ID
         self._restoring = False
+        self.acls = AclStore(changed=self.metadata_changed)   # cluster-wide, persisted with the metadata
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
         self.share = ShareManager(self)
@@ -229,6 +231,8 @@ class Broker:
     def _run(self, module, request: Request) -> Outcome:
         try:
             return as_outcome(module.handle(self, request))
+        except AuthorizationFailed as exc:
+            return Respond(self.error_response(module, request, exc.code))
         finally:
             if request.faults is not None:
                 request.faults.settle()
@@ -274,6 +278,62 @@ class Broker:
         waiter = Waiter(keys, deadline_ms, check)
         self.timers.add(waiter)
         return waiter
+
+    # -- authorization (the rules in authorizer.py; which check each API makes, in its handler) ---------------
+
+    @property
+    def authorizer_enabled(self) -> bool:
+        """``authorizer.class.name`` names Kafka's StandardAuthorizer (or the old AclAuthorizer)."""
+        return bool(self.config["authorizer.class.name"])
+
+    def authorizer_settings(self) -> authorizer.Settings:
+        return authorizer.Settings(authorizer.parse_super_users(self.config["super.users"]),
+                                   self.config["allow.everyone.if.no.acl.found"])
+
+    def authorize(self, request: Request, operation: AclOperation, resource_type: ResourceType,
+                  name: str = CLUSTER_NAME) -> bool:
+        """May the request's principal, from its host, do ``operation`` on the resource? Always, with no
+        authorizer (Kafka's AuthHelper.authorize)."""
+        if not self.authorizer_enabled:
+            return True
+        conn = request.connection
+        allowed = authorizer.authorize(self.acls.of_type(resource_type), self.authorizer_settings(),
+                                       conn.principal, conn.host, operation, resource_type, name)
+        if not allowed:
+            log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
+                     "for request = %s", conn.principal, operation.name, conn.host, resource_type.name, name,
+                     self.registry.requests[request.api_key].api_name)
+        return allowed
+
+    def authorized(self, request: Request, operation: AclOperation, resource_type: ResourceType,
+                   names) -> set[str]:
+        """The batch form: which of ``names`` the principal may do ``operation`` on (filterByAuthorized)."""
+        return {name for name in set(names) if self.authorize(request, operation, resource_type, name)}
+
+    def authorize_by_resource_type(self, request: Request, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        """May the principal do ``operation`` on some resource of the type (Authorizer.authorizeByResourceType)?"""
+        if not self.authorizer_enabled:
+            return True
+        conn = request.connection
+        return authorizer.authorize_by_resource_type(self.acls.of_type(resource_type), self.authorizer_settings(),
+                                                     conn.principal, conn.host, operation, resource_type)
+
+    def require(self, request: Request, operation: AclOperation, resource_type: ResourceType,
+                name: str = CLUSTER_NAME) -> None:
+        """Refuse the whole request unless authorized: the handler's error response with the resource type's
+        *_AUTHORIZATION_FAILED code (Kafka's ``getErrorResponse`` of that exception)."""
+        if not self.authorize(request, operation, resource_type, name):
+            raise AuthorizationFailed(AUTHORIZATION_FAILED[resource_type])
+
+    def authorized_operations(self, request: Request, resource_type: ResourceType, name: str = CLUSTER_NAME
+                              ) -> int:
+        """Kafka's authorized-operations bit field of the resource for the request's principal."""
+        if not self.authorizer_enabled:
+            return authorizer.all_operations(resource_type)
+        conn = request.connection
+        return authorizer.authorized_operations(self.acls.of_type(resource_type), self.authorizer_settings(),
+                                                conn.principal, conn.host, resource_type, name)
 
     # -- shared helpers for handlers -----------------------------------------------------------------------------
 
@@ -424,6 +484,7 @@ class Broker:
         snapshot["producer_id_block_end"] = self._producer_id_block_end
         snapshot["group_configs"] = self.groups.configs.snapshot()
         snapshot["client_quotas"] = self.quotas.snapshot()
+        snapshot["acls"] = self.acls.snapshot()
         snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
         for node in self.nodes:
             snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
@@ -444,6 +505,7 @@ class Broker:
             self.cluster.restore(snapshot)
             self.groups.configs.restore(snapshot.get("group_configs", {}))
             self.quotas.restore(snapshot.get("client_quotas", []))
+            self.acls.restore(snapshot.get("acls", []))
             self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
                                                                                  FIRST_PRODUCER_ID)
             for topic in self.cluster.topics.values():
@@ -548,9 +610,20 @@ def _marker(plog: PartitionLog, base_offset: int, header) -> tuple[bool, int] | 
     return None
 
 
+class AuthorizationFailed(KafkaError):
+    """A whole request refused by the authorizer; ``Broker._run`` answers it with the handler's error response."""
+
+
+AUTHORIZATION_FAILED = {
+    ResourceType.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED, ResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+    ResourceType.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    ResourceType.TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+}
+
+
 def error_response_code(exc: BaseException) -> ErrorCode:
     code = getattr(exc, "code", None)
     return code if isinstance(code, ErrorCode) else ErrorCode.UNKNOWN_SERVER_ERROR
 
 
-__all__ = ["Broker", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]
+__all__ = ["AuthorizationFailed", "Broker", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]

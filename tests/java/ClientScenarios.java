@@ -54,6 +54,12 @@
  *              -> {"<type>:<name>": {"<config>": {"value", "source", "read_only", "sensitive", "default", "type",
  *                                                 "synonyms": [...]}} | {"error"}}
  *            {"op": "describeCluster"} -> {"cluster_id", "controller": NODE, "nodes": [NODE...]}
+ *            ACLs (BINDING = {"resource_type": "TOPIC", "name", "pattern_type": "LITERAL", "principal", "host": "*",
+ *            "operation": "READ", "permission": "ALLOW"}, enum names as in Kafka; a FILTER is the same with any
+ *            field left out meaning ANY / null):
+ *            {"op": "createAcls", "bindings": [BINDING...]} -> {"results": ["ok" | {"error"}, ...]}
+ *            {"op": "describeAcls", "filter": FILTER} -> {"bindings": [BINDING...] (sorted)} | {"error"}
+ *            {"op": "deleteAcls", "filters": [FILTER...]} -> {"results": [{"deleted": [BINDING...]} | {"error"}]}
  *            {"op": "listTopics"} -> {"names": [...]}
  *            Consumer groups (TP = "topic:partition"; TOPIC_OFFSETS = {"<topic>": {"<partition>": offset}}; a
  *            per-group or per-partition failure is reported in place as {"error"}, not as a failed OP):
@@ -1733,6 +1739,9 @@ public final class ClientScenarios {
         ops.put("deleteRecords", ClientScenarios::deleteRecords);
         ops.put("describeConfigs", ClientScenarios::describeConfigs);
         ops.put("describeCluster", ClientScenarios::describeCluster);
+        ops.put("createAcls", ClientScenarios::createAcls);
+        ops.put("describeAcls", ClientScenarios::describeAcls);
+        ops.put("deleteAcls", ClientScenarios::deleteAcls);
         ops.put("listConsumerGroups", ClientScenarios::listConsumerGroups);
         ops.put("listGroups", ClientScenarios::listGroups);
         ops.put("describeConsumerGroups", ClientScenarios::describeConsumerGroups);
@@ -2046,6 +2055,99 @@ public final class ClientScenarios {
         r.set("controller", node(await(d.controller())));
         ArrayNode nodes = r.putArray("nodes");
         await(d.nodes()).stream().sorted((a, b) -> Integer.compare(a.id(), b.id())).forEach(n -> nodes.add(node(n)));
+        return r;
+    }
+
+    // -- admin: ACLs -------------------------------------------------------------------------------------------------
+
+    private static org.apache.kafka.common.acl.AclBindingFilter aclFilter(JsonNode f) {
+        return new org.apache.kafka.common.acl.AclBindingFilter(
+            new org.apache.kafka.common.resource.ResourcePatternFilter(
+                org.apache.kafka.common.resource.ResourceType.valueOf(f.path("resource_type").asText("ANY")),
+                f.hasNonNull("name") ? f.get("name").asText() : null,
+                org.apache.kafka.common.resource.PatternType.valueOf(f.path("pattern_type").asText("ANY"))),
+            new org.apache.kafka.common.acl.AccessControlEntryFilter(
+                f.hasNonNull("principal") ? f.get("principal").asText() : null,
+                f.hasNonNull("host") ? f.get("host").asText() : null,
+                org.apache.kafka.common.acl.AclOperation.valueOf(f.path("operation").asText("ANY")),
+                org.apache.kafka.common.acl.AclPermissionType.valueOf(f.path("permission").asText("ANY"))));
+    }
+
+    private static org.apache.kafka.common.acl.AclBinding aclBinding(JsonNode b) {
+        return new org.apache.kafka.common.acl.AclBinding(
+            new org.apache.kafka.common.resource.ResourcePattern(
+                org.apache.kafka.common.resource.ResourceType.valueOf(b.path("resource_type").asText("TOPIC")),
+                b.path("name").asText(),
+                org.apache.kafka.common.resource.PatternType.valueOf(b.path("pattern_type").asText("LITERAL"))),
+            new org.apache.kafka.common.acl.AccessControlEntry(b.path("principal").asText(), b.path("host").asText("*"),
+                org.apache.kafka.common.acl.AclOperation.valueOf(b.path("operation").asText()),
+                org.apache.kafka.common.acl.AclPermissionType.valueOf(b.path("permission").asText("ALLOW"))));
+    }
+
+    private static ObjectNode aclJson(org.apache.kafka.common.acl.AclBinding b) {
+        ObjectNode o = JSON.objectNode();
+        o.put("resource_type", b.pattern().resourceType().name());
+        o.put("name", b.pattern().name());
+        o.put("pattern_type", b.pattern().patternType().name());
+        o.put("principal", b.entry().principal());
+        o.put("host", b.entry().host());
+        o.put("operation", b.entry().operation().name());
+        o.put("permission", b.entry().permissionType().name());
+        return o;
+    }
+
+    private static ArrayNode aclArray(java.util.Collection<org.apache.kafka.common.acl.AclBinding> bindings) {
+        ArrayNode a = JSON.arrayNode();
+        bindings.stream().map(ClientScenarios::aclJson).sorted((x, y) -> x.toString().compareTo(y.toString()))
+            .forEach(a::add);
+        return a;
+    }
+
+    private static JsonNode createAcls(Admin admin, JsonNode op) throws Exception {
+        List<org.apache.kafka.common.acl.AclBinding> bindings = new ArrayList<>();
+        op.path("bindings").forEach(b -> bindings.add(aclBinding(b)));
+        Map<org.apache.kafka.common.acl.AclBinding, org.apache.kafka.common.KafkaFuture<Void>> results =
+            admin.createAcls(bindings).values();
+        ObjectNode r = JSON.objectNode();
+        ArrayNode out = r.putArray("results");
+        for (org.apache.kafka.common.acl.AclBinding b : bindings) {
+            try {
+                await(results.get(b));
+                out.add("ok");
+            } catch (ExecutionException e) {
+                out.addObject().set("error", error(e));
+            }
+        }
+        return r;
+    }
+
+    private static JsonNode describeAcls(Admin admin, JsonNode op) throws Exception {
+        ObjectNode r = JSON.objectNode();
+        try {
+            r.set("bindings", aclArray(await(admin.describeAcls(aclFilter(op.path("filter"))).values())));
+        } catch (ExecutionException e) {
+            r.set("error", error(e));
+        }
+        return r;
+    }
+
+    private static JsonNode deleteAcls(Admin admin, JsonNode op) throws Exception {
+        List<org.apache.kafka.common.acl.AclBindingFilter> filters = new ArrayList<>();
+        op.path("filters").forEach(f -> filters.add(aclFilter(f)));
+        var values = admin.deleteAcls(filters).values();
+        ObjectNode r = JSON.objectNode();
+        ArrayNode out = r.putArray("results");
+        for (org.apache.kafka.common.acl.AclBindingFilter f : filters) {
+            try {
+                List<org.apache.kafka.common.acl.AclBinding> deleted = new ArrayList<>();
+                for (var d : await(values.get(f)).values()) {
+                    deleted.add(d.binding());
+                }
+                out.addObject().set("deleted", aclArray(deleted));
+            } catch (ExecutionException e) {
+                out.addObject().set("error", error(e));
+            }
+        }
         return r;
     }
 

@@ -755,7 +755,8 @@ class ConsumerGroups:
 
     # -- ConsumerGroupDescribe -----------------------------------------------------------------------------------
 
-    def describe(self, group_id: str, include_operations: bool, authorized_operations: int) -> dict:
+    def describe(self, group_id: str) -> dict:
+        """One ConsumerGroupDescribe entry (the handler fills in the authorized operations)."""
         group = self.coordinator.groups.get(group_id)
         base = {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
@@ -781,7 +782,7 @@ class ConsumerGroups:
         return {**base, "group_state": group.state_name, "group_epoch": group.group_epoch,
                 "assignment_epoch": group.assignment_epoch,
                 "assignor_name": group.preferred_assignor(self._assignors()[0]), "members": members,
-                "authorized_operations": authorized_operations if include_operations else -(2**31)}
+                "authorized_operations": -(2**31)}
 
 
 # -- replay -----------------------------------------------------------------------------------------------------

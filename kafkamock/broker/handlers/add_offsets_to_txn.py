@@ -3,6 +3,7 @@ TxnOffsetCommit may follow (``sendOffsetsToTransaction``). PRODUCER_FENCED is IN
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.transactions.coordinator import fenced_code
 
@@ -13,6 +14,10 @@ FIRST_FENCED_VERSION = 2
 def handle(broker, request) -> dict:
     body = request.body
     coordinator = broker.transactions
+    if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    if not broker.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     try:
         coordinator.check_coordinator(request, body.transactional_id)
         if not body.group_id:

@@ -9,6 +9,8 @@ PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for clients before v2.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.transactions.coordinator import fenced_code
 
@@ -25,6 +27,16 @@ def _results(topics, codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
 def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, topics, verify_only: bool
          ) -> list[dict]:
     asked = [(t.name, p) for t in topics for p in t.partitions]
+    if request.version <= 3:
+        # From clients: WRITE on the transactional id, then on every topic (internal topics are not checked);
+        # any refusal fails the whole transaction, the other partitions OPERATION_NOT_ATTEMPTED.
+        if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id or ""):
+            return _results(topics, {key: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for key in asked})
+        names = {name for name, _ in asked if name not in INTERNAL_TOPICS}
+        denied = names - broker.authorized(request, AclOperation.WRITE, ResourceType.TOPIC, names)
+        if denied:
+            return _results(topics, {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED if key[0] in denied
+                                     else ErrorCode.OPERATION_NOT_ATTEMPTED for key in asked})
     try:
         broker.transactions.check_coordinator(request, transactional_id or "")
     except KafkaError as exc:
@@ -49,6 +61,8 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
 
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
+    if version >= 4:   # batched, from brokers only
+        broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     if version <= 3:
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _one(
             broker, request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,

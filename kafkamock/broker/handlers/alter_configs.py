@@ -30,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, ResourceType
 from kafkamock.broker.cluster import Topic, validate_topic_name
 from kafkamock.broker.config import (
     BROKER_CONFIGS,
@@ -78,6 +79,20 @@ def check_broker_name(broker, request, name: str, *, describe: bool = False) -> 
         raise KafkaError(ErrorCode.INVALID_REQUEST,
                          f"Unexpected broker id, expected {expected}, but received {name}")
     return False
+
+
+# Which ACL resource guards a config resource, and the error when it refuses (Kafka's ConfigHelper and
+# ControllerApis.authorizeAlterResource); the message is Kafka's default one for the error.
+_GUARDS = {TOPIC: (ResourceType.TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."),
+           GROUP: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")}
+_CLUSTER_GUARD = (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
+
+
+def authorize_config(broker, request, resource_type: int, name: str, operation: AclOperation) -> None:
+    """DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or group named, on the cluster for broker-wide resources."""
+    acl_type, code, message = _GUARDS.get(resource_type, _CLUSTER_GUARD)
+    if not broker.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
+        raise KafkaError(code, message)
 
 
 def resolve(broker, request, resource_type: int, name: str) -> Resource:
@@ -167,6 +182,7 @@ def handle(broker, request) -> dict:
         try:
             if (r.resource_type, r.resource_name) in duplicates:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            authorize_config(broker, request, r.resource_type, r.resource_name, AclOperation.ALTER_CONFIGS)
             check_names(r.configs)
             resource = resolve(broker, request, r.resource_type, r.resource_name)
             new_configs = parse_all(resource, {c.name: c.value for c in r.configs}, broker)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 91
@@ -22,6 +23,8 @@ def _top(code, message) -> dict:
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     try:
         broker.groups.check_coordinator(request, body.group_id)
         broker.groups.share.empty_group(body.group_id)
@@ -33,7 +36,9 @@ def handle(broker, request) -> dict:
         partitions = []
         for p in t.partitions:
             code, message = ErrorCode.NONE, None
-            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+            if t.topic_name not in readable:
+                code, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."
+            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
                 code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic-partition does not exist."
             elif p.start_offset < 0:
                 code, message = ErrorCode.INVALID_REQUEST, f"Start offset {p.start_offset} is negative."

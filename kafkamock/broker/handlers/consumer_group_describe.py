@@ -3,20 +3,40 @@ assignments. A classic group, or none, is GROUP_ID_NOT_FOUND (Kafka's Admin then
 
 from __future__ import annotations
 
-from kafkamock.broker.errors import KafkaError
-from kafkamock.broker.handlers.describe_groups import AUTHORIZED_OPERATIONS
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 69
 
 
+def authorized_view(broker, request, answer: dict, assignments) -> dict:
+    """A described group as Kafka's handler shows it: its authorized-operations bit field when asked, and, with an
+    authorizer, TOPIC_AUTHORIZATION_FAILED with no members if an assignment names a topic the principal may not
+    describe (``assignments(member)`` lists a member's assignments)."""
+    if answer["error_code"] != ErrorCode.NONE:
+        return answer
+    if request.body.include_authorized_operations:
+        answer["authorized_operations"] = broker.authorized_operations(request, ResourceType.GROUP,
+                                                                       answer["group_id"])
+    if broker.authorizer_enabled:
+        names = {tp["topic_name"] for m in answer["members"] for a in assignments(m) for tp in a["topic_partitions"]}
+        if broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
+            return {**answer, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "members": [],
+                    "error_message": "The group has described topic(s) that the client is not authorized to "
+                                     "describe."}
+    return answer
+
+
 def _describe(broker, request, group_id: str) -> dict:
     try:
+        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
-    return broker.groups.consumer.describe(group_id, request.body.include_authorized_operations,
-                                           AUTHORIZED_OPERATIONS)
+    answer = broker.groups.consumer.describe(group_id)
+    return authorized_view(broker, request, answer, lambda m: (m["assignment"], m["target_assignment"]))
 
 
 def handle(broker, request) -> dict:

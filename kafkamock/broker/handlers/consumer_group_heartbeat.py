@@ -7,6 +7,7 @@ its assignment (``groups/consumer.py``). Served only while ``group.coordinator.r
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 68
@@ -22,6 +23,10 @@ def handle(broker, request) -> dict:
     if not broker.groups.consumer.enabled():
         return _error(ErrorCode.UNSUPPORTED_VERSION, "The consumer group protocol is off "
                       "(group.coordinator.rebalance.protocols).", body)
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    subscribed = set(body.subscribed_topic_names or ())
+    if subscribed and broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
+        return {**_error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body), "member_id": None, "member_epoch": 0}
     try:
         broker.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]

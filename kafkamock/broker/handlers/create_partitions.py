@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 37
@@ -58,11 +59,14 @@ def handle(broker, request) -> dict:
     results = [{"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
                for name, n in counts.items() if n > 1]
     budget = [MAX_RECORDS_PER_USER_OP]
+    alterable = broker.authorized(request, AclOperation.ALTER, ResourceType.TOPIC, counts)
     for wanted in body.topics:
         if counts[wanted.name] > 1:
             continue
         result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None}
         try:
+            if wanted.name not in alterable:
+                raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             _grow(broker, wanted, body.validate_only, budget)
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)

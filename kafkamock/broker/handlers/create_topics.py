@@ -16,6 +16,7 @@ per topic, per partition and per config, ``MAX_RECORDS_PER_USER_OP``) fails ever
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.config import (
     CONFIG_SOURCE_IDS,
     TOPIC_CONFIGS,
@@ -87,6 +88,10 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
     """One result per requested topic; with ``validate_only`` nothing is created (or allocated)."""
     body = request.body
     names = [t.name for t in body.topics]
+    # CREATE on the cluster creates any topic, else CREATE on each; the configs are shown with DESCRIBE_CONFIGS.
+    creatable = set(names) if broker.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
+        broker.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
+    describable = broker.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     results = []
     for wanted in body.topics:
         result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None,
@@ -95,6 +100,8 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
             if names.count(wanted.name) > 1:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Create topics request from client contains duplicate "
                                                             f"topic name {wanted.name}")
+            if wanted.name not in creatable:
+                raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             configs = _configs(wanted.configs)
             assignments = None
             if wanted.assignments:
@@ -137,6 +144,8 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
                 for name in TOPIC_CONFIGS
                 for value, source in [topic_config_value(name, topic.configs, config)]
             ])
+            if wanted.name not in describable:
+                result.update(configs=None, topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         except KafkaError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
         results.append(result)

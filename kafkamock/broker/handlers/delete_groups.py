@@ -5,12 +5,15 @@ A group with members is NON_EMPTY_GROUP; one that does not exist GROUP_ID_NOT_FO
 
 from __future__ import annotations
 
-from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 42
 
 
 def _delete(broker, request, group_id: str) -> dict:
+    if not broker.authorize(request, AclOperation.DELETE, ResourceType.GROUP, group_id):
+        return {"group_id": group_id, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     try:
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:

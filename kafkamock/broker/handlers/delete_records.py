@@ -9,6 +9,7 @@ Fetches below the new log start offset then fail with OFFSET_OUT_OF_RANGE.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 21
@@ -38,6 +39,7 @@ def _delete(broker, request, topic, index: int, offset: int) -> int:
 
 def handle(broker, request) -> dict:
     topics = []
+    deletable = broker.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
         results = []
@@ -45,6 +47,8 @@ def handle(broker, request) -> dict:
             result = {"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
                       "error_code": ErrorCode.NONE}
             try:
+                if t.name not in deletable:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 result["low_watermark"] = _delete(broker, request, topic, p.partition_index, p.offset)
             except KafkaError as exc:
                 result["error_code"] = exc.code

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 92
@@ -20,6 +21,8 @@ def _top(code, message) -> dict:
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     try:
         broker.groups.check_coordinator(request, body.group_id)
         broker.groups.share.empty_group(body.group_id, create=False)
@@ -28,6 +31,11 @@ def handle(broker, request) -> dict:
     responses = []
     for t in body.topics:
         topic = broker.cluster.topics.get(t.topic_name)
+        if t.topic_name not in readable:
+            responses.append({"topic_name": t.topic_name, "topic_id": ZERO_UUID,
+                              "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                              "error_message": "Topic authorization failed."})
+            continue
         if topic is None:
             responses.append({"topic_name": t.topic_name, "topic_id": ZERO_UUID,
                               "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 
 API_KEY = 20
@@ -46,6 +47,16 @@ def handle(broker, request) -> dict:
     results += [_result(None, tid, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
                 for tid, n in ids.items() if n > 1]
 
+    # Authorization (ControllerApis.deleteTopics): DELETE on the cluster, else DELETE on each topic; a topic the
+    # principal may not even DESCRIBE is refused without a word on whether it exists (nor its name, asked by id).
+    known = [broker.cluster.topics_by_id[tid].name for tid in ids if tid in broker.cluster.topics_by_id]
+    if broker.authorize(request, AclOperation.DELETE, ResourceType.CLUSTER):
+        describable = deletable = set(names) | set(known)
+    else:
+        describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [*names, *known])
+        deletable = broker.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [*names, *known])
+    denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
     # Ids first, then names (a name that resolves to an id already given is refused, and so is that id).
     to_delete: dict[uuid.UUID, str] = {}
     for tid, n in ids.items():
@@ -54,6 +65,8 @@ def handle(broker, request) -> dict:
         topic = broker.cluster.topics_by_id.get(tid)
         if topic is None:
             results.append(_result(None, tid, ErrorCode.UNKNOWN_TOPIC_ID))
+        elif topic.name not in deletable:
+            results.append(_result(topic.name if topic.name in describable else None, tid, denied))
         else:
             to_delete[tid] = topic.name
     refused: set[uuid.UUID] = set()
@@ -61,8 +74,12 @@ def handle(broker, request) -> dict:
         if n > 1:
             continue
         topic = broker.cluster.topics.get(name)
-        if topic is None:
+        if name not in describable:
+            results.append(_result(name, ZERO_UUID, denied))
+        elif topic is None:
             results.append(_result(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        elif name not in deletable:
+            results.append(_result(name, ZERO_UUID, denied))
         elif topic.topic_id in to_delete or topic.topic_id in refused or ids.get(topic.topic_id, 0) > 1:
             to_delete.pop(topic.topic_id, None)
             refused.add(topic.topic_id)

@@ -9,6 +9,7 @@ is MISMATCHED_ENDPOINT_TYPE, since this is a broker endpoint, and any other valu
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 
 API_KEY = 60
@@ -16,15 +17,21 @@ BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
 ENDPOINT_TYPES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
 MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = ErrorCode.MISMATCHED_ENDPOINT_TYPE, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
 OMITTED_OPERATIONS = -2147483648
-# AclEntry.supportedOperations(CLUSTER): CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
-# IDEMPOTENT_WRITE, as a bit field of AclOperation codes.
-CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
 
 
 def _error(code: int, message: str) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "endpoint_type": BROKER_ENDPOINT,
             "cluster_id": "", "controller_id": -1, "brokers": [],
             "cluster_authorized_operations": OMITTED_OPERATIONS}
+
+
+def _cluster_operations(broker, request) -> int:
+    """As AuthHelper.computeDescribeClusterResponse: the bit field if asked, 0 without DESCRIBE on the cluster."""
+    if not request.body.include_cluster_authorized_operations:
+        return OMITTED_OPERATIONS
+    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return 0
+    return broker.authorized_operations(request, ResourceType.CLUSTER)
 
 
 def handle(broker, request) -> dict:
@@ -47,6 +54,5 @@ def handle(broker, request) -> dict:
         "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
         "endpoint_type": BROKER_ENDPOINT, "cluster_id": cluster.cluster_id, "controller_id": controller_id,
         "brokers": brokers,
-        "cluster_authorized_operations": CLUSTER_OPERATIONS if body.include_cluster_authorized_operations
-        else OMITTED_OPERATIONS,
+        "cluster_authorized_operations": _cluster_operations(broker, request),
     }

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.cluster import validate_topic_name
 from kafkamock.broker.config import (
     BROKER_CONFIGS,
@@ -39,7 +40,14 @@ from kafkamock.broker.config import (
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
-from kafkamock.broker.handlers.alter_configs import BROKER, GROUP, RESOURCE_TYPES, TOPIC, check_broker_name
+from kafkamock.broker.handlers.alter_configs import (
+    BROKER,
+    GROUP,
+    RESOURCE_TYPES,
+    TOPIC,
+    authorize_config,
+    check_broker_name,
+)
 
 API_KEY = 32
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
@@ -112,6 +120,8 @@ def _describe(broker, request, resource, include_synonyms: bool) -> dict:
     result = {"error_code": ErrorCode.NONE, "error_message": "", "resource_type": resource.resource_type,
               "resource_name": resource.resource_name, "configs": []}
     try:
+        authorize_config(broker, request, resource.resource_type, resource.resource_name,
+                         AclOperation.DESCRIBE_CONFIGS)
         if resource.resource_type == TOPIC:
             configs = _topic_configs(broker, request, resource.resource_name, include_synonyms)
         elif resource.resource_type == BROKER:

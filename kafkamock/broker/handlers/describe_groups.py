@@ -7,11 +7,12 @@ Dead, with GROUP_ID_NOT_FOUND from v6 on (KIP-1043).
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.classic import ClassicState
 
 API_KEY = 15
-AUTHORIZED_OPERATIONS = 0b1_1010_0000   # READ, DELETE, DESCRIBE (AclOperation codes 3, 6, 8): no ACLs here
+
 NOT_ASKED = -(2**31)
 
 
@@ -20,6 +21,8 @@ def _describe(broker, request, group_id: str) -> dict:
     base = {"error_code": ErrorCode.NONE, "error_message": None, "group_id": group_id, "group_state": "Dead",
             "protocol_type": "", "protocol_data": "", "members": [], "authorized_operations": NOT_ASKED}
     try:
+        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return {**base, "error_code": exc.code, "error_message": exc.message if version >= 6 else None}
@@ -37,7 +40,7 @@ def _describe(broker, request, group_id: str) -> dict:
     answer = {**base, "group_state": group.state.value, "protocol_type": group.protocol_type or "",
               "protocol_data": (group.protocol or "") if stable else "", "members": members}
     if version >= 3 and request.body.include_authorized_operations:
-        answer["authorized_operations"] = AUTHORIZED_OPERATIONS
+        answer["authorized_operations"] = broker.authorized_operations(request, ResourceType.GROUP, group_id)
     return answer
 
 

@@ -3,6 +3,7 @@ timestamp, coordinator epoch, and the first offset of an open transaction), from
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 61
@@ -19,6 +20,7 @@ def _producers(partition) -> list[dict]:
 
 def handle(broker, request) -> dict:
     topics = []
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
         partitions = []
@@ -26,6 +28,8 @@ def handle(broker, request) -> dict:
             answer = {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None,
                       "active_producers": []}
             try:
+                if t.name not in readable:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 answer["active_producers"] = _producers(broker.lead(request, topic, index))
             except KafkaError as exc:
                 answer.update(error_code=exc.code, error_message=exc.message)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 90
@@ -24,6 +25,8 @@ def _partition_entry(index: int, start: int = -1, epoch: int = -1, lag: int = -1
 def _group(broker, request, g) -> dict:
     answer = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE, "error_message": None}
     try:
+        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
+            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
         broker.groups.check_coordinator(request, g.group_id)
         group = broker.groups.groups.get(g.group_id)
         if group is None or group.kind != "share" or group.dead:
@@ -42,7 +45,15 @@ def _group(broker, request, g) -> dict:
         requested = sorted((name, sorted(ps)) for name, ps in wanted.items())
     else:
         requested = [(t.topic_name, list(t.partitions)) for t in g.topics]
+    # Offsets only of topics the principal may describe: the others are left out of "all", refused when named.
+    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [n for n, _ in requested])
     for name, indexes in requested:
+        if name not in describable:
+            if g.topics is not None:
+                answer["topics"].append({"topic_name": name, "topic_id": ZERO_UUID, "partitions": [
+                    _partition_entry(i, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, message="Topic authorization failed.")
+                    for i in indexes]})
+            continue
         topic = cluster.topics.get(name)
         entry = {"topic_name": name, "topic_id": topic.topic_id if topic else ZERO_UUID, "partitions": []}
         for index in indexes:

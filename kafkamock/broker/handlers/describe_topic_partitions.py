@@ -15,21 +15,20 @@ As Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache.getTopic
   INVALID_REQUEST for every named topic;
 - partitions carry leader, leader epoch, replicas, ISR, offline replicas, and empty eligible-leader-replica lists
   (Kafka sends empty lists, not null, when ELR is off, and the Java admin client reads them without a null check);
-  ``topic_authorized_operations`` is every topic operation, as with no authorizer.
+  ``topic_authorized_operations`` is the principal's bit field (every topic operation with no authorizer); a
+  topic without DESCRIBE is left out of a listing and TOPIC_AUTHORIZATION_FAILED when named.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
-# AclEntry.supportedOperations(TOPIC): READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
-# ALTER_CONFIGS, as a bit field of AclOperation codes.
-TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
 
 
 def _partitions(broker, topic: Topic, start: int, limit: int) -> tuple[list[dict], int]:
@@ -65,6 +64,7 @@ def handle(broker, request) -> dict:
     all_topics = not body.topics
     names = broker.cluster.topics.keys() if all_topics else [t.name for t in body.topics]
     selected = sorted({name for name in names if name >= cursor_topic})
+    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, selected)
     try:
         if cursor is not None and not all_topics and cursor.topic_name not in selected:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest topic list should contain "
@@ -80,7 +80,12 @@ def handle(broker, request) -> dict:
                         body.response_partition_limit), 1)
     topics: list[dict] = []
     next_cursor = None
+    # Topics the principal may not describe: left out of a listing, TOPIC_AUTHORIZATION_FAILED when named.
+    denied = [{"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": ZERO_UUID,
+               "is_internal": False, "partitions": []} for name in selected if name not in describable and not all_topics]
     for name in selected:
+        if name not in describable:
+            continue
         if remaining == 0:
             next_cursor = {"topic_name": name, "partition_index": 0}
             break
@@ -93,12 +98,13 @@ def handle(broker, request) -> dict:
         partitions, next_partition = _partitions(broker, topic, start, remaining)
         topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
                        "is_internal": topic.internal or name in INTERNAL_TOPICS, "partitions": partitions,
-                       "topic_authorized_operations": TOPIC_OPERATIONS})
+                       "topic_authorized_operations": broker.authorized_operations(request, ResourceType.TOPIC,
+                                                                                   name)})
         if next_partition != -1:
             next_cursor = {"topic_name": name, "partition_index": next_partition}
             break
         remaining -= len(partitions)
-    return {"throttle_time_ms": 0, "topics": topics, "next_cursor": next_cursor}
+    return {"throttle_time_ms": 0, "topics": topics + denied, "next_cursor": next_cursor}
 
 
 def error_response(broker, request, code: ErrorCode) -> dict:

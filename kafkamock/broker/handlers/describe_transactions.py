@@ -4,6 +4,7 @@ elsewhere, TRANSACTIONAL_ID_NOT_FOUND when unknown)."""
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 65
@@ -13,6 +14,8 @@ def _state(broker, request, transactional_id: str) -> dict:
     answer = {"error_code": ErrorCode.NONE, "transactional_id": transactional_id, "transaction_state": "",
               "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
               "topics": []}
+    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return {**answer, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
     try:
         broker.transactions.check_coordinator(request, transactional_id)
     except KafkaError as exc:
@@ -23,6 +26,8 @@ def _state(broker, request, transactional_id: str) -> dict:
     topics: dict[str, list[int]] = {}
     for topic, partition in sorted(meta.partitions):
         topics.setdefault(topic, []).append(partition)
+    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
+    topics = {t: p for t, p in topics.items() if t in describable}   # only the topics the principal may see
     return {**answer, "transaction_state": meta.state.wire_name, "transaction_timeout_ms": meta.timeout_ms,
             "transaction_start_time_ms": meta.start_ms, "producer_id": meta.producer_id,
             "producer_epoch": meta.epoch, "topics": [{"topic": t, "partitions": p} for t, p in topics.items()]}

@@ -7,6 +7,7 @@ epoch before that bump succeeds. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH befor
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
 
@@ -16,6 +17,7 @@ FIRST_FENCED_VERSION = 2
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     try:
         broker.transactions.check_coordinator(request, body.transactional_id)
     except KafkaError as exc:

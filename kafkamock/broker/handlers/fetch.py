@@ -9,7 +9,9 @@ Waiting, as Kafka's DelayedFetch: the answer goes at once when MaxWaitMs is 0, w
 (MinBytes 0: always), or when a partition has an error; otherwise the request waits on its partitions' logs and
 is answered when an append brings enough bytes, or at MaxWaitMs. A partition this node does not lead is
 NOT_LEADER_OR_FOLLOWER (or FENCED_LEADER_EPOCH) with the current leader (v12+) and its address (v16+, KIP-951).
-Fetch v4-v9 cannot carry zstd batches: such a read is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka.
+Fetch v4-v9 cannot carry zstd batches: such a read is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka. A consumer
+needs READ on each topic of the session's partitions, else TOPIC_AUTHORIZATION_FAILED for its partitions (an
+unknown topic id stays UNKNOWN_TOPIC_ID, as in Kafka's handleFetchRequest).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import uuid
 
 from kafkamock.broker import legacy
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.fetch_sessions import FetchSession, PartitionFetch
@@ -99,9 +102,11 @@ def handle(broker, request):
     read_committed = version >= 4 and body.isolation_level == 1
     max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
 
     def complete(final: bool):
-        parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental)
+        parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental,
+                                      readable)
         if not final and body.max_wait_ms > 0 and total < body.min_bytes and not _has_error(parts):
             return None
         for pf, _ in parts:
@@ -137,7 +142,8 @@ def _has_error(parts) -> bool:
     return any(data["error_code"] for _, data in parts)
 
 
-def _read(broker, request, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool):
+def _read(broker, request, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool,
+          readable: set[str]):
     parts = []
     total = 0
     leaders: set[int] = set()
@@ -148,6 +154,8 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
                 "aborted_transactions": [] if read_committed else None, "preferred_read_replica": -1,
                 "records": b""}
         try:
+            if pf.topic and pf.topic not in readable:
+                raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             topic = broker.cluster.topics.get(pf.topic) if pf.topic else None
             partition = broker.lead(request, topic, pf.partition, pf.current_leader_epoch, missing=missing)
             plog = partition.log

@@ -7,10 +7,13 @@ answers COORDINATOR_NOT_AVAILABLE once while it creates it; kafkamock creates it
 leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``:
 share-partition state lives in the partition itself here (KIP-932's control records), so its coordinator is that
 partition's leader. Any other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
+A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED), a share key CLUSTER_ACTION (else the whole request fails).
 """
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import (
     GROUP_METADATA_TOPIC,
     NO_LEADER,
@@ -42,8 +45,15 @@ def coordinator_partition(broker, key_type: int, key: str):
     return topic.partitions[index]
 
 
-def _answer(broker, key: str, key_type: int, version: int) -> dict:
+def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
     try:
+        if key_type == GROUP and not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        if key_type == TRANSACTION and not broker.authorize(request, AclOperation.DESCRIBE,
+                                                            ResourceType.TRANSACTIONAL_ID, key):
+            raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if key_type == SHARE and version >= 6:
+            broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
         if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
                              if key_type not in KEY_TYPES else "share coordinators need FindCoordinator v6+")
@@ -64,9 +74,9 @@ def _error(key: str, code: ErrorCode, message: str | None) -> dict:
 def handle(broker, request) -> dict:
     body = request.body
     if request.version >= 4:
-        return {"throttle_time_ms": 0, "coordinators": [_answer(broker, key, body.key_type, request.version)
+        return {"throttle_time_ms": 0, "coordinators": [_answer(broker, request, key, body.key_type, request.version)
                                                         for key in body.coordinator_keys]}
-    answer = _answer(broker, body.key, body.key_type, request.version)
+    answer = _answer(broker, request, body.key, body.key_type, request.version)
     answer.pop("key")
     return {"throttle_time_ms": 0, **answer}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
 
 API_KEY = 12
@@ -9,6 +10,7 @@ API_KEY = 12
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         broker.groups.check_coordinator(request, body.group_id)
         code = broker.groups.heartbeat(body, request.version)

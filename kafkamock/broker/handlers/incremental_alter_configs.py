@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.config import format_value
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.alter_configs import (
     BROKER,
     Resource,
     apply,
+    authorize_config,
     check_names,
     duplicate_resources,
     parse_all,
@@ -75,6 +77,7 @@ def handle(broker, request) -> dict:
         try:
             if (r.resource_type, r.resource_name) in duplicates:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            authorize_config(broker, request, r.resource_type, r.resource_name, AclOperation.ALTER_CONFIGS)
             check_names(r.configs, null_allowed=lambda c: c.config_operation == DELETE)
             resource = resolve(broker, request, r.resource_type, r.resource_name)
             new_configs = parse_all(resource, edit(resource, r.configs), broker)

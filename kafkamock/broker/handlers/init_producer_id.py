@@ -10,6 +10,7 @@ it while ``transaction.two.phase.commit.enable`` is off.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
 
@@ -24,6 +25,14 @@ def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_
 
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
+    # A transactional producer needs WRITE on its id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on
+    # some topic (Kafka's handleInitProducerIdRequest).
+    if body.transactional_id is not None:
+        if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+            return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif not (broker.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
+              or broker.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
+        return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     expected = None
     if version >= 3:
         pid, epoch = body.producer_id, body.producer_epoch

@@ -7,6 +7,7 @@ the members and their metadata for the protocol the group chose. v4+ first hands
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import join_error
@@ -24,6 +25,7 @@ def shape(answer: dict, version: int) -> dict:
 
 def handle(broker, request):
     body, version = request.body, request.version
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         broker.groups.check_coordinator(request, body.group_id)
     except KafkaError as exc:

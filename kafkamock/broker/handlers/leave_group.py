@@ -3,6 +3,7 @@ group.instance.id (KIP-345), each with its own error; v0-2 one member, its error
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 13
@@ -10,6 +11,7 @@ API_KEY = 13
 
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if version >= 3:
         identities = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in body.members]
     else:

@@ -1,10 +1,12 @@
 """ListOffsets (2): earliest, latest, max-timestamp and by-timestamp offset lookups.
 
 With READ_COMMITTED (v2+), "latest" is the last stable offset and a lookup by time finds nothing at or beyond it,
-as Kafka's fetchOffsetForTimestamp with an isolation level."""
+as Kafka's fetchOffsetForTimestamp with an isolation level. Each topic needs DESCRIBE, else its partitions are
+TOPIC_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 2
@@ -34,6 +36,7 @@ def _lookup(broker, partition, timestamp: int, version: int, read_committed: boo
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
     topics = []
+    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
         results = []
         topic = broker.cluster.topics.get(t.name)
@@ -41,6 +44,8 @@ def handle(broker, request) -> dict:
             result = {"partition_index": p.partition_index, "error_code": ErrorCode.NONE, "timestamp": -1,
                       "offset": -1, "leader_epoch": -1}
             try:
+                if t.name not in describable:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.lead(request, topic, p.partition_index, p.current_leader_epoch)
                 if p.timestamp == MAX_TIMESTAMP and version < 7:
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)

@@ -4,13 +4,19 @@ As Kafka's KRaftMetadataCache answers: only brokers that are up are listed; a pa
 leader epoch, its replicas, the in-sync replicas, and the replicas on stopped nodes as offline; a partition with no
 leader (every in-sync replica stopped) is LEADER_NOT_AVAILABLE with leader -1. Listing all topics includes the
 internal ones (``__consumer_offsets``...), flagged ``is_internal``, as Kafka does; clients filter them out.
+
+Authorization, as Kafka's handleTopicMetadataRequest: a topic needs DESCRIBE. Listing all topics leaves the others
+out; a topic asked for by name is TOPIC_AUTHORIZATION_FAILED (whether or not it exists), by id the same with its
+id. Auto-creating a topic also needs CREATE on the cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED). The
+authorized-operations fields (v8+) are filled when asked for, else -2147483648.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from kafkamock.broker.cluster import NO_LEADER, Topic, validate_topic_name
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.cluster import INTERNAL_TOPICS, NO_LEADER, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 3
@@ -64,20 +70,41 @@ def handle(broker, request) -> dict:
         # is an InvalidRequestException, answered by MetadataRequest.getErrorResponse (a null name becomes "").
         return _frame(broker, [_error_topic(t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST) for t in requested])
     topics = []
+    denied = []
     by_id = version >= 10 and requested is not None and any(t.topic_id != ZERO_UUID for t in requested)
     if requested is None:
-        topics = [describe_topic(broker, t, version) for t in cluster.topics.values()]
+        names = list(cluster.topics)
+    elif by_id:
+        names = [cluster.topics_by_id[t.topic_id].name for t in requested if t.topic_id in cluster.topics_by_id]
+    else:
+        names = [t.name for t in requested]
+    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    if requested is None:
+        topics = [describe_topic(broker, t, version) for t in cluster.topics.values() if t.name in describable]
     elif by_id:
         # As Kafka's handleTopicMetadataRequest: any topic id in the request means a lookup by ids, names
         # ignored (the Java admin client sends the name "" beside each id). No auto-creation by id.
         for wanted in requested:
             topic = cluster.topics_by_id.get(wanted.topic_id)
-            topics.append(describe_topic(broker, topic, version) if topic else
-                          _error_topic(None, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
+            if topic is None:
+                topics.append(_error_topic(None, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
+            elif topic.name not in describable:   # ids are not secret: the id comes back, the name does not
+                denied.append(_error_topic(None, wanted.topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            else:
+                topics.append(describe_topic(broker, topic, version))
     else:
         for wanted in requested:
             name = wanted.name
+            if name not in describable:           # no word on whether it exists
+                denied.append(_error_topic(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             topic = cluster.topics.get(name)
+            if topic is None and allow_create and config["auto.create.topics.enable"] and not (
+                    broker.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER)
+                    or broker.authorize(request, AclOperation.CREATE, ResourceType.TOPIC, name)):
+                denied.append(dict(_error_topic(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                                   is_internal=name in INTERNAL_TOPICS))
+                continue
             if topic is None:
                 try:
                     validate_topic_name(name)
@@ -95,7 +122,18 @@ def handle(broker, request) -> dict:
                     topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
             topics.append(describe_topic(broker, topic, version))
-    return _frame(broker, topics)
+    response = _frame(broker, topics + denied)
+    if version >= 8:
+        if version <= 10 and body.include_cluster_authorized_operations:
+            response["cluster_authorized_operations"] = (
+                broker.authorized_operations(request, ResourceType.CLUSTER)
+                if broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER) else 0)
+        if body.include_topic_authorized_operations:
+            for t in topics:
+                if t["name"] is not None:
+                    t["topic_authorized_operations"] = broker.authorized_operations(request, ResourceType.TOPIC,
+                                                                                    t["name"])
+    return response
 
 
 def error_response(broker, request, code: ErrorCode) -> dict:

@@ -8,6 +8,7 @@ expire timestamp (KIP-211); v10 names topics by id.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 8
@@ -28,6 +29,7 @@ def handle(broker, request) -> dict:
     body, version = request.body, request.version
     groups = broker.groups
     instance_id = body.group_instance_id if version >= 7 else None
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         groups.check_coordinator(request, body.group_id)
         groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id, instance_id,
@@ -37,13 +39,20 @@ def handle(broker, request) -> dict:
     max_metadata = broker.config["offset.metadata.max.bytes"]
     cluster = broker.cluster
     entries, topics = [], []
-    for t in body.topics:
-        topic = cluster.topics_by_id.get(t.topic_id) if version >= 10 else cluster.topics.get(t.name)
+    resolved = [cluster.topics_by_id.get(t.topic_id) if version >= 10 else cluster.topics.get(t.name)
+                for t in body.topics]
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC,
+                                 [topic.name if version >= 10 else t.name
+                                  for t, topic in zip(body.topics, resolved, strict=True) if topic is not None or version < 10])
+    for t, topic in zip(body.topics, resolved, strict=True):
         missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= 10 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        name = topic.name if version >= 10 and topic is not None else t.name
         results = []
         for p in t.partitions:
             code = ErrorCode.NONE
-            if topic is None:
+            if (topic is not None or version < 10) and name not in readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None:
                 code = missing
             elif not 0 <= p.partition_index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -7,6 +7,7 @@ GROUP_ID_NOT_FOUND.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 47
@@ -14,7 +15,9 @@ API_KEY = 47
 
 def handle(broker, request) -> dict:
     body = request.body
-    known = [t for t in body.topics if t.name in broker.cluster.topics]
+    broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
+    known = [t for t in body.topics if t.name in broker.cluster.topics and t.name in readable]
     try:
         broker.groups.check_coordinator(request, body.group_id)
         results = broker.groups.delete_offsets(
@@ -23,7 +26,10 @@ def handle(broker, request) -> dict:
         return error_response(broker, request, exc.code)
     topics: dict[str, list[dict]] = {}
     for t in body.topics:                    # unknown topics are answered without asking the group (KafkaApis)
-        if t.name not in broker.cluster.topics:
+        if t.name not in readable:
+            topics[t.name] = [{"partition_index": p.partition_index,
+                               "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for p in t.partitions]
+        elif t.name not in broker.cluster.topics:
             topics[t.name] = [{"partition_index": p.partition_index,
                                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions]
     for name, index, code in results:

@@ -3,11 +3,14 @@
 v8+ asks for several groups at once, each with its own error; v9+ may name a KIP-848 member and its epoch
 (STALE_MEMBER_EPOCH when behind); v10 names topics by id. A group with no offset answers -1 for each partition
 asked (or no topic when all were asked), never an error, as Kafka does. ``RequireStable`` (v7+) matters once
-transactional commits are pending (UNSTABLE_OFFSET_COMMIT).
+transactional commits are pending (UNSTABLE_OFFSET_COMMIT). A group needs DESCRIBE (else
+GROUP_AUTHORIZATION_FAILED for it) and offsets are shown only for topics with DESCRIBE: a topic asked for is
+TOPIC_AUTHORIZATION_FAILED on its partitions, and one not asked for is left out, as Kafka's handleOffsetFetchRequest.
 """
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 9
@@ -24,7 +27,10 @@ def _partition(index: int, committed, code: ErrorCode = ErrorCode.NONE) -> dict:
 def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch, by_id: bool,
                  require_stable: bool = False):
     """(error, [topic answer]) for one group."""
+    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     cluster = broker.cluster
+    denied: list[dict] = []
     asked: list[tuple[str, list[int]]] | None = None
     unknown: list[dict] = []
     names_to_keys: dict[str, dict] = {}
@@ -42,6 +48,11 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
             else:
                 names_to_keys[t.name] = {"name": t.name}
                 asked.append((t.name, list(t.partition_indexes)))
+        describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names_to_keys)
+        denied = [{**names_to_keys[name], "partitions": [_partition(p, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                                                         for p in indexes]}
+                  for name, indexes in asked if name not in describable]
+        asked = [(name, indexes) for name, indexes in asked if name in describable]
     try:
         broker.groups.check_coordinator(request, group_id)
         found = broker.groups.fetch_offsets(group_id, asked, member_id, member_epoch)
@@ -54,6 +65,9 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
             continue
         by_topic.setdefault(name, []).append(_partition(index, committed))
     answers = []
+    if topics is None:       # all of the group's topics: the ones the principal may not describe are left out
+        describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
+        by_topic = {name: parts for name, parts in by_topic.items() if name in describable}
     for name, partitions in by_topic.items():
         key = names_to_keys.get(name)
         if key is None:
@@ -65,7 +79,7 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
             else:
                 key = {"name": name}
         answers.append({**key, "partitions": partitions})
-    return ErrorCode.NONE, answers + unknown
+    return ErrorCode.NONE, answers + denied + unknown
 
 
 def handle(broker, request) -> dict:

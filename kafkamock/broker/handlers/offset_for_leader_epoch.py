@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 23
@@ -48,6 +49,10 @@ def _answer(broker, request, topic, index: int, current_leader_epoch: int, leade
 
 def handle(broker, request) -> dict:
     topics = []
+    names = [t.topic for t in request.body.topics]
+    # Once inter-broker only (CLUSTER_ACTION); since KIP-320 consumers ask too, with DESCRIBE on the topic.
+    allowed = set(names) if broker.authorize(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER) else \
+        broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.topic)
         results = []
@@ -55,6 +60,8 @@ def handle(broker, request) -> dict:
             result = {"error_code": ErrorCode.NONE, "partition": p.partition, "leader_epoch": UNDEFINED_EPOCH,
                       "end_offset": UNDEFINED_EPOCH_OFFSET}
             try:
+                if t.topic not in allowed:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 result["leader_epoch"], result["end_offset"] = _answer(
                     broker, request, topic, p.partition, p.current_leader_epoch, p.leader_epoch)
             except KafkaError as exc:

@@ -2,7 +2,10 @@
 batch header in place, append the bytes to the partition's log. Records are decoded only where Kafka decodes them
 too (a compression change, out-of-range timestamps, keys on compacted topics).
 
-An acks=0 request gets no response; if any partition of it fails, the connection is closed instead, as Kafka does,
+Authorization (Kafka's handleProduceRequest): a request carrying a transactional batch needs WRITE on its
+transactional id, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic needs WRITE, else its
+partitions are TOPIC_AUTHORIZATION_FAILED (checked before the topic's existence, which it must not disclose).
+An idempotent producer's right was checked at InitProducerId. An acks=0 request gets no response; if any partition of it fails, the connection is closed instead, as Kafka does,
 so the client learns something went wrong. A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with the
 current leader and its address (KIP-951, v10+), so a client can go there without a metadata round trip.
 """
@@ -12,11 +15,13 @@ from __future__ import annotations
 import logging
 
 from kafkamock.broker import legacy, log_validator
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.outcome import Close
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, split_batches
+from kafkamock.records.layout import ATTRIBUTES_OFFSET, MAGIC_OFFSET, TRANSACTIONAL_BIT
 
 API_KEY = 0
 PARTITIONED = True
@@ -145,23 +150,46 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                              log_start_offset=plog.log_start_offset)
 
 
+def _has_transactional_records(body) -> bool:
+    """Kafka's RequestUtils.hasTransactionalRecords: a v2 batch with the transactional bit in any partition."""
+    for topic_data in body.topic_data:
+        for pd in topic_data.partition_data:
+            records = pd.records
+            if records is not None and len(records) > ATTRIBUTES_OFFSET + 1 and records[MAGIC_OFFSET] == 2 \
+                    and records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_BIT:
+                return True
+    return False
+
+
 def handle(broker, request):
     body, version = request.body, request.version
     acks = body.acks
     node = request.node
+    if broker.authorizer_enabled and _has_transactional_records(body) and (
+            body.transactional_id is None or not broker.authorize(request, AclOperation.WRITE,
+                                                                  ResourceType.TRANSACTIONAL_ID,
+                                                                  body.transactional_id)):
+        if acks == 0:
+            return Close("acks=0 produce failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+        return error_response(broker, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    topics = [broker.cluster.topics_by_id.get(t.topic_id) if version >= 13 else None for t in body.topic_data]
+    writable = broker.authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
+                                 [t.name if t is not None else td.name for t, td in zip(topics, body.topic_data, strict=True)])
     responses = []
     failed = None
     leaders: set[int] = set()
-    for topic_data in body.topic_data:
+    for topic_data, by_id in zip(body.topic_data, topics, strict=True):
         if version >= 13:
-            topic = broker.cluster.topics_by_id.get(topic_data.topic_id)
+            topic, name = by_id, by_id.name if by_id is not None else None
             missing = ErrorCode.UNKNOWN_TOPIC_ID
         else:
-            topic = broker.cluster.topics.get(topic_data.name)
+            topic, name = broker.cluster.topics.get(topic_data.name), topic_data.name
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         results = []
         for pd in topic_data.partition_data:
             try:
+                if name is not None and name not in writable:
+                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 if acks not in (-1, 0, 1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}")
                 partition = broker.lead(request, topic, pd.index, missing=missing)
@@ -191,3 +219,11 @@ def handle(broker, request):
     if leaders and version >= 10:
         response["node_endpoints"] = broker.cluster.leader_endpoints(leaders)
     return response
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """Every partition of the request answered with ``code`` (ProduceRequest.getErrorResponse)."""
+    return {"throttle_time_ms": 0, "responses": [
+        {"name": t.name, "topic_id": t.topic_id, "partition_responses": [_partition_result(pd.index, code)
+                                                                         for pd in t.partition_data]}
+        for t in request.body.topic_data]}

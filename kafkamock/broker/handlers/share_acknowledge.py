@@ -11,8 +11,10 @@ v2 response returns as AcquisitionLockTimeoutMs.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.share_fetch import check_read
 from kafkamock.broker.share.manager import validated_acks
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 
@@ -28,6 +30,7 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not group_id:
         return error_response(broker, request, ErrorCode.INVALID_GROUP_ID, "The group id is empty.")
     if not member_id:
@@ -48,6 +51,7 @@ def handle(broker, request) -> dict:
                      "current_leader": {"leader_id": -1, "leader_epoch": -1}}
             try:
                 acks = validated_acks(p.acknowledgement_batches, version)
+                check_read(broker, request, t.topic_id)
                 topic = broker.cluster.topics_by_id.get(t.topic_id)
                 partition = broker.lead(request, topic, p.partition_index, missing=ErrorCode.UNKNOWN_TOPIC_ID)
                 if acks:

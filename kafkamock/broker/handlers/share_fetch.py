@@ -14,6 +14,7 @@ BatchSize the length of each AcquiredRecords range. AcquisitionLockTimeoutMs tel
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.share.manager import validated_acks
@@ -25,6 +26,13 @@ PARTITIONED = True
 RECORD_LIMIT = 1
 
 
+def check_read(broker, request, topic_id) -> None:
+    """READ on the topic an id names (an unknown id is left to the partition lookup): TOPIC_AUTHORIZATION_FAILED."""
+    topic = broker.cluster.topics_by_id.get(topic_id)
+    if topic is not None and not broker.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+
+
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "acquisition_lock_timeout_ms": 0,
             "responses": [], "node_endpoints": []}
@@ -33,6 +41,7 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
 def handle(broker, request):
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not group_id:
         return error_response(broker, request, ErrorCode.INVALID_GROUP_ID, "The group id is empty.")
     if not member_id:
@@ -64,6 +73,7 @@ def handle(broker, request):
                 acked.add((t.topic_id, p.partition_index))
                 try:
                     acks = validated_acks(p.acknowledgement_batches, version)
+                    check_read(broker, request, t.topic_id)
                     topic, partition = _lead(broker, request, t.topic_id, p.partition_index)
                     share.acknowledge(group_id, member_id, topic, partition, acks)
                 except NotLeader as exc:
@@ -84,6 +94,7 @@ def handle(broker, request):
         if entry["error_code"]:
             return None
         try:
+            check_read(broker, request, key[0])
             return _lead(broker, request, *key)
         except NotLeader as exc:
             _not_leader(entry, exc, leaders, ack=False)

@@ -3,19 +3,24 @@ group, or none, is GROUP_ID_NOT_FOUND."""
 
 from __future__ import annotations
 
-from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.consumer_group_describe import authorized_view
 
 API_KEY = 77
 
 
 def _describe(broker, request, group_id: str) -> dict:
     try:
+        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
                 "authorized_operations": -2147483648}
-    return broker.groups.share.describe(group_id, request.body.include_authorized_operations)
+    answer = broker.groups.share.describe(group_id)
+    return authorized_view(broker, request, answer, lambda m: (m["assignment"],))
 
 
 def handle(broker, request) -> dict:

@@ -7,7 +7,8 @@ members than partitions (``share/groups.py``, the ``simple`` assignor).
 
 from __future__ import annotations
 
-from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 76
 
@@ -19,6 +20,10 @@ def _error(code, message, body) -> dict:
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    subscribed = set(body.subscribed_topic_names or ())
+    if subscribed and broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
+        return {**_error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body), "member_id": None, "member_epoch": 0}
     try:
         broker.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]

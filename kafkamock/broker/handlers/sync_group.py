@@ -5,6 +5,7 @@ v5+ carries the protocol type and name, which must match the group's (INCONSISTE
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import sync_error
@@ -20,6 +21,7 @@ def shape(answer: dict, version: int) -> dict:
 
 def handle(broker, request):
     body, version = request.body, request.version
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         broker.groups.check_coordinator(request, body.group_id)
     except KafkaError as exc:

@@ -11,6 +11,7 @@ UNSTABLE_OFFSET_COMMIT for them meanwhile.
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.transactions.coordinator import fenced_code
 
@@ -60,6 +61,8 @@ def _validate(broker, request) -> None:
 
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
+    broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
+    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         _validate(broker, request)
     except KafkaError as exc:
@@ -67,12 +70,15 @@ def handle(broker, request) -> dict:
     max_metadata = broker.config["offset.metadata.max.bytes"]
     cluster = broker.cluster
     entries, topics = [], []
+    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
         topic = cluster.topics.get(t.name)
         results = []
         for p in t.partitions:
             code = ErrorCode.NONE
-            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+            if t.name not in readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE

@@ -5,6 +5,7 @@ epoch TRANSACTION_COORDINATOR_FENCED."""
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 27
@@ -12,6 +13,9 @@ PARTITIONED = True
 
 
 def handle(broker, request) -> dict:
+    # from transaction coordinators: ALTER on the cluster, else CLUSTER_ACTION (else the whole request fails)
+    if not broker.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
+        broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     markers = []
     for marker in request.body.markers:
         topics = []
@@ -30,3 +34,10 @@ def handle(broker, request) -> dict:
             topics.append({"name": t.name, "partitions": results})
         markers.append({"producer_id": marker.producer_id, "topics": topics})
     return {"markers": markers}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """Every partition of every marker answered with ``code`` (WriteTxnMarkersRequest.getErrorResponse)."""
+    return {"markers": [{"producer_id": m.producer_id, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": i, "error_code": code} for i in t.partition_indexes]}
+        for t in m.topics]} for m in request.body.markers]}

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
 
-AUTHORIZED_OPERATIONS = 0b1_1010_0000   # READ, DELETE, DESCRIBE: no ACLs here (as DescribeGroups answers)
 NOT_ASKED = -(2**31)
 
 log = logging.getLogger("kafkamock.groups")
@@ -211,8 +210,9 @@ class ShareGroups:
                 "assignment": None if assignment is None else {"topic_partitions": [
                     {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(assignment.items(), key=str)]}}
 
-    def describe(self, group_id: str, include_operations: bool = False) -> dict:
-        """One ShareGroupDescribe entry: GROUP_ID_NOT_FOUND for no group or another kind."""
+    def describe(self, group_id: str) -> dict:
+        """One ShareGroupDescribe entry: GROUP_ID_NOT_FOUND for no group or another kind (the handler fills in the
+        authorized operations)."""
         group = self.coordinator.groups.get(group_id)
         if group is None or group.kind != "share" or group.dead:
             return {"error_code": E.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} not found.",
@@ -222,7 +222,7 @@ class ShareGroups:
         return {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": group.state_name,
                 "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
                 "assignor_name": SHARE_ASSIGNOR.name,
-                "authorized_operations": AUTHORIZED_OPERATIONS if include_operations else NOT_ASKED,
+                "authorized_operations": NOT_ASKED,
                 "members": [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
                              "client_id": m.client_id, "client_host": m.client_host,
                              "subscribed_topic_names": m.subscribed_topic_names,

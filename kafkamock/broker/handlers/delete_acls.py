@@ -1,0 +1,38 @@
+"""DeleteAcls (31): remove the ACL bindings each filter matches (Kafka's AclApis and AclControlManager).
+
+Needs ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED on every filter). With no authorizer:
+SECURITY_DISABLED. Every filter is matched against the bindings as they were before the request, so a binding two
+filters match is listed under both; all matches go together.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.describe_acls import parse_filter
+from kafkamock.broker.outcome import Close
+
+API_KEY = 31
+NO_AUTHORIZER = "No Authorizer is configured."
+
+
+def handle(broker, request):
+    filters = [parse_filter(f) for f in request.body.filters]
+    if None in filters:
+        return Close(f"DeleteAcls with unknown elements: {request.body.filters}")
+    broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)
+    if not broker.authorizer_enabled:
+        return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    matched = broker.acls.delete(filters)
+    return {"throttle_time_ms": 0, "filter_results": [
+        {"error_code": ErrorCode.NONE, "error_message": None, "matching_acls": [
+            {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": acl.resource_type,
+             "resource_name": acl.name, "pattern_type": acl.pattern_type, "principal": acl.principal,
+             "host": acl.host, "operation": acl.operation, "permission_type": acl.permission}
+            for acl in acls]}
+        for acls in matched]}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "filter_results": [
+        {"error_code": code, "error_message": message, "matching_acls": []} for _ in request.body.filters]}

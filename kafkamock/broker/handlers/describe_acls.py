@@ -1,0 +1,53 @@
+"""DescribeAcls (29): the ACL bindings one filter matches, grouped by resource pattern (Kafka's AclApis).
+
+Needs DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED). With no authorizer: SECURITY_DISABLED. The
+filter matches as Kafka's AclBindingFilter (acls.py); an UNKNOWN code closes the connection, as Kafka's request
+parser refuses it.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import (
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    known,
+)
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.outcome import Close
+
+API_KEY = 29
+NO_AUTHORIZER = "No Authorizer is configured on the broker"
+
+
+def parse_filter(f) -> AclBindingFilter | None:
+    """A request's filter fields as an AclBindingFilter; None if a code is unknown to Kafka."""
+    if not (known(ResourceType, f.resource_type_filter) and known(PatternType, f.pattern_type_filter)
+            and known(AclOperation, f.operation) and known(AclPermissionType, f.permission_type)):
+        return None
+    return AclBindingFilter(ResourceType(f.resource_type_filter), f.resource_name_filter,
+                            PatternType(f.pattern_type_filter), f.principal_filter, f.host_filter,
+                            AclOperation(f.operation), AclPermissionType(f.permission_type))
+
+
+def handle(broker, request):
+    flt = parse_filter(request.body)
+    if flt is None:
+        return Close(f"DescribeAcls with unknown elements: {request.body}")
+    broker.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+    if not broker.authorizer_enabled:
+        return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    resources: dict[tuple, list[dict]] = {}
+    for acl in broker.acls.describe(flt):
+        resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(
+            {"principal": acl.principal, "host": acl.host, "operation": acl.operation,
+             "permission_type": acl.permission})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "resources": [
+        {"resource_type": rtype, "resource_name": name, "pattern_type": ptype, "acls": acls}
+        for (rtype, name, ptype), acls in resources.items()]}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "resources": []}
