@@ -454,3 +454,19 @@ def test_config_apis(broker):
         "validate_only": False}, principal=ALICE).responses
     assert [r.error_code for r in altered] == [E.NONE, E.GROUP_AUTHORIZATION_FAILED]
     assert broker.cluster.topics["t"].configs["retention.ms"] == 1000
+
+
+def test_client_quota_apis_need_cluster_describe_or_alter_configs(broker):
+    quota = {"entries": [{"entity": [{"entity_type": "user", "entity_name": "alice"}],
+                          "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
+             "validate_only": False}
+    describe = {"components": [{"entity_type": "user", "match_type": 0, "match": "alice"}], "strict": False}
+    denied = call(broker, "AlterClientQuotas", 1, quota, principal=ALICE)
+    assert [e.error_code for e in denied.entries] == [E.CLUSTER_AUTHORIZATION_FAILED]
+    assert call(broker, "DescribeClientQuotas", 1, describe, principal=ALICE).error_code == \
+        E.CLUSTER_AUTHORIZATION_FAILED
+    assert grant(broker, creation(CLUSTER, "kafka-cluster", ALTER_CONFIGS)) == [(E.NONE, None)]
+    assert [e.error_code for e in call(broker, "AlterClientQuotas", 1, quota, principal=ALICE).entries] == [E.NONE]
+    # ALTER_CONFIGS implies DESCRIBE_CONFIGS, as in Kafka.
+    answer = call(broker, "DescribeClientQuotas", 1, describe, principal=ALICE)
+    assert answer.error_code == E.NONE and [v.key for e in answer.entries for v in e.values] == ["producer_byte_rate"]

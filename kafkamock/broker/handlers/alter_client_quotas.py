@@ -4,6 +4,7 @@ checks and changes nothing. kafkamock refuses the keys it does not enforce (see 
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 
 API_KEY = 49
@@ -15,6 +16,7 @@ def _entity(components) -> list[dict]:
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
     results = broker.quotas.alter(body.entries, body.validate_only)
     return {"throttle_time_ms": 0, "entries": [
         {"error_code": code, "error_message": message, "entity": _entity(entity)} for entity, code, message in results]}

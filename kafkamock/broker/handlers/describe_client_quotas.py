@@ -3,6 +3,7 @@ image (ClientQuotasImage.describe): a bad filter is one top-level error with a m
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 48
@@ -10,6 +11,7 @@ API_KEY = 48
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)   # as Kafka's KafkaApis
     try:
         matched = broker.quotas.describe(body.components, body.strict)
     except KafkaError as exc:
@@ -18,3 +20,7 @@ def handle(broker, request) -> dict:
                 "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                for entity, values in matched]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "entries": entries}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "entries": None}
