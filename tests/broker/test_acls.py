@@ -469,4 +469,4 @@ def test_client_quota_apis_need_cluster_describe_or_alter_configs(broker):
     assert [e.error_code for e in call(broker, "AlterClientQuotas", 1, quota, principal=ALICE).entries] == [E.NONE]
     # ALTER_CONFIGS implies DESCRIBE_CONFIGS, as in Kafka.
     answer = call(broker, "DescribeClientQuotas", 1, describe, principal=ALICE)
-    assert answer.error_code == E.NONE and [v.key for e in answer.entries for v in e.values] == ["producer_byte_rate"]
+    assert answer.error_code == E.NONE and [v.key for e in answer.entries for v in e["values"]] == ["producer_byte_rate"]
