@@ -42,7 +42,7 @@ def coordinator_partition(broker, key_type: int, key: str):
     return topic.partitions[index]
 
 
-def _answer(broker, key: str, key_type: int, version: int) -> dict:
+def _answer(broker, key: str, key_type: int, version: int, listener: str | None = None) -> dict:
     try:
         if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
@@ -51,7 +51,8 @@ def _answer(broker, key: str, key_type: int, version: int) -> dict:
         node = broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
         if node is None or not node.up:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        return {"key": key, "node_id": node.node_id, "host": node.host, "port": node.port,
+        host, port = node.address(listener)
+        return {"key": key, "node_id": node.node_id, "host": host, "port": port,
                 "error_code": ErrorCode.NONE, "error_message": None}
     except KafkaError as exc:
         return _error(key, exc.code, exc.message)
@@ -64,9 +65,9 @@ def _error(key: str, code: ErrorCode, message: str | None) -> dict:
 def handle(broker, request) -> dict:
     body = request.body
     if request.version >= 4:
-        return {"throttle_time_ms": 0, "coordinators": [_answer(broker, key, body.key_type, request.version)
+        return {"throttle_time_ms": 0, "coordinators": [_answer(broker, key, body.key_type, request.version, request.connection.listener)
                                                         for key in body.coordinator_keys]}
-    answer = _answer(broker, body.key, body.key_type, request.version)
+    answer = _answer(broker, body.key, body.key_type, request.version, request.connection.listener)
     answer.pop("key")
     return {"throttle_time_ms": 0, **answer}
 
