@@ -259,7 +259,7 @@ class Broker:
         self.requests.add(LoggedRequest(
             self.now_ms(), node.node_id, request.api_key, self.registry.requests[request.api_key].api_name,
             request.version, request.correlation_id, request.client_id, request.connection.id,
-            request.connection.peer))
+            request.connection.peer, request.connection.listener, request.connection.principal))
         faults = self.faults.matching(request.api_key, node.node_id)
         if faults:
             return self._faulted(module, request, faults)

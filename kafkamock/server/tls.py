@@ -167,7 +167,7 @@ class ThrowawayCA:
 
     def _write(self, name: str, leaf) -> TlsFiles:
         keystore, cert, key = (self.directory / f"{name}{suffix}" for suffix in (".keystore.pem", ".pem", ".key"))
-        keystore.write_bytes(b"".join(blob.bytes() for blob in leaf.private_key_and_cert_chain_pems))
+        keystore.write_bytes(leaf.private_key_and_cert_chain_pem.bytes())
         cert.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
         leaf.private_key_pem.write_to_path(str(key))
         return TlsFiles(self.directory, self.ca_file, keystore, cert, key)
