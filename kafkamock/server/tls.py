@@ -166,10 +166,17 @@ class ThrowawayCA:
         return self._write(f"client-{common_name}", leaf)
 
     def _write(self, name: str, leaf) -> TlsFiles:
+        """The key goes out as PKCS#8, the only PEM key form Java's Kafka clients read (PemStore)."""
+        from cryptography.hazmat.primitives import serialization
+
         keystore, cert, key = (self.directory / f"{name}{suffix}" for suffix in (".keystore.pem", ".pem", ".key"))
-        keystore.write_bytes(leaf.private_key_and_cert_chain_pem.bytes())
-        cert.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
-        leaf.private_key_pem.write_to_path(str(key))
+        private = serialization.load_pem_private_key(leaf.private_key_pem.bytes(), None)
+        key_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption())
+        chain = b"".join(blob.bytes() for blob in leaf.cert_chain_pems)
+        keystore.write_bytes(key_pem + chain)
+        cert.write_bytes(chain)
+        key.write_bytes(key_pem)
         return TlsFiles(self.directory, self.ca_file, keystore, cert, key)
 
 
