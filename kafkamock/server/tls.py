@@ -12,6 +12,7 @@ SASL_SSL listener only the listener-prefixed setting counts, as in Kafka (KIP-68
 from __future__ import annotations
 
 import os
+import re
 import ssl
 import tempfile
 from dataclasses import dataclass
@@ -161,7 +162,8 @@ class ThrowawayCA:
                ) -> TlsFiles:
         """A client certificate whose subject is ``CN=<common_name>,OU=<unit>,O=<organization>`` (Kafka's
         principal ``User:CN=...,OU=...,O=...``)."""
-        leaf = self._ca.issue_cert(f"{common_name}.client.invalid", common_name=common_name,
+        host = re.sub(r"[^a-z0-9-]+", "-", common_name.lower()).strip("-") or "client"
+        leaf = self._ca.issue_cert(f"{host}.client.invalid", common_name=common_name,
                                    organization_name=organization, organization_unit_name=organization_unit)
         return self._write(f"client-{common_name}", leaf)
 
