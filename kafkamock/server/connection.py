@@ -132,6 +132,18 @@ class Connection:
         if self.info.security_protocol == "SSL":
             self.info.principal = ssl_principal(stream.getpeercert(binary_form=True))
 
+    async def _drain(self) -> None:
+        """Before closing after a last answer (a failed SASL exchange): give the client up to a second to read it
+        and hang up itself, discarding what it still sends. Closing at once (with unread input, a reset) lets some
+        clients (kafka-python) see the close before the answer, and report a lost connection instead of Kafka's
+        error message."""
+        with trio.move_on_after(1):
+            try:
+                while await self.stream.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
     def _max_frame(self) -> int:
         if self.info.sasl is not None and not self.info.sasl.complete:
             return self.node.config["sasl.server.max.receive.size"]
@@ -154,6 +166,7 @@ class Connection:
                     if response is not None:
                         await self.send(response)
                     if close is not None:
+                        await self._drain()
                         raise ConnectionClosed(close)
             log.debug("connection %d from %s to node %d closed by the broker", self.info.id, self.info.peer,
                       self.node.node_id)

@@ -161,7 +161,8 @@ def test_wrong_password_real_clients_fail_with_authentication_error(caplog):
         with caplog.at_level(logging.ERROR, logger="kafka"), pytest.raises(kafka.errors.KafkaTimeoutError):
             producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap_servers,
                                            security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
-                                           sasl_plain_username="alice", sasl_plain_password="nope", max_block_ms=3000)
+                                           sasl_plain_username="alice", sasl_plain_password="nope", max_block_ms=3000,
+                                           api_version=(3, 0))    # no 30 s version probe before the first send
             producer.send("t", b"x").get(timeout=3)
         assert "Authentication failed: Invalid username or password" in caplog.text
 
