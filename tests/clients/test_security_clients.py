@@ -403,3 +403,29 @@ def test_serve_tls_scram_user_end_to_end():
                                        "ssl_cafile": fields["ssl.ca.location"], "sasl_mechanism": "SCRAM-SHA-512",
                                        "sasl_plain_username": "u", "sasl_plain_password": "p"}, "serve-kp", [b"kp"])
         assert got == [b"kp"]
+
+
+def test_pkcs12_keystore_and_inline_pem_truststore_per_listener(ca, tmp_path):
+    """``listener.name.<l>.ssl.*``: a PKCS12 keystore with a password, and the CA given inline as
+    ``ssl.truststore.certificates`` to verify client certificates."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    server, erin = ca.server(), ca.client("erin")
+    key = serialization.load_pem_private_key(server.key.read_bytes(), None)
+    chain = x509.load_pem_x509_certificates(server.certificate.read_bytes())
+    store = tmp_path / "server.p12"
+    store.write_bytes(pkcs12.serialize_key_and_certificates(
+        b"server", key, chain[0], chain[1:], serialization.BestAvailableEncryption(b"store-pw")))
+    config = {"listeners": "SSL://127.0.0.1:0", "listener.name.ssl.ssl.keystore.type": "PKCS12",
+              "listener.name.ssl.ssl.keystore.location": str(store), "listener.name.ssl.ssl.keystore.password":
+              "store-pw", "listener.name.ssl.ssl.truststore.type": "PEM",
+              "listener.name.ssl.ssl.truststore.certificates": server.ca.read_text(),
+              "listener.name.ssl.ssl.client.auth": "required"}
+    with start_broker(config) as broker:
+        conf = {"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SSL",
+                "ssl.ca.location": str(server.ca), "ssl.certificate.location": str(erin.certificate),
+                "ssl.key.location": str(erin.key)}
+        assert produce_consume_confluent(conf, unique("p12"), [b"p"]) == [b"p"]
+        assert {r["principal"] for r in requests_of(broker, 0)} == {"User:CN=erin,OU=clients,O=kafkamock"}
