@@ -163,11 +163,20 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
               help="A broker config with Kafka's name, e.g. --config auto.create.topics.enable=false.")
 @click.option("--config-file", type=click.Path(exists=True, dir_okay=False),
               help="A TOML file of broker configs (Kafka names as keys).")
+@click.option("--tls", is_flag=True,
+              help="Serve TLS with a throwaway CA and a server certificate for 127.0.0.1/localhost, made at each "
+                   "start; the ready line prints ssl.ca.location=<CA file> for clients to trust.")
+@click.option("--scram-user", "scram_users", multiple=True, metavar="NAME:PASSWORD",
+              help="Add a SCRAM-SHA-256 and SCRAM-SHA-512 user (repeatable); serves SASL (SASL_SSL with --tls).")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None,
-          settings: tuple[str, ...], config_file: str | None, log_level: str) -> None:
-    """Run a cluster until Ctrl-C or SIGTERM."""
+          settings: tuple[str, ...], config_file: str | None, tls: bool, scram_users: tuple[str, ...],
+          log_level: str) -> None:
+    """Run a cluster until Ctrl-C or SIGTERM.
+
+    Without --config listeners=..., one listener on --host/--port: PLAINTEXT, or SSL (--tls), SASL_PLAINTEXT
+    (--scram-user) or SASL_SSL (both). With listeners configured, --tls only supplies the certificates."""
     import logging
     import signal
     import tomllib
@@ -196,9 +205,18 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
             raise click.BadParameter("--data-dir and --config log.dirs name different directories",
                                      param_hint="--data-dir")
         overrides["log.dirs"] = data_dir
+    users = []
+    for item in scram_users:
+        name, sep, password = item.partition(":")
+        if not sep or not name or not password:
+            raise click.BadParameter(f"expected NAME:PASSWORD, got {item!r}", param_hint="--scram-user")
+        users.append((name, password))
+    ready_extra = _secure_defaults(overrides, host, port, tls, bool(users))
     try:
         config = BrokerConfig(overrides)
-        broker = Broker(config, brokers=brokers, port=port)
+        broker = Broker(config, brokers=brokers, host=host, port=port)
+        for name, password in users:
+            broker.scram_credentials.set_password(name, password)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
@@ -214,7 +232,15 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
                 address = await nursery.start(server.serve, host, port)
             except OSError as exc:
                 raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            except ConfigError as exc:
+                raise click.ClickException(str(exc)) from None
             ready = f"kafkamock broker ready: bootstrap.servers={address} cluster.id={broker.cluster.cluster_id}"
+            first = broker.listeners[0]
+            if first.security_protocol != "PLAINTEXT" or len(broker.listeners) > 1:
+                ready += f" security.protocol={first.security_protocol}"
+            ready += ready_extra
+            for listener in broker.listeners[1:]:
+                ready += f" listener.{listener.name}={server.bootstrap_by_listener[listener.name]}"
             if control_port is not None:
                 from kafkamock.server.control_http import serve_control
 
@@ -232,6 +258,34 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
                     break
 
     trio.run(run)
+
+
+def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool) -> str:
+    """``--tls`` / ``--scram-user``: the listener, certificates and mechanisms they imply, added to ``overrides``
+    where the user set nothing; returns what the ready line adds (the CA file clients must trust)."""
+    import tempfile
+
+    extra = ""
+    if not overrides.get("listeners") and (tls or scram):
+        protocol = {(True, False): "SSL", (False, True): "SASL_PLAINTEXT", (True, True): "SASL_SSL"}[(tls, scram)]
+        bind = f"[{host}]" if ":" in host else host
+        overrides["listeners"] = f"{protocol}://{bind}:{port}"
+        if overrides.get("advertised.listeners"):      # a bare advertised address now names this listener
+            name, _, rest = str(overrides["advertised.listeners"]).partition("://")
+            if rest and name.upper() == "PLAINTEXT":
+                overrides["advertised.listeners"] = f"{protocol}://{rest}"
+    if scram:
+        overrides.setdefault("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512")
+    if tls:
+        from kafkamock.server.tls import throwaway
+
+        files = throwaway(tempfile.mkdtemp(prefix="kafkamock-tls-"))
+        for key, value in files.broker_config().items():
+            overrides.setdefault(key, value)
+        extra += f" ssl.ca.location={files.ca}"
+    if scram:
+        extra += f" sasl.mechanisms={overrides['sasl.enabled.mechanisms']}"
+    return extra
 
 
 @main.group()

@@ -338,3 +338,58 @@ def test_string_length_limit_boundary():
     too_long = uvarint_bytes(32768 + 1) + b"x" * 32768 + data[len(uvarint_bytes(32768)) + 32767:]
     with pytest.raises(DecodeError, match="GroupId: string length 32768 is over the 32767 limit"):
         codec.decode("ShareFetchRequest", 2, too_long)
+
+
+# -- SCRAM credential and SASL messages (added with the security listeners) ------------------------------------
+
+ALTER_SCRAM_V0 = {"deletions": [{"name": "u", "mechanism": 1}],
+                  "upsertions": [{"name": "v", "mechanism": 2, "iterations": 4096, "salt": b"\x01\x02",
+                                  "salted_password": b"\xff"}]}
+ALTER_SCRAM_V0_BYTES = hx("""
+    02                                   # Deletions: compact array of 1
+    02 75                                #   Name "u"
+    01                                   #   Mechanism 1 (SCRAM-SHA-256)
+    00                                   #   tagged fields
+    02                                   # Upsertions: 1
+    02 76                                #   Name "v"
+    02                                   #   Mechanism 2 (SCRAM-SHA-512)
+    00001000                             #   Iterations 4096
+    03 0102                              #   Salt: compact bytes, length 2+1
+    02 ff                                #   SaltedPassword: 1 byte
+    00                                   #   tagged fields
+    00                                   # tagged fields
+""")
+DESCRIBE_SCRAM_RESPONSE_V0 = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": [
+    {"user": "v", "error_code": 0, "error_message": None, "credential_infos": [{"mechanism": 2, "iterations": 8192}]}]}
+DESCRIBE_SCRAM_RESPONSE_V0_BYTES = hx("""
+    00000000                             # ThrottleTimeMs
+    0000                                 # ErrorCode
+    00                                   # ErrorMessage: null
+    02                                   # Results: 1
+    02 76                                #   User "v"
+    0000                                 #   ErrorCode
+    00                                   #   ErrorMessage: null
+    02                                   #   CredentialInfos: 1
+    02                                   #     Mechanism 2
+    00002000                             #     Iterations 8192
+    00                                   #     tagged fields
+    00                                   #   tagged fields
+    00                                   # tagged fields
+""")
+SASL_AUTHENTICATE_RESPONSE_V1 = {"error_code": 58, "error_message": "no", "auth_bytes": b"", "session_lifetime_ms": 5}
+SASL_AUTHENTICATE_RESPONSE_V1_BYTES = hx("""
+    003a                                 # ErrorCode 58 SASL_AUTHENTICATION_FAILED
+    0002 6e6f                            # ErrorMessage: int16 length, "no" (v1 is not flexible)
+    00000000                             # AuthBytes: int32 length 0
+    0000000000000005                     # SessionLifetimeMs (v1+, KIP-368)
+""")
+
+
+@pytest.mark.parametrize(("name", "version", "value", "data"), [
+    ("AlterUserScramCredentialsRequest", 0, ALTER_SCRAM_V0, ALTER_SCRAM_V0_BYTES),
+    ("DescribeUserScramCredentialsResponse", 0, DESCRIBE_SCRAM_RESPONSE_V0, DESCRIBE_SCRAM_RESPONSE_V0_BYTES),
+    ("SaslAuthenticateResponse", 1, SASL_AUTHENTICATE_RESPONSE_V1, SASL_AUTHENTICATE_RESPONSE_V1_BYTES),
+])
+def test_security_messages_golden_both_ways(name, version, value, data):
+    assert codec.encode(name, version, value) == data
+    assert codec.decode(name, version, data) == value

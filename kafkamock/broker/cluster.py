@@ -348,13 +348,13 @@ class Cluster:
                             f"node {node_id} is not the leader of {topic.name}-{index}")
         return partition
 
-    def leader_endpoints(self, leader_ids) -> list[dict]:
-        """NodeEndpoints (KIP-951) for the leaders a response names."""
+    def leader_endpoints(self, leader_ids, listener: str | None = None) -> list[dict]:
+        """NodeEndpoints (KIP-951) for the leaders a response names, on the listener the request came in on."""
         out = []
         for node_id in sorted(set(leader_ids)):
             node = self.nodes.get(node_id)
             if node is not None and node.up:
-                out.append({"node_id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack})
+                out.append(node.endpoint(listener))
         return out
 
     # -- persistence ---------------------------------------------------------------------------------------------

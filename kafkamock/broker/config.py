@@ -79,6 +79,23 @@ def _ip_overrides(v: str) -> dict[str, int] | None:
 
 def ip_overrides(v: str) -> dict[str, int]:
     return _ip_overrides(v) or {}
+def parse_listeners(v: str) -> list[tuple[str, str, int | None]]:
+    """Every ``NAME://host:port`` of a ``listeners`` / ``advertised.listeners`` value, in order."""
+    return [parse_listener(part) for part in v.split(",") if part.strip()]
+
+
+def _listeners(v: str) -> bool:
+    return all(_listener(part) is not None for part in v.split(",") if part.strip())
+
+
+def _protocol_map(v: str) -> bool:
+    """``NAME:PROTOCOL`` pairs, each protocol one of Kafka's four (SecurityProtocol)."""
+    pairs = [p.strip().split(":") for p in v.split(",") if p.strip()]
+    return bool(pairs) and all(len(p) == 2 and p[0] and p[1] in SECURITY_PROTOCOLS for p in pairs)
+
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
 SERVER_ASSIGNORS = ("uniform", "range")
@@ -116,7 +133,35 @@ def _super_users(v: str) -> bool:
 BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("node.id", "INT", 1, validator=_at_least(0)),     # the first node's id; node k is node.id + k - 1
     ConfigDef("log.dirs", "STRING", ""),                         # empty: logs in memory (kafkamock's default)
-    ConfigDef("advertised.listeners", "STRING", "", validator=lambda v: v == "" or _listener(v) is not None),
+    # Listeners (SocketServerConfigs). ``listeners`` empty: one PLAINTEXT listener on ``--host``/``--port``
+    # (kafkamock's default; Kafka's is PLAINTEXT://:9092). Node k listens on each listener's port + k.
+    ConfigDef("listeners", "STRING", "", validator=_listeners),
+    ConfigDef("advertised.listeners", "STRING", "", validator=_listeners),
+    ConfigDef("listener.security.protocol.map", "STRING",
+              "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", validator=_protocol_map),
+    # TLS (SslConfigs), for SSL and SASL_SSL listeners; each also as listener.name.<listener>.ssl.*. JKS stores are
+    # Kafka's default type but Java-only: a listener that would need one is refused at start.
+    ConfigDef("ssl.keystore.type", "STRING", "JKS", validator=_one_of("JKS", "PKCS12", "PEM")),
+    ConfigDef("ssl.keystore.location", "STRING", ""),
+    ConfigDef("ssl.keystore.password", "PASSWORD", ""),
+    ConfigDef("ssl.key.password", "PASSWORD", ""),
+    ConfigDef("ssl.keystore.certificate.chain", "PASSWORD", ""),
+    ConfigDef("ssl.keystore.key", "PASSWORD", ""),
+    ConfigDef("ssl.truststore.type", "STRING", "JKS", validator=_one_of("JKS", "PKCS12", "PEM")),
+    ConfigDef("ssl.truststore.location", "STRING", ""),
+    ConfigDef("ssl.truststore.password", "PASSWORD", ""),
+    ConfigDef("ssl.truststore.certificates", "PASSWORD", ""),
+    ConfigDef("ssl.client.auth", "STRING", "none", validator=_one_of("none", "requested", "required")),
+    ConfigDef("ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3",
+              validator=lambda v: bool(v) and all(p in ("TLSv1.2", "TLSv1.3") for p in v.split(","))),
+    # Only Kafka's DEFAULT rule (the principal is the certificate's subject DN as RFC 2253 writes it).
+    ConfigDef("ssl.principal.mapping.rules", "STRING", "DEFAULT", validator=_one_of("DEFAULT")),
+    # SASL (BrokerSecurityConfigs). Kafka's default mechanism is GSSAPI (Kerberos), which kafkamock does not
+    # serve: a SASL listener left at it is refused at start, with a message naming what to set.
+    ConfigDef("sasl.enabled.mechanisms", "LIST", "GSSAPI"),
+    ConfigDef("sasl.jaas.config", "PASSWORD", ""),
+    ConfigDef("sasl.server.max.receive.size", "INT", 524288, validator=_at_least(1)),
+    ConfigDef("connections.max.reauth.ms", "LONG", 0, validator=_at_least(0)),
     ConfigDef("auto.leader.rebalance.enable", "BOOLEAN", True),
     ConfigDef("offsets.topic.num.partitions", "INT", 50, validator=_at_least(1)),
     ConfigDef("offsets.topic.replication.factor", "SHORT", 3, validator=_at_least(1)),
@@ -275,6 +320,42 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
 ]}
 
 
+# Kafka's listener prefix: ``listener.name.<listener, lower case>.<config>``; SASL configs may also name the
+# mechanism (``listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config``).
+_LISTENER_PREFIXED = re.compile(r"listener\.name\.([a-z0-9_]+)\.(?:([a-z0-9-]+)\.)?(ssl\..+|sasl\..+|connections\.max\.reauth\.ms)")
+_PER_MECHANISM = ("sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.callback.handler.class")
+
+
+def config_definition(name: str) -> ConfigDef | None:
+    """The definition of a broker config, listener-prefixed names included (no default of their own: an unset
+    prefixed config falls back to the unprefixed one, see ``listener_config``)."""
+    definition = BROKER_CONFIGS.get(name)
+    if definition is not None:
+        return definition
+    m = _LISTENER_PREFIXED.fullmatch(name)
+    if m is None:
+        return None
+    mechanism, base = m.group(2), m.group(3)
+    if mechanism is not None and (base not in _PER_MECHANISM or mechanism.upper() not in SASL_MECHANISMS):
+        return None
+    base_definition = BROKER_CONFIGS.get(base)
+    if base_definition is None:
+        return None
+    return ConfigDef(name, base_definition.type, None, validator=base_definition.validator,
+                     sensitive=base_definition.sensitive)
+
+
+def listener_config(config: BrokerConfig, listener: str, name: str, mechanism: str | None = None) -> Any:
+    """A config as a listener sees it: ``listener.name.<l>.<mech>.<name>``, then ``listener.name.<l>.<name>``,
+    then ``<name>`` (Kafka's ListenerName.configPrefix and the per-mechanism SASL prefix)."""
+    prefix = f"listener.name.{listener.lower()}."
+    names = ([prefix + f"{mechanism.lower()}.{name}"] if mechanism else []) + [prefix + name]
+    for candidate in names:
+        if candidate in config.values:
+            return config.values[candidate]
+    return config.values[name]
+
+
 class ConfigError(ValueError):
     """An unknown config name or a value its definition refuses (Kafka answers INVALID_CONFIG)."""
 
@@ -333,7 +414,7 @@ class BrokerConfig:
         self.dynamic: set[str] = set()
         self.static: set[str] = set()
         self.generation = 0
-        for name in BROKER_CONFIGS:
+        for name in {**BROKER_CONFIGS, **self.static_values, **self.dynamic_default}:
             self._refresh(name)
         for name, raw in (overrides or {}).items():
             self.set(name, raw, static=True)
@@ -343,15 +424,17 @@ class BrokerConfig:
         return BrokerConfig(shared=self)
 
     def set(self, name: str, raw: object, *, static: bool = False) -> None:
-        definition = BROKER_CONFIGS.get(name)
+        definition = config_definition(name)
         if definition is None:
             raise ConfigError(f"Unknown broker config {name}")
+        if name not in BROKER_CONFIGS and not static:
+            raise ConfigError(f"Listener config {name} can only be set at start")
         (self.static_values if static else self.dynamic_broker)[name] = parse_value(definition, raw)
         self._refresh_all(name, everywhere=static)
 
     def reset(self, name: str) -> None:
         """Drop the dynamic values of ``name``: the static value (or the default) applies again."""
-        if name not in BROKER_CONFIGS:
+        if config_definition(name) is None:
             raise ConfigError(f"Unknown broker config {name}")
         self.dynamic_broker.pop(name, None)
         self.dynamic_default.pop(name, None)
@@ -376,7 +459,8 @@ class BrokerConfig:
         found = [(layer[name], source) for layer, source in (
             (self.dynamic_broker, "DYNAMIC_BROKER_CONFIG"), (self.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
             (self.static_values, "STATIC_BROKER_CONFIG")) if name in layer]
-        return found + [(BROKER_CONFIGS[name].default, "DEFAULT_CONFIG")]
+        definition = BROKER_CONFIGS.get(name)
+        return found + ([(definition.default, "DEFAULT_CONFIG")] if definition is not None else [])
 
     def _refresh_all(self, name: str, *, everywhere: bool) -> None:
         for config in self._peers if everywhere else (self,):
@@ -384,7 +468,11 @@ class BrokerConfig:
             config.generation += 1
 
     def _refresh(self, name: str) -> None:
-        self.values[name] = self.sources(name)[0][0]
+        sources = self.sources(name)
+        if sources:
+            self.values[name] = sources[0][0]
+        else:                      # a listener-prefixed config that no level sets (any more)
+            self.values.pop(name, None)
         for names, present in ((self.dynamic, name in self.dynamic_broker or name in self.dynamic_default),
                                (self.static, name in self.static_values)):
             if present:
@@ -414,7 +502,11 @@ CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "
                    "PASSWORD": 9}
 # Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
 READ_ONLY_BROKER_CONFIGS = frozenset({
-    "node.id", "log.dirs", "advertised.listeners", "kafkamock.legacy.protocol.enable", "kafkamock.transaction.version",
+    "node.id", "log.dirs", "listeners", "advertised.listeners", "listener.security.protocol.map",
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type", "ssl.truststore.location",
+    "ssl.truststore.password", "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
+    "ssl.principal.mapping.rules", "sasl.enabled.mechanisms", "sasl.jaas.config", "sasl.server.max.receive.size", "kafkamock.legacy.protocol.enable", "kafkamock.transaction.version",
     "offsets.topic.num.partitions", "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
     "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",

@@ -200,6 +200,13 @@ class Control:
         key = api_key_of(api_key) if api_key is not None else None
         return self.broker.requests.list(api_key=key, node_id=_optional_int("node_id", node_id))
 
+    def scram_user(self, name: str, password: str, mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512"),
+                   iterations: int = 4096) -> dict:
+        """Store SCRAM credentials for a user (what AlterUserScramCredentials or Kafka's ``kafka-configs
+        --add-config 'SCRAM-SHA-512=[password=...]'`` would), persisted with the metadata."""
+        self.broker.scram_credentials.set_password(name, password, tuple(mechanisms), iterations)
+        return {"user": name, "mechanisms": list(mechanisms), "iterations": iterations}
+
     def clear_requests(self) -> dict:
         cleared = len(self.broker.requests.entries)
         self.broker.requests.clear()

@@ -31,6 +31,9 @@ from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.quotas import ClientQuotas
+from kafkamock.broker.security import listeners as security_listeners
+from kafkamock.broker.security.scram import ScramCredentials
+from kafkamock.broker.security.session import SASL_HANDSHAKE, SaslSession, State, login_module
 from kafkamock.broker.share.manager import ShareManager
 from kafkamock.broker.share.sessions import ShareSessions
 from kafkamock.broker.timers import NEVER, Timers, log_key
@@ -57,6 +60,8 @@ class ConnectionInfo:
     listener: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
     principal: str = "User:ANONYMOUS"
+    # The SASL exchange's state on a SASL listener (None elsewhere): see security/session.py.
+    sasl: SaslSession | None = field(default=None, repr=False)
 
     @property
     def host(self) -> str:
@@ -88,7 +93,13 @@ class Broker:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.config = config if isinstance(config, BrokerConfig) else BrokerConfig(config)
+        self.listeners = security_listeners.listeners(self.config, host, port)   # refuses a bad setup up front
+        for listener in self.listeners:
+            if listener.sasl:
+                for mechanism in security_listeners.enabled_mechanisms(self.config, listener.name):
+                    login_module(self.config, listener.name, mechanism)
         self.clock = clock or SystemClock()
+        self.scram_credentials = ScramCredentials(lambda: self.metadata_changed())
         if storage is None:
             storage = DiskStorage(self.config["log.dirs"]) if self.config["log.dirs"] else MemoryStorage()
         self.storage = storage
@@ -134,10 +145,35 @@ class Broker:
 
     # -- wiring for the I/O shell --------------------------------------------------------------------------------
 
-    def set_address(self, node_id: int, host: str, port: int) -> None:
-        """The address node ``node_id`` advertises (its listener's, unless ``advertised.listeners`` says)."""
+    def set_address(self, node_id: int, host: str, port: int, listener: str | None = None) -> None:
+        """The address node ``node_id`` advertises on ``listener`` (its bound one, unless ``advertised.listeners``
+        says); the first listener's is also the node's own ``host``/``port`` (logs, the control API)."""
         node = self.cluster.nodes[node_id]
-        node.host, node.port = host, port
+        name = listener or self.listeners[0].name
+        node.endpoints[name] = (host, port)
+        if name == self.listeners[0].name:
+            node.host, node.port = host, port
+
+    def new_connection(self, conn_id: int, peer: str, listener_name: str | None = None) -> ConnectionInfo:
+        """What the core keeps for a new connection on a listener (its SASL session on a SASL listener)."""
+        listener = next((x for x in self.listeners if x.name == listener_name), self.listeners[0])
+        info = ConnectionInfo(conn_id, peer, listener=listener.name, security_protocol=listener.security_protocol)
+        if listener.sasl:
+            info.sasl = SaslSession(listener.name, security_listeners.enabled_mechanisms(self.config, listener.name))
+        return info
+
+    def sasl_raw_token(self, connection: ConnectionInfo, node: Node, token: bytes) -> Outcome:
+        """A raw SASL token (after SaslHandshake v0, without Kafka headers): the challenge to send back raw,
+        nothing, or close (a failure: v0 has no way to tell the client why)."""
+        from kafkamock.broker.handlers.sasl_authenticate import evaluate
+
+        session = connection.sasl
+        if session is None or session.state is not State.AUTHENTICATE_RAW:
+            return Close("raw SASL token outside a SaslHandshake v0 exchange")
+        outcome = evaluate(self, connection, node, token)
+        if not isinstance(outcome, tuple):
+            return Close(outcome.reason)
+        return Respond(outcome[0])          # even empty: Kafka sends every non-null challenge
 
     def now_ms(self) -> int:
         return self.clock.now_ms()
@@ -219,14 +255,38 @@ class Broker:
             node = request.node = self.first_node()
         if not node.up:
             return Close(f"node {node.node_id} is stopped")
+        session = request.connection.sasl
+        if session is not None and not self._admit(session, request):
+            name = self.registry.requests[request.api_key].api_name
+            if session.complete:
+                return Close(f"SASL session of {request.connection.principal} expired at {session.expiry_ms} "
+                             f"and {name} is not a re-authentication (KIP-368)")
+            return Close(f"Unexpected Kafka request of type {name} during SASL "
+                         f"{'handshake' if session.state in (State.HANDSHAKE_OR_VERSIONS, State.HANDSHAKE) else 'authentication'}"
+                         f" (state {session.state.value})")
         self.requests.add(LoggedRequest(
             self.now_ms(), node.node_id, request.api_key, self.registry.requests[request.api_key].api_name,
             request.version, request.correlation_id, request.client_id, request.connection.id,
-            request.connection.peer))
+            request.connection.peer, request.connection.listener, request.connection.principal))
         faults = self.faults.matching(request.api_key, node.node_id)
         if faults:
             return self.quotas.apply(request, self._faulted(module, request, faults))
         return self.quotas.apply(request, self._run(module, request))
+
+    def _admit(self, session: SaslSession, request: Request) -> bool:
+        """Whether a request on a SASL connection may proceed (SocketServer's and SaslServerAuthenticator's
+        rules): before authentication only what the state allows; after it, anything until the session expires,
+        then only a SaslHandshake that starts a re-authentication."""
+        if not session.complete:
+            if not session.allows(request.api_key):
+                return False
+            if request.api_key == handlers.api_versions.API_KEY:
+                session.step("api_versions")
+            return True
+        now = self.now_ms()
+        if request.api_key == SASL_HANDSHAKE and session.begin_reauthentication(now):
+            return True
+        return not session.expired(now)
 
     def _run(self, module, request: Request) -> Outcome:
         try:
@@ -485,6 +545,7 @@ class Broker:
         snapshot["group_configs"] = self.groups.configs.snapshot()
         snapshot["client_quotas"] = self.quotas.snapshot()
         snapshot["acls"] = self.acls.snapshot()
+        snapshot["scram_credentials"] = self.scram_credentials.snapshot()
         snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
         for node in self.nodes:
             snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
@@ -506,6 +567,7 @@ class Broker:
             self.groups.configs.restore(snapshot.get("group_configs", {}))
             self.quotas.restore(snapshot.get("client_quotas", []))
             self.acls.restore(snapshot.get("acls", []))
+            self.scram_credentials.restore(snapshot.get("scram_credentials", []))
             self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
                                                                                  FIRST_PRODUCER_ID)
             for topic in self.cluster.topics.values():

@@ -114,6 +114,8 @@ class LoggedRequest:
     client_id: str | None
     connection_id: int
     peer: str
+    listener: str = "PLAINTEXT"
+    principal: str = "User:ANONYMOUS"       # who sent it (TLS client certificate or SASL), as Kafka's KafkaPrincipal
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}

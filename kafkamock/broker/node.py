@@ -20,6 +20,13 @@ class Node:
     up: bool = True
     fetch_sessions: FetchSessions = field(default_factory=FetchSessions, repr=False)
     share_sessions: ShareSessions = field(default_factory=lambda: ShareSessions(lambda: 2000), repr=False)
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)   # advertised address per listener
 
-    def endpoint(self) -> dict:
-        return {"node_id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack}
+    def address(self, listener: str | None = None) -> tuple[str, int]:
+        """The address this node advertises on ``listener``: Kafka answers a request with the endpoints of the
+        listener it arrived on."""
+        return self.endpoints.get(listener, (self.host, self.port)) if listener else (self.host, self.port)
+
+    def endpoint(self, listener: str | None = None) -> dict:
+        host, port = self.address(listener)
+        return {"node_id": self.node_id, "host": host, "port": port, "rack": self.rack}

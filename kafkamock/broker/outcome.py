@@ -15,6 +15,7 @@ from typing import Any
 @dataclass(frozen=True, slots=True)
 class Respond:
     body: Any          # a dict or codec Message for the response schema of the request's API and version
+    close: str | None = None   # then close the connection, for this reason (a failed SASL exchange)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,20 +3,28 @@ connection's requests one at a time, which also keeps pipelined responses in ord
 
 The core answers each request with an outcome: a response to encode and send, nothing (acks=0), a wait (the
 connection parks until the core completes the waiter, which yields another outcome), or close-the-connection.
+
+On a TLS listener the stream is a ``trio.SSLStream``: the handshake comes first, and the client certificate's
+subject becomes the principal (SSL listeners). On a SASL listener the core keeps the exchange's state; the edge
+only knows SaslHandshake v0's raw-token mode (size-prefixed tokens without Kafka headers) and that, before
+authentication, frames are capped at ``sasl.server.max.receive.size``.
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
 import struct
 
 import trio
 
-from kafkamock.broker import Broker, Close, ConnectionInfo, Request, Respond, Wait, Waiter
+from kafkamock.broker import Broker, Close, Request, Respond, Wait, Waiter
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers import api_versions
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import NO_RESPONSE, Outcome
+from kafkamock.broker.security.principal import ssl_principal
+from kafkamock.broker.security.session import State
 from kafkamock.codec import DecodeError, Message, UnsupportedVersionError, decode_request_header, encode_response
 from kafkamock.codec.framing import encode_response_parts
 from kafkamock.codec.registry import default_registry
@@ -98,10 +106,13 @@ class FrameReader:
 
 
 class Connection:
-    def __init__(self, server, stream: trio.SocketStream, conn_id: int, node: Node):
+    def __init__(self, server, stream: trio.SocketStream, conn_id: int, node: Node, listener: str | None = None,
+                 ssl_context: ssl.SSLContext | None = None):
         self.server = server
         self.broker: Broker = server.broker
-        self.stream = stream
+        self.socket = stream.socket
+        self.stream: trio.abc.Stream = stream
+        self.ssl_context = ssl_context
         self.node = node
         self.cancel_scope = trio.CancelScope()
         try:
@@ -109,8 +120,38 @@ class Connection:
             peer = f"{host}:{port}"
         except OSError:
             peer = "?"
-        self.info = ConnectionInfo(conn_id, peer)
+        self.info = self.broker.new_connection(conn_id, peer, listener)
         self.mute_until_ms = 0       # a quota throttled the last request: read nothing more until then (KIP-219)
+
+    async def _tls_handshake(self) -> None:
+        """Wrap the socket in TLS; on an SSL listener the client certificate (if any) names the principal."""
+        assert self.ssl_context is not None
+        stream = trio.SSLStream(self.stream, self.ssl_context, server_side=True, https_compatible=True)
+        self.stream = stream
+        try:
+            await stream.do_handshake()
+        except trio.BrokenResourceError as exc:
+            cause = exc.__cause__ or exc
+            raise ConnectionClosed(f"TLS handshake failed: {cause}") from None
+        if self.info.security_protocol == "SSL":
+            self.info.principal = ssl_principal(stream.getpeercert(binary_form=True))
+
+    async def _drain(self) -> None:
+        """Before closing after a last answer (a failed SASL exchange): give the client up to a second to read it
+        and hang up itself, discarding what it still sends. Closing at once (with unread input, a reset) lets some
+        clients (kafka-python) see the close before the answer, and report a lost connection instead of Kafka's
+        error message."""
+        with trio.move_on_after(1):
+            try:
+                while await self.stream.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+    def _max_frame(self) -> int:
+        if self.info.sasl is not None and not self.info.sasl.complete:
+            return self.node.config["sasl.server.max.receive.size"]
+        return self.node.config["socket.request.max.bytes"]
 
     async def serve(self) -> None:
         limits = self.broker.connections
@@ -118,12 +159,22 @@ class Connection:
                              lambda: limits.active(self.info.id))
         try:
             with self.cancel_scope:
+                if self.ssl_context is not None:
+                    await self._tls_handshake()
+                    reader.stream = self.stream
                 while True:
+                    reader.max_size = self._max_frame()
                     frame = await reader.next_frame()
-                    response = await self.respond(frame)
+                    if self.info.sasl is not None and self.info.sasl.state is State.AUTHENTICATE_RAW:
+                        await self.raw_token(frame)
+                        continue
+                    response, close = await self.respond(frame)
                     if response is not None:
                         await self.send(response)
                         limits.active(self.info.id)
+                    if close is not None:
+                        await self._drain()
+                        raise ConnectionClosed(close)
                     if self.mute_until_ms > self.broker.now_ms():
                         await self.mute()
             log.debug("connection %d from %s to node %d closed by the broker", self.info.id, self.info.peer,
@@ -142,7 +193,7 @@ class Connection:
             log.exception("connection %d from %s (client %s): unexpected error, closing it", self.info.id,
                           self.info.peer, self.info.client_id)
         finally:
-            with trio.CancelScope(shield=True):
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await self.stream.aclose()
 
     def _software(self) -> str:
@@ -150,12 +201,23 @@ class Connection:
             return f"{self.info.software_name} {self.info.software_version}"
         return "software unknown"
 
+    async def raw_token(self, frame: bytearray) -> None:
+        """SaslHandshake v0's raw mode: the frame is a bare SASL token, the answer a bare size-prefixed one."""
+        outcome = self.broker.sasl_raw_token(self.info, self.node, bytes(frame[4:]))
+        if isinstance(outcome, Close):
+            raise ConnectionClosed(outcome.reason)
+        if isinstance(outcome, Respond):
+            await self.stream.send_all(_SIZE.pack(len(outcome.body)) + outcome.body)
+
     async def send(self, parts: list) -> None:
         """Send a response given as buffers with scatter-gather writes (the record batches are not joined)."""
         if len(parts) == 1:
             await self.stream.send_all(parts[0])
             return
-        sock = self.stream.socket
+        if self.ssl_context is not None:     # TLS encrypts one buffer at a time anyway
+            await self.stream.send_all(b"".join(parts))
+            return
+        sock = self.socket
         # Empty buffers are dropped: a non-flexible response ends right after its records, and a zero-length
         # buffer left at the end would never be "sent".
         views = [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
@@ -168,11 +230,12 @@ class Connection:
                     views[0] = views[0][sent:]
                     sent = 0
 
-    async def respond(self, frame: bytes | bytearray) -> list | None:
+    async def respond(self, frame: bytes | bytearray) -> tuple[list | None, str | None]:
+        """The response's buffers (None: nothing to send) and, when the connection must close after it, why."""
         try:
             header, body = read_request(frame)
         except UnsupportedVersionError as exc:
-            return self.unsupported(exc)
+            return self.unsupported(exc), None
         except DecodeError as exc:
             raise ConnectionClosed(f"malformed request: {exc}") from None
         if self.info.client_id is None and header.client_id:
@@ -197,10 +260,10 @@ class Connection:
             if isinstance(outcome, Close):
                 raise ConnectionClosed(outcome.reason)
             if not isinstance(outcome, Respond):
-                return None
+                return None, None
             # Inside the try: a response the codec refuses (a handler bug) must end this connection only,
             # never escape into the listener's nursery and stop the whole broker.
-            return encode_response_parts(api_key, version, header.correlation_id, outcome.body)
+            return encode_response_parts(api_key, version, header.correlation_id, outcome.body), outcome.close
         except (ConnectionClosed, trio.Cancelled):
             raise
         except Exception:

@@ -2,14 +2,19 @@
 
 The timer task sleeps until the core's next deadline (``Broker.next_deadline``) on the core's own clock, or until
 the core says an earlier deadline came up (or a ``ManualClock`` moved), then calls ``Broker.tick``. Nothing else
-here knows about time. Stopping a node (control API) closes its listener and its connections; starting it binds
-the same port again.
+here knows about time. Stopping a node (control API) closes its listeners and its connections; starting it binds
+the same ports again.
+
+Each node listens on every configured listener (``listeners``; by default one PLAINTEXT listener on
+``--host``/``--port``), node k on the listener's port + k. A TLS listener wraps each accepted socket in a
+``trio.SSLStream`` built from the listener's ``ssl.*`` configs (``tls.py``).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,11 +22,12 @@ from dataclasses import dataclass, field
 import trio
 
 from kafkamock.broker import Broker
-from kafkamock.broker.config import parse_listener
 from kafkamock.broker.connections import ADMIT, REFUSE
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import NO_RESPONSE
+from kafkamock.broker.security.listeners import Listener, advertised
 from kafkamock.broker.timers import NEVER
+from kafkamock.server import tls
 from kafkamock.server.connection import Connection
 
 log = logging.getLogger("kafkamock.server")
@@ -29,10 +35,13 @@ log = logging.getLogger("kafkamock.server")
 
 @dataclass
 class NodeListener:
-    """The sockets and tasks of one node."""
+    """The socket and tasks of one node on one listener."""
 
     node: Node
+    listener: Listener
+    host: str = "127.0.0.1"
     port: int = 0
+    ssl_context: ssl.SSLContext | None = None
     scope: trio.CancelScope | None = None
     connections: set[Connection] = field(default_factory=set)
 
@@ -45,9 +54,10 @@ class Server:
         self._nursery: trio.Nursery | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._bind_host = "127.0.0.1"
-        self.listeners: dict[int, NodeListener] = {}
+        self.listeners: dict[int, list[NodeListener]] = {}     # node id -> one per configured listener
         self._clients_seen: set[str | None] = set()
-        self.bootstrap_servers = ""
+        self.bootstrap_servers = ""                              # the first listener's
+        self.bootstrap_by_listener: dict[str, str] = {}
         self._by_id: dict[int, Connection] = {}
         self._slot_freed = trio.Event()
         broker.connections.closers.append(self._close_connection)
@@ -95,8 +105,9 @@ class Server:
             log.info("client %r connected from %s to node %d", info.client_id, info.peer, node.node_id)
 
     async def _handle(self, stream: trio.SocketStream, listener: NodeListener) -> None:
-        conn = Connection(self, stream, next(self._ids), listener.node)
-        log.debug("connection %d from %s to node %d", conn.info.id, conn.info.peer, listener.node.node_id)
+        conn = Connection(self, stream, next(self._ids), listener.node, listener.listener.name, listener.ssl_context)
+        log.debug("connection %d from %s to node %d on %s", conn.info.id, conn.info.peer, listener.node.node_id,
+                  listener.listener.name)
         if not await self._admit(conn):
             return
         listener.connections.add(conn)
@@ -140,7 +151,7 @@ class Server:
             conn.cancel_scope.cancel()
 
     async def _listen(self, listener: NodeListener, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        sockets = await trio.open_tcp_listeners(listener.port, host=self._bind_host)
+        sockets = await trio.open_tcp_listeners(listener.port, host=listener.host)
         listener.port = sockets[0].socket.getsockname()[1]
         with trio.CancelScope() as scope:
             listener.scope = scope
@@ -149,41 +160,52 @@ class Server:
                 task_status.started()
 
     def _node_event(self, event: str, node: Node) -> None:
-        listener = self.listeners.get(node.node_id)
-        if listener is None:
-            return
-        if event in ("stopped", "drop"):
-            for conn in list(listener.connections):
-                conn.cancel_scope.cancel()
-        if event == "stopped" and listener.scope is not None:
-            listener.scope.cancel()
-            listener.scope = None
-        if event == "started" and listener.scope is None and self._nursery is not None:
-            self._nursery.start_soon(self._listen, listener)
+        for listener in self.listeners.get(node.node_id, []):
+            if event in ("stopped", "drop"):
+                for conn in list(listener.connections):
+                    conn.cancel_scope.cancel()
+            if event == "stopped" and listener.scope is not None:
+                listener.scope.cancel()
+                listener.scope = None
+            if event == "started" and listener.scope is None and self._nursery is not None:
+                self._nursery.start_soon(self._listen, listener)
 
-    def _advertise(self, host: str, k: int, port: int) -> tuple[str, int]:
-        """Node ``k``'s advertised address: ``advertised.listeners`` (its port + k, its host), else the bound one."""
-        advertised = self.broker.config["advertised.listeners"]
-        if not advertised:
-            return host, port
-        _, adv_host, adv_port = parse_listener(advertised)
-        return adv_host or host, (adv_port + k if adv_port else port)
+    def _specs(self, host: str, port: int) -> list[Listener]:
+        """The listeners to open: the configured ones, else one PLAINTEXT listener on ``host``/``port``."""
+        if self.broker.config["listeners"]:
+            return self.broker.listeners
+        return [Listener(self.broker.listeners[0].name, "PLAINTEXT", host, port)]
 
     async def serve(self, host: str = "127.0.0.1", port: int = 9092, *,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen for every node (node k on ``port + k``, or a free port each when ``port`` is 0), then serve."""
+        """Listen for every node on every listener (node k on the listener's port + k, or a free port each when
+        the port is 0), then serve. Raises ConfigError for a TLS listener that cannot be set up."""
         self._bind_host = host
         self._token = trio.lowlevel.current_trio_token()
+        specs = self._specs(host, port)
+        contexts = {spec.name: tls.server_context(self.broker.config, spec.name, spec.security_protocol)
+                    for spec in specs if spec.tls}
+        advertise = advertised(self.broker.config, specs)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 for k, node in enumerate(self.broker.nodes):
-                    listener = self.listeners[node.node_id] = NodeListener(node, port + k if port else 0)
-                    if node.up:
-                        await nursery.start(self._listen, listener)
-                    shown_host = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
-                    self.broker.set_address(node.node_id, *self._advertise(shown_host, k, listener.port))
-                self.bootstrap_servers = ",".join(f"{n.host}:{n.port}" for n in self.broker.nodes)
+                    self.listeners[node.node_id] = []
+                    for spec in specs:
+                        bind = spec.host if spec.host else "0.0.0.0"
+                        listener = NodeListener(node, spec, bind, spec.port + k if spec.port else 0,
+                                                contexts.get(spec.name))
+                        self.listeners[node.node_id].append(listener)
+                        if node.up:
+                            await nursery.start(self._listen, listener)
+                        shown = "127.0.0.1" if bind in ("0.0.0.0", "") else "::1" if bind == "::" else bind
+                        adv_host, adv_port = advertise.get(spec.name, (None, None))
+                        self.broker.set_address(node.node_id, adv_host or shown,
+                                                adv_port + k if adv_port else listener.port, spec.name)
+                for spec in specs:
+                    self.bootstrap_by_listener[spec.name] = ",".join(
+                        "{}:{}".format(*n.address(spec.name)) for n in self.broker.nodes)
+                self.bootstrap_servers = self.bootstrap_by_listener[specs[0].name]
                 nursery.start_soon(self._timer)
                 task_status.started(self.bootstrap_servers)
         finally:

@@ -30,7 +30,7 @@ PARTITION_FIELDS = {"topic", "partition", "leader", "leader_epoch", "replicas", 
 FAULT_FIELDS = {"id", "api_key", "error_code", "count", "node_id", "topic", "partition", "latency_ms",
                 "close_connection", "hits"}
 REQUEST_FIELDS = {"time_ms", "node_id", "api_key", "api_name", "api_version", "correlation_id", "client_id",
-                  "connection_id", "peer"}
+                  "connection_id", "peer", "listener", "principal"}
 QUICK_RETRIES = {"retry.backoff.ms": 20, "retry.backoff.max.ms": 200, "reconnect.backoff.ms": 20,
                  "reconnect.backoff.max.ms": 200}
 

@@ -93,6 +93,11 @@
  *                                | {"error"}}
  *            {"op": "fenceProducers", "ids": [...]} -> {"<transactional id>": {"producer_id", "producer_epoch"}
  *                                                        | {"error"}}
+ *            SCRAM credentials (KIP-554):
+ *            {"op": "alterUserScramCredentials", "upsert": [{"user", "mechanism": "SCRAM-SHA-256"|"SCRAM-SHA-512",
+ *             "iterations": [4096], "password"}], "delete": [{"user", "mechanism"}]} -> {"<user>": "ok" | {"error"}}
+ *            {"op": "describeUserScramCredentials", "users": [...] (absent: every user)}
+ *              -> {"<user>": [{"mechanism", "iterations"}, ...] | {"error"}}
  *            -> {"results": [{"op", "result"} | {"op", "error"}, ...], "failed": n}
  *   group    {"group": required, "topics": [...] | "pattern": java regex (client-side) | "subscription_pattern": RE2J
  *             regex (broker-side, KIP-848 only), "protocol": ["classic"] | "consumer" (group.protocol),
@@ -244,6 +249,13 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
+import org.apache.kafka.clients.admin.DescribeUserScramCredentialsResult;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialAlteration;
+import org.apache.kafka.clients.admin.UserScramCredentialDeletion;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -1767,6 +1779,8 @@ public final class ClientScenarios {
         ops.put("alterGroupConfigs", ClientScenarios::alterGroupConfigs);
         ops.put("alterClientQuotas", ClientScenarios::alterClientQuotas);
         ops.put("describeClientQuotas", ClientScenarios::describeClientQuotas);
+        ops.put("alterUserScramCredentials", ClientScenarios::alterUserScramCredentials);
+        ops.put("describeUserScramCredentials", ClientScenarios::describeUserScramCredentials);
         return ops;
     }
 
@@ -1846,6 +1860,53 @@ public final class ClientScenarios {
             }
         }
         return failures;
+    }
+
+    private static JsonNode alterUserScramCredentials(Admin admin, JsonNode op) throws Exception {
+        List<UserScramCredentialAlteration> alterations = new ArrayList<>();
+        for (JsonNode u : op.path("upsert")) {
+            alterations.add(new UserScramCredentialUpsertion(u.get("user").asText(), new ScramCredentialInfo(
+                    ScramMechanism.fromMechanismName(u.get("mechanism").asText()), u.path("iterations").asInt(4096)),
+                    u.get("password").asText()));
+        }
+        for (JsonNode d : op.path("delete")) {
+            alterations.add(new UserScramCredentialDeletion(d.get("user").asText(),
+                    ScramMechanism.fromMechanismName(d.get("mechanism").asText())));
+        }
+        ObjectNode r = JSON.objectNode();
+        for (Map.Entry<String, KafkaFuture<Void>> e
+                : new TreeMap<>(admin.alterUserScramCredentials(alterations).values()).entrySet()) {
+            try {
+                await(e.getValue());
+                r.put(e.getKey(), "ok");
+            } catch (Exception ex) {
+                r.set(e.getKey(), error(ex));
+            }
+        }
+        return r;
+    }
+
+    private static JsonNode describeUserScramCredentials(Admin admin, JsonNode op) throws Exception {
+        List<String> wanted = new ArrayList<>();
+        op.path("users").forEach(u -> wanted.add(u.asText()));
+        DescribeUserScramCredentialsResult res = op.has("users")
+                ? admin.describeUserScramCredentials(wanted) : admin.describeUserScramCredentials();
+        List<String> users = op.has("users") ? wanted : new ArrayList<>(new TreeSet<>(await(res.users())));
+        ObjectNode r = JSON.objectNode();
+        for (String user : users) {
+            try {
+                UserScramCredentialsDescription d = await(res.description(user));
+                ArrayNode infos = r.putArray(user);
+                for (ScramCredentialInfo info : d.credentialInfos()) {
+                    ObjectNode o = infos.addObject();
+                    o.put("mechanism", info.mechanism().mechanismName());
+                    o.put("iterations", info.iterations());
+                }
+            } catch (Exception ex) {
+                r.set(user, error(ex));
+            }
+        }
+        return r;
     }
 
     private static JsonNode createTopics(Admin admin, JsonNode op) throws Exception {

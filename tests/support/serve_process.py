@@ -63,6 +63,7 @@ class ServeProcess:
         self.proc: subprocess.Popen | None = None
         self.bootstrap = ""
         self.control_url: str | None = None
+        self.ready_line = ""
         self.starts = 0
 
     def command(self) -> list[str]:
@@ -98,6 +99,7 @@ class ServeProcess:
                 raise RuntimeError(f"kafkamock exited before it was ready (exit {proc.wait()}):\n{self.log()}")
             if m := READY.search(line.strip()):
                 self.bootstrap, self.control_url = m.group(1), m.group(2)
+                self.ready_line = line.strip()
                 return self
 
     def kill(self, sig: int = signal.SIGKILL) -> int | None:

@@ -13,6 +13,7 @@ from kafkamock.broker.handlers import (
     alter_client_quotas,
     alter_configs,
     alter_share_group_offsets,
+    alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -33,6 +34,7 @@ from kafkamock.broker.handlers import (
     describe_share_group_offsets,
     describe_topic_partitions,
     describe_transactions,
+    describe_user_scram_credentials,
     end_txn,
     fetch,
     find_coordinator,
@@ -50,6 +52,8 @@ from kafkamock.broker.handlers import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     share_acknowledge,
     share_fetch,
     share_group_describe,
@@ -70,5 +74,6 @@ MODULES: tuple[ModuleType, ...] = (
     share_group_heartbeat, share_group_describe, share_fetch, share_acknowledge,
     describe_share_group_offsets, alter_share_group_offsets, delete_share_group_offsets,
     describe_client_quotas, alter_client_quotas,
+    sasl_handshake, sasl_authenticate, describe_user_scram_credentials, alter_user_scram_credentials,
 )
 BY_KEY: dict[int, ModuleType] = {m.API_KEY: m for m in MODULES}

@@ -47,8 +47,9 @@ def handle(broker, request) -> dict:
     cluster = broker.cluster
     # A stopped node is fenced: listed as such only when the client asks for fenced brokers (v2).
     include_fenced = version >= 2 and body.include_fenced_brokers
-    brokers = [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack, "is_fenced": not n.up}
-               for n in cluster.nodes.values() if n.up or include_fenced]
+    listener = request.connection.listener
+    brokers = [{"broker_id": n.node_id, "host": n.address(listener)[0], "port": n.address(listener)[1],
+                "rack": n.rack, "is_fenced": not n.up} for n in cluster.nodes.values() if n.up or include_fenced]
     controller_id = cluster.controller_id
     return {
         "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,

@@ -115,7 +115,7 @@ def handle(broker, request):
             pf.sent_log_start = _log_start(broker, pf)
         response = _response(parts, response_session, by_id)
         if leaders and version >= 16:
-            response["node_endpoints"] = broker.cluster.leader_endpoints(leaders)
+            response["node_endpoints"] = broker.cluster.leader_endpoints(leaders, request.connection.listener)
         return response
 
     ready = complete(False)

@@ -46,6 +46,7 @@ def coordinator_partition(broker, key_type: int, key: str):
 
 
 def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
+    listener = request.connection.listener          # the coordinator's address on the client's listener
     try:
         if key_type == GROUP and not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
@@ -61,7 +62,8 @@ def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
         node = broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
         if node is None or not node.up:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        return {"key": key, "node_id": node.node_id, "host": node.host, "port": node.port,
+        host, port = node.address(listener)
+        return {"key": key, "node_id": node.node_id, "host": host, "port": port,
                 "error_code": ErrorCode.NONE, "error_message": None}
     except KafkaError as exc:
         return _error(key, exc.code, exc.message)

@@ -47,11 +47,13 @@ def _error_topic(name: str | None, topic_id: uuid.UUID, code: ErrorCode) -> dict
             "topic_authorized_operations": OMITTED_OPERATIONS}
 
 
-def _frame(broker, topics: list[dict]) -> dict:
+def _frame(broker, topics: list[dict], listener: str | None = None) -> dict:
+    """The response around ``topics``: the brokers' endpoints on the request's listener (Kafka's
+    MetadataCache.getAliveBrokerNodes(listenerName))."""
     cluster = broker.cluster
     return {
         "throttle_time_ms": 0,
-        "brokers": [n.endpoint() for n in cluster.live_nodes()],
+        "brokers": [n.endpoint(listener) for n in cluster.live_nodes()],
         "cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id, "topics": topics,
         "cluster_authorized_operations": OMITTED_OPERATIONS,
     }
@@ -122,7 +124,7 @@ def handle(broker, request) -> dict:
                     topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
             topics.append(describe_topic(broker, topic, version))
-    response = _frame(broker, topics + denied)
+    response = _frame(broker, topics + denied, request.connection.listener)
     if version >= 8:
         if version <= 10 and body.include_cluster_authorized_operations:
             response["cluster_authorized_operations"] = (
@@ -143,4 +145,5 @@ def error_response(broker, request, code: ErrorCode) -> dict:
         wanted = [(t.name, t.topic_id) for t in broker.cluster.topics.values()]
     else:
         wanted = [(t.name if t.name is not None or request.version >= 12 else "", t.topic_id) for t in requested]
-    return _frame(broker, [_error_topic(name, topic_id, code) for name, topic_id in wanted])
+    return _frame(broker, [_error_topic(name, topic_id, code) for name, topic_id in wanted],
+                  request.connection.listener)

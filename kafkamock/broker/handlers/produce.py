@@ -217,7 +217,7 @@ def handle(broker, request):
         return Close(f"acks=0 produce failed: {failed}") if failed is not None else None
     response = {"responses": responses, "throttle_time_ms": 0}
     if leaders and version >= 10:
-        response["node_endpoints"] = broker.cluster.leader_endpoints(leaders)
+        response["node_endpoints"] = broker.cluster.leader_endpoints(leaders, request.connection.listener)
     return response
 
 

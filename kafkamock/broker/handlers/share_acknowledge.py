@@ -69,4 +69,4 @@ def handle(broker, request) -> dict:
         broker.share.member_left(group_id, member_id, only=session.partitions)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
             "acquisition_lock_timeout_ms": broker.share.lock_duration_ms(group_id), "responses": responses,
-            "node_endpoints": broker.cluster.leader_endpoints(leaders) if leaders else []}
+            "node_endpoints": broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else []}

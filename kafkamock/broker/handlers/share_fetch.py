@@ -122,7 +122,7 @@ def handle(broker, request):
                                               "delivery_count": r.delivery_count} for r in read.acquired]
                 records_left -= sum(r.last_offset - r.first_offset + 1 for r in read.acquired)
                 bytes_left -= read.size
-        return _response(results, acked, full, lock_ms, broker.cluster.leader_endpoints(leaders) if leaders else [])
+        return _response(results, acked, full, lock_ms, broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else [])
 
     ready = complete(not fetching or body.max_wait_ms <= 0)
     if ready is not None:
