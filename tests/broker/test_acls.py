@@ -470,3 +470,17 @@ def test_client_quota_apis_need_cluster_describe_or_alter_configs(broker):
     # ALTER_CONFIGS implies DESCRIBE_CONFIGS, as in Kafka.
     answer = call(broker, "DescribeClientQuotas", 1, describe, principal=ALICE)
     assert answer.error_code == E.NONE and [v.key for e in answer.entries for v in e["values"]] == ["producer_byte_rate"]
+
+
+def test_scram_credential_apis_need_cluster_alter_or_describe(broker):
+    upsert = {"deletions": [], "upsertions": [{"name": "carol", "mechanism": 2, "iterations": 4096,
+                                               "salt": b"s" * 16, "salted_password": b"p" * 64}]}
+    denied = call(broker, "AlterUserScramCredentials", 0, upsert, principal=ALICE)
+    assert [(r.user, r.error_code) for r in denied.results] == [("carol", E.CLUSTER_AUTHORIZATION_FAILED)]
+    assert call(broker, "DescribeUserScramCredentials", 0, {"users": None}, principal=ALICE).error_code == \
+        E.CLUSTER_AUTHORIZATION_FAILED
+    assert [r.error_code for r in call(broker, "AlterUserScramCredentials", 0, upsert, principal=ADMIN).results] == [
+        E.NONE]
+    assert grant(broker, creation(CLUSTER, "kafka-cluster", DESCRIBE)) == [(E.NONE, None)]
+    described = call(broker, "DescribeUserScramCredentials", 0, {"users": None}, principal=ALICE)
+    assert described.error_code == E.NONE and [r.user for r in described.results] == ["carol"]

@@ -6,6 +6,7 @@ accepted changes apply together and are persisted with the cluster metadata."""
 
 from __future__ import annotations
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.security.scram import (
     MECHANISMS,
@@ -21,6 +22,7 @@ TWICE = "A user credential cannot be altered twice in the same request"
 
 def handle(broker, request) -> dict:
     body = request.body
+    broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
     store = broker.scram_credentials
     errors: dict[str, tuple[ErrorCode, str]] = {}
     deletions: dict[str, object] = {}
@@ -66,3 +68,10 @@ def handle(broker, request) -> dict:
     if deletions or upsertions:
         store.commit()
     return {"throttle_time_ms": 0, "results": results}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """Every user the request names gets the error (Kafka's AlterUserScramCredentialsRequest.getErrorResponse)."""
+    names = dict.fromkeys([d.name for d in request.body.deletions] + [u.name for u in request.body.upsertions])
+    return {"throttle_time_ms": 0, "results": [{"user": n, "error_code": code, "error_message": None}
+                                               for n in names]}

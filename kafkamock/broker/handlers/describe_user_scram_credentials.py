@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.security.scram import TYPES
 
@@ -17,6 +18,7 @@ def _infos(store, user: str) -> list[dict]:
 
 
 def handle(broker, request) -> dict:
+    broker.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)    # as Kafka's KafkaApis
     store = broker.scram_credentials
     wanted = request.body.users
     results = []
