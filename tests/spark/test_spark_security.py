@@ -1,0 +1,65 @@
+"""The connector's security settings against kafkamock's secured listeners: a batch write and read and a streaming
+read+write over SASL_SSL with SCRAM-SHA-512 (the broker's CA given as a PEM trust store), and mutual TLS."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkamock.server.tls import ThrowawayCA
+from kafkamock.testing import start_broker
+
+pytestmark = pytest.mark.slow
+SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="spark" password="spark-secret";'
+
+
+def _options(reader_or_writer, options: dict):
+    for k, v in options.items():
+        reader_or_writer = reader_or_writer.option(k, v)
+    return reader_or_writer
+
+
+def test_sasl_ssl_scram_batch_and_streaming(spark, tmp_path):
+    server = ThrowawayCA(tmp_path / "tls").server()
+    config = {"listeners": "SASL_SSL://127.0.0.1:0", "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+              **server.broker_config()}
+    with start_broker(config) as broker:
+        broker.control.scram_user("spark", "spark-secret", mechanisms=["SCRAM-SHA-512"])
+        broker.create_topic("secure-in", 2)
+        security = {"kafka.bootstrap.servers": broker.bootstrap_servers, "kafka.security.protocol": "SASL_SSL",
+                    "kafka.ssl.truststore.location": str(server.ca), "kafka.sasl.mechanism": "SCRAM-SHA-512",
+                    "kafka.sasl.jaas.config": SCRAM}
+        rows = [(f"k{i}", f"v{i}") for i in range(40)]
+        _options(spark.createDataFrame(rows, "key string, value string").write.mode("append").format("kafkamock"),
+                 {**security, "topic": "secure-in"}).save()
+        read = _options(spark.read.format("kafkamock"), {**security, "subscribe": "secure-in"}).load()
+        assert sorted((r.key.decode(), r.value.decode()) for r in read.collect()) == sorted(rows)
+        query = (_options(spark.readStream.format("kafkamock"), {**security, "subscribe": "secure-in",
+                                                                 "startingOffsets": "earliest"}).load()
+                 .select("key", "value").writeStream.format("kafkamock"))
+        query = _options(query, {**security, "topic": "secure-out",
+                                 "checkpointLocation": str(tmp_path / "checkpoint")}).trigger(availableNow=True).start()
+        assert query.awaitTermination(180) and query.exception() is None
+        out = _options(spark.read.format("kafkamock"), {**security, "subscribe": "secure-out"}).load()
+        assert out.count() == 40
+        assert {r["principal"] for r in broker.control.requests(api_key="Fetch")} == {"User:spark"}
+        # A wrong password fails the query on the driver, with Kafka's error.
+        wrong = {**security, "kafka.sasl.jaas.config": SCRAM.replace("spark-secret", "guess")}
+        with pytest.raises(Exception, match="SASL_AUTHENTICATION_FAILED"):
+            _options(spark.read.format("kafkamock"), {**wrong, "subscribe": "secure-in"}).load().collect()
+
+
+def test_mutual_tls(spark, tmp_path):
+    ca = ThrowawayCA(tmp_path / "tls")
+    server, client = ca.server(), ca.client("spark-job")
+    config = {"listeners": "SSL://127.0.0.1:0", "ssl.client.auth": "required", **server.broker_config()}
+    with start_broker(config) as broker:
+        broker.create_topic("mtls", 1)
+        security = {"kafka.bootstrap.servers": broker.bootstrap_servers, "kafka.security.protocol": "SSL",
+                    "kafka.ssl.truststore.location": str(server.ca),
+                    "kafka.ssl.keystore.location": str(client.keystore)}
+        _options(spark.createDataFrame([("a",), ("b",)], "value string").write.mode("append").format("kafkamock"),
+                 {**security, "topic": "mtls"}).save()
+        read = _options(spark.read.format("kafkamock"), {**security, "subscribe": "mtls"}).load()
+        assert sorted(r.value for r in read.collect()) == [b"a", b"b"]
+        assert {r["principal"] for r in broker.control.requests(api_key="Produce")} == {
+            "User:CN=spark-job,OU=clients,O=kafkamock"}
