@@ -830,8 +830,9 @@ class Producer:
             if batch.retry_at > now:
                 next_check = min(next_check, batch.retry_at)
                 continue
-            ready = (batch.data is not None or len(queue) > 1 or batch.size >= self.batch_size or self._flushing
-                     or self._closed or now >= batch.created + self.linger_s)
+            ready = (batch.data is not None or batch.encoded is not None or len(queue) > 1
+                     or batch.size >= self.batch_size or self._flushing or self._closed
+                     or now >= batch.created + self.linger_s)      # an encoded batch cannot grow: no linger
             if not ready:
                 next_check = min(next_check, batch.created + self.linger_s)
                 continue

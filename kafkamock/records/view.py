@@ -182,17 +182,26 @@ class BatchView:
         count = fields[12]
         try:
             for _ in range(count):
-                value = shift = 0
-                for _ in range(5):
-                    x = body[p]
+                x = body[p]
+                if x < 0x80:                      # one- and two-byte lengths inline: this runs once per record
                     p += 1
-                    value |= (x & 0x7F) << shift
-                    if x < 0x80:
-                        break
-                    shift += 7
+                    length = (x >> 1) ^ -(x & 1)
+                elif body[p + 1] < 0x80:
+                    x = (x & 0x7F) | (body[p + 1] << 7)
+                    p += 2
+                    length = (x >> 1) ^ -(x & 1)
                 else:
-                    raise CorruptRecordError("record length varint is too long", self.start)
-                length = (value >> 1) ^ -(value & 1)
+                    value = shift = 0
+                    for _ in range(5):
+                        x = body[p]
+                        p += 1
+                        value |= (x & 0x7F) << shift
+                        if x < 0x80:
+                            break
+                        shift += 7
+                    else:
+                        raise CorruptRecordError("record length varint is too long", self.start)
+                    length = (value >> 1) ^ -(value & 1)
                 if length < 7 or p + length > stop:  # attributes + 4 varints + header count, at the least
                     raise CorruptRecordError(f"record length {length} does not fit the batch", self.start)
                 p += length

@@ -201,20 +201,15 @@ def _varints(u: np.ndarray, pos: np.ndarray, max_bytes: int) -> tuple[np.ndarray
     if not more.any():
         z = first.astype(np.int64)
         return (z >> 1) ^ -(z & 1), pos + 1
-    second = u[np.minimum(pos + 1, last)]
-    if not (second[more] >= 0x80).any():     # one or two bytes each: the common case, on whole arrays
-        z = first.astype(np.int64)
-        z = np.where(more, (z & 0x7F) | (second.astype(np.int64) << 7), z)
-        return (z >> 1) ^ -(z & 1), pos + 1 + more
+    # Longer varints: byte k of every varint at once (dense: most varints of a field have the same length).
     value = (first & 0x7F).astype(np.uint64)
     size = np.ones(len(pos), np.int64)
-    idx = np.flatnonzero(more)
     for k in range(1, max_bytes):
-        b = u[np.minimum(pos[idx] + k, last)]
-        value[idx] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
-        size[idx] += 1
-        idx = idx[b >= 0x80]
-        if not idx.size:
+        b = u[np.minimum(pos + k, last)]
+        value |= np.where(more, (b & 0x7F).astype(np.uint64) << np.uint64(7 * k), np.uint64(0))
+        size += more
+        more &= b >= 0x80
+        if not more.any():
             break
     else:
         raise CorruptRecordError("varint is too long")
@@ -392,17 +387,24 @@ _M = np.uint32(0x5BD1E995)
 
 
 def _zigzag(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Zig-zag encoding (as uint64) of int32-range values, and each one's varint size."""
-    z = ((values << 1) ^ (values >> 63)).astype(np.uint64)
+    """Zig-zag encoding of int32-range values (int64), and each one's varint size."""
+    z = (values << 1) ^ (values >> 63)
     return z, _varint_size(z)
 
 
 def _varint_size(z: np.ndarray) -> np.ndarray:
-    return 1 + (z >= 1 << 7).astype(np.int64) + (z >= 1 << 14) + (z >= 1 << 21) + (z >= 1 << 28)
+    """Bytes of the varint of each of ``z`` (non-negative)."""
+    size = np.ones(len(z), np.int64)
+    if len(z):
+        top, step = int(z.max()), 1 << 7
+        while top >= step:
+            size += z >= step
+            step <<= 7
+    return size
 
 
 def _zigzag_size(values: np.ndarray) -> np.ndarray:
-    return _varint_size(((values << 1) ^ (values >> 63)).astype(np.uint64))
+    return _varint_size((values << 1) ^ (values >> 63))
 
 
 def _varints_column(fields: list[tuple[np.ndarray, np.ndarray] | None], n: int, last_row: bytes = b"") -> pa.Array:
@@ -425,7 +427,7 @@ def _varints_column(fields: list[tuple[np.ndarray, np.ndarray] | None], n: int, 
         z, size = field
         longest = int(size.max()) if n else 0
         for j in range(longest):
-            byte = ((z >> np.uint64(7 * j)) & np.uint64(0x7F)).astype(np.uint8)
+            byte = ((z >> (7 * j)) & 0x7F).astype(np.uint8)
             if j + 1 < longest:
                 byte |= np.where(size > j + 1, 0x80, 0).astype(np.uint8)
             if j == 0:

@@ -10,6 +10,7 @@ record).
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import random
@@ -42,6 +43,7 @@ from kafkamock.spark.rows import arrow_schema, columns_to_arrow
 OFFSET_OUT_OF_RANGE = 1
 PREFETCH = 2                    # fetches decoded ahead of the task, at most (each up to max.partition.fetch.bytes)
 IDLE_CLIENTS = 4                # connected clients kept per settings between tasks
+HANDED_OVER = 4                 # encoded batches a write task may have queued for its producer, at most
 _DONE = object()
 
 
@@ -208,7 +210,7 @@ def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool
                 return
             if isinstance(item, BaseException):
                 raise item
-            loop.call(job.took)
+            loop.token.run_sync_soon(job.took)
             raw: RawFetch = item
             cols = decode_fetch(raw.records, raw.aborted_transactions, settings.isolation_level == 1,
                                 raw.fetch_offset, rng.end, include_headers=include_headers)
@@ -237,8 +239,8 @@ class _ReadJob:
         self.scope: trio.CancelScope | None = None
         self.running = True
 
-    async def took(self) -> None:
-        """The task took one fetch off the queue: room for another."""
+    def took(self) -> None:
+        """The task took one fetch off the queue: room for another (run on the loop, not waited for)."""
         if self.room is not None:
             self.room.release()
 
@@ -317,7 +319,7 @@ def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], top
     per row) while the worker's I/O loop sends the regions before them, with a ``Producer(settings.producer)``
     (so linger.ms, batch.size, compression, acks... apply) kept open between the worker's tasks."""
     loop = _io()
-    job = _WriteJob(settings)
+    job = _WriteJob(settings, loop)
     loop.call(job.open)
     ok = False
     try:
@@ -334,13 +336,19 @@ def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], top
 
 
 class _WriteJob:
-    """One task's write, on the I/O loop: a pooled producer, the regions sent, their handles."""
+    """One task's write: a pooled producer on the I/O loop, fed regions by the task's thread without waiting for
+    the loop (at most ``HANDED_OVER`` regions between the two), the handles of what was sent."""
 
-    def __init__(self, settings: ClientSettings):
-        self.settings = settings
+    def __init__(self, settings: ClientSettings, loop: _IoLoop):
+        self.settings, self.loop = settings, loop
         self.entry: tuple[Producer, trio.Event] | None = None
         self.handles: list[Any] = []
         self.written = 0
+        self.error: BaseException | None = None
+        self.slots = threading.Semaphore(HANDED_OVER)
+        self.sending: trio.MemorySendChannel | None = None
+        self.drained = trio.Event()
+        self.stopped = False                         # the draining task ended (read from the task's thread)
 
     @property
     def producer(self) -> Producer:
@@ -349,18 +357,48 @@ class _WriteJob:
 
     async def open(self) -> None:
         self.entry = await _io().producers.take(self.settings)
+        self.sending, receiving = trio.open_memory_channel[Any](math.inf)
+        assert self.loop.nursery is not None
+        self.loop.nursery.start_soon(self._drain, receiving)
 
     async def limits(self, topic: str) -> tuple[int, int]:
         """(partitions of ``topic``, the most bytes a batch may have)."""
         p = self.producer
         return await p.partitions_for(topic), min(max(p.batch_size, 1), p.max_request_size)
 
-    async def send(self, regions: list[tuple[str, int, Any, int]]) -> None:
-        for topic, partition, region, count in regions:
-            self.handles.append(await self.producer.send_encoded(topic, partition, region, count))
-            self.written += count
+    def hand_over(self, regions: list[tuple[str, int, Any, int]]) -> None:
+        """From the task's thread: queue regions for the producer, waiting only while too many are queued."""
+        assert self.sending is not None
+        for region in regions:
+            while not self.slots.acquire(timeout=1.0):
+                if self.stopped:
+                    raise RuntimeError("the producer's feeding task ended")
+            if self.error is not None:
+                raise self.error
+            self.loop.token.run_sync_soon(self.sending.send_nowait, region)
+
+    async def _drain(self, receiving: trio.MemoryReceiveChannel) -> None:
+        try:
+            async with receiving:
+                async for topic, partition, region, count in receiving:
+                    try:
+                        if self.error is None:
+                            self.handles.append(await self.producer.send_encoded(topic, partition, region, count))
+                            self.written += count
+                    except Exception as exc:       # raised in the task's thread by hand_over or finish
+                        self.error = exc
+                    finally:
+                        self.slots.release()
+        finally:
+            self.stopped = True
+            self.drained.set()
 
     async def finish(self) -> int:
+        assert self.sending is not None
+        await self.sending.aclose()
+        await self.drained.wait()
+        if self.error is not None:
+            raise self.error
         await self.producer.flush()
         for handle in self.handles:
             if handle._batch.error is not None:
@@ -368,6 +406,8 @@ class _WriteJob:
         return self.written
 
     async def close(self, ok: bool) -> None:
+        if self.sending is not None:
+            await self.sending.aclose()
         if self.entry is not None:
             _io().producers.give_back(self.settings, self.entry, ok)
             self.entry = None
@@ -483,4 +523,4 @@ class _Rows:
                 sticky = random.randrange(partitions)
             out.append((topic, sticky, region, count))
             self.sticky[topic] = random.randrange(partitions)
-        self.loop.call(self.job.send, out)
+        self.job.hand_over(out)
