@@ -44,6 +44,7 @@ OFFSET_OUT_OF_RANGE = 1
 PREFETCH = 2                    # fetches decoded ahead of the task, at most (each up to max.partition.fetch.bytes)
 IDLE_CLIENTS = 4                # connected clients kept per settings between tasks
 HANDED_OVER = 4                 # encoded batches a write task may have queued for its producer, at most
+ARROW_AHEAD = 2                 # Spark's Arrow batches a write task may hold before they are encoded, at most
 _DONE = object()
 
 
@@ -193,38 +194,65 @@ class _ProducerPool:
 
 def read_arrow(settings: ClientSettings, rng: OffsetRange, include_headers: bool,
                fail_on_data_loss: bool, poll_timeout_s: float = 120.0) -> Iterator[pa.RecordBatch]:
-    """The records of ``rng`` as Arrow batches, one per fetch. The fetches run on the worker's I/O loop, at most
-    ``PREFETCH`` ahead, so a large range is never held in memory at once. Offsets still missing after
+    """The records of ``rng`` as Arrow batches, one per fetch. The fetches run on the worker's I/O loop and are
+    decoded on a thread of their own, at most ``PREFETCH`` fetches ahead of Spark, so a large range is never held
+    in memory at once and Spark takes batches as fast as it sends them on. Offsets still missing after
     ``poll_timeout_s`` fail the task (Spark's kafkaConsumer.pollTimeoutMs)."""
     if rng.start >= rng.end:
         return
-    schema = arrow_schema(include_headers)
     loop = _io()
-    out: queue.Queue = queue.Queue()
-    job = _ReadJob(settings, rng, poll_timeout_s, fail_on_data_loss, out)
+    fetched: queue.Queue = queue.Queue()
+    decoded: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    job = _ReadJob(settings, rng, poll_timeout_s, fail_on_data_loss, fetched)
+    decoder = threading.Thread(target=_decode, args=(job, fetched, decoded, stop, include_headers),
+                               name=f"kafkamock-decode-{rng.topic}-{rng.partition}", daemon=True)
     loop.spawn(job.run)
+    decoder.start()
     try:
         while True:
-            item = out.get()
+            item = decoded.get()
             if item is _DONE:
                 return
             if isinstance(item, BaseException):
                 raise item
-            loop.token.run_sync_soon(job.took)
+            loop.token.run_sync_soon(job.took)     # room for another fetch once this one is Spark's
+            if item is not None:
+                yield item
+    finally:
+        stop.set()
+        if job.running:
+            try:
+                loop.call(job.stop)
+            except RuntimeError:          # the loop is gone (the process is ending)
+                pass
+        fetched.put(_DONE)
+        decoder.join(timeout=30)
+
+
+def _decode(job: _ReadJob, fetched: queue.Queue, decoded: queue.Queue, stop: threading.Event,
+            include_headers: bool) -> None:
+    """The decoding thread of a read: fetches to Arrow batches, the end or the error passed on."""
+    rng, settings = job.rng, job.settings
+    schema = arrow_schema(include_headers)
+    try:
+        while not stop.is_set():
+            item = fetched.get()
+            if item is _DONE or isinstance(item, BaseException):
+                decoded.put(item)
+                return
             raw: RawFetch = item
             cols = decode_fetch(raw.records, raw.aborted_transactions, settings.isolation_level == 1,
                                 raw.fetch_offset, rng.end, include_headers=include_headers)
             if len(cols):
                 first = int(cols.offsets[0])
                 if first > raw.fetch_offset and raw.log_start_offset > raw.fetch_offset:
-                    _lost(rng, raw.fetch_offset, raw.log_start_offset, fail_on_data_loss)
-                yield columns_to_arrow(rng.topic, rng.partition, cols, schema, include_headers)
-    finally:
-        if job.running:
-            try:
-                loop.call(job.stop)
-            except RuntimeError:          # the loop is gone (the process is ending)
-                pass
+                    _lost(rng, raw.fetch_offset, raw.log_start_offset, job.fail)
+                decoded.put(columns_to_arrow(rng.topic, rng.partition, cols, schema, include_headers))
+            else:
+                decoded.put(None)                  # nothing to deliver: still one fetch's room to give back
+    except BaseException as exc:          # raised in the Spark task
+        decoded.put(exc)
 
 
 class _ReadJob:
@@ -315,24 +343,69 @@ def _lost(rng: OffsetRange, wanted: int, available: int, fail: bool, beyond: boo
 def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], topic_option: str | None) -> int:
     """Produce every row of ``batches``; returns how many records were written (all acknowledged).
 
-    Rows are partitioned and encoded into records regions on the task's thread (``columnar``: no Python object
-    per row) while the worker's I/O loop sends the regions before them, with a ``Producer(settings.producer)``
-    (so linger.ms, batch.size, compression, acks... apply) kept open between the worker's tasks."""
+    The task's thread only takes Spark's Arrow batches; a thread of the write partitions and encodes their rows
+    into records regions (``columnar``: no Python object per row), and the worker's I/O loop sends them with a
+    ``Producer(settings.producer)`` (so linger.ms, batch.size, compression, acks... apply) kept open between the
+    worker's tasks."""
     loop = _io()
     job = _WriteJob(settings, loop)
     loop.call(job.open)
     ok = False
+    arrived: queue.Queue = queue.Queue(maxsize=ARROW_AHEAD)
+    encoder = _Encoder(job, loop, topic_option, arrived)
+    encoder.start()
     try:
-        rows = _Rows(job, loop, topic_option)
         for batch in batches:
             if batch.num_rows:
-                rows.add(batch)
-        rows.flush()
+                encoder.put(batch)
+        encoder.put(_DONE)
+        encoder.join()
+        if encoder.error is not None:
+            raise encoder.error
         written = loop.call(job.finish)
         ok = True
         return written
     finally:
+        encoder.stop.set()
         loop.call(job.close, ok)
+
+
+class _Encoder(threading.Thread):
+    """A write's encoding thread: Arrow batches from the task's thread to records regions for the producer."""
+
+    def __init__(self, job: _WriteJob, loop: _IoLoop, topic_option: str | None, arrived: queue.Queue):
+        super().__init__(name="kafkamock-encode", daemon=True)
+        self.rows = _Rows(job, loop, topic_option)
+        self.arrived = arrived
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+
+    def put(self, item: Any) -> None:
+        """From the task's thread; raises the encoding's error as soon as there is one."""
+        while True:
+            if self.error is not None:
+                raise self.error
+            if not self.is_alive():
+                raise RuntimeError("the write's encoding thread ended")
+            try:
+                self.arrived.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                try:
+                    batch = self.arrived.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if batch is _DONE:
+                    self.rows.flush()
+                    return
+                self.rows.add(batch)
+        except BaseException as exc:      # raised in the Spark task
+            self.error = exc
 
 
 class _WriteJob:
