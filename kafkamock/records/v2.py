@@ -302,7 +302,7 @@ def encode_v2(records: Iterable[Record | Mapping[str, Any]], *, base_offset: int
     return bytes(body)
 
 
-def encode_v2_region(region: bytes | bytearray | memoryview, count: int, *, base_timestamp: int,
+def encode_v2_region(region: bytes | memoryview, count: int, *, base_timestamp: int,
                      max_timestamp: int, base_offset: int = 0, compression_name: str = "none",
                      producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                      transactional: bool = False, partition_leader_epoch: int = -1,

@@ -296,7 +296,8 @@ class _ReadJob:
         finally:
             self.running = False
             if entry is not None:
-                pool.give_back(self.settings, entry, healthy and not self.scope.cancelled_caught)
+                cancelled = self.scope is not None and self.scope.cancelled_caught
+                pool.give_back(self.settings, entry, healthy and not cancelled)
 
     async def _read(self, client: KafkaClient) -> None:
         s, rng = self.settings, self.rng
@@ -526,10 +527,13 @@ class _Rows:
         encoded = pc.dictionary_encode(topics)
         indices = np.asarray(encoded.indices)
         for i, topic in enumerate(encoded.dictionary.to_pylist()):
-            rows = np.flatnonzero(indices == i) if len(encoded.dictionary) > 1 else None
-            pick = (lambda c: c) if rows is None else (lambda c, rows=rows: c.take(pa.array(rows)))
-            self._add_topic(topic, pick(keys), pick(values), None if headers is None else pick(headers),
-                            pick(batch.column("partition")) if "partition" in names else None)
+            if len(encoded.dictionary) == 1:
+                self._add_topic(topic, keys, values, headers, batch.column("partition")
+                                if "partition" in names else None)
+                continue
+            rows = pa.array(np.flatnonzero(indices == i))
+            self._add_topic(topic, keys.take(rows), values.take(rows), None if headers is None else headers.take(rows),
+                            batch.column("partition").take(rows) if "partition" in names else None)
 
     def _add_topic(self, topic: str, keys: pa.Array, values: pa.Array, headers: pa.Array | None,
                    partition_column: pa.Array | None) -> None:
