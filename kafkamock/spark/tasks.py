@@ -449,7 +449,15 @@ class _WriteJob:
                     raise RuntimeError("the producer's feeding task ended")
             if self.error is not None:
                 raise self.error
-            self.loop.token.run_sync_soon(self.sending.send_nowait, region)
+            self.loop.token.run_sync_soon(self._enqueue, region)
+
+    def _enqueue(self, region: tuple[str, int, Any, int]) -> None:
+        """On the loop (an exception here would end it): the region, unless the write was closed meanwhile."""
+        assert self.sending is not None
+        try:
+            self.sending.send_nowait(region)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            self.slots.release()
 
     async def _drain(self, receiving: trio.MemoryReceiveChannel) -> None:
         try:
