@@ -180,7 +180,7 @@ def _record_starts(b: bytes, p: int, stop: int, count: int, out: list) -> int:
         else:
             y = b[p + 1]
             if y < 128:
-                p += 2 + (((y << 7) | (x & 127)) >> 1)
+                p += (x + (y << 7) - 124) >> 1          # 2 + (((x & 127) | y << 7) >> 1), for x >= 128
             else:
                 length, p = _varint_slow(b, p, 5)
                 if length < 0:
