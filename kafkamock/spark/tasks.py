@@ -1,14 +1,16 @@
 """What runs in Spark's Python workers: read one offset range as Arrow batches, write Arrow batches to Kafka.
 
 A Python worker runs many tasks one after the other. Their Kafka I/O runs on one trio loop per worker process, on
-a daemon thread (``_io``), where connected clients are kept between tasks (``_ClientPool``), so a task does not pay
-for connecting, negotiating versions and authenticating. A read pipelines its fetches: the next Fetch is on the wire
-while the task's own thread turns the last one into an Arrow batch (``columnar.decode_fetch``, no Python object per
-record).
+a daemon thread (``_io``), where connected clients and producers are kept between tasks (``_ClientPool``,
+``_ProducerPool``), so a task does not pay for connecting, negotiating versions, authenticating or getting a
+producer id. Nothing makes a Python object per record (``columnar``). A read pipelines its fetches: the next Fetch
+is on the wire while a decoding thread turns the last one into an Arrow batch, ahead of Spark taking it. A write
+encodes on a thread of its own while Spark's thread takes the next batch, and the loop sends what was encoded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -118,8 +120,8 @@ class _ClientPool:
 
     @staticmethod
     def key(settings: ClientSettings) -> str:
-        return json.dumps([settings.bootstrap_servers, settings.client_id, settings.retry_backoff_s,
-                           settings.api_timeout_s, settings.security], sort_keys=True, default=str)
+        """Every setting, so a client is only ever reused under the settings it was made with."""
+        return json.dumps(dataclasses.asdict(settings), sort_keys=True, default=str)
 
     async def take(self, settings: ClientSettings) -> tuple[KafkaClient, trio.Event]:
         idle = self.idle.get(self.key(settings))
