@@ -270,10 +270,9 @@ class Producer:
 
     # -- sending --------------------------------------------------------------------------------------------------
 
-    async def send(self, topic: str, value: Any = None, key: Any = None, partition: int | None = None,
-                   timestamp: int | None = None, headers: Sequence[tuple[str, bytes | None]] | None = None
-                   ) -> FutureRecordMetadata:
-        """Append a record to its partition's batch; the handle resolves once the broker acknowledged it."""
+    def _check_can_send(self) -> None:
+        """What Java's send checks first: the producer is open, a transactional one is in a transaction (after
+        init_transactions), and no fatal error failed it."""
         self._check_open("send")
         if self.transactional_id is not None:
             self._txn.fail_if_error("send")
@@ -283,6 +282,12 @@ class Producer:
             self._txn.require("send", State.IN_TRANSACTION)
         elif self._txn.state is State.FATAL_ERROR:
             raise self._txn.last_error or IllegalStateError("the producer failed")
+
+    async def send(self, topic: str, value: Any = None, key: Any = None, partition: int | None = None,
+                   timestamp: int | None = None, headers: Sequence[tuple[str, bytes | None]] | None = None
+                   ) -> FutureRecordMetadata:
+        """Append a record to its partition's batch; the handle resolves once the broker acknowledged it."""
+        self._check_can_send()
         if self.key_serializer is not None and key is not None:
             key = self.key_serializer(key)
         if self.value_serializer is not None and value is not None:
@@ -315,15 +320,7 @@ class Producer:
         now when None). The producer adds the header, its compression, producer id, epoch and sequence when it
         sends the batch, as for records sent one by one. The handle resolves to the batch's first record. The bulk
         path of the Spark sink, which encodes records from Arrow columns (kafkamock.spark.columnar)."""
-        self._check_open("send")
-        if self.transactional_id is not None:
-            self._txn.fail_if_error("send")
-            if self.producer_id == NO_PRODUCER_ID:
-                raise IllegalStateError("Cannot perform a transactional send before completing a call to "
-                                        "init_transactions")
-            self._txn.require("send", State.IN_TRANSACTION)
-        elif self._txn.state is State.FATAL_ERROR:
-            raise self._txn.last_error or IllegalStateError("the producer failed")
+        self._check_can_send()
         if count <= 0:
             raise ValueError("send_encoded needs at least one record")
         partitions = await self.partitions_for(topic)
