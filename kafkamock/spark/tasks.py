@@ -1,9 +1,8 @@
 """What runs in Spark's Python workers: read one offset range as Arrow batches, write Arrow batches to Kafka.
 
 A Python worker runs many tasks one after the other. Their Kafka I/O runs on one trio loop per worker process, on
-a daemon thread (``_io``), where connected clients and producers are kept between tasks (``_ClientPool``,
-``_ProducerPool``), so a task does not pay for connecting, negotiating versions, authenticating or getting a
-producer id. Nothing makes a Python object per record (``columnar``). A read pipelines its fetches: the next Fetch
+a daemon thread (``_io``), where connected clients and producers are kept between tasks (``_Pool``), so a task
+does not pay for connecting, negotiating versions, authenticating or getting a producer id. Nothing makes a Python object per record (``columnar``). A read pipelines its fetches: the next Fetch
 is on the wire while a decoding thread turns the last one into an Arrow batch, ahead of Spark taking it. A write
 encodes on a thread of its own while Spark's thread takes the next batch, and the loop sends what was encoded.
 """
@@ -17,7 +16,7 @@ import os
 import queue
 import random
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -71,8 +70,8 @@ class _IoLoop:
         self.pid = os.getpid()
         self.token: Any = None
         self.nursery: trio.Nursery | None = None
-        self.clients = _ClientPool()
-        self.producers = _ProducerPool()
+        self.clients = _Pool(ClientSettings.kafka_client, _every_setting)
+        self.producers = _Pool(lambda settings: Producer(settings.producer), _producer_settings)
         started = threading.Event()
         self.thread = threading.Thread(target=trio.run, args=(self._main, started), name="kafkamock-io",
                                        daemon=True)
@@ -111,40 +110,39 @@ def _io() -> _IoLoop:
         return _loop
 
 
-class _ClientPool:
-    """Connected KafkaClients by settings: a task takes one (its own while it runs: a broker answers one
-    connection's requests in order, so a long-polling fetch would hold up another task's) and gives it back."""
+class _Pool:
+    """Open clients by settings, kept between tasks: KafkaClients (a task has one to itself while it runs: a
+    broker answers one connection's requests in order, so a long-polling fetch would hold up another task's), and
+    Producers, as Spark's own Kafka sink keeps its producers (CachedKafkaProducer). A task takes one and gives it
+    back unless its work failed. ``key`` names everything the client was made with, so it is only ever reused
+    under those settings."""
 
-    def __init__(self) -> None:
-        self.idle: dict[str, list[tuple[KafkaClient, trio.Event]]] = {}
+    def __init__(self, make: Callable[[ClientSettings], Any], key: Callable[[ClientSettings], str]):
+        self.make, self.key = make, key
+        self.idle: dict[str, list[tuple[Any, trio.Event]]] = {}
 
-    @staticmethod
-    def key(settings: ClientSettings) -> str:
-        """Every setting, so a client is only ever reused under the settings it was made with."""
-        return json.dumps(dataclasses.asdict(settings), sort_keys=True, default=str)
-
-    async def take(self, settings: ClientSettings) -> tuple[KafkaClient, trio.Event]:
+    async def take(self, settings: ClientSettings) -> tuple[Any, trio.Event]:
         idle = self.idle.get(self.key(settings))
         if idle:
             return idle.pop()
-        client, closing = settings.kafka_client(), trio.Event()
+        client, closing = self.make(settings), trio.Event()
         assert _loop is not None and _loop.nursery is not None
         await _loop.nursery.start(self._hold, client, closing)
         return client, closing
 
     @staticmethod
-    async def _hold(client: KafkaClient, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def _hold(client: Any, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
         started = False
         try:
             async with client:
                 task_status.started()
                 started = True
                 await closing.wait()
-        except Exception:           # a client that failed to close: nothing to do, it is dropped
-            if not started:
+        except Exception:           # closing failed (a producer sending what was left): the task that left it
+            if not started:         # has failed already, and the client is dropped
                 raise
 
-    def give_back(self, settings: ClientSettings, entry: tuple[KafkaClient, trio.Event], healthy: bool) -> None:
+    def give_back(self, settings: ClientSettings, entry: tuple[Any, trio.Event], healthy: bool) -> None:
         idle = self.idle.setdefault(self.key(settings), [])
         if healthy and len(idle) < IDLE_CLIENTS:
             idle.append(entry)
@@ -152,44 +150,12 @@ class _ClientPool:
             entry[1].set()
 
 
-class _ProducerPool:
-    """Producers by settings, kept open between tasks as Spark's own Kafka sink keeps its producers
-    (CachedKafkaProducer): a task takes one, and gives it back unless its write failed."""
+def _every_setting(settings: ClientSettings) -> str:
+    return json.dumps(dataclasses.asdict(settings), sort_keys=True, default=str)
 
-    def __init__(self) -> None:
-        self.idle: dict[str, list[tuple[Producer, trio.Event]]] = {}
 
-    @staticmethod
-    def key(settings: ClientSettings) -> str:
-        return json.dumps(settings.producer, sort_keys=True, default=str)
-
-    async def take(self, settings: ClientSettings) -> tuple[Producer, trio.Event]:
-        idle = self.idle.get(self.key(settings))
-        if idle:
-            return idle.pop()
-        producer, closing = Producer(settings.producer), trio.Event()
-        assert _loop is not None and _loop.nursery is not None
-        await _loop.nursery.start(self._hold, producer, closing)
-        return producer, closing
-
-    @staticmethod
-    async def _hold(producer: Producer, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        started = False
-        try:
-            async with producer:
-                task_status.started()
-                started = True
-                await closing.wait()
-        except Exception:           # sending what was left failed: the task that left it has failed already
-            if not started:
-                raise
-
-    def give_back(self, settings: ClientSettings, entry: tuple[Producer, trio.Event], healthy: bool) -> None:
-        idle = self.idle.setdefault(self.key(settings), [])
-        if healthy and len(idle) < IDLE_CLIENTS:
-            idle.append(entry)
-        else:
-            entry[1].set()
+def _producer_settings(settings: ClientSettings) -> str:
+    return json.dumps(settings.producer, sort_keys=True, default=str)
 
 
 # -- reading -----------------------------------------------------------------------------------------------------
