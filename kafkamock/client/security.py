@@ -14,46 +14,15 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkamock import jaas
+
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
-LOGIN_MODULES = {
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
-}
-_JAAS = re.compile(r"""\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)\s*(?P<options>.*?);?\s*$""",
-                   re.DOTALL)
-_OPTION = re.compile(r"""\s*([\w.$-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;"]+)""")
-
-
-def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
-    """One JAAS login module entry as Java's JaasConfig reads ``sasl.jaas.config``: the module's class name and
-    its options (values quoted or bare)."""
-    match = _JAAS.match(text.strip())
-    if match is None:
-        raise ValueError("must be '<LoginModule class> required <key>=\"<value>\" ...;'")
-    options: dict[str, str] = {}
-    rest = match.group("options")
-    pos = 0
-    while pos < len(rest.rstrip().rstrip(";")):
-        option = _OPTION.match(rest, pos)
-        if option is None:
-            raise ValueError(f"cannot read the login module options at {rest[pos:pos + 30]!r}")
-        value = option.group(2)
-        if value.startswith('"'):
-            value = re.sub(r"\\(.)", r"\1", value[1:-1])
-        options[option.group(1)] = value
-        pos = option.end()
-        while pos < len(rest) and rest[pos].isspace():
-            pos += 1
-    return match.group("module"), options
 
 
 @dataclass(frozen=True)
@@ -95,14 +64,15 @@ def security_from(settings: Mapping[str, Any]) -> Security:
     if protocol.startswith("SASL"):
         if mechanism not in MECHANISMS:
             raise ValueError(f"sasl.mechanism {mechanism!r} is not supported (supported: {', '.join(MECHANISMS)})")
-        jaas = settings.get("sasl.jaas.config")
-        if not jaas:
+        jaas_config = settings.get("sasl.jaas.config")
+        if not jaas_config:
             raise ValueError(f"security.protocol {protocol} with sasl.mechanism {mechanism} needs sasl.jaas.config "
-                             f"({LOGIN_MODULES[mechanism]} required ...;)")
-        module, options = parse_jaas(jaas)
-        if module != LOGIN_MODULES[mechanism]:
-            raise ValueError(f"sasl.jaas.config names {module}; sasl.mechanism {mechanism} needs "
-                             f"{LOGIN_MODULES[mechanism]}")
+                             f"({jaas.LOGIN_MODULES[mechanism]} required ...;)")
+        module = jaas.login_module(jaas_config)
+        options = module.options
+        if module.name != jaas.LOGIN_MODULES[mechanism]:
+            raise ValueError(f"sasl.jaas.config names {module.name}; sasl.mechanism {mechanism} needs "
+                             f"{jaas.LOGIN_MODULES[mechanism]}")
         if mechanism == "OAUTHBEARER":
             claims = _unsecured_claims(options)
         else:

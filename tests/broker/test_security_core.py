@@ -12,11 +12,10 @@ import json
 import pytest
 from support.broker_calls import decode_response
 
-from kafkamock import codec
+from kafkamock import codec, jaas
 from kafkamock.broker import Broker, Close, ManualClock, Request, Respond
 from kafkamock.broker.config import BrokerConfig, ConfigError
 from kafkamock.broker.errors import ErrorCode as E
-from kafkamock.broker.security import jaas
 from kafkamock.broker.security.listeners import listeners
 from kafkamock.broker.security.mechanisms import AuthenticationFailed, OAuthBearerServer
 from kafkamock.broker.security.principal import ssl_principal
@@ -100,9 +99,9 @@ def test_jaas_is_parsed_as_java_does():
     module = jaas.login_module('com.example.Module required  // a comment\n a="x\\"y" b=plain.word c="semi;colon";')
     assert (module.name, module.flag) == ("com.example.Module", "required")
     assert module.options == {"a": 'x"y', "b": "plain.word", "c": "semi;colon"}
-    with pytest.raises(ConfigError, match="should be 1 module"):
+    with pytest.raises(jaas.JaasConfigError, match="should be 1 module"):
         jaas.login_module("a.B required; c.D optional;")
-    with pytest.raises(ConfigError, match="do not end with ';'"):
+    with pytest.raises(jaas.JaasConfigError, match="do not end with ';'"):
         jaas.login_module('a.B required x="1"')
 
 

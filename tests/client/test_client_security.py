@@ -9,24 +9,31 @@ import json
 import pytest
 from scramp import ScramException, ScramMechanism
 
-from kafkamock.client.security import OAuthBearerExchange, ScramExchange, parse_jaas, security_from
+from kafkamock.client.security import OAuthBearerExchange, ScramExchange, security_from
 
 PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="a\\"b;c";'
 
 
 def test_jaas_is_read_as_java_reads_it():
-    assert parse_jaas(PLAIN) == ("org.apache.kafka.common.security.plain.PlainLoginModule",
-                                 {"username": "alice", "password": 'a"b;c'})
-    module, options = parse_jaas("org.apache.kafka.common.security.scram.ScramLoginModule required\n"
-                                 "  username=bob password=\"s e c\"")
-    assert module.endswith("ScramLoginModule") and options == {"username": "bob", "password": "s e c"}
-    with pytest.raises(ValueError, match="LoginModule"):
-        parse_jaas('username="alice"')
+    """The client reads sasl.jaas.config with the broker's parser: quoted values keep escaped quotes and ';'."""
+    settings = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN}
+    security = security_from(settings)
+    assert (security.username, security.password) == ("alice", 'a"b;c')
+    scram = security_from({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                           "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required\n"
+                                               "  username=bob /* a comment */ password=\"s e c\";"})
+    assert (scram.username, scram.password) == ("bob", "s e c")
 
 
 @pytest.mark.parametrize(("settings", "message"), [
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI"}, "GSSAPI.*not supported"),
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs sasl.jaas.config"),
+    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": 'username="alice"'},
+     "LoginModule"),
+    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN[:-1]},
+     "do not end with ';'"),
+    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN + PLAIN},
+     "2 login modules"),
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": PLAIN},
      "needs org.apache.kafka.common.security.scram.ScramLoginModule"),
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",

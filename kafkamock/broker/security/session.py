@@ -13,18 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from kafkamock import jaas
 from kafkamock.broker.config import ConfigError, listener_config
-from kafkamock.broker.security import jaas
 from kafkamock.broker.security.mechanisms import OAuthBearerServer, PlainServer, SaslServer, ScramServer
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 MIN_REAUTH_INTERVAL_MS = 1000          # KafkaChannel: at most one re-authentication a second
-LOGIN_MODULES = {
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
-}
 
 
 class State(Enum):
@@ -142,14 +136,17 @@ def login_module(config, listener: str, mechanism: str) -> jaas.LoginModule | No
     if not text:
         if mechanism == "PLAIN":
             raise ConfigError(f"SASL listener {listener}: PLAIN needs its users in listener.name.{listener.lower()}"
-                              f".plain.sasl.jaas.config ({LOGIN_MODULES['PLAIN']} required user_<name>=\"...\";)")
+                              f".plain.sasl.jaas.config ({jaas.LOGIN_MODULES['PLAIN']} required user_<name>=\"...\";)")
         return None
-    module = jaas.login_module(text)
-    if module.name != LOGIN_MODULES[mechanism]:
+    try:
+        module = jaas.login_module(text)
+    except jaas.JaasConfigError as exc:
+        raise ConfigError(f"SASL listener {listener}, {mechanism}: {exc}") from exc
+    if module.name != jaas.LOGIN_MODULES[mechanism]:
         # An unprefixed sasl.jaas.config serves one mechanism only; other mechanisms of the listener ignore it.
         prefixed = f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
         if prefixed in config.values or mechanism == "PLAIN":
             raise ConfigError(f"SASL listener {listener}: the JAAS config for {mechanism} names {module.name}, "
-                              f"expected {LOGIN_MODULES[mechanism]}")
+                              f"expected {jaas.LOGIN_MODULES[mechanism]}")
         return None
     return module
