@@ -351,24 +351,26 @@ class Broker:
                                    self.config["allow.everyone.if.no.acl.found"])
 
     def authorize(self, request: Request, operation: AclOperation, resource_type: ResourceType,
-                  name: str = CLUSTER_NAME) -> bool:
+                  name: str = CLUSTER_NAME, *, log_denied: bool = True) -> bool:
         """May the request's principal, from its host, do ``operation`` on the resource? Always, with no
-        authorizer (Kafka's AuthHelper.authorize)."""
+        authorizer (Kafka's AuthHelper.authorize). ``log_denied=False`` for checks that filter rather than
+        refuse (Kafka's Action.logIfDenied)."""
         if not self.authorizer_enabled:
             return True
         conn = request.connection
         allowed = authorizer.authorize(self.acls.of_type(resource_type), self.authorizer_settings(),
                                        conn.principal, conn.host, operation, resource_type, name)
-        if not allowed:
+        if not allowed and log_denied:
             log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
                      "for request = %s", conn.principal, operation.name, conn.host, resource_type.name, name,
                      self.registry.requests[request.api_key].api_name)
         return allowed
 
     def authorized(self, request: Request, operation: AclOperation, resource_type: ResourceType,
-                   names) -> set[str]:
+                   names, *, log_denied: bool = True) -> set[str]:
         """The batch form: which of ``names`` the principal may do ``operation`` on (filterByAuthorized)."""
-        return {name for name in set(names) if self.authorize(request, operation, resource_type, name)}
+        return {name for name in set(names)
+                if self.authorize(request, operation, resource_type, name, log_denied=log_denied)}
 
     def authorize_by_resource_type(self, request: Request, operation: AclOperation,
                                    resource_type: ResourceType) -> bool:

@@ -352,6 +352,33 @@ def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics(broker):
     assert heartbeat(["t"]) == E.NONE
 
 
+
+def test_regex_subscriptions_resolve_to_describable_topics_only(broker):
+    """Kafka's TopicRegexResolver: a regular expression matches only the topics the heartbeating member may
+    DESCRIBE; an ACL granted later lets the next heartbeat's resolution take the topic in."""
+    broker.cluster.create_topic("t-extra", 1, 1)
+    grant(broker, creation(GROUP, "rx", READ), creation(TOPIC, "t", DESCRIBE))
+    member_id, epoch = str(uuid.uuid4()), 0
+
+    def heartbeat():
+        nonlocal epoch
+        answer = call(broker, "ConsumerGroupHeartbeat", 1, {
+            "group_id": "rx", "member_id": member_id, "member_epoch": epoch, "instance_id": None, "rack_id": None,
+            "rebalance_timeout_ms": 30000, "subscribed_topic_names": [], "subscribed_topic_regex": "t.*|secret",
+            "server_assignor": None, "topic_partitions": [] if epoch == 0 else None}, principal=ALICE)
+        assert answer.error_code == E.NONE, answer
+        epoch = answer.member_epoch
+        names = {t.topic_id: n for n, t in broker.cluster.topics.items()}
+        return {(names[tp.topic_id], p) for tp in answer.assignment.topic_partitions for p in tp.partitions} \
+            if answer.assignment is not None else None
+
+    assert heartbeat() == {("t", 0), ("t", 1)}
+    grant(broker, creation(TOPIC, "secret", DESCRIBE), creation(TOPIC, "t-extra", DESCRIBE))
+    assert heartbeat() == {("t", 0), ("t", 1), ("secret", 0), ("t-extra", 0)}
+    group = broker.groups.groups["rx"]
+    assert group.regexes["t.*|secret"] == {"t", "t-extra", "secret"}
+
+
 # -- transactions ---------------------------------------------------------------------------------------------
 
 def test_init_producer_id_rules(broker):

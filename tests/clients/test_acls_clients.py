@@ -188,3 +188,31 @@ def test_kafka_python_producer_and_consumer_denied_then_allowed(kafka_broker):
         assert got == [b"yes"]
     finally:
         consumer.close()
+
+
+@pytest.mark.kafkamock(config={**OPEN_UNLESS_GUARDED, "group.consumer.heartbeat.interval.ms": 500,
+                               "group.consumer.min.heartbeat.interval.ms": 100})
+def test_librdkafka_regex_subscription_gets_only_describable_topics(kafka_broker):
+    """KIP-848: librdkafka sends its "^rx-.*" subscription to the broker as a regular expression; the group
+    resolves it to the topics the member may DESCRIBE (Kafka's TopicRegexResolver), and a later ACL adds one."""
+    client = admin(kafka_broker)
+    create_topic(client, "rx-open")
+    create_topic(client, "rx-guarded")
+    create_acls(client, binding("rx-guarded", AclOperation.ALL, "User:bob"))
+    consumer = Consumer({"bootstrap.servers": kafka_broker.bootstrap_servers, "group.id": "rx-group",
+                         "group.protocol": "consumer", "enable.auto.commit": False, "fetch.wait.max.ms": 100})
+
+    def assigned() -> set[str]:
+        return {tp.topic for tp in consumer.assignment()}
+    try:
+        consumer.subscribe(["^rx-.*"])
+        assert wait_until(assigned, timeout=20, what="an assignment", step=lambda: consumer.poll(0.2)) == \
+            {"rx-open"}
+        described = client.describe_consumer_groups(["rx-group"], request_timeout=10)["rx-group"].result(15)
+        assert [{tp.topic for tp in m.assignment.topic_partitions} for m in described.members] == [{"rx-open"}]
+
+        create_acls(client, binding("rx-guarded", AclOperation.DESCRIBE), binding("rx-guarded", AclOperation.READ))
+        wait_until(lambda: assigned() == {"rx-open", "rx-guarded"}, timeout=20,
+                   what="the newly describable topic in the assignment", step=lambda: consumer.poll(0.2))
+    finally:
+        consumer.close()

@@ -17,6 +17,7 @@ import logging
 import re
 import uuid
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,9 +312,11 @@ class ConsumerGroups:
 
     # -- the heartbeat -------------------------------------------------------------------------------------------
 
-    def heartbeat(self, body, version: int, client_id: str, client_host: str) -> dict:
+    def heartbeat(self, body, version: int, client_id: str, client_host: str,
+                  describable: Callable[[frozenset[str]], set[str]]) -> dict:
         """ConsumerGroupHeartbeat: join (epoch 0), heartbeat (the current epoch), leave (-1) or leave for now as
-        a static member (-2). Returns the response body; errors raise KafkaError."""
+        a static member (-2). Returns the response body; errors raise KafkaError. ``describable`` says which
+        topics the requester may DESCRIBE: the group's regular expressions resolve to those only."""
         group_id, member_id, epoch = body.group_id, body.member_id or "", body.member_epoch
         instance_id = body.instance_id
         regex = body.subscribed_topic_regex if version >= 1 else None
@@ -358,6 +361,7 @@ class ConsumerGroups:
         if epoch == 0:
             owned = owned or {}
         before = (member.assigned, member.pending_revocation)
+        written.extend(self._refresh_regexes(group, describable))
         self._advance(group, member, owned, changed, written)
         after = (member.assigned, member.pending_revocation)
         full = epoch == 0 or (body.rebalance_timeout_ms != -1 and owned is not None and
@@ -527,15 +531,18 @@ class ConsumerGroups:
 
     # -- subscriptions and assignment ----------------------------------------------------------------------------
 
-    def _refresh_regexes(self, group: ConsumerGroup) -> list:
+    def _refresh_regexes(self, group: ConsumerGroup, describable: Callable[[frozenset[str]], set[str]]) -> list:
         """Resolve the members' regular expressions against the topics (Kafka matches the whole name, and never
-        an internal topic); a record for each whose matches changed."""
+        an internal topic), keeping only the topics the heartbeating member may DESCRIBE, as Kafka's
+        TopicRegexResolver does with the request that triggers the refresh; a record for each whose matches
+        changed. Classic members (online migration) subscribe by name and refresh nothing."""
         written = []
         wanted = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
         names = [t.name for t in self.broker.cluster.topics.values() if not t.internal]
-        for regex in wanted:
-            pattern = _regex(regex)
-            matched = frozenset(n for n in names if pattern.fullmatch(n))
+        resolved = {regex: frozenset(filter(_regex(regex).fullmatch, names)) for regex in wanted}
+        allowed = describable(frozenset().union(*resolved.values())) if resolved else set()
+        for regex, matches in resolved.items():
+            matched = matches & allowed
             if group.regexes.get(regex) != matched:
                 group.regexes[regex] = matched
                 written.append(records.record(records.CONSUMER_GROUP_REGULAR_EXPRESSION,
@@ -665,7 +672,6 @@ class ConsumerGroups:
                  written: list) -> None:
         """The common tail of every member request: epochs, target, reconciliation, records, session."""
         bump = changed
-        written.extend(self._refresh_regexes(group))
         metadata_hash = self._metadata_hash(group)
         if metadata_hash != group.metadata_hash:
             group.metadata_hash = metadata_hash

@@ -1,7 +1,8 @@
 """ConsumerGroupHeartbeat (68): KIP-848's one request for joining, staying in and leaving a consumer group.
 
 The member reports its subscription and the partitions it owns; the answer carries its epoch and, when it changed,
-its assignment (``groups/consumer.py``). Served only while ``group.coordinator.rebalance.protocols`` lists
+its assignment (``groups/consumer.py``). A regular expression subscription resolves to the topics the member
+may DESCRIBE; named topics it may not describe refuse the heartbeat (TOPIC_AUTHORIZATION_FAILED). Served only while ``group.coordinator.rebalance.protocols`` lists
 ``consumer``.
 """
 
@@ -30,7 +31,10 @@ def handle(broker, request) -> dict:
     try:
         broker.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]
-        return broker.groups.consumer.heartbeat(body, request.version, request.client_id or "", "/" + peer)
+        return broker.groups.consumer.heartbeat(
+            body, request.version, request.client_id or "", "/" + peer,
+            lambda topics: broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics,
+                                             log_denied=False))
     except KafkaError as exc:
         return _error(exc.code, exc.message, body)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 
-from kafkamock.broker import legacy
+from kafkamock.broker import legacy, quotas
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -100,14 +100,15 @@ def handle(broker, request):
     response_session = session.id if session is not None else 0
 
     read_committed = version >= 4 and body.isolation_level == 1
-    max_bytes = body.max_bytes if version >= 3 else 2**31 - 1
+    max_bytes = _max_bytes(broker, request)
+    min_bytes = min(body.min_bytes, max_bytes)
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
 
     def complete(final: bool):
         parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental,
                                       readable)
-        if not final and body.max_wait_ms > 0 and total < body.min_bytes and not _has_error(parts):
+        if not final and body.max_wait_ms > 0 and total < min_bytes and not _has_error(parts):
             return None
         for pf, _ in parts:
             # What the client now knows, so the next incremental reply can leave unchanged partitions out.
@@ -140,6 +141,19 @@ def _log_start(broker, pf: PartitionFetch) -> int | None:
 
 def _has_error(parts) -> bool:
     return any(data["error_code"] for _, data in parts)
+
+
+def _max_bytes(broker, request) -> int:
+    """The response's byte budget, as KafkaApis computes it: the request's max_bytes (v3+), the broker's
+    ``fetch.max.bytes``, and for a consumer under a fetch quota the most its quota window holds."""
+    limit = min(request.body.max_bytes if request.version >= 3 else 2**31 - 1,
+                broker.node_config(request)["fetch.max.bytes"])
+    if getattr(request.body, "replica_id", -1) < 0:
+        window = broker.quotas.max_in_window(quotas.FETCH, quotas.principal_user(request.connection.principal),
+                                             request.client_id or "")
+        if window is not None:
+            limit = min(limit, window)
+    return limit
 
 
 def _read(broker, request, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool,
