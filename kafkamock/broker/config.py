@@ -188,6 +188,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("quota.window.num", "INT", 11, validator=_at_least(1)),
     ConfigDef("quota.window.size.seconds", "INT", 1, validator=_at_least(1)),
     ConfigDef("message.max.bytes", "INT", 1048588, validator=_at_least(0)),
+    ConfigDef("fetch.max.bytes", "INT", 57671680, validator=_at_least(1024)),
     ConfigDef("log.retention.ms", "LONG", 604800000),
     ConfigDef("log.retention.bytes", "LONG", -1),
     ConfigDef("log.retention.check.interval.ms", "LONG", 300000, validator=_at_least(1)),
@@ -511,6 +512,7 @@ READ_ONLY_BROKER_CONFIGS = frozenset({
     "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
     "queued.max.requests", "connections.max.idle.ms", "quota.window.num", "quota.window.size.seconds",
+    "fetch.max.bytes",
 })
 
 

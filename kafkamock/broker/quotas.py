@@ -254,6 +254,16 @@ class ClientQuotas:
                 return values[key]
         return None
 
+    def max_in_window(self, kind: int, user: str, client_id: str) -> int | None:
+        """The most one response may carry under the client's byte-rate quota: the quota over the window's full
+        samples, ``quota * (quota.window.num - 1) * quota.window.size.seconds`` (Kafka's
+        getMaxValueInQuotaWindow), so that one fetch can never owe more than the window; None without a quota."""
+        quota = self.quota_for("producer_byte_rate" if kind == PRODUCE else "consumer_byte_rate", user, client_id)
+        if quota is None:
+            return None
+        n, window_ms = self._window()
+        return int(min(quota[0] * (n - 1) * window_ms / 1000, 2**31 - 1))
+
     # -- recording -----------------------------------------------------------------------------------------------
 
     def _window(self) -> tuple[int, int]:

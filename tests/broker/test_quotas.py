@@ -159,6 +159,38 @@ def test_throttled_fetch_returns_no_data_and_acks0_still_mutes(broker):
     assert outcome.__class__.__name__ == "NoResponse" and request.mute_until_ms > broker.now_ms()
 
 
+
+def fetch_batches(broker, client_id, max_bytes=10**7) -> tuple[int, int]:
+    """(record batches in a Fetch from offset 0 of t-0, throttle_time_ms)."""
+    body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": max_bytes, "session_epoch": -1,
+            "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                      "partition_max_bytes": 10**7}]}]}
+    response = call(broker, "Fetch", 12, body, client_id=client_id)
+    data = [p.records for t in response.responses for p in t.partitions]
+    return (len(records.split_batches(bytes(data[0]))[0]) if data else 0), response.throttle_time_ms
+
+
+def test_fetch_is_capped_to_what_the_quota_window_holds(broker, clock):
+    """KafkaApis caps a consumer's fetch at quota * (quota.window.num - 1) * window seconds
+    (getMaxValueInQuotaWindow): 1,000 B/s over 10 full 1 s windows lets one fetch carry 10,000 bytes, so three
+    3 kB batches come back, unthrottled, where an uncapped fetch of all five would owe a throttle and get nothing."""
+    for _ in range(5):
+        produce_request(broker, "w", size_hint=3000)
+    assert alter(broker, [([("client-id", "capped")], {"consumer_byte_rate": 1000})]) == [(E.NONE, None)]
+    assert fetch_batches(broker, "free") == (5, 0)
+    assert fetch_batches(broker, "capped") == (3, 0)
+    assert fetch_batches(broker, "capped")[1] > 0          # a second fetch at once is over the rate
+    clock.advance(11_000)
+    assert fetch_batches(broker, "capped", max_bytes=4000) == (1, 0)    # the request's own limit still holds
+
+
+def test_fetch_max_bytes_broker_config_caps_every_fetch(clock):
+    broker = Broker({"fetch.max.bytes": 4096}, clock=clock)
+    broker.cluster.create_topic("t", 1, 1)
+    for _ in range(3):
+        produce_request(broker, "w", size_hint=3000)
+    assert fetch_batches(broker, "any") == (1, 0)
+
 def test_quotas_survive_a_restart(tmp_path):
     broker = Broker({"log.dirs": str(tmp_path)}, ManualClock())
     assert alter(broker, [([("user", None), ("client-id", "x")], {"consumer_byte_rate": 4096})]) == [(E.NONE, None)]

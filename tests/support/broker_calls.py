@@ -7,7 +7,7 @@ from kafkamock.broker import Broker, Close, ConnectionInfo, Request, Respond, Wa
 
 
 def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | None = None,
-         principal: str = "User:ANONYMOUS", host: str = "127.0.0.1"):
+         principal: str = "User:ANONYMOUS", host: str = "127.0.0.1", client_id: str = "test"):
     """Encode and decode the request (so every field is present), handle it on node ``node_id`` (default: the
     first), and prove the response encodes.
 
@@ -18,7 +18,7 @@ def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | N
     decoded = codec.decode(name, version, codec.encode(name, version, body))
     key = codec.default_registry().api_key(api)
     node = broker.cluster.nodes[node_id] if node_id is not None else None
-    outcome = broker.handle(Request(key, version, 1, "test", decoded, node=node,
+    outcome = broker.handle(Request(key, version, 1, client_id, decoded, node=node,
                                      connection=ConnectionInfo(1, peer=f"{host}:50000", principal=principal)))
     if isinstance(outcome, Wait):
         return outcome.waiter
