@@ -12,6 +12,7 @@ reaches its deadline.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -292,7 +293,7 @@ class Broker:
         try:
             return as_outcome(module.handle(self, request))
         except AuthorizationFailed as exc:
-            return Respond(self.error_response(module, request, exc.code))
+            return Respond(self.error_response(module, request, exc.code, exc.message))
         finally:
             if request.faults is not None:
                 request.faults.settle()
@@ -323,15 +324,21 @@ class Broker:
             return Wait(self.wait((), self.now_ms() + fault.latency_ms, lambda final: act() if final else None))
         return act()
 
-    def error_response(self, module, request: Request, code: ErrorCode) -> dict:
+    def error_response(self, module, request: Request, code: ErrorCode, message: str | None = None) -> dict:
         """A whole-request error answer: the handler's own ``error_response``, else the response's top-level
-        ErrorCode (every other field at its default)."""
+        ErrorCode (every other field at its default). ``message`` goes where the response has room for it."""
         if hasattr(module, "error_response"):
+            if message is not None and "message" in inspect.signature(module.error_response).parameters:
+                return module.error_response(self, request, code, message)
             return module.error_response(self, request, code)
         spec = self.registry.responses[request.api_key]
-        if not any(f.name == "ErrorCode" and f.present(request.version) for f in spec.fields):
+        present = {f.name for f in spec.fields if f.present(request.version)}
+        if "ErrorCode" not in present:
             raise ValueError(f"{spec.name} v{request.version} has no top-level ErrorCode")
-        return {"throttle_time_ms": 0, "error_code": code}
+        body: dict = {"throttle_time_ms": 0, "error_code": code}
+        if message is not None and "ErrorMessage" in present:
+            body["error_message"] = message
+        return body
 
     def wait(self, keys: tuple, deadline_ms: int, check: Callable[[bool], Any]) -> Waiter:
         """Register a waiter (see ``outcome.Waiter``); a handler returns it to make its request wait."""
@@ -387,6 +394,19 @@ class Broker:
         *_AUTHORIZATION_FAILED code (Kafka's ``getErrorResponse`` of that exception)."""
         if not self.authorize(request, operation, resource_type, name):
             raise AuthorizationFailed(AUTHORIZATION_FAILED[resource_type])
+
+    def require_cluster(self, request: Request, operation: AclOperation) -> None:
+        """Kafka's AuthHelper.authorizeClusterOperation: refuse the whole request with CLUSTER_AUTHORIZATION_FAILED
+        and the message naming the request that Kafka's ClusterAuthorizationException carries."""
+        if not self.authorize(request, operation, ResourceType.CLUSTER):
+            conn = request.connection
+            node = request.node if request.node is not None else self.first_node()
+            host, port = node.address(conn.listener)
+            described = (f"Request(processor=0, connectionId={host}:{port}-{conn.peer}-0-{conn.id}, "
+                         f"session=Session({conn.principal},/{conn.host}), listenerName=ListenerName("
+                         f"{conn.listener}), securityProtocol={conn.security_protocol}, buffer=null, "
+                         f"envelope=None)")
+            raise AuthorizationFailed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request {described} is not authorized.")
 
     def authorized_operations(self, request: Request, resource_type: ResourceType, name: str = CLUSTER_NAME
                               ) -> int:

@@ -6,6 +6,7 @@ Every request goes through the codec at a real version and every response is enc
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -114,13 +115,22 @@ def test_unknown_codes_close_the_connection_as_kafkas_parser_refuses_them(broker
 
 
 def test_acl_apis_need_cluster_alter_or_describe(broker):
-    assert grant(broker, creation(TOPIC, "t", READ), as_=ALICE) == [(E.CLUSTER_AUTHORIZATION_FAILED, None)]
-    assert described(broker, as_=ALICE) == (E.CLUSTER_AUTHORIZATION_FAILED, [])
+    # Kafka's AuthHelper.authorizeClusterOperation: the refusal names the request, its session and listener
+    not_authorized = (r"^Request Request\(processor=0, connectionId=\S+-127\.0\.0\.1:50000-0-1, "
+                      r"session=Session\(User:alice,/127\.0\.0\.1\), listenerName=ListenerName\(PLAINTEXT\), "
+                      r"securityProtocol=PLAINTEXT, buffer=null, envelope=None\) is not authorized\.$")
+    [(code, message)] = grant(broker, creation(TOPIC, "t", READ), as_=ALICE)
+    assert code == E.CLUSTER_AUTHORIZATION_FAILED and re.match(not_authorized, message)
+    refused = call(broker, "DescribeAcls", 3, any_filter(), principal=ALICE)
+    assert refused.error_code == E.CLUSTER_AUTHORIZATION_FAILED and re.match(not_authorized, refused.error_message)
+    assert not refused.resources
     grant(broker, creation(CLUSTER, "kafka-cluster", DESCRIBE))
     assert described(broker, as_=ALICE)[0] == E.NONE
-    assert grant(broker, creation(TOPIC, "t", READ), as_=ALICE) == [(E.CLUSTER_AUTHORIZATION_FAILED, None)]
+    [(code, message)] = grant(broker, creation(TOPIC, "t", READ), as_=ALICE)
+    assert code == E.CLUSTER_AUTHORIZATION_FAILED and re.match(not_authorized, message)
     deleted = call(broker, "DeleteAcls", 3, {"filters": [any_filter()]}, principal=ALICE)
     assert [r.error_code for r in deleted.filter_results] == [E.CLUSTER_AUTHORIZATION_FAILED]
+    assert re.match(not_authorized, deleted.filter_results[0].error_message)
     grant(broker, creation(CLUSTER, "kafka-cluster", ALTER))
     assert grant(broker, creation(TOPIC, "t", READ, principal=BOB), as_=ALICE) == [(E.NONE, None)]
 

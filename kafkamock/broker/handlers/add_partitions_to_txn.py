@@ -62,7 +62,7 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
 def handle(broker, request) -> dict:
     body, version = request.body, request.version
     if version >= 4:   # batched, from brokers only
-        broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        broker.require_cluster(request, AclOperation.CLUSTER_ACTION)
     if version <= 3:
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _one(
             broker, request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,

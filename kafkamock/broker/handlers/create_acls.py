@@ -29,7 +29,7 @@ def handle(broker, request):
         if not (known(ResourceType, c.resource_type) and known(PatternType, c.resource_pattern_type)
                 and known(AclOperation, c.operation) and known(AclPermissionType, c.permission_type)):
             return Close(f"CreateAcls with unknown elements: {c}")
-    broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)
+    broker.require_cluster(request, AclOperation.ALTER)
     if not broker.authorizer_enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     bindings = [AclBinding(ResourceType(c.resource_type), c.resource_name, PatternType(c.resource_pattern_type),

@@ -7,7 +7,7 @@ filters match is listed under both; all matches go together.
 
 from __future__ import annotations
 
-from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers.describe_acls import parse_filter
 from kafkamock.broker.outcome import Close
@@ -20,7 +20,7 @@ def handle(broker, request):
     filters = [parse_filter(f) for f in request.body.filters]
     if None in filters:
         return Close(f"DeleteAcls with unknown elements: {request.body.filters}")
-    broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)
+    broker.require_cluster(request, AclOperation.ALTER)
     if not broker.authorizer_enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     matched = broker.acls.delete(filters)

@@ -36,7 +36,7 @@ def handle(broker, request):
     flt = parse_filter(request.body)
     if flt is None:
         return Close(f"DescribeAcls with unknown elements: {request.body}")
-    broker.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+    broker.require_cluster(request, AclOperation.DESCRIBE)
     if not broker.authorizer_enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     resources: dict[tuple, list[dict]] = {}

@@ -15,7 +15,7 @@ PARTITIONED = True
 def handle(broker, request) -> dict:
     # from transaction coordinators: ALTER on the cluster, else CLUSTER_ACTION (else the whole request fails)
     if not broker.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
-        broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        broker.require_cluster(request, AclOperation.CLUSTER_ACTION)
     markers = []
     for marker in request.body.markers:
         topics = []
