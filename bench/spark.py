@@ -264,18 +264,27 @@ def main(argv: list[str] | None = None) -> int:
 
         outputs = iter(range(10**6))
 
-        def stream_read_write() -> float:
-            topic = f"bench-out-{next(outputs)}"
+        def stream_read_write(exactly_once: bool = False) -> float:
+            index = next(outputs)
+            topic = f"bench-out-{index}"
             trio.run(create_topic, bootstrap, topic)
             df = (spark.readStream.format("kafkamock").option("kafka.bootstrap.servers", bootstrap)
                   .option("subscribe", "bench-in").option("startingOffsets", "earliest").load().select("key", "value"))
-            seconds, seen = streamed(df, "kafkamock", {"kafka.bootstrap.servers": bootstrap, "topic": topic})
+            sink = {"kafka.bootstrap.servers": bootstrap, "topic": topic}
+            if exactly_once:
+                sink["kafka.transactional.id"] = f"bench-eos-{index}"
+            seconds, seen = streamed(df, "kafkamock", sink)
             check("the streaming read (numInputRows)", seen)
-            check(f"the streaming write ({topic}'s end offsets)", trio.run(end_offsets, bootstrap, topic))
+            written = trio.run(end_offsets, bootstrap, topic)
+            if exactly_once:     # the end offsets count the commit markers too: one per transaction and partition
+                if not n < written <= n + PARTITIONS * PARTITIONS:
+                    raise SystemExit(f"the exactly-once write left end offsets {written} for {n} rows")
+            else:
+                check(f"the streaming write ({topic}'s end offsets)", written)
             return seconds
 
         workloads = {"ceiling": ceiling, "read": batch_read, "stream ceiling": stream_ceiling,
-                     "stream": stream_read_write}
+                     "stream": stream_read_write, "stream eos": lambda: stream_read_write(exactly_once=True)}
         for round_ in range(args.rounds + 1):          # round 0 warms up and is not counted
             for name, run in workloads.items():
                 seconds = run()
@@ -300,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             ("batch read -> noop", "read", "ceiling"),
             ("no-Kafka streaming ceiling: same source, AvailableNow -> Python sink that drops rows", "stream ceiling",
              "stream ceiling"),
-            ("streaming read + write to another topic (AvailableNow)", "stream", "stream ceiling")]
+            ("streaming read + write to another topic (AvailableNow)", "stream", "stream ceiling"),
+            ("the same, exactly-once (`kafka.transactional.id`)", "stream eos", "stream ceiling")]
     for label, name, peer in rows:
         to_peer = ratio(name, peer)
         share = "" if name == peer else f"{1 - to_peer:.0%}"

@@ -281,14 +281,15 @@ def _write_settings(servers: str, kafka: dict[str, str]) -> ClientSettings:
         producer = client_config.parse(client_config.PRODUCER, given, "Kafka producer")
     except ValueError as exc:
         raise _setting_error(exc) from None
-    _check_security({name: kafka[name] for name in SECURITY_SETTINGS if name in kafka})
+    security = {name: kafka[name] for name in SECURITY_SETTINGS if name in kafka}
+    _check_security(security)
     if producer["enable.idempotence"] and producer["acks"] not in ("all", "-1"):
         if "enable.idempotence" in kafka:
             raise KafkaOptionError("option 'kafka.enable.idempotence' needs 'kafka.acks' = all")
         given["enable.idempotence"] = "false"      # Java turns idempotence off by default when acks is not all
     return ClientSettings(bootstrap_servers=servers, client_id=producer["client.id"],
                           request_timeout_s=producer["request.timeout.ms"] / 1000,
-                          allow_auto_create_topics=producer["allow.auto.create.topics"],
+                          allow_auto_create_topics=producer["allow.auto.create.topics"], security=security,
                           producer={k: v for k, v in given.items()})
 
 

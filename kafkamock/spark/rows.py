@@ -1,13 +1,10 @@
-"""Kafka records to Arrow record batches (read) and Arrow batches to records (write), in Spark's Kafka schema."""
+"""Kafka records to Arrow record batches in Spark's Kafka schema (the write side is ``columnar`` and ``tasks``)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from kafkamock.client import OutgoingRecord
 from kafkamock.spark.columnar import HEADER_TYPE, Columns
 
 READ_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
@@ -40,28 +37,3 @@ def columns_to_arrow(topic: str, partition: int, cols: Columns, schema: pa.Schem
     if include_headers:
         columns.append(cols.headers)
     return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-def outgoing(batch: pa.RecordBatch, topic_option: str | None) -> Iterator[OutgoingRecord]:
-    """The records an Arrow batch of rows (key, value, topic, partition, headers) asks to write."""
-    names = batch.schema.names
-    n = batch.num_rows
-    values = _bytes_column(batch, "value")
-    keys = _bytes_column(batch, "key") if "key" in names else [None] * n
-    topics = [topic_option] * n if topic_option else batch.column("topic").to_pylist()
-    partitions = batch.column("partition").to_pylist() if "partition" in names else [None] * n
-    headers = batch.column("headers").to_pylist() if "headers" in names else [None] * n
-    for i in range(n):
-        topic = topics[i]
-        if topic is None:
-            raise ValueError("null topic: a row's 'topic' column is null and no 'topic' option is set")
-        hs = headers[i]
-        yield OutgoingRecord(topic, keys[i], values[i],
-                             [(h["key"], h["value"]) for h in hs] if hs else (), partitions[i])
-
-
-def _bytes_column(batch: pa.RecordBatch, name: str) -> list:
-    column = batch.column(name)
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        return [None if v is None else v.encode() for v in column.to_pylist()]
-    return column.to_pylist()

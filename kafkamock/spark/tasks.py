@@ -17,7 +17,7 @@ import queue
 import random
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -127,11 +127,12 @@ class _Pool:
             return idle.pop()
         client, closing = self.make(settings), trio.Event()
         assert _loop is not None and _loop.nursery is not None
-        await _loop.nursery.start(self._hold, client, closing)
+        await _loop.nursery.start(self.hold, client, closing)
         return client, closing
 
     @staticmethod
-    async def _hold(client: Any, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def hold(client: Any, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Keep ``client`` open on the loop until ``closing`` is set."""
         started = False
         try:
             async with client:
@@ -309,21 +310,40 @@ def _lost(rng: OffsetRange, wanted: int, available: int, fail: bool, beyond: boo
 
 # -- writing -----------------------------------------------------------------------------------------------------
 
-def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], topic_option: str | None) -> int:
+class Transaction(Protocol):
+    """What a transactional write adds around the rows (``transactional.TaskTransaction``): its producer's
+    transactional id, then on the I/O loop ``begin`` (False: these rows were committed before, write nothing),
+    ``commit`` after every record was sent, ``abort`` when the write fails."""
+
+    transactional_id: str
+
+    async def begin(self, producer: Producer) -> bool: ...
+    async def commit(self, producer: Producer) -> None: ...
+    async def abort(self, producer: Producer) -> None: ...
+
+
+def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], topic_option: str | None,
+                transaction: Transaction | None = None) -> int:
     """Produce every row of ``batches``; returns how many records were written (all acknowledged).
 
     The task's thread only takes Spark's Arrow batches; a thread of the write partitions and encodes their rows
     into records regions (``columnar``: no Python object per row), and the worker's I/O loop sends them with a
     ``Producer(settings.producer)`` (so linger.ms, batch.size, compression, acks... apply) kept open between the
-    worker's tasks."""
+    worker's tasks. With a ``transaction`` the producer is the task's own transactional one, and the rows go in
+    one transaction."""
     loop = _io()
-    job = _WriteJob(settings, loop)
+    job = _WriteJob(settings, loop, transaction)
     loop.call(job.open)
     ok = False
-    arrived: queue.Queue = queue.Queue(maxsize=ARROW_AHEAD)
-    encoder = _Encoder(job, loop, topic_option, arrived)
-    encoder.start()
+    encoder: _Encoder | None = None
     try:
+        if transaction is not None and not loop.call(transaction.begin, job.producer):
+            for _ in batches:                       # Spark expects the task to consume its input
+                pass
+            ok = True
+            return 0
+        encoder = _Encoder(job, loop, topic_option, queue.Queue(maxsize=ARROW_AHEAD))
+        encoder.start()
         for batch in batches:
             if batch.num_rows:
                 encoder.put(batch)
@@ -332,11 +352,18 @@ def write_arrow(settings: ClientSettings, batches: Iterable[pa.RecordBatch], top
         if encoder.error is not None:
             raise encoder.error
         written = loop.call(job.finish)
+        if transaction is not None:
+            loop.call(transaction.commit, job.producer)
         ok = True
         return written
     finally:
-        encoder.stop.set()
-        loop.call(job.close, ok)
+        if encoder is not None:
+            encoder.stop.set()
+        try:
+            if not ok and transaction is not None:
+                loop.call(transaction.abort, job.producer)
+        finally:
+            loop.call(job.close, ok)
 
 
 class _Encoder(threading.Thread):
@@ -378,11 +405,12 @@ class _Encoder(threading.Thread):
 
 
 class _WriteJob:
-    """One task's write: a pooled producer on the I/O loop, fed regions by the task's thread without waiting for
-    the loop (at most ``HANDED_OVER`` regions between the two), the handles of what was sent."""
+    """One task's write: a pooled producer on the I/O loop (a transactional write's own, not pooled: its id is the
+    task's), fed regions by the task's thread without waiting for the loop (at most ``HANDED_OVER`` regions
+    between the two), the handles of what was sent."""
 
-    def __init__(self, settings: ClientSettings, loop: _IoLoop):
-        self.settings, self.loop = settings, loop
+    def __init__(self, settings: ClientSettings, loop: _IoLoop, transaction: Transaction | None = None):
+        self.settings, self.loop, self.transaction = settings, loop, transaction
         self.entry: tuple[Producer, trio.Event] | None = None
         self.handles: list[Any] = []
         self.written = 0
@@ -398,7 +426,14 @@ class _WriteJob:
         return self.entry[0]
 
     async def open(self) -> None:
-        self.entry = await _io().producers.take(self.settings)
+        if self.transaction is None:
+            self.entry = await self.loop.producers.take(self.settings)
+        else:
+            producer = Producer({**self.settings.producer, "transactional.id": self.transaction.transactional_id})
+            closing = trio.Event()
+            assert self.loop.nursery is not None
+            await self.loop.nursery.start(_Pool.hold, producer, closing)
+            self.entry = (producer, closing)
         self.sending, receiving = trio.open_memory_channel[Any](math.inf)
         assert self.loop.nursery is not None
         self.loop.nursery.start_soon(self._drain, receiving)
@@ -459,7 +494,10 @@ class _WriteJob:
         if self.sending is not None:
             await self.sending.aclose()
         if self.entry is not None:
-            _io().producers.give_back(self.settings, self.entry, ok)
+            if self.transaction is None:
+                self.loop.producers.give_back(self.settings, self.entry, ok)
+            else:
+                self.entry[1].set()
             self.entry = None
 
 

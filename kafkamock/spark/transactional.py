@@ -14,6 +14,7 @@ same tasks (Spark's Kafka and file sources do so). A batch (non-streaming) write
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from collections.abc import Iterable
@@ -26,7 +27,7 @@ from kafkamock.client import Producer
 from kafkamock.client.admin import Admin
 from kafkamock.client.types import OffsetAndMetadata
 from kafkamock.spark.options import ClientSettings
-from kafkamock.spark.rows import outgoing
+from kafkamock.spark.tasks import write_arrow
 
 MARKER_PARTITION = 0
 
@@ -76,45 +77,51 @@ def _already_written(found: OffsetAndMetadata | None, task: TaskWrite) -> bool:
         isinstance(marker.get("batch"), int) and marker["batch"] >= task.batch_id
 
 
+@dataclass
+class TaskTransaction:
+    """The transaction of one task's write (``tasks.write_arrow`` runs it on the worker's I/O loop): fence the
+    earlier attempt, skip rows committed before, and commit the rows with the task's marker."""
+
+    settings: ClientSettings
+    task: TaskWrite
+    transactional_id: str
+    marker_topic: str
+
+    async def begin(self, producer: Producer) -> bool:
+        await producer.init_transactions()     # fences an earlier attempt of this task, aborting its transaction
+        async with Admin({**self.settings.security, "bootstrap.servers": self.settings.bootstrap_servers,
+                          "client.id": self.settings.client_id}) as admin:
+            done = await admin.list_consumer_group_offsets(self.transactional_id,
+                                                           [(self.marker_topic, MARKER_PARTITION)],
+                                                           require_stable=True)
+        if _already_written(next(iter(done.values()), None), self.task):
+            return False
+        producer.begin_transaction()           # synchronous, as Java's beginTransaction()
+        return True
+
+    async def commit(self, producer: Producer) -> None:
+        await producer.send_offsets_to_transaction(
+            {(self.marker_topic, MARKER_PARTITION): OffsetAndMetadata(self.task.batch_id + 1, _marker(self.task))},
+            self.transactional_id)
+        await producer.commit_transaction()
+
+    async def abort(self, producer: Producer) -> None:
+        with trio.CancelScope(shield=True):
+            try:
+                await producer.abort_transaction()
+            except Exception:       # the original error matters more (and there may be no transaction yet); the
+                pass                # coordinator aborts an open one when the next attempt fences this producer
+
+
 def write_transactional(settings: ClientSettings, batches: Iterable[pa.RecordBatch], topic_option: str | None,
                         prefix: str, task: TaskWrite) -> int:
-    """Write every row of ``batches`` in one transaction with this task's marker; returns the rows written (0 when
-    this task's rows of this micro-batch were committed before)."""
+    """Write every row of ``batches`` in one transaction with this task's marker, through the same columnar path
+    as a plain write; returns the rows written (0 when this task's rows of this micro-batch were committed
+    before)."""
     rows = iter(batches)
     first = next((b for b in rows if b.num_rows), None)
     if first is None:
         return 0
     marker_topic = topic_option or first.column("topic")[0].as_py()
-    group = f"{prefix}-{task.partition_id}"
-
-    async def main() -> int:
-        async with Producer({**settings.producer, "transactional.id": group}) as producer:
-            await producer.init_transactions()     # fences an earlier attempt of this task, aborting its transaction
-            async with Admin({"bootstrap.servers": settings.bootstrap_servers,
-                              "client.id": settings.client_id}) as admin:
-                done = await admin.list_consumer_group_offsets(group, [(marker_topic, MARKER_PARTITION)],
-                                                               require_stable=True)
-            if _already_written(next(iter(done.values()), None), task):
-                for _ in rows:                      # Spark expects the task to consume its input
-                    pass
-                return 0
-            producer.begin_transaction()           # synchronous, as Java's beginTransaction()
-            written = 0
-            try:
-                for batch in (first, *rows):
-                    if batch.num_rows:
-                        await producer.send_all(outgoing(batch, topic_option))
-                        written += batch.num_rows
-                await producer.send_offsets_to_transaction(
-                    {(marker_topic, MARKER_PARTITION): OffsetAndMetadata(task.batch_id + 1, _marker(task))}, group)
-                await producer.commit_transaction()
-            except BaseException:
-                with trio.CancelScope(shield=True):
-                    try:
-                        await producer.abort_transaction()
-                    except Exception:       # the original error matters more; the coordinator aborts it anyway
-                        pass
-                raise
-            return written
-
-    return trio.run(main)
+    transaction = TaskTransaction(settings, task, f"{prefix}-{task.partition_id}", marker_topic)
+    return write_arrow(settings, itertools.chain([first], rows), topic_option, transaction)

@@ -1,5 +1,6 @@
 """The connector's security settings against kafkamock's secured listeners: a batch write and read and a streaming
-read+write over SASL_SSL with SCRAM-SHA-512 (the broker's CA given as a PEM trust store), and mutual TLS."""
+read+write over SASL_SSL with SCRAM-SHA-512 (the broker's CA given as a PEM trust store), and mutual TLS (with
+an exactly-once write)."""
 
 from __future__ import annotations
 
@@ -62,4 +63,13 @@ def test_mutual_tls(spark, tmp_path):
         read = _options(spark.read.format("kafkamock"), {**security, "subscribe": "mtls"}).load()
         assert sorted(r.value for r in read.collect()) == [b"a", b"b"]
         assert {r["principal"] for r in broker.control.requests(api_key="Produce")} == {
+            "User:CN=spark-job,OU=clients,O=kafkamock"}
+        # exactly-once: the transactional producer and the admin client that looks for the task's marker both
+        # connect with the query's security settings
+        _options(spark.createDataFrame([("c",), ("d",)], "value string").coalesce(1).write.mode("append")
+                 .format("kafkamock"), {**security, "topic": "mtls", "kafka.transactional.id": "mtls-eos"}).save()
+        committed = _options(spark.read.format("kafkamock"), {**security, "subscribe": "mtls",
+                                                             "kafka.isolation.level": "read_committed"}).load()
+        assert sorted(r.value for r in committed.collect()) == [b"a", b"b", b"c", b"d"]
+        assert {r["principal"] for r in broker.control.requests(api_key="OffsetFetch")} == {
             "User:CN=spark-job,OU=clients,O=kafkamock"}
