@@ -55,11 +55,15 @@ def _member(enum: type[Enum], value: Any, what: str) -> Any:
     raise TypeError(f"{what} must be a {enum.__qualname__}, not {value!r}")
 
 
-def _text(value: Any, what: str, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
+def _text(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str{' or None' if optional else ''}, not {value!r}")
+        raise TypeError(f"{what} must be a str, not {value!r}")
+    return value
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{what} must be a str or None, not {value!r}")
     return value
 
 
@@ -116,7 +120,7 @@ class ResourcePatternFilter:
     def __post_init__(self) -> None:
         object.__setattr__(self, "resource_type", _member(AclResourceType, self.resource_type, "resource_type"))
         object.__setattr__(self, "pattern_type", _member(PatternType, self.pattern_type, "pattern_type"))
-        _text(self.name, "name", optional=True)
+        _optional_text(self.name, "name")
 
     @property
     def is_unknown(self) -> bool:
@@ -182,8 +186,8 @@ class AccessControlEntryFilter:
     ANY: ClassVar[AccessControlEntryFilter]
 
     def __post_init__(self) -> None:
-        _text(self.principal, "principal", optional=True)
-        _text(self.host, "host", optional=True)
+        _optional_text(self.principal, "principal")
+        _optional_text(self.host, "host")
         object.__setattr__(self, "operation", _member(AclOperation, self.operation, "operation"))
         object.__setattr__(self, "permission_type",
                            _member(AclPermissionType, self.permission_type, "permission_type"))
@@ -311,7 +315,7 @@ class ClientQuotaEntity(Mapping[str, str | None]):
     __slots__ = ("_entries",)
 
     def __init__(self, entries: Mapping[str, str | None]):
-        self._entries = {_text(t, "entity type"): _text(n, "entity name", optional=True)
+        self._entries: dict[str, str | None] = {_text(t, "entity type"): _optional_text(n, "entity name")
                          for t, n in dict(entries).items()}
 
     def __getitem__(self, entity_type: str) -> str | None:
@@ -330,7 +334,8 @@ class ClientQuotaEntity(Mapping[str, str | None]):
         return f"ClientQuotaEntity({self._entries!r})"
 
 
-class ClientQuotaFilterComponent(NamedTuple):
+@dataclass(frozen=True)
+class ClientQuotaFilterComponent:
     """One entity type's condition in a ClientQuotaFilter (Java's ClientQuotaFilterComponent); make it with
     ``of_entity``, ``of_default_entity`` or ``of_entity_type``. ``match_type`` is DescribeClientQuotas' code."""
 
@@ -338,9 +343,9 @@ class ClientQuotaFilterComponent(NamedTuple):
     match_type: int
     match: str | None = None
 
-    EXACT = 0                      # class attributes, not fields (unannotated)
-    DEFAULT = 1
-    SPECIFIED = 2
+    EXACT: ClassVar[int] = 0
+    DEFAULT: ClassVar[int] = 1
+    SPECIFIED: ClassVar[int] = 2
 
     @classmethod
     def of_entity(cls, entity_type: str, name: str) -> ClientQuotaFilterComponent:
@@ -474,6 +479,7 @@ class UserScramCredentialUpsertion:
         """Hi(password, salt, iterations): Java's ScramFormatter.hi, which is PBKDF2-HMAC with one block of the
         hash's size (an iteration count below 1 computes one iteration, as Java's loop does; the broker refuses
         fewer than 4096)."""
+        assert self.salt is not None                  # made in __post_init__
         return hashlib.pbkdf2_hmac(self.mechanism.hash_name, self.password, self.salt, max(1, self.iterations))
 
 
