@@ -4,6 +4,7 @@ AclControlManager (what CreateAcls accepts, what a filter matches, what DeleteAc
 A binding is a resource pattern (type, name, LITERAL or PREFIXED) plus an entry (principal, host, operation,
 ALLOW or DENY). The set is cluster-wide: every node of a ``Broker`` reads the same ``AclStore``, and it is saved
 with the rest of the cluster metadata (``snapshot``/``restore``). Who may do what is ``authorizer.py``'s business.
+The enums are Kafka's codes, in ``kafkamock.security_codes`` (the Admin client sends the same ones).
 """
 
 from __future__ import annotations
@@ -12,55 +13,14 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.security_codes import AclOperation, AclPermissionType, PatternType, ResourceType
+
+__all__ = ["CLUSTER_NAME", "SUPPORTED_OPERATIONS", "WILDCARD", "WILDCARD_PRINCIPAL", "AclBinding", "AclBindingFilter",
+           "AclOperation", "AclPermissionType", "AclStore", "PatternType", "ResourceType", "known", "validate_new"]
 
 CLUSTER_NAME = "kafka-cluster"
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
-
-
-class ResourceType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    MATCH = 2
-    LITERAL = 3
-    PREFIXED = 4
-
-
-class AclOperation(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-    TWO_PHASE_COMMIT = 15
-
-
-class AclPermissionType(IntEnum):
-    UNKNOWN = 0
-    ANY = 1
-    DENY = 2
-    ALLOW = 3
 
 
 _O = AclOperation

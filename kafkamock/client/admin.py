@@ -1,5 +1,5 @@
 """kafkamock's Admin client, modelled on Kafka's Java ``Admin``: topics, configs, records, consumer and share groups,
-transactions — each request sent where Java's Admin sends it.
+transactions, ACLs, client quotas and SCRAM credentials — each request sent where Java's Admin sends it.
 
     async with Admin({"bootstrap.servers": bootstrap}) as admin:
         (await admin.create_topics([NewTopic("orders", 3, 1)])).all()
@@ -7,13 +7,16 @@ transactions — each request sent where Java's Admin sends it.
 
 Routing: calls about a group or a transactional id go to its coordinator (FindCoordinator; NOT_COORDINATOR and
 COORDINATOR_NOT_AVAILABLE look it up again, COORDINATOR_LOAD_IN_PROGRESS waits), calls about partitions go to their
-leaders (a leader change refreshes metadata), cluster calls (CreateTopics, DescribeConfigs...) to any broker, and
-listings (ListGroups, ListTransactions) to every broker. Retriable errors are retried every ``retry.backoff.ms``
+leaders (a leader change refreshes metadata), cluster calls (CreateTopics, DescribeConfigs, the ACL and quota
+calls...) to any broker, AlterUserScramCredentials to the controller, and listings (ListGroups, ListTransactions) to
+every broker. Retriable errors are retried every ``retry.backoff.ms``
 until ``default.api.timeout.ms``; each request may take ``request.timeout.ms``.
 
 Results: where Java's Admin hands out one future per item (per topic, group, partition...), the method returns a
 ``Results`` dict {item: value or KafkaError} — ``.all()`` raises the first error, like Java's ``all().get()``.
 Where Java has one future for the whole call, the method raises ``KafkaError``. Each docstring says which.
+
+The ACL, client-quota and SCRAM values live in ``admin_security.py`` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -27,6 +30,32 @@ from typing import Any, NamedTuple
 
 import trio
 
+from kafkamock.client.admin_security import (
+    AccessControlEntry,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AclResourceType,
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+    ClientQuotaFilterComponent,
+    DeleteAclsFilterResult,
+    PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+    binding_of,
+    creation_body,
+    decode,
+    filter_body,
+)
 from kafkamock.client.cluster import COORDINATOR_MOVED, GROUP, TRANSACTION, KafkaClient
 from kafkamock.client.config import ADMIN, parse
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
@@ -38,12 +67,17 @@ from kafkamock.codec import Message
 from kafkamock.errors import ErrorCode
 
 __all__ = [
-    "EARLIEST", "EARLIEST_LOCAL", "LATEST", "LATEST_TIERED", "MAX_TIMESTAMP", "Admin", "AlterConfigOp",
-    "ClusterDescription", "ConfigEntry", "ConfigResource", "ConfigSource", "ConsumerGroupDescription",
-    "CreatedTopic", "DeletedRecords", "FeatureMetadata", "GroupListing", "ListOffsetsResultInfo", "MemberDescription",
-    "NewPartitions", "NewTopic", "Node", "OpType", "ProducerState", "ResourceType", "Results", "ShareGroupDescription",
-    "ShareMemberDescription", "SharePartitionOffsetInfo", "TopicDescription", "TopicListing", "TopicPartitionInfo",
-    "TransactionDescription", "TransactionListing",
+    "EARLIEST", "EARLIEST_LOCAL", "LATEST", "LATEST_TIERED", "MAX_TIMESTAMP", "AccessControlEntry",
+    "AccessControlEntryFilter", "AclBinding", "AclBindingFilter", "AclOperation", "AclPermissionType",
+    "AclResourceType", "Admin", "AlterConfigOp", "ClientQuotaAlteration", "ClientQuotaEntity", "ClientQuotaFilter",
+    "ClientQuotaFilterComponent", "ClusterDescription", "ConfigEntry", "ConfigResource", "ConfigSource",
+    "ConsumerGroupDescription", "CreatedTopic", "DeleteAclsFilterResult", "DeletedRecords", "FeatureMetadata",
+    "GroupListing", "ListOffsetsResultInfo", "MemberDescription", "NewPartitions", "NewTopic", "Node", "OpType",
+    "PatternType", "ProducerState", "ResourcePattern", "ResourcePatternFilter", "ResourceType", "Results",
+    "ScramCredentialInfo", "ScramMechanism", "ShareGroupDescription", "ShareMemberDescription",
+    "SharePartitionOffsetInfo", "TopicDescription", "TopicListing", "TopicPartitionInfo", "TransactionDescription",
+    "TransactionListing", "UserScramCredentialDeletion", "UserScramCredentialUpsertion",
+    "UserScramCredentialsDescription",
 ]
 
 # ListOffsets specs (Java's OffsetSpec); a timestamp in ms (>= 0) asks for the first offset at or after it.
@@ -148,6 +182,8 @@ class TopicDescription:
 
 
 class ResourceType(IntEnum):
+    """A config resource's type: Java's ``ConfigResource.Type`` codes. ACLs name resources by Kafka's
+    ``ResourceType``, another code set: ``AclResourceType``."""
     UNKNOWN = 0
     TOPIC = 2
     BROKER = 4
@@ -700,7 +736,7 @@ class Admin:
                 conn = await (self.client.any_broker() if target is None else self.client.broker(target))
                 answers.update(await send(conn, batch))
             return answers
-        return await self._retry_items(what, [ConfigResource(ResourceType(t), n) for t, n in resources], attempt)
+        return await self._retry_items(what, [_config_resource(r) for r in resources], attempt)
 
     async def describe_configs(self, resources: Iterable[ConfigResource], *, include_synonyms: bool = False,
                                include_documentation: bool = False) -> Results:
@@ -729,7 +765,7 @@ class Admin:
                                         validate_only: bool = False) -> Results:
         """IncrementalAlterConfigs: SET, DELETE, APPEND or SUBTRACT single configs. Per-resource results
         {resource: None or KafkaError} (INVALID_CONFIG, UNKNOWN_TOPIC_OR_PARTITION...), as Java's ``values()``."""
-        ops = {ConfigResource(ResourceType(r.type), r.name): list(c) for r, c in changes.items()}
+        ops = {_config_resource(r): list(c) for r, c in changes.items()}
 
         async def send(conn: KafkaConnection, batch: list[ConfigResource]) -> dict[ConfigResource, Any]:
             response = await self._send(conn, "IncrementalAlterConfigs", {"resources": [
@@ -743,7 +779,7 @@ class Admin:
                             validate_only: bool = False) -> Results:
         """AlterConfigs (deprecated in Java): replaces a resource's whole dynamic config set with ``configs``.
         Per-resource results {resource: None or KafkaError}, as Java's ``values()``."""
-        wanted = {ConfigResource(ResourceType(r.type), r.name): dict(c) for r, c in configs.items()}
+        wanted = {_config_resource(r): dict(c) for r, c in configs.items()}
 
         async def send(conn: KafkaConnection, batch: list[ConfigResource]) -> dict[ConfigResource, Any]:
             response = await self._send(conn, "AlterConfigs", {"resources": [
@@ -1199,6 +1235,208 @@ class Admin:
                     for m in response.markers for t in m.topics for p in t.partitions}
         (await self._by_leader("abort transaction", [tp], send)).all()
 
+    # -- ACLs -------------------------------------------------------------------------------------------------------
+
+    async def create_acls(self, bindings: Iterable[AclBinding]) -> Results:
+        """CreateAcls to any broker. Per-binding results {binding: None or KafkaError}, as Java's ``values()``:
+        INVALID_REQUEST for a binding with an UNKNOWN field (refused here, unsent, as Java refuses it) or one the
+        broker refuses (a principal without a type, a CLUSTER not named kafka-cluster...), SECURITY_DISABLED
+        without an authorizer, CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster. Creating a binding that
+        exists already succeeds."""
+        wanted = list(dict.fromkeys(bindings))
+        refused: dict[AclBinding, KafkaError] = {}
+        for b in wanted:
+            if not isinstance(b, AclBinding):
+                raise TypeError(f"create_acls takes AclBindings, not {b!r}")
+            reason = b.to_filter().find_indefinite_field()
+            if reason is not None:
+                refused[b] = _error(ErrorCode.INVALID_REQUEST, f"create ACL {b}", f"Invalid ACL creation: {reason}",
+                                    retriable=False)
+
+        async def attempt(pending: list[AclBinding]) -> dict[AclBinding, Any]:
+            conn = await self.client.any_broker()
+            response = await self._send(conn, "CreateAcls", {"creations": [creation_body(b) for b in pending]})
+            _same_count(response.results, pending, "create ACLs")
+            return {b: _cluster_error(r.error_code, f"create ACL {b}", r.error_message) if r.error_code else None
+                    for b, r in zip(pending, response.results, strict=True)}
+        sent = await self._retry_items("create ACLs", [b for b in wanted if b not in refused], attempt)
+        return Results((b, refused[b] if b in refused else sent[b]) for b in wanted)
+
+    async def describe_acls(self, filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
+        """The bindings ``filter`` matches (DescribeAcls to any broker). Raises KafkaError (Java's ``values()``):
+        INVALID_REQUEST for a filter with an UNKNOWN field, SECURITY_DISABLED without an authorizer,
+        CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster."""
+        if not isinstance(filter, AclBindingFilter):
+            raise TypeError(f"describe_acls takes an AclBindingFilter, not {filter!r}")
+        if filter.is_unknown:
+            raise _error(ErrorCode.INVALID_REQUEST, "describe ACLs",
+                         "The AclBindingFilter must not contain UNKNOWN elements.", retriable=False)
+
+        async def attempt() -> list[AclBinding]:
+            conn = await self.client.any_broker()
+            response = await self._send(conn, "DescribeAcls", filter_body(filter))
+            if response.error_code:
+                raise KafkaError(response.error_code, "describe ACLs", response.error_message)
+            return [binding_of(r.resource_type, r.resource_name, r.pattern_type,
+                               a.principal, a.host, a.operation, a.permission_type)
+                    for r in response.resources for a in r.acls]
+        return await self._retry_one("describe ACLs", attempt)
+
+    async def delete_acls(self, filters: Iterable[AclBindingFilter]) -> Results:
+        """DeleteAcls to any broker: every binding a filter matches goes. Per-filter results {filter:
+        [DeleteAclsFilterResult(binding, None or KafkaError)] or KafkaError}, as Java's ``values()``: the bindings
+        the filter matched (a binding two filters match is listed under both), each with its own error; a filter's
+        own error is SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED... A filter with an UNKNOWN field fails the
+        whole call (every filter INVALID_REQUEST, nothing sent), as in Java."""
+        wanted = list(dict.fromkeys(filters))
+        for f in wanted:
+            if not isinstance(f, AclBindingFilter):
+                raise TypeError(f"delete_acls takes AclBindingFilters, not {f!r}")
+        if any(f.is_unknown for f in wanted):
+            error = _error(ErrorCode.INVALID_REQUEST, "delete ACLs", "Filters contain UNKNOWN elements",
+                           retriable=False)
+            return Results((f, error) for f in wanted)
+
+        async def attempt(pending: list[AclBindingFilter]) -> dict[AclBindingFilter, Any]:
+            conn = await self.client.any_broker()
+            response = await self._send(conn, "DeleteAcls", {"filters": [filter_body(f) for f in pending]})
+            _same_count(response.filter_results, pending, "delete ACLs")
+            answers: dict[AclBindingFilter, Any] = {}
+            for f, r in zip(pending, response.filter_results, strict=True):
+                if r.error_code:
+                    answers[f] = _cluster_error(r.error_code, f"delete ACLs matching {f}", r.error_message)
+                    continue
+                matched = []
+                for m in r.matching_acls:
+                    binding = binding_of(m.resource_type, m.resource_name, m.pattern_type,
+                                         m.principal, m.host, m.operation, m.permission_type)
+                    matched.append(DeleteAclsFilterResult(binding, KafkaError(
+                        m.error_code, f"delete ACL {binding}", m.error_message) if m.error_code else None))
+                answers[f] = matched
+            return answers
+        return await self._retry_items("delete ACLs", wanted, attempt)
+
+    # -- client quotas ----------------------------------------------------------------------------------------------
+
+    async def describe_client_quotas(self, filter: ClientQuotaFilter | Iterable[ClientQuotaFilterComponent], *,
+                                     strict: bool = False) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """The quotas of the entities ``filter`` matches (DescribeClientQuotas to any broker): {entity: {key:
+        value}}. ``filter`` is a ClientQuotaFilter or its components; ``strict`` (or a ``contains_only`` filter)
+        leaves out entities that name other entity types too. Raises KafkaError (Java's ``entities()``):
+        INVALID_REQUEST for a bad filter, CLUSTER_AUTHORIZATION_FAILED without DESCRIBE_CONFIGS on the cluster."""
+        flt = filter if isinstance(filter, ClientQuotaFilter) else ClientQuotaFilter(tuple(filter), strict)
+        body = {"components": [{"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match}
+                               for c in flt.components], "strict": strict or flt.strict}
+
+        async def attempt() -> dict[ClientQuotaEntity, dict[str, float]]:
+            conn = await self.client.any_broker()
+            response = await self._send(conn, "DescribeClientQuotas", body)
+            if response.error_code:
+                raise KafkaError(response.error_code, "describe client quotas", response.error_message)
+            return {ClientQuotaEntity({d.entity_type: d.entity_name for d in e.entity}):
+                    {v.key: v.value for v in e["values"]} for e in response.entries or ()}
+        return await self._retry_one("describe client quotas", attempt)
+
+    async def alter_client_quotas(self, alterations: Iterable[ClientQuotaAlteration], *,
+                                  validate_only: bool = False) -> Results:
+        """Set or remove quota values (AlterClientQuotas to any broker); ``validate_only`` checks and changes
+        nothing. Per-entity results {entity: None or KafkaError} (INVALID_REQUEST with the broker's message for a
+        bad entity, an unknown key or a bad value), as Java's ``values()``."""
+        changes = [a if isinstance(a, ClientQuotaAlteration) else ClientQuotaAlteration(*a) for a in alterations]
+
+        async def attempt(pending: list[ClientQuotaEntity]) -> dict[ClientQuotaEntity, Any]:
+            conn = await self.client.any_broker()
+            response = await self._send(conn, "AlterClientQuotas", {"entries": [
+                {"entity": [{"entity_type": t, "entity_name": n} for t, n in a.entity.items()],
+                 "ops": [{"key": op.key, "value": 0.0 if op.value is None else op.value, "remove": op.value is None}
+                         for op in a.ops]}
+                for a in changes if a.entity in pending], "validate_only": validate_only})
+            answers: dict[ClientQuotaEntity, Any] = {}
+            for e in response.entries:
+                entity = ClientQuotaEntity({d.entity_type: d.entity_name for d in e.entity})
+                if answers.get(entity) is None:         # an entity altered twice keeps its first error
+                    answers[entity] = (_cluster_error(e.error_code, f"alter client quotas of {dict(entity)}",
+                                                      e.error_message) if e.error_code else None)
+            return answers
+        return await self._retry_items("alter client quotas", [a.entity for a in changes], attempt)
+
+    # -- SCRAM credentials ------------------------------------------------------------------------------------------
+
+    async def describe_user_scram_credentials(self, users: Iterable[str] | None = None) -> Results:
+        """Which SCRAM mechanisms (and iteration counts) users have credentials for: DescribeUserScramCredentials to
+        any broker, for ``users`` or every user with a credential. Per-user results {user:
+        UserScramCredentialsDescription or KafkaError} (RESOURCE_NOT_FOUND for a user without credentials,
+        DUPLICATE_RESOURCE for one named twice), as Java's ``description(user)``; a whole-request error raises."""
+        names = None if users is None else list(users)
+
+        async def attempt() -> Results:
+            conn = await self.client.any_broker()
+            response = await self._send(conn, "DescribeUserScramCredentials", {
+                "users": None if names is None else [{"name": u} for u in names]})
+            if response.error_code:
+                raise KafkaError(response.error_code, "describe SCRAM credentials", response.error_message)
+            return Results((r.user, KafkaError(r.error_code, f"describe SCRAM credentials of {r.user!r}",
+                                               r.error_message) if r.error_code else
+                            UserScramCredentialsDescription(r.user, [
+                                ScramCredentialInfo(decode(ScramMechanism, c.mechanism), c.iterations)
+                                for c in r.credential_infos]))
+                           for r in response.results)
+        return await self._retry_one("describe SCRAM credentials", attempt)
+
+    async def alter_user_scram_credentials(
+            self, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion]) -> Results:
+        """Upsert and delete users' SCRAM credentials: AlterUserScramCredentials to the controller (the Metadata
+        response's; NOT_CONTROLLER looks it up again), as Java's Admin sends it. An upsertion sends its salt and
+        SaltedPassword, never the password. Per-user results {user: None or KafkaError}, as Java's ``values()``:
+        refused here, unsent, as Java refuses them, an empty user or password (UNACCEPTABLE_CREDENTIAL) and an
+        UNKNOWN mechanism (UNSUPPORTED_SASL_MECHANISM) — every alteration of that user is then dropped; from the
+        broker, too few or many iterations (UNACCEPTABLE_CREDENTIAL), a user altered twice (DUPLICATE_RESOURCE), a
+        deleted credential that does not exist (RESOURCE_NOT_FOUND)."""
+        changes = list(alterations)
+        for a in changes:
+            if not isinstance(a, UserScramCredentialUpsertion | UserScramCredentialDeletion):
+                raise TypeError(f"alter_user_scram_credentials takes UserScramCredentialUpsertion and "
+                                f"UserScramCredentialDeletion, not {a!r}")
+        users = list(dict.fromkeys(a.user for a in changes))
+        refused: dict[str, KafkaError] = {}
+
+        def refuse(a: Any, code: ErrorCode, message: str) -> None:
+            refused[a.user] = _error(code, f"alter SCRAM credentials of {a.user!r}", message, retriable=False)
+
+        for a in (a for a in changes if isinstance(a, UserScramCredentialDeletion)):
+            if not a.user:
+                refuse(a, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
+            elif a.mechanism == ScramMechanism.UNKNOWN:
+                refuse(a, ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
+        upsertions: dict[tuple[str, ScramMechanism], dict[str, Any]] = {}
+        for a in (a for a in changes if isinstance(a, UserScramCredentialUpsertion) and a.user not in refused):
+            if not a.user:
+                refuse(a, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
+            elif not a.password:
+                refuse(a, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Password must not be empty")
+            elif a.mechanism == ScramMechanism.UNKNOWN:
+                refuse(a, ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
+            else:
+                upsertions[(a.user, a.mechanism)] = {"name": a.user, "mechanism": int(a.mechanism),
+                                                     "iterations": a.iterations, "salt": a.salt,
+                                                     "salted_password": a.salted_password()}
+        deletions = [{"name": a.user, "mechanism": int(a.mechanism)} for a in changes
+                     if isinstance(a, UserScramCredentialDeletion) and a.user not in refused]
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            controller = (await self._metadata([])).controller_id
+            if controller < 0 or controller not in self.client.brokers:
+                raise _error(ErrorCode.NOT_CONTROLLER, "alter SCRAM credentials", "no controller known yet",
+                             retriable=True)
+            conn = await self.client.broker(controller)
+            response = await self._send(conn, "AlterUserScramCredentials", {
+                "deletions": [d for d in deletions if d["name"] in pending],
+                "upsertions": [u for u in upsertions.values() if u["name"] in pending]})
+            return {r.user: _cluster_error(r.error_code, f"alter SCRAM credentials of {r.user!r}", r.error_message)
+                    if r.error_code else None for r in response.results}
+        sent = await self._retry_items("alter SCRAM credentials", [u for u in users if u not in refused], attempt)
+        return Results((u, refused[u] if u in refused else sent[u]) for u in users)
+
 
 # -- decoding -------------------------------------------------------------------------------------------------------
 
@@ -1207,6 +1445,17 @@ def _source(code: int) -> ConfigSource:
         return ConfigSource(code)
     except ValueError:
         return ConfigSource.UNKNOWN
+
+
+def _config_resource(resource: ConfigResource | tuple[Any, str]) -> ConfigResource:
+    """A config resource with its type as ConfigResource.Type (``ResourceType``). Kafka's ACL resource type
+    (``AclResourceType``) is refused rather than converted: its codes name other things (GROUP is 3, not 32; 4 is
+    CLUSTER, not BROKER)."""
+    rtype, name = resource
+    if isinstance(rtype, AclResourceType):
+        raise TypeError(f"a ConfigResource takes a kafkamock.client.admin.ResourceType (ConfigResource.Type), not "
+                        f"AclResourceType.{rtype.name}")
+    return ConfigResource(ResourceType(rtype), name)
 
 
 def _alter_results(response: Message, what: str) -> dict[ConfigResource, Any]:
@@ -1236,3 +1485,9 @@ def _classic_group(g: Message, coordinator: Node | None) -> Any:
     return ConsumerGroupDescription(g.group_id, g.protocol_type == "", members, g.protocol_data, "classic",
                                     g.group_state, coordinator)
 
+
+def _same_count(results: list[Any], sent: list[Any], what: str) -> None:
+    """CreateAcls and DeleteAcls answer by position: one result per binding or filter sent."""
+    if len(results) != len(sent):
+        raise _error(ErrorCode.UNKNOWN_SERVER_ERROR, what,
+                     f"the broker answered {len(results)} results for {len(sent)} items", retriable=False)

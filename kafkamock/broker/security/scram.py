@@ -11,10 +11,11 @@ import os
 from dataclasses import dataclass
 
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.security_codes import ScramMechanism
 
-MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}          # Kafka's ScramMechanism types
+MECHANISMS = {int(m): m.mechanism_name for m in ScramMechanism if m}   # Kafka's ScramMechanism types
 TYPES = {name: t for t, name in MECHANISMS.items()}
-HASHES = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
+HASHES = {m.mechanism_name: m.hash_name for m in ScramMechanism if m}
 MIN_ITERATIONS = 4096                                          # both mechanisms (ScramMechanism.minIterations)
 MAX_ITERATIONS = 16384                                         # ScramControlManager.MAX_ITERATIONS
 
