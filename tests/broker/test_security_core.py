@@ -187,9 +187,16 @@ def test_sasl_apis_on_a_plaintext_listener_are_illegal_state():
 
 # -- mechanisms ------------------------------------------------------------------------------------------------
 
-def test_scram_sha_256_exchange_by_rfc_7677(broker):
-    """RFC 7677's client side computed here by hand against kafkamock's server side."""
-    broker.scram_credentials.set_password("user", "pencil", mechanisms=("SCRAM-SHA-256",))
+@pytest.mark.parametrize("salt", [None, b"salt"], ids=["random-salt", "4-byte-salt"])
+def test_scram_sha_256_exchange_by_rfc_7677(broker, salt):
+    """RFC 7677's client side computed here by hand against kafkamock's server side. Kafka keeps whatever salt
+    AlterUserScramCredentials sent, however short, and authenticates with it."""
+    if salt is None:
+        broker.scram_credentials.set_password("user", "pencil", mechanisms=("SCRAM-SHA-256",))
+    else:
+        salted = hashlib.pbkdf2_hmac("sha256", b"pencil", salt, 4096)
+        broker.scram_credentials.put("user", "SCRAM-SHA-256",
+                                     ScramCredential.from_salted_password("SCRAM-SHA-256", salt, salted, 4096))
     conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
     send(broker, conn, "SaslHandshake", 1, {"mechanism": "SCRAM-SHA-256"})
     first_bare = "n=user,r=rOprNGfwEbeRWgbNEkqO"

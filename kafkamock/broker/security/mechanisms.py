@@ -15,9 +15,15 @@ import hmac
 import json
 from dataclasses import dataclass, field
 
+import scramp.core
 from scramp import ScramException, ScramMechanism
 
 from kafkamock.broker.security.scram import MIN_ITERATIONS, ScramCredentials
+
+# Kafka stores whatever salt AlterUserScramCredentials sends (Java's Admin makes about 26 bytes; a client may send
+# 4) and authenticates with it; scramp's server refuses a stored salt under 12 bytes, which would leave such a
+# credential unusable here alone.
+scramp.core.Salt.MIN_LENGTH = 0
 
 
 class AuthenticationFailed(Exception):
