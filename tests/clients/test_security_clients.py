@@ -1,4 +1,5 @@
-"""Listeners, TLS and SASL with real clients over real sockets: librdkafka (confluent-kafka), kafka-python and kcat
+"""Listeners, TLS and SASL with real clients over real sockets: librdkafka (confluent-kafka), kafka-python, aiokafka
+and kcat
 (the Java client is in tests/clients_java/test_java_security.py), plus raw exchanges where the bytes matter
 (Kafka's error codes and messages, closed connections, SaslHandshake v0's raw tokens, KIP-368 expiry).
 
@@ -6,6 +7,7 @@ Each test's CA and certificates are throwaway ones (``kafkamock.server.tls.Throw
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 import socket
@@ -266,6 +268,68 @@ def test_sasl_ssl_scram_sha_512_confluent_and_kafka_python(ca):
         assert ("Authentication failed during authentication due to invalid credentials with SASL mechanism "
                 "SCRAM-SHA-512") in errors[0].str()
 
+
+
+def aiokafka_round_trip(conf: dict, topic: str, values: list[bytes], expect: int | None = None) -> list[bytes]:
+    """aiokafka (asyncio): produce ``values``, then read the first ``expect`` records (default: as many) of the
+    topic with a new group member."""
+    expect = len(values) if expect is None else expect
+    import aiokafka
+
+    async def main() -> list[bytes]:
+        producer = aiokafka.AIOKafkaProducer(**conf)
+        await producer.start()
+        try:
+            for value in values:
+                await producer.send_and_wait(topic, value)
+        finally:
+            await producer.stop()
+        consumer = aiokafka.AIOKafkaConsumer(topic, **conf, group_id=unique("aio"), auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            got: list[bytes] = []
+            async with asyncio.timeout(DEADLINE_S):
+                async for message in consumer:
+                    got.append(message.value)
+                    if len(got) == expect:
+                        return got
+            return got
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(main())
+
+
+def test_aiokafka_sasl_ssl_scram_plain_and_a_wrong_password(ca, caplog):
+    """aiokafka over SASL_SSL with SCRAM-SHA-256 and SASL_PLAINTEXT with PLAIN on one broker (two listeners), and
+    a wrong SCRAM password refused with Kafka's authentication error."""
+    import aiokafka.errors
+    from aiokafka.helpers import create_ssl_context
+
+    server = ca.server()
+    config = {"listeners": "SASL_SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+              "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-256",
+              "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+              "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS, **server.broker_config()}
+    with start_broker(config) as broker:
+        broker.control.scram_user("carol", "carol-secret", mechanisms=["SCRAM-SHA-256"])
+        topic = unique("aio-sec")
+        scram = {"bootstrap_servers": broker.server.bootstrap_by_listener["SASL_SSL"],
+                 "security_protocol": "SASL_SSL", "ssl_context": create_ssl_context(cafile=str(server.ca)),
+                 "sasl_mechanism": "SCRAM-SHA-256", "sasl_plain_username": "carol",
+                 "sasl_plain_password": "carol-secret"}
+        assert aiokafka_round_trip(scram, topic, [b"s1", b"s2"]) == [b"s1", b"s2"]
+        plain = {"bootstrap_servers": broker.server.bootstrap_by_listener["SASL_PLAINTEXT"],
+                 "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN", "sasl_plain_username": "alice",
+                 "sasl_plain_password": "alice-secret"}
+        assert aiokafka_round_trip(plain, topic, [b"p1"], expect=3) == [b"s1", b"s2", b"p1"]
+        produced = {(r["principal"], r["listener"]) for r in requests_of(broker, 0)}
+        assert produced == {("User:carol", "SASL_SSL"), ("User:alice", "SASL_PLAINTEXT")}
+        # aiokafka logs the broker's error 58 and gives up bootstrapping
+        with pytest.raises(aiokafka.errors.KafkaConnectionError, match="Unable to bootstrap"):
+            aiokafka_round_trip({**scram, "sasl_plain_password": "wrong"}, topic, [b"never"])
+        assert ("[Error 58] SaslAuthenticationFailed: Authentication failed during authentication due to invalid "
+                "credentials with SASL mechanism SCRAM-SHA-256") in caplog.text
 
 def test_ssl_mutual_tls_principal_from_the_certificate(ca):
     server, alice = ca.server(), ca.client("alice")
