@@ -1,6 +1,7 @@
 """Kafka's Java Admin (kafka-clients 4.3.0) managing ACLs on kafkamock: createAcls, describeAcls, deleteAcls, with
 Kafka's errors for a refused binding, a principal without the right, and a broker without an authorizer; a Java
-producer denied on a topic and allowed once an ACL says so."""
+producer denied on a topic, a transactional producer on its transactional id and a group consumer on its group,
+each allowed once an ACL says so."""
 
 from __future__ import annotations
 
@@ -82,3 +83,33 @@ def test_java_producer_denied_then_allowed(kafka_broker, java_clients):
                                                                      binding("guarded", "READ", "User:ANONYMOUS")]}])
     java_clients.produce(bootstrap, "guarded", [{"key": "k", "value": "yes"}])
     assert [r["value"] for r in java_clients.consume(bootstrap, "guarded", count=1)["records"]] == ["yes"]
+
+
+@pytest.mark.kafkamock(config={"authorizer.class.name": AUTHORIZER, "allow.everyone.if.no.acl.found": "true"})
+def test_java_transactional_producer_and_group_consumer_denied_then_allowed(kafka_broker, java_clients):
+    """initTransactions needs WRITE on the transactional id (TransactionalIdAuthorizationException, fatal for that
+    producer), a group consumer READ on its group (GroupAuthorizationException); ACLs for the anonymous principal
+    let a new producer and consumer through."""
+    bootstrap = kafka_broker.bootstrap_servers
+    java_clients.admin(bootstrap, [
+        {"op": "createTopics", "topics": [{"name": "txn-acl"}]},
+        {"op": "createAcls", "bindings": [binding("tx-guarded", "ALL", "User:bob", rtype="TRANSACTIONAL_ID"),
+                                          binding("g-guarded", "ALL", "User:bob", rtype="GROUP")]},
+    ])
+    denied = java_clients.txn(bootstrap, "tx-guarded", [{"op": "init", "producer": "p"}])
+    assert not denied[0]["ok"] and denied[0]["error"]["kafka_error"] == "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+    with pytest.raises(AssertionError) as refused:
+        java_clients.group(bootstrap, "g-guarded", ["txn-acl"], count=1, timeout_ms=10_000)
+    assert "GROUP_AUTHORIZATION_FAILED" in str(refused.value) or "GroupAuthorizationException" in str(refused.value)
+
+    java_clients.admin(bootstrap, [{"op": "createAcls", "bindings": [
+        binding("tx-guarded", "WRITE", "User:ANONYMOUS", rtype="TRANSACTIONAL_ID"),
+        binding("g-guarded", "READ", "User:ANONYMOUS", rtype="GROUP")]}])
+    allowed = java_clients.txn(bootstrap, "tx-guarded", [
+        {"op": "init", "producer": "p"}, {"op": "begin", "producer": "p"},
+        {"op": "send", "producer": "p", "topic": "txn-acl", "records": [{"key": "k", "value": "v", "partition": 0}]},
+        {"op": "commit", "producer": "p"}])
+    assert all(step["ok"] for step in allowed), allowed
+    consumed = java_clients.group(bootstrap, "g-guarded", ["txn-acl"], count=1,
+                                  config={"isolation.level": "read_committed"})
+    assert [r["value"] for r in consumed["records"]] == ["v"]
