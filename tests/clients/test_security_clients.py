@@ -356,19 +356,32 @@ def test_ssl_mutual_tls_principal_from_the_certificate(ca):
         assert all(r["principal"] != "User:ANONYMOUS" for r in requests_of(broker))
 
 
-def test_kcat_ssl_produce_and_consume(ca):
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_SSL"])
+def test_kcat_ssl_produce_and_consume(ca, protocol):
+    """kcat over SSL, and over SASL_SSL with PLAIN (Debian's kcat cannot do SCRAM: see the README)."""
     server = ca.server()
-    with start_broker({"listeners": "SSL://127.0.0.1:0", **server.broker_config()}) as broker:
-        topic = unique("kcat-ssl")
-        tls = ["-X", "security.protocol=SSL", "-X", f"ssl.ca.location={server.ca}"]
-        produced = subprocess.run([kcat(), "-b", broker.bootstrap_servers, *tls, "-P", "-t", topic],
+    config = {"listeners": f"{protocol}://127.0.0.1:0", **server.broker_config()}
+    options = ["-X", f"security.protocol={protocol}", "-X", f"ssl.ca.location={server.ca}"]
+    principal = "User:ANONYMOUS"                                                    # no client certificate
+    if protocol == "SASL_SSL":
+        config.update({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS})
+        options += ["-X", "sasl.mechanism=PLAIN", "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"]
+        principal = "User:alice"
+    with start_broker(config) as broker:
+        topic = unique("kcat-tls")
+        produced = subprocess.run([kcat(), "-b", broker.bootstrap_servers, *options, "-P", "-t", topic],
                                   input="hello\nworld\n", capture_output=True, text=True, timeout=60)
         assert produced.returncode == 0, produced.stderr
-        consumed = subprocess.run([kcat(), "-b", broker.bootstrap_servers, *tls, "-C", "-t", topic, "-e", "-q",
+        consumed = subprocess.run([kcat(), "-b", broker.bootstrap_servers, *options, "-C", "-t", topic, "-e", "-q",
                                    "-f", "%s\n"], capture_output=True, text=True, timeout=60)
         assert consumed.returncode == 0, consumed.stderr
         assert consumed.stdout.split() == ["hello", "world"]
-        assert {r["principal"] for r in requests_of(broker, 0)} == {"User:ANONYMOUS"}   # no client certificate
+        assert {r["principal"] for r in requests_of(broker, 0)} == {principal}
+        if protocol == "SASL_SSL":
+            wrong = [o.replace("alice-secret", "wrong") for o in options]
+            refused = subprocess.run([kcat(), "-b", broker.bootstrap_servers, *wrong, "-L", "-m", "5"],
+                                     capture_output=True, text=True, timeout=60)
+            assert refused.returncode != 0 and "Authentication failed" in refused.stderr, refused.stderr
 
 
 def test_oauthbearer_librdkafka_unsecured_token():
