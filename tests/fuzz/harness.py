@@ -7,6 +7,8 @@ request, and requires each case to end within a real-time deadline: with answers
 connection. The oracles:
 
 - every case ends (an answer or a close) within ``CASE_DEADLINE_S`` once the clock has passed every timeout;
+- no case makes the process's peak memory jump by more than ``CASE_MEMORY_MB`` (the broker runs in the fuzzer's
+  process: a request that makes it allocate by a field's value, not by the bytes it sent, is a finding);
 - the listener keeps accepting: a fresh connection's ApiVersions is answered after each case;
 - the broker thread is alive, and no kafkamock logger reported an unexpected error (a handler that raised
   something other than a Kafka error, a response the codec refused: the bugs the fuzzer is for);
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import resource
 import socket
 import struct
 import time
@@ -30,6 +33,7 @@ from kafkamock.broker import ManualClock
 from kafkamock.testing import start_broker
 
 CASE_DEADLINE_S = 10.0
+CASE_MEMORY_MB = 512
 CONTROL_TOPIC = "fuzz-control-0f7a4c"
 DAY_MS = 86_400_000
 CRC_OFFSET, CRC_START, ATTRIBUTES, RECORD_COUNT, RECORDS_START = 17, 21, 21, 57, 61
@@ -98,6 +102,7 @@ class FuzzTarget:
         probe was answered after it, "closed" when the broker hung up). Raises AssertionError on a finding."""
         probe = codec.encode_request("ApiVersions", 3, 2**31 - 1, "probe",
                                      {"client_software_name": "fuzz", "client_software_version": "1"})
+        peak = _peak_mb()
         with self.connect() as sock:
             try:
                 for frame in frames:
@@ -108,6 +113,8 @@ class FuzzTarget:
             else:
                 outcome = self._drain(sock)
         assert self.handle._thread.is_alive(), "the broker thread died"
+        grown = _peak_mb() - peak
+        assert grown <= CASE_MEMORY_MB, f"the case raised the process's peak memory by {grown:.0f} MB"
         assert self.api_versions_works(), "a fresh connection's ApiVersions failed"
         self.check_errors()
         return outcome
@@ -154,6 +161,10 @@ class FuzzTarget:
         got = [(r.key, r.value) for b in records.decode_batches(bytes(partition.records)) if not b.is_control
                for r in b.records]
         assert got[:len(self.control)] == self.control, "acknowledged control records changed or went missing"
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024          # KiB on Linux
 
 
 def read_frame(sock: socket.socket) -> bytes:
