@@ -36,3 +36,22 @@ def test_corrupt_raw_snappy_is_a_record_error_not_a_crash(broker):
         {"name": "t", "partition_data": [{"index": 0, "records": batch_with_payload("snappy", b"", 1)}]}]})
     # the broker's mapping of a batch whose records cannot be read (as for every other codec)
     assert response.responses[0].partition_responses[0].error_code in (E.CORRUPT_MESSAGE, E.INVALID_RECORD)
+
+
+def test_a_refused_bomb_logs_its_message_not_the_exception(broker, caplog):
+    """A refused batch is logged with the error's text: the exception's traceback would pin the frames that
+    decompressed it (a 24 MB gzip bomb per record) for as long as a handler keeps the record, as pytest's does
+    for a whole test: an hour of fuzzing held 21 GB that way."""
+    import gzip
+    import logging
+
+    from fuzz.harness import batch_with_payload
+
+    bomb = gzip.compress(b"\0" * (24 << 20))
+    with caplog.at_level(logging.WARNING, logger="kafkamock.broker.produce"):
+        response = call(broker, "Produce", 9, {"acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": batch_with_payload("gzip", bomb, 1)}]}]})
+    assert response.responses[0].partition_responses[0].error_code in (E.CORRUPT_MESSAGE, E.INVALID_RECORD)
+    (record,) = [r for r in caplog.records if r.name == "kafkamock.broker.produce"]
+    assert "refused" in record.getMessage()
+    assert not any(isinstance(arg, BaseException) for arg in record.args)

@@ -55,15 +55,16 @@ class ErrorLog(logging.Handler):
 class FuzzTarget:
     clock: ManualClock = field(default_factory=ManualClock)
     control: list[tuple[bytes | None, bytes | None]] = field(default_factory=list)
+    cases: int = 0
 
     def __enter__(self) -> FuzzTarget:
         self.errors = ErrorLog()
         logger = logging.getLogger("kafkamock")
         logger.addHandler(self.errors)
-        # The whole run is one pytest test, and pytest keeps every record that reaches the root logger until the
-        # test ends, with its traceback's frames (and a decompressed bomb in them): an hour of cases held 21 GB.
-        # The ErrorLog above sees the broker's errors; nothing needs to propagate.
-        self._propagate, logger.propagate = logger.propagate, False
+        # Only errors are findings. pytest keeps every record a test logs until the test ends (on non-propagating
+        # loggers too), and the whole run is one test: an hour of WARNING records for refused bombs held 21 GB.
+        self._level = logger.level
+        logger.setLevel(logging.ERROR)
         self.handle = start_broker({"log.retention.ms": "-1", "auto.create.topics.enable": "true"},
                                    clock=self.clock).__enter__()
         self.handle.create_topic(CONTROL_TOPIC, 1, {"retention.ms": "-1", "cleanup.policy": "delete"})
@@ -83,7 +84,7 @@ class FuzzTarget:
     def __exit__(self, *exc) -> None:
         logger = logging.getLogger("kafkamock")
         logger.removeHandler(self.errors)
-        logger.propagate = self._propagate
+        logger.setLevel(self._level)
         self.handle.__exit__(*exc)
 
     # -- sockets -------------------------------------------------------------------------------------------------
@@ -107,9 +108,10 @@ class FuzzTarget:
     def run_case(self, frames: list[bytes]) -> str:
         """Send ``frames`` then an ApiVersions probe on one connection; how the case ended ("answered" when the
         probe was answered after it, "closed" when the broker hung up). Raises AssertionError on a finding."""
+        self.cases += 1
         probe = codec.encode_request("ApiVersions", 3, 2**31 - 1, "probe",
                                      {"client_software_name": "fuzz", "client_software_version": "1"})
-        peak = _peak_mb()
+        peak = peak_mb()
         with self.connect() as sock:
             try:
                 for frame in frames:
@@ -120,7 +122,7 @@ class FuzzTarget:
             else:
                 outcome = self._drain(sock)
         assert self.handle._thread.is_alive(), "the broker thread died"
-        grown = _peak_mb() - peak
+        grown = peak_mb() - peak
         assert grown <= CASE_MEMORY_MB, f"the case raised the process's peak memory by {grown:.0f} MB"
         assert self.api_versions_works(), "a fresh connection's ApiVersions failed"
         self.check_errors()
@@ -170,7 +172,7 @@ class FuzzTarget:
         assert got[:len(self.control)] == self.control, "acknowledged control records changed or went missing"
 
 
-def _peak_mb() -> float:
+def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024          # KiB on Linux
 
 

@@ -16,7 +16,7 @@ import struct
 import time
 
 import pytest
-from fuzz.harness import FuzzTarget, batch_with_payload, bombs
+from fuzz.harness import FuzzTarget, batch_with_payload, bombs, peak_mb
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from strategies import values
@@ -132,6 +132,6 @@ def test_fuzz_broker(target):
     rng = random.Random()
     while time.monotonic() < end:
         value = rng.randrange(2**32)
-        print(f"fuzz: seed {value}")
+        print(f"fuzz: seed {value} ({target.cases} cases so far, peak memory {peak_mb():.0f} MB)", flush=True)
         _run(target, 500, value)
 

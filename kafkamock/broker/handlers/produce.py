@@ -202,13 +202,15 @@ def handle(broker, request):
                     broker.appended(partition)
             except KafkaError as exc:
                 if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):
+                    # The message, not the exception: its traceback pins the frames that decompressed the batch
+                    # (up to 64 MB of a bomb) for as long as any handler keeps the log record.
                     log.warning("produce to %s-%d from %s refused: %s", topic_data.name, pd.index,
-                                request.client_id, exc)
+                                request.client_id, str(exc))
                 result = _partition_result(pd.index, exc.code, message=exc.message)
                 if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 10:
                     result["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
                     leaders.add(exc.leader_id)
-                failed = failed or exc
+                failed = failed or str(exc)
             results.append(result)
         responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id, "partition_responses": results})
     if acks == 0:
