@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JAVA_STAMP := .cache/java/.stamp
+JS_STAMP   := .cache/node/.stamp
 
-.PHONY: install java kcat run test test-fast fuzz bench lint clean
+.PHONY: install java js kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -22,6 +23,16 @@ $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py
 	$(BIN)/python tests/java/fetch_jars.py .cache/java
 	touch $@
 
+# Test-only Node.js client for tests/clients_js: kafkajs 2.2.4 as tests/js/package-lock.json pins it, installed
+# into .cache/node with `npm ci` (tests/support/js_clients.py); nodejs and npm are Debian packages, installed when
+# missing.
+js: $(JS_STAMP)
+
+$(JS_STAMP): $(STAMP) tests/js/package.json tests/js/package-lock.json tests/js/.npmrc tests/support/js_clients.py
+	(command -v node && command -v npm) >/dev/null || (apt-get update -q && apt-get install -y -q nodejs npm)
+	$(BIN)/python tests/support/js_clients.py .cache/node
+	touch $@
+
 # The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it, then the broker stays up
 # in the foreground (Ctrl-C stops it).
 run: install
@@ -34,11 +45,11 @@ run: install
 kcat:
 	(command -v kcat && command -v curl) || (apt-get update -q && apt-get install -y -q kcat curl)
 
-test: install java kcat
+test: install java js kcat
 	$(BIN)/python -m pytest
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow and not java"
+	$(BIN)/python -m pytest -m "not slow and not java and not js"
 
 # The broker fuzzer (tests/fuzz) with fresh random cases for FUZZ_SECONDS (default 10 minutes); `make test` runs
 # a short seeded pass of it.

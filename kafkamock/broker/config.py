@@ -1,7 +1,8 @@
 """Broker and topic configuration, with Kafka's names, types and defaults.
 
-Topic configs fall back to their broker-level synonym (``retention.ms`` -> ``log.retention.ms``), as in Kafka;
-DescribeConfigs reports where each value comes from.
+Topic configs fall back to their broker-level synonym (``retention.ms`` -> ``log.retention.ms``), and a few broker
+configs without a default derive from others (``log.retention.ms`` -> ``log.retention.minutes`` ->
+``log.retention.hours``), as in Kafka; DescribeConfigs reports where each value comes from.
 """
 
 from __future__ import annotations
@@ -189,13 +190,18 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("quota.window.size.seconds", "INT", 1, validator=_at_least(1)),
     ConfigDef("message.max.bytes", "INT", 1048588, validator=_at_least(0)),
     ConfigDef("fetch.max.bytes", "INT", 57671680, validator=_at_least(1024)),
-    ConfigDef("log.retention.ms", "LONG", 604800000),
+    # Kafka's retention, roll, jitter and flush intervals in ms have no default: unset, they derive from the
+    # configs after them (DERIVED_BROKER_CONFIGS), as KafkaConfig.logRetentionTimeMillis and friends do.
+    ConfigDef("log.retention.ms", "LONG", None),
+    ConfigDef("log.retention.minutes", "INT", None),
+    ConfigDef("log.retention.hours", "INT", 168),
     ConfigDef("log.retention.bytes", "LONG", -1),
     ConfigDef("log.retention.check.interval.ms", "LONG", 300000, validator=_at_least(1)),
     ConfigDef("log.cleanup.policy", "LIST", "delete"),
     ConfigDef("log.message.timestamp.type", "STRING", "CreateTime", validator=_one_of("CreateTime", "LogAppendTime")),
     ConfigDef("log.segment.bytes", "INT", 1073741824),
-    ConfigDef("log.roll.ms", "LONG", 604800000),
+    ConfigDef("log.roll.ms", "LONG", None, validator=_at_least(1)),
+    ConfigDef("log.roll.hours", "INT", 168, validator=_at_least(1)),
     ConfigDef("log.cleaner.delete.retention.ms", "LONG", 86400000),
     ConfigDef("log.message.timestamp.before.max.ms", "LONG", LONG_MAX),
     ConfigDef("log.message.timestamp.after.max.ms", "LONG", 3600000),
@@ -252,17 +258,19 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     # restart replays a short chain (the KIP-932 seed page leaves the length to the implementation).
     ConfigDef("kafkamock.share.delta.chain.max", "INT", 64, validator=_at_least(1)),
     ConfigDef("max.request.partition.size.limit", "INT", 2000, validator=_at_least(1)),
-    # Broker-level synonyms of topic configs (ServerTopicConfigSynonyms), defaulting as the topic configs do.
+    # Broker-level synonyms of topic configs (ServerTopicConfigSynonyms), defaulting as the topic configs do (or,
+    # without a default, deriving from another config: DERIVED_BROKER_CONFIGS).
     ConfigDef("log.cleaner.min.compaction.lag.ms", "LONG", 0, validator=_at_least(0)),
     ConfigDef("log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, validator=_at_least(1)),
     ConfigDef("log.cleaner.min.cleanable.ratio", "DOUBLE", 0.5, validator=lambda v: 0 <= v <= 1),
     ConfigDef("log.segment.delete.delay.ms", "LONG", 60000, validator=_at_least(0)),
     ConfigDef("log.flush.interval.messages", "LONG", LONG_MAX, validator=_at_least(1)),
-    ConfigDef("log.flush.interval.ms", "LONG", LONG_MAX, validator=_at_least(0)),
+    ConfigDef("log.flush.interval.ms", "LONG", None, validator=_at_least(0)),
     ConfigDef("log.index.interval.bytes", "INT", 4096, validator=_at_least(0)),
     ConfigDef("log.index.size.max.bytes", "INT", 10485760, validator=_at_least(4)),
     ConfigDef("log.preallocate", "BOOLEAN", False, validator=_no_preallocation),
-    ConfigDef("log.roll.jitter.ms", "LONG", 0, validator=_at_least(0)),
+    ConfigDef("log.roll.jitter.ms", "LONG", None, validator=_at_least(0)),
+    ConfigDef("log.roll.jitter.hours", "INT", 0, validator=_at_least(0)),
     ConfigDef("log.local.retention.ms", "LONG", -2, validator=_at_least(-2)),
     ConfigDef("log.local.retention.bytes", "LONG", -2, validator=_at_least(-2)),
     ConfigDef("compression.gzip.level", "INT", -1, validator=_gzip_level),
@@ -278,6 +286,24 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("super.users", "STRING", "", validator=_super_users),
     ConfigDef("allow.everyone.if.no.acl.found", "BOOLEAN", False),
 ]}
+
+# Broker configs without a default that derive from others when unset, as Kafka's KafkaConfig computes them
+# (logRetentionTimeMillis, logRollTimeMillis, logRollTimeJitterMillis, logFlushIntervalMs): the first of the
+# (name, multiplier) fallbacks that is set, else the last one's default, times its multiplier.
+DERIVED_BROKER_CONFIGS: dict[str, tuple[tuple[str, int], ...]] = {
+    "log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
+    "log.roll.ms": (("log.roll.hours", 3_600_000),),
+    "log.roll.jitter.ms": (("log.roll.jitter.hours", 3_600_000),),
+    "log.flush.interval.ms": (("log.flush.scheduler.interval.ms", 1),),
+}
+# The names DescribeConfigs lists as synonyms of a broker config (DynamicBrokerConfig.brokerConfigSynonyms): a
+# derived config and its fallbacks are one group, in that order (log.flush.scheduler.interval.ms, a config of its
+# own, has no synonym but itself).
+BROKER_CONFIG_SYNONYMS: dict[str, tuple[str, ...]] = {
+    member: (name, *(n for n, _ in fallbacks))
+    for name, fallbacks in DERIVED_BROKER_CONFIGS.items()
+    for member in (name, *(n for n, _ in fallbacks)) if member != "log.flush.scheduler.interval.ms"
+}
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("cleanup.policy", "LIST", "delete", "log.cleanup.policy",
@@ -456,12 +482,42 @@ class BrokerConfig:
 
     def sources(self, name: str) -> list[tuple[Any, str]]:
         """(value, source) of every level that supplies ``name``, highest precedence first, ending with the
-        default: the order of Kafka's DescribeConfigs synonyms."""
+        default (None for a config without one); the first is the config's own value. ``synonyms`` is what
+        DescribeConfigs lists."""
         found = [(layer[name], source) for layer, source in (
             (self.dynamic_broker, "DYNAMIC_BROKER_CONFIG"), (self.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
             (self.static_values, "STATIC_BROKER_CONFIG")) if name in layer]
         definition = BROKER_CONFIGS.get(name)
         return found + ([(definition.default, "DEFAULT_CONFIG")] if definition is not None else [])
+
+    def synonyms(self, name: str) -> list[tuple[str, Any, str]]:
+        """(config name, value, source) of a broker config's synonyms, as Kafka's DescribeConfigs lists them: each
+        level (dynamic per-broker, dynamic default, static, default) in turn, the group's names in order at each
+        (``BROKER_CONFIG_SYNONYMS``), defaults only where there is one; then everything before the first entry
+        named ``name`` is dropped (ConfigHelper.configSynonyms: with ``log.retention.hours`` at its default only,
+        ``log.retention.ms`` has no synonym at all)."""
+        names = BROKER_CONFIG_SYNONYMS.get(name, (name,))
+        found = [(n, layer[n], source) for layer, source in (
+            (self.dynamic_broker, "DYNAMIC_BROKER_CONFIG"), (self.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+            (self.static_values, "STATIC_BROKER_CONFIG")) for n in names if n in layer]
+        found += [(n, BROKER_CONFIGS[n].default, "DEFAULT_CONFIG") for n in names
+                  if n in BROKER_CONFIGS and BROKER_CONFIGS[n].default is not None]
+        for i, (n, _, _) in enumerate(found):
+            if n == name:
+                return found[i:]
+        return []
+
+    def effective(self, name: str) -> Any:
+        """A config's value as the broker uses it: its own, or for a derived config left unset, the value derived
+        from its fallbacks (``DERIVED_BROKER_CONFIGS``; a negative retention is -1, as in Kafka)."""
+        value = self.values[name]
+        if value is None and name in DERIVED_BROKER_CONFIGS:
+            fallbacks = DERIVED_BROKER_CONFIGS[name]
+            fallback, factor = next(((n, f) for n, f in fallbacks if self.values.get(n) is not None), fallbacks[-1])
+            value = self.values[fallback] * factor
+        if name == "log.retention.ms" and value < 0:
+            value = -1
+        return value
 
     def _refresh_all(self, name: str, *, everywhere: bool) -> None:
         for config in self._peers if everywhere else (self,):
@@ -482,17 +538,23 @@ class BrokerConfig:
                 names.discard(name)
 
     def __getitem__(self, name: str) -> Any:
-        return self.values[name]
+        """The effective value (``effective``); ``values`` holds each config's own value (None: unset, no default)."""
+        return self.effective(name)
 
 
 def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: BrokerConfig) -> tuple[Any, str]:
-    """(value, source) of a topic config: the highest-precedence level that sets it (see
-    ``topic_config_synonyms``), else the topic config's own default."""
+    """(value, source) of a topic config: the topic's own value, else its broker synonym's effective value (derived
+    configs included: ``retention.ms`` from ``log.retention.hours`` when ``log.retention.ms`` is unset), else the
+    topic config's default. The source is that of the first synonym (``topic_config_synonyms``), DEFAULT_CONFIG
+    when there is none, as Kafka reports it."""
+    if name in topic_overrides:
+        return topic_overrides[name], "TOPIC_CONFIG"
     levels = topic_config_synonyms(name, topic_overrides, broker)
-    if levels:
-        _, value, source = levels[0]
-        return value, source
-    return TOPIC_CONFIGS[name].default, "DEFAULT_CONFIG"
+    source = levels[0][2] if levels else "DEFAULT_CONFIG"
+    synonym = TOPIC_CONFIGS[name].synonym
+    if synonym is not None and synonym in BROKER_CONFIGS:
+        return broker[synonym], source
+    return TOPIC_CONFIGS[name].default, source
 
 
 # Kafka's numeric ids for DescribeConfigs (DescribeConfigsResponse.ConfigSource and .ConfigType).
@@ -512,20 +574,21 @@ READ_ONLY_BROKER_CONFIGS = frozenset({
     "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
     "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
     "queued.max.requests", "connections.max.idle.ms", "quota.window.num", "quota.window.size.seconds",
-    "fetch.max.bytes",
+    "fetch.max.bytes", "log.retention.minutes", "log.retention.hours", "log.roll.hours", "log.roll.jitter.hours",
 })
 
 
 def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],
                           broker: BrokerConfig) -> list[tuple[str, Any, str]]:
     """(config name, value, source) of every level that supplies a topic config, highest precedence first,
-    as Kafka lists DescribeConfigs synonyms: the topic's own value, then its broker synonym at each level that
-    sets it (dynamic per-broker, dynamic default, static, default). The first entry is where the value comes
-    from; an empty list means the topic config's own default."""
+    as Kafka lists DescribeConfigs synonyms: the topic's own value, then its broker synonym's (``BrokerConfig.
+    synonyms``: ``retention.ms`` -> ``log.retention.ms``, then ``log.retention.minutes`` and ``log.retention.hours``
+    at each level that sets them, everything before the first ``log.retention.ms`` dropped). The first entry is
+    where the value comes from; an empty list means a default (see ``topic_config_value``)."""
     found: list[tuple[str, Any, str]] = []
     if name in topic_overrides:
         found.append((name, topic_overrides[name], "TOPIC_CONFIG"))
     synonym = TOPIC_CONFIGS[name].synonym
     if synonym is not None and synonym in BROKER_CONFIGS:
-        found.extend((synonym, value, source) for value, source in broker.sources(synonym))
+        found.extend(broker.synonyms(synonym))
     return found

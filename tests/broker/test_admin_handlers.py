@@ -306,8 +306,11 @@ def test_describe_topic_configs(broker, version):
     else:
         assert retention.config_type == 0  # not on the wire before v3
 
+    # log.retention.ms has no default (its value comes from log.retention.hours): no synonym at all, as in Kafka
     synonyms = described(broker, version, TOPIC, "t", synonyms=True)["retention.ms"].synonyms
-    assert [(s.name, s.value, s.source) for s in synonyms] == [("log.retention.ms", "604800000", SOURCE["DEFAULT"])]
+    assert synonyms == []
+    synonyms = described(broker, version, TOPIC, "t", synonyms=True)["retention.bytes"].synonyms
+    assert [(s.name, s.value, s.source) for s in synonyms] == [("log.retention.bytes", "-1", SOURCE["DEFAULT"])]
     assert described(broker, version, TOPIC, "t", synonyms=True)["remote.storage.enable"].synonyms == []
 
     assert incremental(broker, 1, [(TOPIC, "t", [("retention.ms", SET, "1000")])]) == [("t", E.NONE, None)]
@@ -315,7 +318,7 @@ def test_describe_topic_configs(broker, version):
     assert list(filtered) == ["retention.ms"]
     assert (filtered["retention.ms"].value, filtered["retention.ms"].config_source) == ("1000", SOURCE["TOPIC"])
     assert [(s.name, s.value, s.source) for s in filtered["retention.ms"].synonyms] == [
-        ("retention.ms", "1000", SOURCE["TOPIC"]), ("log.retention.ms", "604800000", SOURCE["DEFAULT"])]
+        ("retention.ms", "1000", SOURCE["TOPIC"])]
 
 
 def test_describe_topic_configs_follow_the_broker_levels(clock):
@@ -326,14 +329,90 @@ def test_describe_topic_configs_follow_the_broker_levels(clock):
     assert incremental(broker, 1, [(BROKER, "", [("log.retention.ms", SET, "200")])]) == [("", E.NONE, None)]
     retention = described(broker, 4, TOPIC, "t", synonyms=True)["retention.ms"]
     assert (retention.value, retention.config_source) == ("200", SOURCE["DYNAMIC_DEFAULT"])
-    assert [(s.value, s.source) for s in retention.synonyms] == [
-        ("200", SOURCE["DYNAMIC_DEFAULT"]), ("100", SOURCE["STATIC"]), ("604800000", SOURCE["DEFAULT"])]
+    assert [(s.name, s.value, s.source) for s in retention.synonyms] == [
+        ("log.retention.ms", "200", SOURCE["DYNAMIC_DEFAULT"]), ("log.retention.ms", "100", SOURCE["STATIC"]),
+        ("log.retention.hours", "168", SOURCE["DEFAULT"])]
     assert incremental(broker, 0, [(BROKER, "1", [("log.retention.ms", SET, "300")])]) == [("1", E.NONE, None)]
     retention = described(broker, 4, TOPIC, "t")["retention.ms"]
     assert (retention.value, retention.config_source) == ("300", SOURCE["DYNAMIC_BROKER"])
     assert broker.topic_config(broker.cluster.topics["t"], "retention.ms") == 300
     assert incremental(broker, 0, [(BROKER, "1", [("log.retention.ms", DELETE, None)])]) == [("1", E.NONE, None)]
     assert broker.first_node().config["log.retention.ms"] == 200
+
+
+def synonyms_of(config) -> list[tuple[str, str | None, int]]:
+    return [(s.name, s.value, s.source) for s in config.synonyms]
+
+
+def test_retention_roll_jitter_and_flush_ms_have_no_default_and_derive_as_in_kafka(clock):
+    """log.retention.ms, log.roll.ms, log.roll.jitter.ms and log.flush.interval.ms have no default in Kafka: unset,
+    the broker uses log.retention.minutes/hours, log.roll.hours, log.roll.jitter.hours and
+    log.flush.scheduler.interval.ms, and DescribeConfigs lists synonyms from the first one named as the topic
+    config's broker synonym on (what Kafka 3.8's broker answers for the same settings)."""
+    broker = Broker({"log.retention.hours": "24", "log.roll.hours": "2", "log.roll.jitter.hours": "1",
+                     "log.flush.scheduler.interval.ms": "9000"}, clock=clock)
+    broker.cluster.create_topic("t", 1, 1)
+    topic = broker.cluster.topics["t"]
+    assert [broker.topic_config(topic, n) for n in ("retention.ms", "segment.ms", "segment.jitter.ms", "flush.ms")] \
+        == [86_400_000, 7_200_000, 3_600_000, 9000]
+    assert topic.partitions[0].log.config.retention_ms == 86_400_000
+    configs = described(broker, 4, TOPIC, "t", synonyms=True)
+    for name, value in (("retention.ms", "86400000"), ("segment.ms", "7200000"), ("segment.jitter.ms", "3600000")):
+        assert (configs[name].value, configs[name].config_source, configs[name].synonyms) == \
+            (value, SOURCE["DEFAULT"], []), name
+    assert (configs["flush.ms"].value, configs["flush.ms"].config_source) == ("9000", SOURCE["DEFAULT"])
+    assert configs["flush.ms"].synonyms == []
+
+    node = described(broker, 4, BROKER, "1", synonyms=True)
+    for name in ("log.retention.ms", "log.retention.minutes", "log.roll.ms", "log.roll.jitter.ms",
+                 "log.flush.interval.ms"):
+        assert (node[name].value, node[name].config_source, node[name].synonyms) == (None, SOURCE["DEFAULT"], []), name
+    assert (node["log.retention.hours"].value, node["log.retention.hours"].read_only) == ("24", True)
+    assert synonyms_of(node["log.retention.hours"]) == [("log.retention.hours", "24", SOURCE["STATIC"]),
+                                                        ("log.retention.hours", "168", SOURCE["DEFAULT"])]
+    assert not node["log.retention.ms"].read_only
+    assert alter(broker, 0, [(BROKER, "1", {"log.retention.hours": "5"})]) == [
+        ("1", E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.retention.hours)")]
+
+    # Set at the broker: the ms configs come first, their fallbacks after them
+    assert incremental(broker, 1, [(BROKER, "1", [("log.retention.ms", SET, "300000"),
+                                                  ("log.flush.interval.ms", SET, "7000")])]) == [("1", E.NONE, None)]
+    configs = described(broker, 4, TOPIC, "t", synonyms=True)
+    assert (configs["retention.ms"].value, configs["retention.ms"].config_source) == ("300000",
+                                                                                      SOURCE["DYNAMIC_BROKER"])
+    assert synonyms_of(configs["retention.ms"]) == [
+        ("log.retention.ms", "300000", SOURCE["DYNAMIC_BROKER"]), ("log.retention.hours", "24", SOURCE["STATIC"]),
+        ("log.retention.hours", "168", SOURCE["DEFAULT"])]
+    assert synonyms_of(configs["flush.ms"]) == [
+        ("log.flush.interval.ms", "7000", SOURCE["DYNAMIC_BROKER"]),
+        ("log.flush.scheduler.interval.ms", "9000", SOURCE["STATIC"]),
+        ("log.flush.scheduler.interval.ms", str(2**63 - 1), SOURCE["DEFAULT"])]
+    assert broker.topic_config(topic, "retention.ms") == 300_000
+    node = described(broker, 4, BROKER, "1", synonyms=True)
+    assert synonyms_of(node["log.retention.ms"]) == synonyms_of(configs["retention.ms"])
+
+    # minutes before hours; a negative retention is -1 (none), whatever the unit
+    assert Broker({"log.retention.minutes": "3", "log.retention.hours": "1"}, clock=clock).config[
+        "log.retention.ms"] == 180_000
+    assert Broker({"log.retention.hours": "-1"}, clock=clock).config["log.retention.ms"] == -1
+    assert Broker({"log.roll.ms": "5000", "log.roll.hours": "1"}, clock=clock).config["log.roll.ms"] == 5000
+
+
+def test_describe_broker_configs_each_node_reports_its_own_node_id(clock):
+    cluster = Broker(brokers=3, clock=clock)
+    for node_id in (1, 2, 3):
+        (result,) = call(cluster, "DescribeConfigs", 4, {
+            "resources": [{"resource_type": BROKER, "resource_name": str(node_id), "configuration_keys": ["node.id"]}],
+            "include_synonyms": True, "include_documentation": False}, node_id=node_id).results
+        assert result.error_code == E.NONE, result
+        (config,) = result.configs
+        assert (config.value, config.read_only) == (str(node_id), True)
+        assert synonyms_of(config) == [("node.id", str(node_id), SOURCE["DEFAULT"])]
+    numbered = Broker({"node.id": 5}, brokers=2, clock=clock)
+    (result,) = call(numbered, "DescribeConfigs", 4, {
+        "resources": [{"resource_type": BROKER, "resource_name": "6", "configuration_keys": ["node.id"]}],
+        "include_synonyms": True, "include_documentation": False}, node_id=6).results
+    assert synonyms_of(result.configs[0]) == [("node.id", "6", SOURCE["STATIC"]), ("node.id", "1", SOURCE["DEFAULT"])]
 
 
 @pytest.mark.parametrize("version", [1, 4])

@@ -231,8 +231,11 @@ def test_admin_describe_configs_of_a_topic(admin_run):
 def test_admin_describe_configs_of_the_broker(admin_run):
     configs = admin_run["configs"][f"broker:{admin_run.broker.node_id}"]
     assert "error" not in configs, configs
-    for name in ("num.partitions", "message.max.bytes", "log.retention.ms"):
+    for name in ("num.partitions", "message.max.bytes", "log.retention.hours"):
         assert configs[name]["value"] == str(admin_run.broker.config[name]), configs[name]
+    # log.retention.ms has no default in Kafka (the retention comes from log.retention.hours): null, DEFAULT_CONFIG
+    assert configs["log.retention.ms"]["value"] is None, configs["log.retention.ms"]
+    assert configs["log.retention.ms"]["source"] == "DEFAULT_CONFIG"
 
 
 # -- Admin offsets: listOffsets, deleteRecords, then consumers from the new log start -------------------------------

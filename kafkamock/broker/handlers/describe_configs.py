@@ -7,10 +7,15 @@ As Kafka's ConfigHelper answers:
   the topic's own value (DYNAMIC_TOPIC_CONFIG 1), then its broker synonym (``retention.ms`` ->
   ``log.retention.ms``) set dynamically for this broker (DYNAMIC_BROKER_CONFIG 2), as the cluster default
   (DYNAMIC_DEFAULT_BROKER_CONFIG 3), statically (STATIC_BROKER_CONFIG 4), or its default (DEFAULT_CONFIG 5); a
-  config with no synonym and no topic value is DEFAULT_CONFIG. An illegal name is INVALID_TOPIC_EXCEPTION, an
-  unknown topic UNKNOWN_TOPIC_OR_PARTITION.
-- BROKER "<the id of the node asked>": every broker config, its synonyms being the levels that set it (the
-  per-broker level is that node's own).
+  config with no synonym and no topic value is DEFAULT_CONFIG. Synonyms before the first one named as the
+  topic config's broker synonym are left out, as Kafka does: ``retention.ms`` lists ``log.retention.ms`` and
+  after it ``log.retention.minutes``/``hours`` (its fallbacks), so with only ``log.retention.hours`` set (or at
+  its default) it has no synonym, DEFAULT_CONFIG, and the value derived from the hours. An illegal name is
+  INVALID_TOPIC_EXCEPTION, an unknown topic UNKNOWN_TOPIC_OR_PARTITION.
+- BROKER "<the id of the node asked>": every broker config with its own value (null for ``log.retention.ms``,
+  ``log.roll.ms``, ``log.roll.jitter.ms`` and ``log.flush.interval.ms`` when unset: they have no default), its
+  synonyms being the levels that set it or its fallbacks (the per-broker level is that node's own); ``node.id``
+  is the id of the node asked.
   BROKER "": only the configs set as the dynamic cluster default. Another id, or a name that is not a number:
   INVALID_REQUEST.
 - GROUP "<group id>": every group config, DYNAMIC_GROUP_CONFIG (8) where the group sets it, else DEFAULT_CONFIG
@@ -37,6 +42,7 @@ from kafkamock.broker.config import (
     ConfigDef,
     format_value,
     topic_config_synonyms,
+    topic_config_value,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
@@ -79,7 +85,7 @@ def _topic_configs(broker, request, name: str, include_synonyms: bool) -> list[t
     out = []
     for config_name, definition in TOPIC_CONFIGS.items():
         synonyms = topic_config_synonyms(config_name, topic.configs, request.node.config)
-        value = synonyms[0][1] if synonyms else definition.default
+        value, _ = topic_config_value(config_name, topic.configs, request.node.config)
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
     return out
 
@@ -89,13 +95,18 @@ def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[
     config = request.node.config
     out = []
     for config_name, definition in BROKER_CONFIGS.items():
-        synonyms = [(config_name, v, s) for v, s in config.sources(config_name)]
+        synonyms = config.synonyms(config_name)
+        value = config.values[config_name]      # its own value: None for a derived config left unset
         if cluster_default:
             # The "" resource shows only the dynamic cluster defaults, and only that level as synonyms.
-            synonyms = [s for s in synonyms if s[2] == "DYNAMIC_DEFAULT_BROKER_CONFIG"]
-            if not synonyms:
+            if config_name not in config.dynamic_default:
                 continue
-        value = synonyms[0][1]
+            synonyms = [s for s in synonyms if s[2] == "DYNAMIC_DEFAULT_BROKER_CONFIG"]
+            value = config.dynamic_default[config_name]
+        elif config_name == "node.id" and synonyms:
+            # Node k of a cluster is node.id + k - 1: each node reports its own id where the setting comes from.
+            value = request.node.node_id
+            synonyms = [(config_name, value, synonyms[0][2]), *synonyms[1:]]
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms,
                                         config_name in READ_ONLY_BROKER_CONFIGS)))
     return out
