@@ -474,7 +474,7 @@ def test_serve_tls_scram_user_end_to_end():
                 "sasl.username": "u", "sasl.password": "p"}
         assert produce_consume_confluent(conf, unique("serve"), [b"e2e"]) == [b"e2e"]
         # kafka-python with the other mechanism. (Not kcat: Debian's kcat links librdkafka 2.0.2, whose SCRAM
-        # client-final repeats the client nonce, which Kafka's ScramSaslServer refuses, and so does kafkamock.)
+        # client-final repeats the client nonce, fixed in 2.6.1; Kafka 4's ScramSaslServer refuses it, as kafkamock.)
         got = kafka_python_round_trip({"bootstrap_servers": serve.bootstrap, "security_protocol": "SASL_SSL",
                                        "ssl_cafile": fields["ssl.ca.location"], "sasl_mechanism": "SCRAM-SHA-512",
                                        "sasl_plain_username": "u", "sasl_plain_password": "p"}, "serve-kp", [b"kp"])
