@@ -205,14 +205,39 @@ def test_scram_sha_256_exchange_by_rfc_7677(broker, salt):
     salted = hashlib.pbkdf2_hmac("sha256", b"pencil", base64.b64decode(attrs["s"]), int(attrs["i"]))
     client_key = hmac.new(salted, b"Client Key", "sha256").digest()
     without_proof = f"c=biws,r={attrs['r']}"
-    auth_message = f"{first_bare},{server_first.auth_bytes.decode()},{without_proof}".encode()
-    signature = hmac.new(hashlib.sha256(client_key).digest(), auth_message, "sha256").digest()
-    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
-    final, close = send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"{without_proof},p={proof}".encode()})
+    final, close = _client_final(broker, conn, first_bare, server_first, client_key, without_proof)
     server_key = hmac.new(salted, b"Server Key", "sha256").digest()
+    auth_message = f"{first_bare},{server_first.auth_bytes.decode()},{without_proof}".encode()
     expected = base64.b64encode(hmac.new(server_key, auth_message, "sha256").digest()).decode()
     assert (final.error_code, final.auth_bytes.decode(), close) == (E.NONE, f"v={expected}", None)
     assert conn.principal == "User:user"
+
+
+def _client_final(broker, conn, first_bare, server_first, client_key, without_proof):
+    auth_message = f"{first_bare},{server_first.auth_bytes.decode()},{without_proof}".encode()
+    signature = hmac.new(hashlib.sha256(client_key).digest(), auth_message, "sha256").digest()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
+    return send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"{without_proof},p={proof}".encode()})
+
+
+def test_scram_client_final_with_the_client_nonce_twice_is_refused(broker):
+    """librdkafka before 2.6.1 sent r=<client nonce><server nonce> with the client nonce once more in front (its
+    proof computed over that message). Kafka 4 compares the nonce strictly (RFC 5802 5.1) and refuses it."""
+    broker.scram_credentials.set_password("user", "pencil", mechanisms=("SCRAM-SHA-256",))
+    conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
+    send(broker, conn, "SaslHandshake", 1, {"mechanism": "SCRAM-SHA-256"})
+    first_bare = "n=user,r=rOprNGfwEbeRWgbNEkqO"
+    server_first, _ = send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"n,,{first_bare}".encode()})
+    attrs = dict(p.split("=", 1) for p in server_first.auth_bytes.decode().split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", b"pencil", base64.b64decode(attrs["s"]), int(attrs["i"]))
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    doubled = f"c=biws,r=rOprNGfwEbeRWgbNEkqO{attrs['r']}"
+    final, close = _client_final(broker, conn, first_bare, server_first, client_key, doubled)
+    assert (final.error_code, final.error_message) == (E.SASL_AUTHENTICATION_FAILED, "Authentication failed during "
+                                                       "authentication due to invalid credentials with SASL mechanism "
+                                                       "SCRAM-SHA-256")
+    assert close
+    assert conn.principal != "User:user"
 
 
 def _jws(claims: dict) -> str:
