@@ -102,3 +102,38 @@ def test_oauthbearer_unsecured_tokens(java_clients):
                                      'unsecuredLoginStringClaim_sub="dora";'}
         java_clients.produce(broker.bootstrap_servers, "oauth-java", [{"key": "k", "value": "v"}], config=oauth)
         assert principals(broker) == {"User:dora"}
+
+
+def test_the_java_producer_reauthenticates_on_its_connections(java_clients):
+    """KIP-368: with ``connections.max.reauth.ms`` the broker gives each SASL session a lifetime (SaslAuthenticate
+    v1+); the Java client re-authenticates on the same connection before it ends (SaslHandshake again, between
+    requests) instead of being disconnected, and a stream of idempotent sends goes on without an error."""
+    config = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+              "connections.max.reauth.ms": "1500"}
+    with start_broker(config) as broker:
+        broker.control.scram_user("bob", "bob-secret", mechanisms=["SCRAM-SHA-512"])
+        broker.create_topic("reauth-java", 2)
+        security = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                    "sasl.jaas.config": scram_jaas("bob", "bob-secret")}
+
+        def handshakes_per_connection() -> dict[int, int]:
+            counts: dict[int, int] = {}
+            for r in broker.control.requests(api_key=17):                   # SaslHandshake
+                counts[r["connection_id"]] = counts.get(r["connection_id"], 0) + 1
+            return counts
+
+        run = java_clients.start("stream", broker.bootstrap_servers, {
+            "topic": "reauth-java", "count": 5000, "partitions": 2, "pace_ms": 1, "progress_every": 100,
+            "config": security})
+        try:
+            run.wait_for(lambda: max(handshakes_per_connection().values(), default=0) >= 2, 60,
+                         "a connection that re-authenticated")
+            result = run.result()
+        finally:
+            run.kill()
+        assert result["failed"] == []
+        assert len(result["acked"]) == 5000
+        again = {c for c, n in handshakes_per_connection().items() if n >= 2}
+        produced_on = {r["connection_id"] for r in broker.control.requests(api_key=PRODUCE)}
+        assert again & produced_on, "no connection carried produce requests across a re-authentication"
+        assert principals(broker) == {"User:bob"}
