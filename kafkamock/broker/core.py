@@ -108,7 +108,9 @@ class Broker:
         nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(),
                       fetch_sessions=FetchSessions(first_id=(k + 1) << 24)) for k in range(brokers)]
         for node in nodes:
-            node.share_sessions = ShareSessions(lambda node=node: node.config["group.share.max.share.sessions"])
+            # mypy cannot infer a lambda whose default argument binds the loop variable (python/mypy#15459)
+            node.share_sessions = ShareSessions(
+                lambda node=node: node.config["group.share.max.share.sessions"])  # type: ignore[misc]
         self.cluster = Cluster(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
         self.registry = default_registry()
         self.timers = Timers()
@@ -596,9 +598,9 @@ class Broker:
                 for partition in topic.partitions:
                     partition.log.config = self.log_config(topic, partition)
                     partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
-                    snapshot = partition.log.store.load_producer_snapshot(partition.log.log_end_offset)
-                    if snapshot is not None:
-                        partition.producers.load(snapshot[1])
+                    producer_snapshot = partition.log.store.load_producer_snapshot(partition.log.log_end_offset)
+                    if producer_snapshot is not None:
+                        partition.producers.load(producer_snapshot[1])
                     for base_offset, header in partition.log.headers():
                         partition.producers.replay(header, base_offset, _marker(partition.log, base_offset, header))
                     partition.producers.changed = False
@@ -621,8 +623,7 @@ class Broker:
         self.timers.every("log-cleaner", lambda: config["log.cleaner.backoff.ms"] if config["log.cleaner.enable"]
                           else NEVER, self._clean, first_ms=now + config["log.cleaner.backoff.ms"])
         self.timers.every("checkpoints", lambda: config["log.flush.offset.checkpoint.interval.ms"] or NEVER,
-                          lambda now: (self.storage.write_checkpoints(), self._snapshot_producers(now)),
-                          first_ms=first)
+                          self._checkpoint, first_ms=first)
         self.timers.every("offsets-cleanup", lambda: config["offsets.retention.check.interval.ms"],
                           self.groups.expire_offsets, first_ms=now + config["offsets.retention.check.interval.ms"])
         for name, interval, task in (
@@ -631,7 +632,9 @@ class Broker:
                 ("transactional-id-expiration", "transaction.remove.expired.transaction.cleanup.interval.ms",
                  self.transactions.expire_transactional_ids),
                 ("producer-id-expiration", "producer.id.expiration.check.interval.ms", self._expire_producers)):
-            self.timers.every(name, lambda key=interval: config[key], task, first_ms=now + config[interval])
+            # mypy cannot infer a lambda whose default argument binds the loop variable (python/mypy#15459)
+            self.timers.every(name, lambda key=interval: config[key], task,  # type: ignore[misc]
+                              first_ms=now + config[interval])
 
     def _retention(self, now: int) -> None:
         for topic in list(self.cluster.topics.values()):
@@ -660,6 +663,11 @@ class Broker:
     def _flush(self, now: int) -> None:
         for partition in self.cluster.partitions():
             partition.log.maybe_flush(now)
+
+    def _checkpoint(self, now: int) -> None:
+        """``log.flush.offset.checkpoint.interval.ms``: the storage's checkpoint files, then producer snapshots."""
+        self.storage.write_checkpoints()
+        self._snapshot_producers(now)
 
     def _clean(self, now: int) -> None:
         if not self.config["log.cleaner.enable"]:

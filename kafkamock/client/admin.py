@@ -486,8 +486,13 @@ class Admin:
         return response
 
     def _node(self, node_id: int) -> Node | None:
-        if node_id < 0 or node_id not in self.client.brokers:
-            return None if node_id < 0 else Node(node_id, "", -1)
+        """The node of an id that may be -1 (no leader, no controller): None for it."""
+        return None if node_id < 0 else self._broker_node(node_id)
+
+    def _broker_node(self, node_id: int) -> Node:
+        """The node of a broker id (a broker list's, a replica's): host "" and port -1 for one not known."""
+        if node_id not in self.client.brokers:
+            return Node(node_id, "", -1)
         host, port = self.client.brokers[node_id]
         return Node(node_id, host, port, self._racks.get(node_id))
 
@@ -555,7 +560,7 @@ class Admin:
             except KafkaConnectionError:
                 response = await self._metadata([])
                 return ClusterDescription(response.cluster_id, self._node(response.controller_id),
-                                          [self._node(b.node_id) for b in response.brokers])
+                                          [self._broker_node(b.node_id) for b in response.brokers])
             response = await self._send(conn, "DescribeCluster", {"include_cluster_authorized_operations": False,
                                                                    "endpoint_type": 1})
             if response.error_code:
@@ -618,6 +623,7 @@ class Admin:
         async def attempt(pending: list[str | uuid.UUID]) -> dict[Any, Any]:
             conn = await self.client.any_broker()
             version = conn.version_for("DeleteTopics")
+            body: dict[str, Any]
             if version >= 6:
                 body = {"topics": [{"name": None, "topic_id": t} if isinstance(t, uuid.UUID)
                                    else {"name": t, "topic_id": _NO_TOPIC_ID} for t in pending]}
@@ -677,7 +683,8 @@ class Admin:
 
     def _partition_info(self, p: Message) -> TopicPartitionInfo:
         return TopicPartitionInfo(p.partition_index, self._node(p.leader_id),
-                                  [self._node(r) for r in p.replica_nodes], [self._node(r) for r in p.isr_nodes])
+                                  [self._broker_node(r) for r in p.replica_nodes],
+                                  [self._broker_node(r) for r in p.isr_nodes])
 
     async def _describe_topics_by_metadata(self, names: list[str]) -> dict[str, Any]:
         response = await self._metadata(names)
@@ -702,8 +709,8 @@ class Admin:
             conn = await self.client.any_broker()
             response = await self._send(conn, "CreatePartitions", {
                 "topics": [{"name": t, "count": wanted[t].total_count,
-                            "assignments": None if wanted[t].assignments is None else
-                            [{"broker_ids": ids} for ids in wanted[t].assignments]} for t in pending],
+                            "assignments": None if (assignments := wanted[t].assignments) is None else
+                            [{"broker_ids": ids} for ids in assignments]} for t in pending],
                 "timeout_ms": int(self.api_timeout_s * 1000), "validate_only": validate_only})
             return {r.name: _cluster_error(r.error_code, f"create partitions of {r.name!r}", r.error_message)
                     if r.error_code else None

@@ -562,9 +562,9 @@ class Producer:
                 conn = await self._coordinator()
                 response = await conn.request(api, body, version=version)
                 code = response.error_code if api != "AddPartitionsToTxn" else _add_partitions_error(response)
-            except KafkaConnectionError as exc:
+            except KafkaConnectionError:
                 self._client.forget_coordinator(self.transactional_id, TRANSACTION)
-                code, response = E.NETWORK_EXCEPTION, exc
+                code = E.NETWORK_EXCEPTION
             if code == 0:
                 return response
             if code in COORDINATOR_MOVED:
@@ -914,9 +914,10 @@ class Producer:
             for t in response.responses:
                 name = t.name or names.get(t.topic_id, "")
                 for p in t.partition_responses:
-                    batch = index.get(TopicPartition(name, p.index))
-                    if batch is None:
+                    tp = TopicPartition(name, p.index)
+                    if tp not in index:
                         continue
+                    batch = index[tp]
                     answered.add(batch.tp)
                     if p.error_code in (0, E.DUPLICATE_SEQUENCE_NUMBER):
                         self._complete(batch, p.base_offset, p.log_append_time_ms)

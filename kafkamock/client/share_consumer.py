@@ -661,10 +661,11 @@ class ShareConsumer:
                     if tp not in acks:
                         continue
                     answered.add(tp)
-                    error = KafkaError(p.error_code, f"acknowledge {tp}", p.error_message) if p.error_code else None
+                    partition_error = (KafkaError(p.error_code, f"acknowledge {tp}", p.error_message)
+                                       if p.error_code else None)
                     if p.error_code in LEADER_MOVED:
                         self._leader_moved(tp, p.current_leader)
-                    results[tp] = self._complete(tp, acks[tp], error)
+                    results[tp] = self._complete(tp, acks[tp], partition_error)
             for tp in set(acks) - answered:
                 results[tp] = self._complete(tp, acks[tp], KafkaError(
                     ErrorCode.UNKNOWN_SERVER_ERROR, f"acknowledge {tp}",

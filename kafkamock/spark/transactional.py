@@ -25,7 +25,7 @@ import trio
 
 from kafkamock.client import Producer
 from kafkamock.client.admin import Admin
-from kafkamock.client.types import OffsetAndMetadata
+from kafkamock.client.types import OffsetAndMetadata, TopicPartition
 from kafkamock.spark.options import ClientSettings
 from kafkamock.spark.tasks import write_arrow
 
@@ -55,10 +55,10 @@ def this_task(batch_write_id: str | None) -> TaskWrite:
         raise RuntimeError("a transactional Kafka write must run in a Spark task")
     query, batch = context.getLocalProperty("sql.streaming.queryId"), context.getLocalProperty(
         "streaming.sql.batchId")
-    if batch_write_id is None and (query is None or batch is None):
-        raise RuntimeError("Spark gave the streaming write no query id or batch id")
     if batch_write_id is not None:
         return TaskWrite(batch_write_id, 0, context.partitionId())
+    if query is None or batch is None:
+        raise RuntimeError("Spark gave the streaming write no query id or batch id")
     return TaskWrite(query, int(batch), context.partitionId())
 
 
@@ -92,7 +92,7 @@ class TaskTransaction:
         async with Admin({**self.settings.security, "bootstrap.servers": self.settings.bootstrap_servers,
                           "client.id": self.settings.client_id}) as admin:
             done = await admin.list_consumer_group_offsets(self.transactional_id,
-                                                           [(self.marker_topic, MARKER_PARTITION)],
+                                                           [TopicPartition(self.marker_topic, MARKER_PARTITION)],
                                                            require_stable=True)
         if _already_written(next(iter(done.values()), None), self.task):
             return False

@@ -630,7 +630,7 @@ class ConsumerGroups:
         if topics is None:
             return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
         created = member is None
-        if created:
+        if member is None:
             if len(group.members) >= config["group.consumer.max.size"]:
                 return join_error(E.GROUP_MAX_SIZE_REACHED, member_id)
             member = ConsumerMember(member_id, instance_id=instance_id, client_id=client_id,
@@ -712,6 +712,7 @@ class ConsumerGroups:
             return sync_error(exc.code)
         if body.generation_id != member.member_epoch:
             return sync_error(E.ILLEGAL_GENERATION)
+        assert member.classic is not None                   # _classic_member refuses a member without it
         if version >= 5 and (body.protocol_type != "consumer" or body.protocol_name != member.classic.protocol):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         self.session_ok(group, member)
@@ -764,9 +765,9 @@ class ConsumerGroups:
     def describe(self, group_id: str) -> dict:
         """One ConsumerGroupDescribe entry (the handler fills in the authorized operations)."""
         group = self.coordinator.groups.get(group_id)
-        base = {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": "",
-                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
-                "authorized_operations": -(2**31)}
+        base: dict[str, Any] = {"error_code": E.NONE, "error_message": None, "group_id": group_id,
+                                "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
+                                "members": [], "authorized_operations": -(2**31)}
         if group is None or getattr(group, "dead", False):
             return {**base, "error_code": E.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} not found."}
         if group.kind != "consumer":
@@ -805,7 +806,7 @@ def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) ->
         if value is None:
             return
         group = loaded[group_id] = ConsumerGroup(group_id)
-    member_id = getattr(key, "member_id", None)
+    member_id: str = getattr(key, "member_id", "")      # a string in the member records' keys (types 5, 7, 8)
     if kind == records.CONSUMER_GROUP_METADATA:
         if value is None:
             loaded.pop(group_id, None)

@@ -144,6 +144,7 @@ class GroupCoordinator:
             return join_error(E.UNKNOWN_MEMBER_ID, member_id)
         created = existing is None or existing.kind != "classic"
         group = self.classic_group(group_id, create=True)
+        assert group is not None                # create=True makes the group when there is none
         if group.state is ClassicState.DEAD:
             return join_error(E.COORDINATOR_NOT_AVAILABLE, member_id)
         if not group.supports(body.protocol_type, protocols):

@@ -65,7 +65,7 @@ def record(record_type: int, key: dict[str, Any], value: dict[str, Any] | None, 
     return encode_key(record_type, key), encode_value(record_type, version, value)
 
 
-def decode(key: bytes, value: bytes | None) -> tuple[int, Any, Any | None]:
+def decode(key: bytes | None, value: bytes | None) -> tuple[int, Any, Any | None]:
     """(record type, key, value or None for a tombstone) of a stored record."""
     if key is None or len(key) < 2:
         raise UnknownRecord("a record without a typed key")

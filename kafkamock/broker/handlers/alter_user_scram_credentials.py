@@ -6,6 +6,8 @@ accepted changes apply together and are persisted with the cluster metadata."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.security.scram import (
@@ -25,8 +27,8 @@ def handle(broker, request) -> dict:
     broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
     store = broker.scram_credentials
     errors: dict[str, tuple[ErrorCode, str]] = {}
-    deletions: dict[str, object] = {}
-    upsertions: dict[str, object] = {}
+    deletions: dict[str, Any] = {}                  # user name -> the request's deletion / upsertion entry
+    upsertions: dict[str, Any] = {}
     for deletion in body.deletions:
         name = deletion.name
         if name in errors:

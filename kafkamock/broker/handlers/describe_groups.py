@@ -7,6 +7,8 @@ Dead, with GROUP_ID_NOT_FOUND from v6 on (KIP-1043).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.classic import ClassicState
@@ -18,8 +20,9 @@ NOT_ASKED = -(2**31)
 
 def _describe(broker, request, group_id: str) -> dict:
     version = request.version
-    base = {"error_code": ErrorCode.NONE, "error_message": None, "group_id": group_id, "group_state": "Dead",
-            "protocol_type": "", "protocol_data": "", "members": [], "authorized_operations": NOT_ASKED}
+    base: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None, "group_id": group_id,
+                            "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": [],
+                            "authorized_operations": NOT_ASKED}
     try:
         if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)

@@ -8,6 +8,7 @@ unknown topic UNKNOWN_TOPIC_OR_PARTITION on each partition. No share group by th
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -55,7 +56,8 @@ def _group(broker, request, g) -> dict:
                     for i in indexes]})
             continue
         topic = cluster.topics.get(name)
-        entry = {"topic_name": name, "topic_id": topic.topic_id if topic else ZERO_UUID, "partitions": []}
+        entry: dict[str, Any] = {"topic_name": name, "topic_id": topic.topic_id if topic else ZERO_UUID,
+                                 "partitions": []}
         for index in indexes:
             if topic is None or not 0 <= index < len(topic.partitions):
                 entry["partitions"].append(_partition_entry(index, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

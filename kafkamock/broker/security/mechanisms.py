@@ -77,7 +77,7 @@ class ScramServer(SaslServer):
     server-final; the credential is looked up by the client-first's user name."""
 
     credentials: ScramCredentials | None = None
-    _server: object = None
+    _server: scramp.core.ScramServer | None = None
     _user: str = ""
 
     def evaluate(self, token: bytes, now_ms: int) -> bytes:

@@ -190,10 +190,9 @@ class ShareManager:
         partition = self._partition(key)
         if share is None or partition is None:
             return
-        tombstone = {"group_id": key[0], "checkpoint_epoch": share.checkpoint_epoch + 1, "start_offset": DELETED,
-                     "end_offset": DELETED, "states": []}
-        self.broker.append_internal(partition, share_checkpoint_batch(**tombstone, timestamp=self.broker.now_ms()),
-                                    notify=False)
+        tombstone = share_checkpoint_batch(key[0], share.checkpoint_epoch + 1, DELETED, DELETED, [],
+                                           timestamp=self.broker.now_ms())
+        self.broker.append_internal(partition, tombstone, notify=False)
         partition.log.store.remove_share_snapshot(key[0])
 
     def reset(self, group_id: str, topic, partition, start_offset: int) -> None:

@@ -44,9 +44,9 @@ class ShareSessions:
             if key not in self.sessions and len(self.sessions) >= self.max_sessions():
                 raise KafkaError(ErrorCode.SHARE_SESSION_LIMIT_REACHED,
                                  f"The limit of {self.max_sessions()} share sessions is reached.")
-            session = self.sessions[key] = ShareSession(group_id, member_id)
-            session.partitions.update(add)
-            return session
+            opened = self.sessions[key] = ShareSession(group_id, member_id)
+            opened.partitions.update(add)
+            return opened
         session = self.sessions.get(key)
         if session is None:
             raise KafkaError(ErrorCode.SHARE_SESSION_NOT_FOUND, f"No share session for member {member_id}.")
