@@ -1,7 +1,7 @@
 """Resource limits against hostile clients, over real sockets: CreateTopics/CreatePartitions record limits
 (2^31 - 1 partitions answered at once, nothing allocated), max.connections, max.connections.per.ip (+ overrides),
-connections.max.idle.ms on a manual clock (an idle connection, a half-sent frame, a client that never reads), and
-a producer throttled by a producer_byte_rate quota (librdkafka reports the broker's throttle time)."""
+connections.max.idle.ms on a manual clock (an idle connection, a half-sent frame, a client that never reads, a TLS
+handshake cut short), hostile bytes on a TLS listener, and a producer throttled by a producer_byte_rate quota (librdkafka reports the broker's throttle time)."""
 
 from __future__ import annotations
 
@@ -183,3 +183,69 @@ def test_a_throttled_librdkafka_producer_reports_the_brokers_throttle_time(kafka
     assert max(throttles) > 0
     # every produced record is stored all the same
     assert kafka_broker.control.topic("throttled")["partitions"][0]["log_end_offset"] == 20
+
+
+def test_hostile_bytes_on_a_tls_listener_close_the_connection_and_a_stalled_handshake_idles_out(tmp_path, caplog):
+    """An SSL listener given a plaintext Kafka request, random bytes, a ClientHello cut short then silence, or a
+    client that hangs up mid-handshake: each connection is closed with a log line (the stalled one when
+    connections.max.idle.ms passes on the broker's clock, as Kafka's selector would), nothing is logged as an
+    error, and a real TLS client is served throughout."""
+    import random
+    import ssl
+
+    from kafkamock import codec
+    from kafkamock.server.tls import ThrowawayCA
+
+    caplog.set_level(logging.INFO, logger="kafkamock")
+    server = ThrowawayCA(tmp_path / "tls").server()
+    clock = ManualClock()
+    config = {"listeners": "SSL://127.0.0.1:0", "connections.max.idle.ms": "60000", **server.broker_config()}
+    with start_broker(config, clock=clock) as broker:
+        host, port = broker.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        context = ssl.create_default_context(cafile=str(server.ca))
+
+        def tls_api_versions() -> int:
+            with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as raw, \
+                    context.wrap_socket(raw, server_hostname=host) as tls:
+                tls.sendall(codec.encode_request("ApiVersions", 3, 1, "t", {"client_software_name": "t",
+                                                                             "client_software_version": "1"}))
+                head = tls.recv(4)
+                size = struct.unpack(">i", head)[0]
+                body = b""
+                while len(body) < size:
+                    body += tls.recv(size - len(body))
+                return codec.decode_response("ApiVersions", 3, head + body)[1].error_code
+
+        def wait_closed(sock: socket.socket) -> None:
+            """Until the broker closes ``sock`` (TimeoutError, failing the test, if it never does)."""
+            sock.settimeout(DEADLINE_S)
+            try:
+                while sock.recv(65536):          # a TLS alert may come first
+                    pass
+            except (ConnectionResetError, BrokenPipeError):
+                pass
+
+        assert tls_api_versions() == 0
+        kafka_request = codec.encode_request("ApiVersions", 3, 1, "plain", {"client_software_name": "t",
+                                                                             "client_software_version": "1"})
+        garbage = random.Random(7).randbytes(4096)
+        for hostile in (kafka_request, garbage, b"\x16\x03\x01\x01\x00" + garbage[:100]):  # 100 of a 256-byte record
+            until(lambda: open_connections(broker) == 0, "the last TLS client's connection to go")
+            with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as sock:
+                sock.sendall(hostile)
+                if hostile[0] != 0x16:
+                    wait_closed(sock)
+                else:                                   # a ClientHello cut short: the broker waits for the rest
+                    until(lambda: open_connections(broker) == 1, "the stalled handshake's connection")
+                    clock.advance(59_000)
+                    assert open_connections(broker) == 1
+                    clock.advance(1_001)
+                    wait_closed(sock)
+            assert tls_api_versions() == 0
+        with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as sock:
+            sock.sendall(b"\x16\x03\x01\x00\x10")   # a record header, then the client hangs up
+        until(lambda: open_connections(broker) == 0, "the hung-up connection to go")
+        assert tls_api_versions() == 0
+    assert caplog.text.count("TLS handshake failed") >= 2
+    assert "connections.max.idle.ms=60000" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("kafkamock")]
