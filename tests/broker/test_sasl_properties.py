@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_security_core import PLAIN_JAAS, send
 
-from kafkamock.broker import Broker, Close, ManualClock
+from kafkamock.broker import Broker, Close, ManualClock, Respond
 from kafkamock.broker.errors import ErrorCode as E
 
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
@@ -37,8 +37,9 @@ token = st.one_of(st.binary(max_size=64), plain_token, scram_first, scram_final,
 
 @settings(max_examples=400)
 @given(mechanism=st.sampled_from(MECHANISMS + ["GSSAPI", "plain", ""]), tokens=st.lists(token, min_size=1, max_size=3),
-       version=st.integers(0, 2))
+       version=st.integers(-1, 2))
 def test_hostile_sasl_exchanges_end_with_an_answer_or_a_close(mechanism, tokens, version):
+    """``version`` -1: SaslHandshake v0 and raw tokens (no Kafka framing), else SaslAuthenticate v0-v2."""
     errors: list[logging.LogRecord] = []
     handler = logging.Handler(logging.ERROR)
     handler.emit = errors.append                                            # type: ignore[method-assign]
@@ -48,12 +49,18 @@ def test_hostile_sasl_exchanges_end_with_an_answer_or_a_close(mechanism, tokens,
         broker = Broker(CONFIG, ManualClock())
         broker.scram_credentials.set_password("bob", "bob-secret", mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512"))
         conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
-        handshake, close = send(broker, conn, "SaslHandshake", 1, {"mechanism": mechanism})
+        handshake, close = send(broker, conn, "SaslHandshake", 0 if version < 0 else 1, {"mechanism": mechanism})
         assert handshake.error_code in (E.NONE, E.UNSUPPORTED_SASL_MECHANISM)
         if handshake.error_code == E.UNSUPPORTED_SASL_MECHANISM:
             assert mechanism not in MECHANISMS
             return
         for auth_bytes in tokens:
+            if version < 0:
+                raw = broker.sasl_raw_token(conn, broker.first_node(), auth_bytes)
+                assert isinstance(raw, Close | Respond), raw
+                if isinstance(raw, Close):
+                    break
+                continue
             outcome = send(broker, conn, "SaslAuthenticate", version, {"auth_bytes": auth_bytes})
             if isinstance(outcome, Close):
                 break
