@@ -49,3 +49,26 @@ def kafka_oracle():
         yield oracle
     finally:
         oracle.close()
+
+
+@pytest.fixture
+def wire(kafka_broker):
+    """A WireTap on this test's broker (support.java_clients.WireTap): its log joins the report of a failed test."""
+    from support.java_clients import WireTap
+
+    return WireTap(kafka_broker.broker)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Attach the wire log of every WireTap the test used (a fixture value, or a fixture's ``.wire``)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    from support.java_clients import WireTap
+
+    for name, value in getattr(item, "funcargs", {}).items():
+        tap = value if isinstance(value, WireTap) else getattr(value, "wire", None)
+        if isinstance(tap, WireTap):
+            report.sections.append((f"kafkamock wire ({name})", tap.format() or "(no request reached the core)"))

@@ -198,26 +198,32 @@ def test_scram_sha_256_exchange_by_rfc_7677(broker, salt):
         broker.scram_credentials.put("user", "SCRAM-SHA-256",
                                      ScramCredential.from_salted_password("SCRAM-SHA-256", salt, salted, 4096))
     conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
-    send(broker, conn, "SaslHandshake", 1, {"mechanism": "SCRAM-SHA-256"})
-    first_bare = "n=user,r=rOprNGfwEbeRWgbNEkqO"
-    server_first, _ = send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"n,,{first_bare}".encode()})
-    attrs = dict(p.split("=", 1) for p in server_first.auth_bytes.decode().split(","))
-    salted = hashlib.pbkdf2_hmac("sha256", b"pencil", base64.b64decode(attrs["s"]), int(attrs["i"]))
-    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
-    without_proof = f"c=biws,r={attrs['r']}"
-    final, close = _client_final(broker, conn, first_bare, server_first, client_key, without_proof)
+    final, close, salted, auth_message = _scram_sha_256(broker, conn, "pencil")
     server_key = hmac.new(salted, b"Server Key", "sha256").digest()
-    auth_message = f"{first_bare},{server_first.auth_bytes.decode()},{without_proof}".encode()
     expected = base64.b64encode(hmac.new(server_key, auth_message, "sha256").digest()).decode()
     assert (final.error_code, final.auth_bytes.decode(), close) == (E.NONE, f"v={expected}", None)
     assert conn.principal == "User:user"
 
 
-def _client_final(broker, conn, first_bare, server_first, client_key, without_proof):
+CLIENT_NONCE = "rOprNGfwEbeRWgbNEkqO"
+
+
+def _scram_sha_256(broker, conn, password: str, final_nonce=lambda server_nonce: server_nonce):
+    """RFC 7677's client side by hand, as user "user": SaslHandshake, client-first, then a client-final whose r= is
+    ``final_nonce(the server's nonce)``, its proof computed over that message. The final answer, the close reason,
+    the salted password and the AuthMessage."""
+    send(broker, conn, "SaslHandshake", 1, {"mechanism": "SCRAM-SHA-256"})
+    first_bare = f"n=user,r={CLIENT_NONCE}"
+    server_first, _ = send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"n,,{first_bare}".encode()})
+    attrs = dict(p.split("=", 1) for p in server_first.auth_bytes.decode().split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(attrs["s"]), int(attrs["i"]))
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    without_proof = f"c=biws,r={final_nonce(attrs['r'])}"
     auth_message = f"{first_bare},{server_first.auth_bytes.decode()},{without_proof}".encode()
     signature = hmac.new(hashlib.sha256(client_key).digest(), auth_message, "sha256").digest()
     proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
-    return send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"{without_proof},p={proof}".encode()})
+    final, close = send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"{without_proof},p={proof}".encode()})
+    return final, close, salted, auth_message
 
 
 def test_scram_client_final_with_the_client_nonce_twice_is_refused(broker):
@@ -225,14 +231,7 @@ def test_scram_client_final_with_the_client_nonce_twice_is_refused(broker):
     proof computed over that message). Kafka 4 compares the nonce strictly (RFC 5802 5.1) and refuses it."""
     broker.scram_credentials.set_password("user", "pencil", mechanisms=("SCRAM-SHA-256",))
     conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
-    send(broker, conn, "SaslHandshake", 1, {"mechanism": "SCRAM-SHA-256"})
-    first_bare = "n=user,r=rOprNGfwEbeRWgbNEkqO"
-    server_first, _ = send(broker, conn, "SaslAuthenticate", 2, {"auth_bytes": f"n,,{first_bare}".encode()})
-    attrs = dict(p.split("=", 1) for p in server_first.auth_bytes.decode().split(","))
-    salted = hashlib.pbkdf2_hmac("sha256", b"pencil", base64.b64decode(attrs["s"]), int(attrs["i"]))
-    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
-    doubled = f"c=biws,r=rOprNGfwEbeRWgbNEkqO{attrs['r']}"
-    final, close = _client_final(broker, conn, first_bare, server_first, client_key, doubled)
+    final, close, _, _ = _scram_sha_256(broker, conn, "pencil", final_nonce=lambda nonce: CLIENT_NONCE + nonce)
     assert (final.error_code, final.error_message) == (E.SASL_AUTHENTICATION_FAILED, "Authentication failed during "
                                                        "authentication due to invalid credentials with SASL mechanism "
                                                        "SCRAM-SHA-256")

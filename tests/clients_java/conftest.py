@@ -1,6 +1,7 @@
-"""Fixtures for the Java-client tests: the compiled ClientScenarios (once per session) and a wire tap per test.
+"""Fixtures for the Java-client tests: the compiled ClientScenarios (once per session) and ``kafka_target``.
 
-On a failure, the report gets a "kafkamock wire" section: every request the broker handled and its response.
+A failed test's report gets a "kafkamock wire" section from each WireTap it used (the ``wire`` fixture and the
+report hook are in tests/conftest.py): every request the broker handled and its response.
 
 ``kafka_target`` is the broker a test talks to: a fresh kafkamock (the ``kafka_broker`` fixture, so the
 ``kafkamock`` marker applies), or, when ``KAFKAMOCK_EXTERNAL_BOOTSTRAP=127.0.0.1:PORT`` is set, a broker the tests
@@ -76,35 +77,10 @@ def java_clients(request):
     return clients
 
 
-@pytest.fixture
-def wire(kafka_broker):
-    """A WireTap on this test's broker (support.java_clients.WireTap)."""
-    from support.java_clients import WireTap
-
-    return WireTap(kafka_broker.broker)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Attach the wire log of every WireTap the test used (a fixture value, or a fixture's ``.wire``)."""
-    from support.java_clients import WireTap
-
-    outcome = yield
-    report = outcome.get_result()
-    if report.when != "call" or not report.failed:
-        return
-    for name, value in getattr(item, "funcargs", {}).items():
-        tap = value if isinstance(value, WireTap) else getattr(value, "wire", None)
-        if isinstance(tap, WireTap):
-            report.sections.append((f"kafkamock wire ({name})", tap.format() or "(no request reached the core)"))
-
-
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """One line on the JVMs the Java-client tests started (each costs about a second)."""
-    runs = config.stash.get(RUNS, None)
-    if runs:
-        by_scenario: dict[str, list[float]] = {}
-        for scenario, seconds in runs:
-            by_scenario.setdefault(scenario, []).append(seconds)
-        detail = ", ".join(f"{name} {len(t)}x avg {sum(t) / len(t):.2f}s" for name, t in sorted(by_scenario.items()))
-        terminalreporter.write_line(f"java clients: {len(runs)} JVM runs, {sum(s for _, s in runs):.1f}s ({detail})")
+    from support.scenario_runs import summary_line
+
+    line = summary_line(config.stash.get(RUNS, None), "java clients", "JVM")
+    if line:
+        terminalreporter.write_line(line)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from support.oracle import DEFAULT_CACHE, JAVA_DIR, compile_java, find_java
+from support.scenario_runs import ScenarioError, run_scenario
 
 SOURCE = JAVA_DIR / "ClientScenarios.java"
 MAIN_CLASS = "ClientScenarios"
@@ -35,17 +36,6 @@ JVM_ARGS = (
 DEFAULT_TIMEOUT = 60.0  # seconds per JVM; the clients' own timeouts (10-15 s) normally fire long before
 
 __all__ = ["JavaClients", "RunningScenario", "ScenarioError", "WireTap", "build"]
-
-
-class ScenarioError(AssertionError):
-    """A scenario failed: the JVM exited non-zero, timed out, or printed no JSON line.
-
-    ``result`` is the JSON the scenario printed (partial results and ``error``), or None.
-    """
-
-    def __init__(self, message: str, *, result: dict | None = None, stderr: str = "", returncode: int | None = None):
-        super().__init__(message)
-        self.result, self.stderr, self.returncode = result, stderr, returncode
 
 
 def build(cache: str | Path = DEFAULT_CACHE) -> list[str]:
@@ -77,24 +67,8 @@ class JavaClients:
     def run(self, scenario: str, bootstrap: str, spec: Mapping[str, Any], *, timeout: float | None = None) -> dict:
         """Run one scenario; its JSON result, or ScenarioError (with the Java error and stderr) when it failed."""
         command = [self.java, *self.jvm_args, "-cp", self.classpath, MAIN_CLASS, scenario, bootstrap, "-"]
-        started = time.monotonic()
-        try:
-            proc = subprocess.run(command, input=json.dumps(spec), capture_output=True, text=True,
-                                  encoding="utf-8", errors="replace",
-                                  timeout=timeout or self.timeout)
-        except subprocess.TimeoutExpired as exc:
-            stderr = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
-            raise ScenarioError(f"{scenario}: the JVM did not finish in {exc.timeout} s; stderr tail:\n"
-                                f"{stderr[-3000:]}", stderr=stderr) from None
-        finally:
-            self.runs.append((scenario, time.monotonic() - started))
-        result = None
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        if lines:
-            try:
-                result = json.loads(lines[-1])
-            except ValueError:
-                result = None
+        proc, result = run_scenario(command, spec, scenario=scenario, program="the JVM",
+                                    timeout=timeout or self.timeout, runs=self.runs)
         if proc.returncode != 0 or result is None:
             java_error = (result or {}).get("error")
             what = (f"{java_error['class']}: {java_error['message']}" if java_error and "class" in java_error

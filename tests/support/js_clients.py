@@ -18,10 +18,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from support.scenario_runs import ScenarioError, run_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 JS_DIR = REPO / "tests" / "js"
@@ -32,19 +33,6 @@ PACKAGE_FILES = ("package.json", "package-lock.json", ".npmrc")
 DEFAULT_TIMEOUT = 60.0   # seconds per process; every scenario has its own, shorter deadline (spec timeoutMs)
 
 __all__ = ["JsClients", "ScenarioError", "install", "missing_tools"]
-
-
-class ScenarioError(AssertionError):
-    """A scenario failed: node exited non-zero, timed out, or printed no JSON line. ``result`` is what it printed
-    (its partial results and ``error``), or None."""
-
-    def __init__(self, message: str, *, result: dict | None = None, stderr: str = ""):
-        super().__init__(message)
-        self.result, self.stderr = result, stderr
-
-    @property
-    def error(self) -> dict:
-        return (self.result or {}).get("error") or {}
 
 
 def missing_tools() -> list[str]:
@@ -100,23 +88,8 @@ class JsClients:
         """One scenario's JSON result; ScenarioError when it failed (unless not ``check``: then the result with its
         ``error``, as long as it printed one)."""
         command = [self.node, str(SCENARIOS), scenario, bootstrap, "-"]
-        started = time.monotonic()
-        try:
-            proc = subprocess.run(command, input=json.dumps(spec), capture_output=True, text=True, encoding="utf-8",
-                                  errors="replace", env=self.env, timeout=self.timeout)
-        except subprocess.TimeoutExpired as exc:
-            stderr = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
-            raise ScenarioError(f"{scenario}: node did not finish in {exc.timeout} s; stderr tail:\n"
-                                f"{stderr[-3000:]}", stderr=stderr) from None
-        finally:
-            self.runs.append((scenario, time.monotonic() - started))
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        result = None
-        if lines:
-            try:
-                result = json.loads(lines[-1])
-            except ValueError:
-                result = None
+        proc, result = run_scenario(command, spec, scenario=scenario, program="node", timeout=self.timeout,
+                                    runs=self.runs, env=self.env)
         if result is None or (check and (proc.returncode != 0 or "error" in result)):
             error = (result or {}).get("error")
             what = (f"{error.get('name')}: {error.get('message')} (cause {error.get('cause')})" if error
