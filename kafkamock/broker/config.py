@@ -427,8 +427,9 @@ class BrokerConfig:
     Values come in Kafka's layers, highest precedence first: dynamic per-broker (AlterConfigs on BROKER "<id>"),
     dynamic cluster default (BROKER ""), static (command line / TOML), then the built-in default. The static and
     cluster-default layers are shared by every node of a cluster (``node_config`` makes a node's view); each
-    node has its own per-broker layer. ``values`` holds the effective value of every config; ``dynamic`` and
-    ``static`` name the configs set at those levels.
+    node has its own per-broker layer. ``values`` holds every config's own value (None for a config without a
+    default that no level sets), ``effective`` the value the broker uses (``DERIVED_BROKER_CONFIGS`` filled in);
+    ``dynamic`` and ``static`` name the configs set at those levels.
     """
 
     def __init__(self, overrides: Mapping[str, object] | None = None, *, shared: BrokerConfig | None = None):
@@ -438,11 +439,13 @@ class BrokerConfig:
         self._peers: list[BrokerConfig] = shared._peers if shared is not None else []
         self._peers.append(self)
         self.values: dict[str, Any] = {}
+        self.effective: dict[str, Any] = {}
         self.dynamic: set[str] = set()
         self.static: set[str] = set()
         self.generation = 0
         for name in {**BROKER_CONFIGS, **self.static_values, **self.dynamic_default}:
             self._refresh(name)
+        self._refresh_effective()
         for name, raw in (overrides or {}).items():
             self.set(name, raw, static=True)
 
@@ -507,9 +510,9 @@ class BrokerConfig:
                 return found[i:]
         return []
 
-    def effective(self, name: str) -> Any:
-        """A config's value as the broker uses it: its own, or for a derived config left unset, the value derived
-        from its fallbacks (``DERIVED_BROKER_CONFIGS``; a negative retention is -1, as in Kafka)."""
+    def _derived(self, name: str) -> Any:
+        """A derived config's value as the broker uses it: its own, or when unset, the value derived from its
+        fallbacks (``DERIVED_BROKER_CONFIGS``; a negative retention is -1, as in Kafka)."""
         value = self.values[name]
         if value is None and name in DERIVED_BROKER_CONFIGS:
             fallbacks = DERIVED_BROKER_CONFIGS[name]
@@ -522,7 +525,13 @@ class BrokerConfig:
     def _refresh_all(self, name: str, *, everywhere: bool) -> None:
         for config in self._peers if everywhere else (self,):
             config._refresh(name)
+            config._refresh_effective()
             config.generation += 1
+
+    def _refresh_effective(self) -> None:
+        """``effective`` from ``values``, once per change: lookups (``config[name]``, on every request) stay one
+        dict access."""
+        self.effective = {**self.values, **{name: self._derived(name) for name in DERIVED_BROKER_CONFIGS}}
 
     def _refresh(self, name: str) -> None:
         sources = self.sources(name)
@@ -538,8 +547,8 @@ class BrokerConfig:
                 names.discard(name)
 
     def __getitem__(self, name: str) -> Any:
-        """The effective value (``effective``); ``values`` holds each config's own value (None: unset, no default)."""
-        return self.effective(name)
+        """The value the broker uses (``effective``); ``values`` holds each config's own (None: unset, no default)."""
+        return self.effective[name]
 
 
 def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: BrokerConfig) -> tuple[Any, str]:
