@@ -30,7 +30,7 @@ js: $(JS_STAMP)
 
 $(JS_STAMP): $(STAMP) tests/js/package.json tests/js/package-lock.json tests/js/.npmrc tests/support/js_clients.py
 	(command -v node && command -v npm) >/dev/null || (apt-get update -q && apt-get install -y -q nodejs npm)
-	$(BIN)/python tests/support/js_clients.py .cache/node
+	PYTHONPATH=tests $(BIN)/python tests/support/js_clients.py .cache/node
 	touch $@
 
 # The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it, then the broker stays up

@@ -140,5 +140,5 @@ class JsClients:
         return self.run("lso", bootstrap, {"topic": topic, "transactionalId": transactional_id, **spec})
 
 
-if __name__ == "__main__":   # python tests/support/js_clients.py [CACHE]: what `make js` does
+if __name__ == "__main__":   # PYTHONPATH=tests python tests/support/js_clients.py [CACHE]: what `make js` does
     print(install(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_CACHE))
