@@ -4,9 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JAVA_STAMP := .cache/java/.stamp
+KAFKA_STAMP := .cache/kafka/.stamp
 JS_STAMP   := .cache/node/.stamp
 
-.PHONY: install java js kcat run test test-fast fuzz bench lint clean
+.PHONY: install java kafka js kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -16,11 +17,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test,bench,dev]'
 	touch $@
 
-# Test-only Java oracle: Apache Kafka's own kafka-clients 4.3.0 and its dependencies (see docs/architecture.md).
+# Test-only Java side, resolved with Maven (Debian's maven, installed when missing) into .cache: Apache Kafka's own
+# kafka-clients 4.3.1 (the codec's oracle and the Java client tests), and Apache Kafka 4.3.1's broker, the reference
+# the differential suite runs beside kafkamock (see docs/architecture.md). The tests then run offline.
 java: $(JAVA_STAMP)
 
-$(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py
-	$(BIN)/python tests/java/fetch_jars.py .cache/java
+$(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-clients.xml
+	command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	$(BIN)/python tests/java/fetch_jars.py clients .cache/java
+	touch $@
+
+kafka: $(KAFKA_STAMP)
+
+$(KAFKA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-kafka.xml
+	command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	$(BIN)/python tests/java/fetch_jars.py kafka .cache/kafka
 	touch $@
 
 # Test-only Node.js client for tests/clients_js: kafkajs 2.2.4 as tests/js/package-lock.json pins it, installed
@@ -45,7 +56,7 @@ run: install
 kcat:
 	(command -v kcat && command -v curl) || (apt-get update -q && apt-get install -y -q kcat curl)
 
-test: install java js kcat
+test: install java kafka js kcat
 	$(BIN)/python -m pytest
 
 test-fast: install

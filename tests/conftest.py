@@ -32,7 +32,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(scope="session")
 def kafka_oracle():
-    """One JVM running Kafka 4.3.0's own serializers for the whole session (see tests/support/oracle.py).
+    """One JVM running Kafka 4.3.1's own serializers for the whole session (see tests/support/oracle.py).
 
     Builds what it needs on first use (jars into ``.cache/java`` via tests/java/fetch_jars.py, then javac).
     Skips only when no JDK is installed; any other failure (download, compile) is an error, not a skip.
@@ -45,7 +45,7 @@ def kafka_oracle():
     oracle.start()
     try:
         info = oracle.ping()
-        assert info["kafka"] == "4.3.0", info
+        assert info["kafka"] == "4.3.1", info
         yield oracle
     finally:
         oracle.close()

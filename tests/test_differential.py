@@ -1,4 +1,4 @@
-"""Differential tests against Apache Kafka 4.3.0's own serializer (the generated ``*Data`` classes, via the oracle).
+"""Differential tests against Apache Kafka 4.3.1's own serializer (the generated ``*Data`` classes, via the oracle).
 
 For every message and every valid version in schemas/: values drawn from the schema encode to exactly Java's
 bytes, and kafkamock decodes Java's bytes back to the value. Fields set at a version that lacks them are refused
@@ -27,7 +27,7 @@ REGISTRY = default_registry()
 
 
 def _has_kafka_class(spec: MessageSpec) -> bool:
-    """Whether the oracle's kafka-clients 4.3.0 has a generated class for ``spec``. Not kafkamock's own layouts
+    """Whether the oracle's kafka-clients 4.3.1 has a generated class for ``spec``. Not kafkamock's own layouts
     (KIP-932 share-state records), and not the group coordinator's records (coordinator-key/-value): their classes
     are generated in Kafka's group-coordinator module, which is not in kafka-clients (test_coordinator_records.py
     checks them against hand-written bytes instead), nor the transaction coordinator's (Kafka's server jars)."""

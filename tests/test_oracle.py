@@ -1,4 +1,4 @@
-"""The Java oracle itself works: Kafka 4.3.0's serializer agrees with hand-computed bytes, round-trips what it writes,
+"""The Java oracle itself works: Kafka 4.3.1's serializer agrees with hand-computed bytes, round-trips what it writes,
 reports refusals per item, and agrees with our JSON conversions and strategies on every schema we ship.
 
 These tests check the test tooling (tests/java, tests/support, tests/strategies.py), not kafkamock's codec: the
@@ -46,7 +46,7 @@ def java_round_trip(oracle, name: str, version: int, vals: list[dict], **kw) -> 
 
 def test_ping(kafka_oracle):
     info = kafka_oracle.ping()
-    assert info["kafka"] == "4.3.0"
+    assert info["kafka"] == "4.3.1"
     assert info["java"].startswith("17")
 
 

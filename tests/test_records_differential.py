@@ -1,4 +1,4 @@
-"""kafkamock.records against Kafka 4.3.0's own MemoryRecords (via the Java oracle).
+"""kafkamock.records against Kafka 4.3.1's own MemoryRecords (via the Java oracle).
 
 - Uncompressed batches kafkamock writes (v2, idempotent, transactional, LogAppendTime, control markers, legacy
   v0/v1) are byte-identical to Kafka's.

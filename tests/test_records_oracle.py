@@ -1,4 +1,4 @@
-"""The Java oracle's record-batch ops work: Kafka 4.3.0's MemoryRecordsBuilder and MemoryRecords agree with each other
+"""The Java oracle's record-batch ops work: Kafka 4.3.1's MemoryRecordsBuilder and MemoryRecords agree with each other
 and with hand-annotated bytes, for every magic, compression, idempotent/transactional and control batch.
 
 These tests check the test tooling (tests/java/KafkaOracle.java ``records_build``/``records_read`` and
@@ -414,7 +414,7 @@ def test_item_errors_do_not_spoil_the_batch(kafka_oracle):
         java_build(kafka_oracle, compresion="gzip")
     bad_hex = kafka_oracle._batched("records_read", [{"hex": "zz"}, {}])
     assert all("error" in r for r in bad_hex)
-    assert kafka_oracle.ping()["kafka"] == "4.3.0"
+    assert kafka_oracle.ping()["kafka"] == "4.3.1"
 
 
 def test_compression_level(kafka_oracle):

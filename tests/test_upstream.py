@@ -1,4 +1,5 @@
-"""Kafka 4.3.0's own schema directory: every file loads, every version compiles, and ours carry the same facts."""
+"""Kafka 4.3.1's own schema directory: every file loads, every version compiles, and ours (imported from 4.3.0,
+whose message schemas 4.3.1 keeps unchanged) carry the same facts."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def upstream_dir(tmp_path_factory) -> Path:
     from support.oracle import DEFAULT_CACHE, _fetch_jars
 
     jar = next(j for j in _fetch_jars(Path(DEFAULT_CACHE)) if j.name.startswith("kafka-clients-"))
-    out = tmp_path_factory.mktemp("kafka-4.3.0-schemas")
+    out = tmp_path_factory.mktemp("kafka-4.3.1-schemas")
     with zipfile.ZipFile(jar) as z:
         for name in z.namelist():
             if name.startswith("common/message/") and name.endswith(".json"):

@@ -63,7 +63,7 @@ def kafka_target(request) -> Iterator[KafkaTarget]:
 
 @pytest.fixture(scope="session")
 def java_clients(request):
-    """kafka-clients 4.3.0 scenarios (tests/java/ClientScenarios.java), compiled on first use.
+    """kafka-clients 4.3.1 scenarios (tests/java/ClientScenarios.java), compiled on first use.
 
     Skips only when no JDK is installed; a download or compile failure is an error, not a skip.
     """

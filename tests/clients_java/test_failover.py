@@ -1,4 +1,4 @@
-"""The Java clients (kafka-clients 4.3.0) on a three-node cluster, side by side with librdkafka: while the control API
+"""The Java clients (kafka-clients 4.3.1) on a three-node cluster, side by side with librdkafka: while the control API
 moves leaders, stops and starts nodes and pushes errors, the idempotent producers follow the leaders (KIP-951 hints,
 metadata refreshes) and the consumers read everything; nothing is lost, written twice or reordered.
 

@@ -1,4 +1,4 @@
-"""Kafka's Java Admin (kafka-clients 4.3.0) managing ACLs on kafkamock: createAcls, describeAcls, deleteAcls, with
+"""Kafka's Java Admin (kafka-clients 4.3.1) managing ACLs on kafkamock: createAcls, describeAcls, deleteAcls, with
 Kafka's errors for a refused binding, a principal without the right, and a broker without an authorizer; a Java
 producer denied on a topic, a transactional producer on its transactional id and a group consumer on its group,
 each allowed once an ACL says so."""

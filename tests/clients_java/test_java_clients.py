@@ -1,4 +1,4 @@
-"""Apache Kafka's own Java clients (kafka-clients 4.3.0) against a kafkamock broker, over real sockets.
+"""Apache Kafka's own Java clients (kafka-clients 4.3.1) against a kafkamock broker, over real sockets.
 
 Each scenario is one JVM running tests/java/ClientScenarios.java (see support/java_clients.py). A fresh broker
 per test (the ``kafka_broker`` fixture); the ``wire`` fixture records what the broker was asked and answered and

@@ -1,4 +1,4 @@
-"""The Java producer (kafka-clients 4.3.0, idempotent, acks=all) streaming into a ``kafkamock serve --data-dir``
+"""The Java producer (kafka-clients 4.3.1, idempotent, acks=all) streaming into a ``kafkamock serve --data-dir``
 process that is killed with SIGKILL and started again on the same port and directory: every acknowledged record
 is there once, at the offset the producer was told, in order."""
 

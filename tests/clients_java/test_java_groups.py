@@ -1,4 +1,4 @@
-"""Consumer groups with Apache Kafka's own clients (kafka-clients 4.3.0's KafkaConsumer and Admin) and librdkafka.
+"""Consumer groups with Apache Kafka's own clients (kafka-clients 4.3.1's KafkaConsumer and Admin) and librdkafka.
 
 Each group member is one JVM running ClientScenarios' ``group`` scenario (see tests/java/ClientScenarios.java):
 members run side by side (``JavaClients.start_group``) until the test stops them, printing a PROGRESS line on

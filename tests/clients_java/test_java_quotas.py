@@ -1,4 +1,4 @@
-"""The Java Admin's alterClientQuotas / describeClientQuotas (kafka-clients 4.3.0) against kafkamock: Kafka's
+"""The Java Admin's alterClientQuotas / describeClientQuotas (kafka-clients 4.3.1) against kafkamock: Kafka's
 entity model with default entities, the three filter kinds, validate-only, and per-entity errors."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kafka's own Java clients (kafka-clients 4.3.0) against secured kafkamock listeners: SCRAM credentials managed
+"""Kafka's own Java clients (kafka-clients 4.3.1) against secured kafkamock listeners: SCRAM credentials managed
 through the Admin API (KIP-554) then used over SASL_SSL, PLAIN over SASL_PLAINTEXT (and a wrong password),
 mutual TLS with a PEM keystore, OAUTHBEARER's unsecured tokens, and a two-listener broker whose Metadata
 advertises the listener the client came in on. Truststores and keystores are PEM files from a throwaway CA."""

@@ -1,4 +1,4 @@
-"""Share groups (KIP-932) and RENEW (KIP-1222) with Apache Kafka's own Java client: kafka-clients 4.3.0's
+"""Share groups (KIP-932) and RENEW (KIP-1222) with Apache Kafka's own Java client: kafka-clients 4.3.1's
 KafkaShareConsumer in implicit and explicit mode, and its Admin's share-group calls.
 
 Each test is one JVM running ClientScenarios' ``share`` scenario (tests/java/ClientScenarios.java): named share

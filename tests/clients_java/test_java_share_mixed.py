@@ -1,4 +1,4 @@
-"""One share group, two clients: kafkamock's ShareConsumer and kafka-clients 4.3.0's KafkaShareConsumer (Java),
+"""One share group, two clients: kafkamock's ShareConsumer and kafka-clients 4.3.1's KafkaShareConsumer (Java),
 both renewing (KIP-1222) a record they keep past its 3 s lock while the other one keeps fetching.
 
 The JVM runs ClientScenarios' ``share`` scenario in the background; the Python consumer follows its progress (the

@@ -1,4 +1,4 @@
-"""Transactions with Apache Kafka's own Java clients (kafka-clients 4.3.0's transactional KafkaProducer, KafkaConsumer
+"""Transactions with Apache Kafka's own Java clients (kafka-clients 4.3.1's transactional KafkaProducer, KafkaConsumer
 and Admin): commit and abort as read_committed and read_uncommitted readers see them, sendOffsetsToTransaction,
 zombie fencing (a second producer, Admin.fenceProducers), the transaction timeout, and KIP-664's admin APIs.
 

@@ -1,5 +1,5 @@
 /*
- * Test-only driver: Apache Kafka's real clients (kafka-clients 4.3.0: KafkaProducer, KafkaConsumer, Admin) against
+ * Test-only driver: Apache Kafka's real clients (kafka-clients 4.3.1: KafkaProducer, KafkaConsumer, Admin) against
  * a kafkamock broker over real sockets. One JVM per scenario, started by tests/support/java_clients.py:
  *
  *   java -cp CLASSPATH ClientScenarios <scenario> <bootstrap> [SPEC]

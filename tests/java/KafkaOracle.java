@@ -1,5 +1,5 @@
 /*
- * Test-only differential oracle: Apache Kafka's own generated message classes (kafka-clients 4.3.0) turn
+ * Test-only differential oracle: Apache Kafka's own generated message classes (kafka-clients 4.3.1) turn
  * Kafka-JsonConverter JSON into wire bytes and back, so kafkamock's Python codec can be checked byte for byte.
  *
  * One JVM per test session (started by tests/support/oracle.py). Line protocol on stdin/stdout, one JSON object per
@@ -13,7 +13,7 @@
  *     -> {"results":[{"hex":"..."} | {"error":"..."}, ...]}
  *   {"op":"records_read","items":[{"hex":"..."}, ...]}
  *     -> {"results":[{"batches":[{...,"records":[...]}, ...]} | {"error":"..."}, ...]}
- *   {"op":"ping"}  -> {"kafka":"4.3.0","java":"17..."}
+ *   {"op":"ping"}  -> {"kafka":"4.3.1","java":"17..."}
  *   {"op":"quit"}  -> {"ok":true}, then the JVM exits (it also exits at end of input)
  *
  * "name" is the message name of the schema (ShareFetchRequest, RequestHeader, ConsumerProtocolAssignment...);

@@ -1,4 +1,4 @@
-"""Real Java clients (kafka-clients 4.3.0's KafkaProducer, KafkaConsumer and Admin) against a kafkamock broker.
+"""Real Java clients (kafka-clients 4.3.1's KafkaProducer, KafkaConsumer and Admin) against a kafkamock broker.
 
 ``tests/java/ClientScenarios.java`` runs one scenario per JVM and prints one JSON line; this module compiles it
 once (cached in ``.cache/java/classes-clients/<hash>``, like ``support.oracle.build``), runs scenarios with a

@@ -3,7 +3,7 @@
 The Java oracle (tests/java/KafkaOracle.java) speaks the JSON of Kafka's generated ``<Name>DataJsonConverter``s,
 so a differential test goes ``value -> to_kafka_json -> Java encode`` and ``Java decode -> from_kafka_json -> value``.
 
-Kafka's JSON conventions (read off kafka-clients 4.3.0's generated converters and Kafka's JsonConverterGenerator):
+Kafka's JSON conventions (read off kafka-clients 4.3.1's generated converters and Kafka's JsonConverterGenerator):
 
 - keys are the schema field names with the first letter lower-cased (``field.camelCaseName()``):
   ``GroupId -> groupId``, ``ISRNodes -> iSRNodes``; nested structs are JSON objects, arrays JSON arrays, null is null.

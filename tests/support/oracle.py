@@ -1,6 +1,6 @@
 """The Python side of the Java oracle: build it (jars + javac) and talk to one long-lived JVM over its line protocol.
 
-Why a JVM at all: Apache Kafka's generated message classes (kafka-clients 4.3.0) are the reference for the wire
+Why a JVM at all: Apache Kafka's generated message classes (kafka-clients 4.3.1) are the reference for the wire
 format, so the codec is checked byte for byte against them (docs/architecture.md). One JVM serves a whole test session;
 requests are batched (thousands of items per line) because a round trip costs far more than an item.
 
@@ -66,12 +66,13 @@ def find_java() -> tuple[str, str] | None:
     return (java, javac) if java and javac else None
 
 
-def _fetch_jars(cache: Path) -> list[Path]:
+def _fetch_jars(cache: Path, kind: str = "clients") -> list[Path]:
+    """The jars of ``kind`` (tests/java/fetch_jars.py: ``clients`` or ``kafka``), resolved into ``cache`` once."""
     spec = importlib.util.spec_from_file_location("kafkamock_fetch_jars", JAVA_DIR / "fetch_jars.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.main([str(cache)])
+    return module.main([kind, str(cache)])
 
 
 def compile_java(source: Path, main_class: str, subdir: str, cache: str | Path = DEFAULT_CACHE) -> list[str]:
@@ -201,7 +202,7 @@ class KafkaOracle:
         return OracleCrashed(f"{what}; JVM stderr:\n{tail.decode('utf-8', 'replace')}")
 
     def ping(self) -> dict:
-        """``{"kafka": "4.3.0", "java": "17..."}``."""
+        """``{"kafka": "4.3.1", "java": "17..."}``."""
         return self.request({"op": "ping"})
 
     def _batched(self, op: str, items: list[dict]) -> list[dict]:

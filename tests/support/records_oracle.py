@@ -1,7 +1,7 @@
 """Record batches through Kafka's own record classes: typed helpers over the Java oracle's records ops.
 
 tests/java/KafkaOracle.java answers two ops built on ``org.apache.kafka.common.record.internal`` (kafka-clients
-4.3.0): ``records_build`` (MemoryRecordsBuilder / MemoryRecords.withEndTransactionMarker -> bytes) and
+4.3.1): ``records_build`` (MemoryRecordsBuilder / MemoryRecords.withEndTransactionMarker -> bytes) and
 ``records_read`` (MemoryRecords.readableRecords(...).batches() and each batch's records -> JSON). This module turns
 those into plain Python values so tests can compare them with kafkamock's own records code:
 
