@@ -1,0 +1,86 @@
+"""The differential suite's fixtures: Apache Kafka 4.3.1 and kafkamock side by side, and the suite's figure.
+
+``differ`` hands a test the harness (tests/support/differential.py). The brokers are started on first use and kept
+for the session, one pair per (node count, broker configs) a scenario asks for: a one-node pair with the
+launcher's test settings serves most scenarios. The terminal summary prints the figure:
+``differential: N scenarios, M fields compared, K equal (P%); ...``; ``.cache/differential.json`` keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from support.differential import Differ, Stats, Target, load_known
+from support.kafka_cluster import KafkaCluster, test_defaults
+from support.oracle import REPO, find_java
+
+STATS = pytest.StashKey[Stats]()
+KNOWN = pytest.StashKey[list]()
+REPORT = REPO / ".cache" / "differential.json"
+
+pytestmark = pytest.mark.kafka
+
+
+class Pairs:
+    """Broker pairs by (nodes, configs), started lazily and stopped at the end of the session."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[tuple, tuple[Target, Target]] = {}
+        self.stops: list[Any] = []
+
+    def __call__(self, nodes: int, config: Mapping[str, Any]) -> tuple[Target, Target]:
+        key = (nodes, tuple(sorted((k, str(v)) for k, v in config.items())))
+        if key not in self.pairs:
+            from kafkamock.testing import start_broker
+
+            settings = {**test_defaults(nodes), **{k: str(v) for k, v in config.items()}}
+            kafka = KafkaCluster(nodes=nodes, config=settings).start()
+            self.stops.append(kafka.stop)
+            from kafkamock.broker.config import config_definition  # TODO: every Kafka config known
+            mock = start_broker(config={k: v for k, v in settings.items() if config_definition(k)}, brokers=nodes)
+            self.stops.append(mock.stop)
+            self.pairs[key] = (Target("kafka", kafka.bootstrap_servers.split(","), kafka),
+                               Target("kafkamock", mock.bootstrap_servers.split(","), mock))
+        return self.pairs[key]
+
+    def close(self) -> None:
+        for stop in reversed(self.stops):
+            stop()
+
+
+@pytest.fixture(scope="session")
+def broker_pairs() -> Iterator[Pairs]:
+    if find_java() is None:
+        pytest.skip("the differential suite needs a JDK 17 to run Kafka 4.3.1 (java on PATH or in $JAVA_HOME/bin)")
+    pairs = Pairs()
+    try:
+        yield pairs
+    finally:
+        pairs.close()
+
+
+@pytest.fixture
+def differ(request, broker_pairs) -> Differ:
+    config = request.config
+    if KNOWN not in config.stash:
+        config.stash[KNOWN] = load_known()
+        config.stash[STATS] = Stats()
+    return Differ(broker_pairs, config.stash[KNOWN], config.stash[STATS])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    stats = config.stash.get(STATS, None)
+    if stats is None:
+        return
+    known = config.stash[KNOWN]
+    line = stats.line(known)
+    terminalreporter.write_line(line)
+    unused = [k for i, k in enumerate(known) if i not in stats.used]
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(json.dumps({
+        "scenarios": stats.scenarios, "fields": stats.fields, "equal": stats.equal, "listed": stats.listed,
+        "unlisted": stats.unlisted, "failed": stats.failed, "allow_list": len(known),
+        "unused": [{"scenario": k.scenario, "field": k.field} for k in unused], "line": line}, indent=1))
