@@ -89,18 +89,24 @@ def partition_for_key(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-def validate_topic_name(name: str | None) -> None:
+def invalid_topic_reason(name: str | None) -> str | None:
+    """Why a topic name is invalid, in Kafka 4.3's words (Topic.detectInvalidTopic), or None."""
     if not name:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+        return "the empty string is not allowed"
     if name in (".", ".."):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
+        return f"'{name}' is not allowed"
     if len(name) > MAX_TOPIC_LENGTH:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"Topic name is illegal, it can't be longer than {MAX_TOPIC_LENGTH} characters")
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_LENGTH}"
     if not LEGAL_TOPIC.match(name):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
-                         "alphanumerics, '.', '_' and '-'")
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
+def validate_topic_name(name: str | None) -> None:
+    """INVALID_TOPIC_EXCEPTION with Kafka's ``Topic.validate`` message for an invalid name."""
+    reason = invalid_topic_reason(name)
+    if reason is not None:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
 
 
 LogOpener = Callable[[Topic, int], PartitionLog]

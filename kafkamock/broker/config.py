@@ -12,23 +12,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkamock.broker import kafka_configs
 from kafkamock.broker.authorizer import AUTHORIZER_CLASS_NAMES, parse_super_users
+from kafkamock.broker.kafka_configs import ConfigError, KafkaConfig, invalid, parse_type, to_string
 
 LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigDef:
+    """A config as kafkamock serves it: Kafka's definition (``kafka``; None for kafkamock's own configs), the
+    default kafkamock uses, and ``limit``: why kafkamock cannot serve a value Kafka would accept (None: it can)."""
+
     name: str
     type: str                     # BOOLEAN STRING INT SHORT LONG DOUBLE LIST CLASS PASSWORD (Kafka's ConfigType)
     default: Any
     synonym: str | None = None    # the broker config a topic config defaults to
-    validator: Callable[[Any], bool] | None = None
+    validator: Callable[[Any], bool] | None = None    # kafkamock's own configs: the values they accept
     sensitive: bool = False
-
-
-def _one_of(*choices: str) -> Callable[[Any], bool]:
-    return lambda v: v in choices
+    kafka: KafkaConfig | None = None
+    dynamic: str = "read-only"    # broker configs: read-only, per-broker or cluster-wide (Kafka's update modes)
+    limit: Callable[[Any], str | None] | None = None
 
 
 def _at_least(low: int) -> Callable[[Any], bool]:
@@ -37,15 +41,6 @@ def _at_least(low: int) -> Callable[[Any], bool]:
 
 def _between(low: int, high: int) -> Callable[[Any], bool]:
     return lambda v: low <= v <= high
-
-
-def _no_preallocation(v: bool) -> bool:
-    """kafkamock writes segment files as they grow; it refuses ``preallocate=true`` rather than ignore it."""
-    return v is False
-
-
-def _gzip_level(v: int) -> bool:
-    return v == -1 or 1 <= v <= 9
 
 
 def _listener(v: str) -> tuple[str, str, int | None] | None:
@@ -113,14 +108,11 @@ def _server_assignors(v: str) -> bool:
     return bool(names) and all(n in SERVER_ASSIGNORS for n in names)
 
 
-def _rebalance_protocols(v: str) -> bool:
+def _rebalance_protocols(v: str) -> str | None:
     names = {p.strip().lower() for p in v.split(",") if p.strip()}
-    return "classic" in names and names <= {"classic", "consumer"}
-
-
-def _throttled_replicas(v: str) -> bool:
-    """``*``, empty, or ``partition:broker`` pairs (Kafka's ThrottledReplicaListValidator)."""
-    return v in ("", "*") or all(re.fullmatch(r"\d+:\d+", p.strip()) for p in v.split(","))
+    if "streams" in names:
+        return "kafkamock does not serve streams groups (KIP-1071)"
+    return None if "classic" in names else "kafkamock serves the classic protocol in every configuration"
 
 
 def _super_users(v: str) -> bool:
@@ -131,161 +123,114 @@ def _super_users(v: str) -> bool:
     return True
 
 
-BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
-    ConfigDef("node.id", "INT", 1, validator=_at_least(0)),     # the first node's id; node k is node.id + k - 1
-    ConfigDef("log.dirs", "STRING", ""),                         # empty: logs in memory (kafkamock's default)
-    # Listeners (SocketServerConfigs). ``listeners`` empty: one PLAINTEXT listener on ``--host``/``--port``
-    # (kafkamock's default; Kafka's is PLAINTEXT://:9092). Node k listens on each listener's port + k.
-    ConfigDef("listeners", "STRING", "", validator=_listeners),
-    ConfigDef("advertised.listeners", "STRING", "", validator=_listeners),
-    ConfigDef("listener.security.protocol.map", "STRING",
-              "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", validator=_protocol_map),
-    # TLS (SslConfigs), for SSL and SASL_SSL listeners; each also as listener.name.<listener>.ssl.*. JKS stores are
-    # Kafka's default type but Java-only: a listener that would need one is refused at start.
-    ConfigDef("ssl.keystore.type", "STRING", "JKS", validator=_one_of("JKS", "PKCS12", "PEM")),
-    ConfigDef("ssl.keystore.location", "STRING", ""),
-    ConfigDef("ssl.keystore.password", "PASSWORD", ""),
-    ConfigDef("ssl.key.password", "PASSWORD", ""),
-    ConfigDef("ssl.keystore.certificate.chain", "PASSWORD", ""),
-    ConfigDef("ssl.keystore.key", "PASSWORD", ""),
-    ConfigDef("ssl.truststore.type", "STRING", "JKS", validator=_one_of("JKS", "PKCS12", "PEM")),
-    ConfigDef("ssl.truststore.location", "STRING", ""),
-    ConfigDef("ssl.truststore.password", "PASSWORD", ""),
-    ConfigDef("ssl.truststore.certificates", "PASSWORD", ""),
-    ConfigDef("ssl.client.auth", "STRING", "none", validator=_one_of("none", "requested", "required")),
-    ConfigDef("ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3",
-              validator=lambda v: bool(v) and all(p in ("TLSv1.2", "TLSv1.3") for p in v.split(","))),
-    # Only Kafka's DEFAULT rule (the principal is the certificate's subject DN as RFC 2253 writes it).
-    ConfigDef("ssl.principal.mapping.rules", "STRING", "DEFAULT", validator=_one_of("DEFAULT")),
-    # SASL (BrokerSecurityConfigs). Kafka's default mechanism is GSSAPI (Kerberos), which kafkamock does not
-    # serve: a SASL listener left at it is refused at start, with a message naming what to set.
-    ConfigDef("sasl.enabled.mechanisms", "LIST", "GSSAPI"),
-    ConfigDef("sasl.jaas.config", "PASSWORD", ""),
-    ConfigDef("sasl.server.max.receive.size", "INT", 524288, validator=_at_least(1)),
-    ConfigDef("connections.max.reauth.ms", "LONG", 0, validator=_at_least(0)),
-    ConfigDef("auto.leader.rebalance.enable", "BOOLEAN", True),
-    ConfigDef("offsets.topic.num.partitions", "INT", 50, validator=_at_least(1)),
-    ConfigDef("offsets.topic.replication.factor", "SHORT", 3, validator=_at_least(1)),
-    ConfigDef("offsets.topic.segment.bytes", "INT", 104857600, validator=_at_least(1)),
-    ConfigDef("transaction.state.log.num.partitions", "INT", 50, validator=_at_least(1)),
-    ConfigDef("transaction.state.log.replication.factor", "SHORT", 3, validator=_at_least(1)),
-    ConfigDef("transaction.state.log.segment.bytes", "INT", 104857600, validator=_at_least(1)),
-    ConfigDef("log.initial.task.delay.ms", "LONG", 30000, validator=_at_least(0)),
-    ConfigDef("log.flush.scheduler.interval.ms", "LONG", LONG_MAX, validator=_at_least(1)),
-    ConfigDef("log.flush.offset.checkpoint.interval.ms", "INT", 60000, validator=_at_least(0)),
-    ConfigDef("log.cleaner.enable", "BOOLEAN", True),
-    ConfigDef("log.cleaner.backoff.ms", "LONG", 15000, validator=_at_least(0)),
-    ConfigDef("auto.create.topics.enable", "BOOLEAN", True),
-    ConfigDef("num.partitions", "INT", 1, validator=_at_least(1)),
-    ConfigDef("default.replication.factor", "INT", 1, validator=_at_least(1)),
-    ConfigDef("delete.topic.enable", "BOOLEAN", True),
-    ConfigDef("socket.request.max.bytes", "INT", 104857600, validator=_at_least(1)),
-    # Resource limits (Kafka's SocketServerConfigs / QuotaConfig); see README "Limits".
-    ConfigDef("queued.max.requests", "INT", 500, validator=_at_least(1)),
-    ConfigDef("max.connections", "INT", 2147483647, validator=_at_least(0)),
-    ConfigDef("max.connections.per.ip", "INT", 2147483647, validator=_at_least(0)),
-    ConfigDef("max.connections.per.ip.overrides", "STRING", "", validator=lambda v: _ip_overrides(v) is not None),
-    ConfigDef("connections.max.idle.ms", "LONG", 600000, validator=_at_least(1)),
-    ConfigDef("quota.window.num", "INT", 11, validator=_at_least(1)),
-    ConfigDef("quota.window.size.seconds", "INT", 1, validator=_at_least(1)),
-    ConfigDef("message.max.bytes", "INT", 1048588, validator=_at_least(0)),
-    ConfigDef("fetch.max.bytes", "INT", 57671680, validator=_at_least(1024)),
-    # Kafka's retention, roll, jitter and flush intervals in ms have no default: unset, they derive from the
-    # configs after them (DERIVED_BROKER_CONFIGS), as KafkaConfig.logRetentionTimeMillis and friends do.
-    ConfigDef("log.retention.ms", "LONG", None),
-    ConfigDef("log.retention.minutes", "INT", None),
-    ConfigDef("log.retention.hours", "INT", 168),
-    ConfigDef("log.retention.bytes", "LONG", -1),
-    ConfigDef("log.retention.check.interval.ms", "LONG", 300000, validator=_at_least(1)),
-    ConfigDef("log.cleanup.policy", "LIST", "delete"),
-    ConfigDef("log.message.timestamp.type", "STRING", "CreateTime", validator=_one_of("CreateTime", "LogAppendTime")),
-    ConfigDef("log.segment.bytes", "INT", 1073741824),
-    ConfigDef("log.roll.ms", "LONG", None, validator=_at_least(1)),
-    ConfigDef("log.roll.hours", "INT", 168, validator=_at_least(1)),
-    ConfigDef("log.cleaner.delete.retention.ms", "LONG", 86400000),
-    ConfigDef("log.message.timestamp.before.max.ms", "LONG", LONG_MAX),
-    ConfigDef("log.message.timestamp.after.max.ms", "LONG", 3600000),
-    ConfigDef("min.insync.replicas", "INT", 1, validator=_at_least(1)),
-    ConfigDef("compression.type", "STRING", "producer",
-              validator=_one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
-    ConfigDef("unclean.leader.election.enable", "BOOLEAN", False),
-    ConfigDef("offsets.retention.minutes", "INT", 10080, validator=_at_least(1)),
-    ConfigDef("offsets.retention.check.interval.ms", "LONG", 600000, validator=_at_least(1)),
-    ConfigDef("offset.metadata.max.bytes", "INT", 4096, validator=_at_least(0)),
-    # Classic groups (JoinGroup/SyncGroup/Heartbeat), as Kafka 4.3's GroupCoordinatorConfig.
-    ConfigDef("group.min.session.timeout.ms", "INT", 6000, validator=_at_least(0)),
-    ConfigDef("group.max.session.timeout.ms", "INT", 1800000, validator=_at_least(0)),
-    ConfigDef("group.initial.rebalance.delay.ms", "INT", 3000, validator=_at_least(0)),
-    ConfigDef("group.max.size", "INT", 2147483647, validator=_at_least(1)),
-    # KIP-848 consumer groups (ConsumerGroupHeartbeat).
-    ConfigDef("group.coordinator.rebalance.protocols", "LIST", "classic,consumer", validator=_rebalance_protocols),
-    ConfigDef("group.consumer.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
-    ConfigDef("group.consumer.min.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
-    ConfigDef("group.consumer.max.session.timeout.ms", "INT", 60000, validator=_at_least(1)),
-    ConfigDef("group.consumer.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
-    ConfigDef("group.consumer.min.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
-    ConfigDef("group.consumer.max.heartbeat.interval.ms", "INT", 15000, validator=_at_least(1)),
-    ConfigDef("group.consumer.max.size", "INT", 2147483647, validator=_at_least(1)),
-    ConfigDef("group.consumer.assignors", "LIST", "uniform,range", validator=_server_assignors),
-    # Transactions (Kafka 4.3's TransactionStateManagerConfig / TransactionLogConfig / ProducerStateManagerConfig).
-    ConfigDef("transactional.id.expiration.ms", "INT", 604800000, validator=_at_least(1)),
-    ConfigDef("transaction.max.timeout.ms", "INT", 900000, validator=_at_least(1)),
-    ConfigDef("transaction.abort.timed.out.transaction.cleanup.interval.ms", "INT", 10000, validator=_at_least(1)),
-    ConfigDef("transaction.remove.expired.transaction.cleanup.interval.ms", "INT", 3600000,
-              validator=_at_least(1)),
-    ConfigDef("transaction.partition.verification.enable", "BOOLEAN", True),
-    # kafkamock's own: the finalized level of the ``transaction.version`` feature that ApiVersions lists (Kafka sets it
-    # when a cluster is formatted: 2, KIP-890 part 2, for a new Kafka 4.x cluster). At 2, Java 4.x producers skip
+# kafkamock's own configs (Kafka has no such names): how kafkamock behaves where the choice is its own.
+OWN_CONFIGS: list[ConfigDef] = [
+    # The finalized level of the ``transaction.version`` feature that ApiVersions lists (Kafka sets it when a
+    # cluster is formatted: 2, KIP-890 part 2, for a new Kafka 4.x cluster). At 2, Java 4.x producers skip
     # AddPartitionsToTxn/AddOffsetsToTxn (the first Produce v12+ or TxnOffsetCommit v5 adds the partition) and end
     # every transaction with EndTxn v5's epoch bump; 0 or 1 keeps them on the KIP-890 part 1 path.
     ConfigDef("kafkamock.transaction.version", "SHORT", 2, validator=_between(0, 2)),
-    ConfigDef("producer.id.expiration.ms", "INT", 86400000, validator=_at_least(1)),
-    ConfigDef("producer.id.expiration.check.interval.ms", "INT", 600000, validator=_at_least(1)),
-    ConfigDef("group.share.record.lock.duration.ms", "INT", 30000, validator=_at_least(1000)),
-    ConfigDef("group.share.min.record.lock.duration.ms", "INT", 15000, validator=_at_least(1000)),
-    ConfigDef("group.share.max.record.lock.duration.ms", "INT", 60000, validator=_at_least(1000)),
-    ConfigDef("group.share.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
-    ConfigDef("group.share.min.session.timeout.ms", "INT", 45000, validator=_at_least(1)),
-    ConfigDef("group.share.max.session.timeout.ms", "INT", 60000, validator=_at_least(1)),
-    ConfigDef("group.share.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
-    ConfigDef("group.share.min.heartbeat.interval.ms", "INT", 5000, validator=_at_least(1)),
-    ConfigDef("group.share.max.heartbeat.interval.ms", "INT", 15000, validator=_at_least(1)),
-    ConfigDef("group.share.max.size", "SHORT", 200, validator=_between(1, 1000)),
-    ConfigDef("group.share.max.share.sessions", "INT", 2000, validator=_at_least(1)),
-    ConfigDef("group.share.delivery.count.limit", "INT", 5, validator=_at_least(2)),
-    ConfigDef("group.share.partition.max.record.locks", "INT", 2000, validator=_at_least(100)),
-    # kafkamock's own: after this many SHARE_DELTA batches a share-partition writes a fresh SHARE_CHECKPOINT, so a
-    # restart replays a short chain (the KIP-932 seed page leaves the length to the implementation).
-    ConfigDef("kafkamock.share.delta.chain.max", "INT", 64, validator=_at_least(1)),
-    ConfigDef("max.request.partition.size.limit", "INT", 2000, validator=_at_least(1)),
-    # Broker-level synonyms of topic configs (ServerTopicConfigSynonyms), defaulting as the topic configs do (or,
-    # without a default, deriving from another config: DERIVED_BROKER_CONFIGS).
-    ConfigDef("log.cleaner.min.compaction.lag.ms", "LONG", 0, validator=_at_least(0)),
-    ConfigDef("log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, validator=_at_least(1)),
-    ConfigDef("log.cleaner.min.cleanable.ratio", "DOUBLE", 0.5, validator=lambda v: 0 <= v <= 1),
-    ConfigDef("log.segment.delete.delay.ms", "LONG", 60000, validator=_at_least(0)),
-    ConfigDef("log.flush.interval.messages", "LONG", LONG_MAX, validator=_at_least(1)),
-    ConfigDef("log.flush.interval.ms", "LONG", None, validator=_at_least(0)),
-    ConfigDef("log.index.interval.bytes", "INT", 4096, validator=_at_least(0)),
-    ConfigDef("log.index.size.max.bytes", "INT", 10485760, validator=_at_least(4)),
-    ConfigDef("log.preallocate", "BOOLEAN", False, validator=_no_preallocation),
-    ConfigDef("log.roll.jitter.ms", "LONG", None, validator=_at_least(0)),
-    ConfigDef("log.roll.jitter.hours", "INT", 0, validator=_at_least(0)),
-    ConfigDef("log.local.retention.ms", "LONG", -2, validator=_at_least(-2)),
-    ConfigDef("log.local.retention.bytes", "LONG", -2, validator=_at_least(-2)),
-    ConfigDef("compression.gzip.level", "INT", -1, validator=_gzip_level),
-    ConfigDef("compression.lz4.level", "INT", 9, validator=_between(1, 17)),
-    ConfigDef("compression.zstd.level", "INT", 3, validator=_between(-131072, 22)),
-    # kafkamock's own: also serve Produce v0-2 and Fetch v0-3 (magic 0/1 message sets), removed in Kafka 4.0
-    # (KIP-896), the way Kafka 3.x served them. Off by default, as in Kafka 4.x.
+    # After this many SHARE_DELTA batches a share-partition writes a fresh SHARE_CHECKPOINT, so a restart replays
+    # a short chain (the KIP-932 seed page leaves the length to the implementation).
+    ConfigDef("kafkamock.share.delta.chain.max", "INT", 64, validator=_at_least(1), dynamic="cluster-wide"),
+    # Also serve Produce v0-2 and Fetch v0-3 (magic 0/1 message sets), removed in Kafka 4.0 (KIP-896), the way
+    # Kafka 3.x served them. Off by default, as in Kafka 4.x.
     ConfigDef("kafkamock.legacy.protocol.enable", "BOOLEAN", False),
-    # kafkamock's own: how many requests the control API's request log keeps (0: none).
-    ConfigDef("kafkamock.request.log.max.entries", "INT", 10000, validator=_at_least(0)),
-    # ACLs (authorizer.py): empty means no authorizer, every request allowed and the ACL APIs SECURITY_DISABLED.
-    ConfigDef("authorizer.class.name", "STRING", "", validator=lambda v: v == "" or v in AUTHORIZER_CLASS_NAMES),
+    # How many requests the control API's request log keeps (0: none).
+    ConfigDef("kafkamock.request.log.max.entries", "INT", 10000, validator=_at_least(0), dynamic="cluster-wide"),
+    # StandardAuthorizer's own settings (authorizer.py); Kafka reads them from the broker's properties, outside
+    # its KafkaConfig, so DescribeConfigs lists them only when they are set.
     ConfigDef("super.users", "STRING", "", validator=_super_users),
     ConfigDef("allow.everyone.if.no.acl.found", "BOOLEAN", False),
-]}
+]
+
+# Where kafkamock's defaults are not Kafka's, and why.
+KAFKAMOCK_DEFAULTS: dict[str, Any] = {
+    "node.id": 1,                     # Kafka requires one; node k of a kafkamock cluster is node.id + k - 1
+    "log.dirs": "",                   # empty: logs in memory (kafkamock's default storage)
+    "listeners": "",                  # empty: one PLAINTEXT listener on --host/--port (node k: port + k - 1)
+    # Kafka's default adds "streams" (KIP-1071 streams groups), which kafkamock does not serve.
+    "group.coordinator.rebalance.protocols": "classic,consumer",
+}
+
+# Values of configs Kafka accepts that kafkamock cannot serve: a reason for each refused value (checked after
+# Kafka's own parsing and validation), so a setting never silently does nothing.
+KAFKAMOCK_LIMITS: dict[str, Callable[[Any], str | None]] = {
+    "log.preallocate": lambda v: "kafkamock writes segment files as they grow; it does not preallocate them"
+    if v else None,
+    "listeners": lambda v: None if _listeners(v) else "expected NAME://host:port[,NAME://host:port...]",
+    "advertised.listeners": lambda v: None if _listeners(v or "") else "expected NAME://host:port[,...]",
+    "listener.security.protocol.map": lambda v: None if _protocol_map(v) else
+    "expected NAME:PROTOCOL pairs, each protocol one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
+    "ssl.keystore.type": lambda v: None if v in ("JKS", "PKCS12", "PEM") else "kafkamock reads PKCS12 and PEM stores",
+    "ssl.truststore.type": lambda v: None if v in ("JKS", "PKCS12", "PEM") else "kafkamock reads PKCS12 and PEM stores",
+    "ssl.enabled.protocols": lambda v: None if v and all(p in ("TLSv1.2", "TLSv1.3") for p in v.split(",")) else
+    "kafkamock's TLS serves TLSv1.2 and TLSv1.3",
+    "ssl.principal.mapping.rules": lambda v: None if v == "DEFAULT" else
+    "kafkamock maps certificate principals with Kafka's DEFAULT rule only",
+    "authorizer.class.name": lambda v: None if v == "" or v in AUTHORIZER_CLASS_NAMES else
+    "kafkamock serves StandardAuthorizer's ACLs (org.apache.kafka.metadata.authorizer.StandardAuthorizer)",
+
+    "group.consumer.assignors": lambda v: None if _server_assignors(v) else
+    "kafkamock serves the uniform and range server assignors",
+    "group.coordinator.rebalance.protocols": _rebalance_protocols,
+    "group.share.assignors": lambda v: None if v == "simple" else "kafkamock serves the simple share assignor",
+    "remote.log.storage.system.enable": lambda v: "kafkamock has no tiered storage" if v else None,
+    "transaction.two.phase.commit.enable": lambda v: "kafkamock does not serve two-phase commit (KIP-939)"
+    if v else None,
+    "unstable.api.versions.enable": lambda v: "kafkamock serves Kafka 4.3.1's stable API versions only" if v else None,
+    "unstable.feature.versions.enable": lambda v: "kafkamock serves Kafka 4.3.1's stable features only" if v else None,
+}
+
+# Configs whose only settings kafkamock serves are their defaults: they change what clients see in ways kafkamock
+# does not emulate. (Configs that tune machinery kafkamock does not have — threads, buffers, purgatories, the KRaft
+# quorum and metadata log, replica fetchers, tiered storage left off, Kerberos, the broker's own client logins —
+# are accepted, stored and described as Kafka does, with nothing for them to tune.)
+DEFAULT_ONLY: dict[str, str] = {
+    "max.connection.creation.rate": "kafkamock does not limit the rate of new connections",
+    "config.providers": "kafkamock has no config providers",
+    "sasl.oauthbearer.jwks.endpoint.url": "kafkamock validates OAUTHBEARER tokens with Kafka's unsecured validator",
+    "sasl.oauthbearer.expected.audience": "kafkamock validates OAUTHBEARER tokens with Kafka's unsecured validator",
+    "sasl.oauthbearer.expected.issuer": "kafkamock validates OAUTHBEARER tokens with Kafka's unsecured validator",
+    "ssl.cipher.suites": "kafkamock's TLS uses OpenSSL's default cipher suites",
+}
+_JAVA_CLASSES = "kafkamock cannot load Java classes"
+
+
+def _limit(name: str, kafka: KafkaConfig | None, default: Any) -> Callable[[Any], str | None] | None:
+    if name in KAFKAMOCK_LIMITS:
+        return KAFKAMOCK_LIMITS[name]
+    why = DEFAULT_ONLY.get(name)
+    if why is None and kafka is not None and (kafka.type == "CLASS" or name in ("metric.reporters",
+                                                                                 "kafka.metrics.reporters",
+                                                                                 "security.providers")):
+        why = _JAVA_CLASSES
+    if why is None:
+        return None
+    return lambda v: None if v == default or v in ("", None) and default in ("", None) else why
+
+
+def _from_kafka(kafka: KafkaConfig, *, topic: bool) -> ConfigDef:
+    default = KAFKAMOCK_DEFAULTS.get(kafka.name, _joined(kafka.default_value)) if not topic else \
+        _joined(kafka.default_value)
+    return ConfigDef(kafka.name, kafka.type, default,
+                     synonym=(kafka.synonyms[0] if kafka.synonyms else None) if topic else None,
+                     sensitive=kafka.type == "PASSWORD", kafka=kafka, dynamic=kafka.dynamic if not topic else "topic",
+                     limit=None if topic and kafka.name != "preallocate" else
+                     (_limit(kafka.name, kafka, default) if not topic else KAFKAMOCK_LIMITS["log.preallocate"]))
+
+
+def _joined(value: Any) -> Any:
+    return ",".join(value) if isinstance(value, list) else value
+
+
+# Every broker config of Kafka 4.3.1 (internal ones too: Kafka accepts them at start), then kafkamock's own.
+BROKER_CONFIGS: dict[str, ConfigDef] = {
+    **{name: _from_kafka(k, topic=False) for name, k in kafka_configs.BROKER.items()},
+    **{c.name: c for c in OWN_CONFIGS},
+}
+# Every topic config of Kafka 4.3.1 (LogConfig), each defaulting to its broker synonym.
+TOPIC_CONFIGS: dict[str, ConfigDef] = {name: _from_kafka(k, topic=True) for name, k in kafka_configs.TOPIC.items()}
 
 # Broker configs without a default that derive from others when unset, as Kafka's KafkaConfig computes them
 # (logRetentionTimeMillis, logRollTimeMillis, logRollTimeJitterMillis, logFlushIntervalMs): the first of the
@@ -296,55 +241,6 @@ DERIVED_BROKER_CONFIGS: dict[str, tuple[tuple[str, int], ...]] = {
     "log.roll.jitter.ms": (("log.roll.jitter.hours", 3_600_000),),
     "log.flush.interval.ms": (("log.flush.scheduler.interval.ms", 1),),
 }
-# The names DescribeConfigs lists as synonyms of a broker config (DynamicBrokerConfig.brokerConfigSynonyms): a
-# derived config and its fallbacks are one group, in that order (log.flush.scheduler.interval.ms, a config of its
-# own, has no synonym but itself).
-BROKER_CONFIG_SYNONYMS: dict[str, tuple[str, ...]] = {
-    member: (name, *(n for n, _ in fallbacks))
-    for name, fallbacks in DERIVED_BROKER_CONFIGS.items()
-    for member in (name, *(n for n, _ in fallbacks)) if member != "log.flush.scheduler.interval.ms"
-}
-
-TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
-    ConfigDef("cleanup.policy", "LIST", "delete", "log.cleanup.policy",
-              lambda v: all(p in ("delete", "compact") for p in str(v).split(",")) and bool(v)),
-    ConfigDef("retention.ms", "LONG", 604800000, "log.retention.ms", _at_least(-1)),
-    ConfigDef("retention.bytes", "LONG", -1, "log.retention.bytes"),
-    ConfigDef("max.message.bytes", "INT", 1048588, "message.max.bytes", _at_least(0)),
-    ConfigDef("message.timestamp.type", "STRING", "CreateTime", "log.message.timestamp.type",
-              _one_of("CreateTime", "LogAppendTime")),
-    ConfigDef("message.timestamp.before.max.ms", "LONG", LONG_MAX, "log.message.timestamp.before.max.ms",
-              _at_least(0)),
-    ConfigDef("message.timestamp.after.max.ms", "LONG", 3600000, "log.message.timestamp.after.max.ms",
-              _at_least(0)),
-    ConfigDef("segment.bytes", "INT", 1073741824, "log.segment.bytes", _at_least(14)),
-    ConfigDef("segment.ms", "LONG", 604800000, "log.roll.ms", _at_least(1)),
-    ConfigDef("delete.retention.ms", "LONG", 86400000, "log.cleaner.delete.retention.ms", _at_least(0)),
-    ConfigDef("min.insync.replicas", "INT", 1, "min.insync.replicas", _at_least(1)),
-    ConfigDef("compression.type", "STRING", "producer", "compression.type",
-              _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
-    ConfigDef("unclean.leader.election.enable", "BOOLEAN", False, "unclean.leader.election.enable"),
-    ConfigDef("min.compaction.lag.ms", "LONG", 0, "log.cleaner.min.compaction.lag.ms", _at_least(0)),
-    ConfigDef("max.compaction.lag.ms", "LONG", LONG_MAX, "log.cleaner.max.compaction.lag.ms", _at_least(1)),
-    ConfigDef("min.cleanable.dirty.ratio", "DOUBLE", 0.5, "log.cleaner.min.cleanable.ratio", lambda v: 0 <= v <= 1),
-    ConfigDef("file.delete.delay.ms", "LONG", 60000, "log.segment.delete.delay.ms", _at_least(0)),
-    ConfigDef("flush.messages", "LONG", LONG_MAX, "log.flush.interval.messages", _at_least(1)),
-    ConfigDef("flush.ms", "LONG", LONG_MAX, "log.flush.interval.ms", _at_least(0)),
-    ConfigDef("index.interval.bytes", "INT", 4096, "log.index.interval.bytes", _at_least(0)),
-    ConfigDef("preallocate", "BOOLEAN", False, "log.preallocate", _no_preallocation),
-    ConfigDef("segment.index.bytes", "INT", 10485760, "log.index.size.max.bytes", _at_least(4)),
-    ConfigDef("segment.jitter.ms", "LONG", 0, "log.roll.jitter.ms", _at_least(0)),
-    ConfigDef("local.retention.ms", "LONG", -2, "log.local.retention.ms", _at_least(-2)),
-    ConfigDef("local.retention.bytes", "LONG", -2, "log.local.retention.bytes", _at_least(-2)),
-    ConfigDef("remote.storage.enable", "BOOLEAN", False),
-    ConfigDef("remote.log.copy.disable", "BOOLEAN", False),
-    ConfigDef("remote.log.delete.on.disable", "BOOLEAN", False),
-    ConfigDef("compression.gzip.level", "INT", -1, "compression.gzip.level", _gzip_level),
-    ConfigDef("compression.lz4.level", "INT", 9, "compression.lz4.level", _between(1, 17)),
-    ConfigDef("compression.zstd.level", "INT", 3, "compression.zstd.level", _between(-131072, 22)),
-    ConfigDef("leader.replication.throttled.replicas", "LIST", "", None, _throttled_replicas),
-    ConfigDef("follower.replication.throttled.replicas", "LIST", "", None, _throttled_replicas),
-]}
 
 
 # Kafka's listener prefix: ``listener.name.<listener, lower case>.<config>``; SASL configs may also name the
@@ -369,7 +265,8 @@ def config_definition(name: str) -> ConfigDef | None:
     if base_definition is None:
         return None
     return ConfigDef(name, base_definition.type, None, validator=base_definition.validator,
-                     sensitive=base_definition.sensitive)
+                     sensitive=base_definition.sensitive, kafka=base_definition.kafka,
+                     dynamic=base_definition.dynamic, limit=base_definition.limit)
 
 
 def listener_config(config: BrokerConfig, listener: str, name: str, mechanism: str | None = None) -> Any:
@@ -383,41 +280,48 @@ def listener_config(config: BrokerConfig, listener: str, name: str, mechanism: s
     return config.values[name]
 
 
-class ConfigError(ValueError):
-    """An unknown config name or a value its definition refuses (Kafka answers INVALID_CONFIG)."""
-
-
-def parse_value(definition: ConfigDef, raw: object) -> Any:
-    """A config value from its string (or native) form, validated; raises ConfigError."""
-    try:
-        if definition.type == "BOOLEAN":
-            if isinstance(raw, bool):
-                value: Any = raw
-            elif str(raw).strip().lower() in ("true", "false"):
-                value = str(raw).strip().lower() == "true"
-            else:
-                raise ValueError("expected true or false")
-        elif definition.type in ("INT", "SHORT", "LONG"):
-            value = int(str(raw).strip())
-            if definition.type == "INT" and not -(2**31) <= value < 2**31:
-                raise ValueError("out of range for an int")
-        elif definition.type == "DOUBLE":
-            value = float(str(raw).strip())
-        elif definition.type == "LIST":
-            value = ",".join(p.strip() for p in str(raw).split(",") if p.strip())
-        else:
-            value = str(raw)
-    except ValueError as exc:
-        raise ConfigError(f"Invalid value {raw} for configuration {definition.name}: {exc}") from None
-    if definition.validator is not None and not definition.validator(value):
-        raise ConfigError(f"Invalid value {raw} for configuration {definition.name}")
+def parse_value(definition: ConfigDef, raw: object, *, limits: bool = True) -> Any:
+    """A config value from its string (or native) form, read and validated as Kafka does (Kafka's messages), then
+    (``limits``) checked against what kafkamock serves (``check_limit``); raises ConfigError. Lists come back
+    comma-joined."""
+    if definition.kafka is not None:
+        value = definition.kafka.parse(raw)
+    else:
+        value = parse_type(definition.name, raw, definition.type)
+        if definition.validator is not None and not definition.validator(value):
+            raise invalid(definition.name, raw)
+    if definition.type == "CLASS" and value not in ("", None, definition.default):
+        # Kafka loads the class while reading the value; kafkamock has no Java classes to load.
+        raise invalid(definition.name, raw, f"Class {str(raw).strip()} could not be found.")
+    if isinstance(value, list):
+        value = ",".join(value)
+    if limits:
+        check_limit(definition, value)
     return value
 
 
-def format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+def check_limit(definition: ConfigDef, value: Any) -> None:
+    """ConfigError when kafkamock cannot serve a value Kafka would accept (the reason in the message)."""
+    why = definition.limit(value) if definition.limit is not None else None
+    if why:
+        raise invalid(definition.name, format_value(value, definition.type), why)
+
+
+def cross_config_error(values: Mapping[str, Any], config: BrokerConfig) -> str | None:
+    """Checks Kafka makes of one broker config against others when it changes (KafkaConfig's requirements)."""
+    cordoned = values.get("cordoned.log.dirs")
+    if cordoned:
+        dirs = set(filter(None, str(config["log.dirs"] or config["log.dir"] or "").split(",")))
+        missing = [d for d in str(cordoned).split(",") if d and d != "*" and d not in dirs]
+        if missing:
+            return ("requirement failed: All entries in cordoned.log.dirs must be present in log.dirs or log.dir. "
+                    "Missing entries : " + ",".join(missing))
+    return None
+
+
+def format_value(value: Any, type_: str | None = None) -> str | None:
+    """A parsed value as Kafka writes it (``ConfigDef.convertToString``)."""
+    return to_string(value, type_ or "")
 
 
 class BrokerConfig:
@@ -496,10 +400,11 @@ class BrokerConfig:
     def synonyms(self, name: str) -> list[tuple[str, Any, str]]:
         """(config name, value, source) of a broker config's synonyms, as Kafka's DescribeConfigs lists them: each
         level (dynamic per-broker, dynamic default, static, default) in turn, the group's names in order at each
-        (``BROKER_CONFIG_SYNONYMS``), defaults only where there is one; then everything before the first entry
+        (Kafka's ``brokerConfigSynonyms``), defaults only where there is one; then everything before the first entry
         named ``name`` is dropped (ConfigHelper.configSynonyms: with ``log.retention.hours`` at its default only,
         ``log.retention.ms`` has no synonym at all)."""
-        names = BROKER_CONFIG_SYNONYMS.get(name, (name,))
+        definition = BROKER_CONFIGS.get(name)
+        names = definition.kafka.synonyms if definition is not None and definition.kafka is not None else (name,)
         found = [(n, layer[n], source) for layer, source in (
             (self.dynamic_broker, "DYNAMIC_BROKER_CONFIG"), (self.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
             (self.static_values, "STATIC_BROKER_CONFIG")) for n in names if n in layer]
@@ -570,21 +475,59 @@ def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: Br
 CONFIG_SOURCE_IDS = {"UNKNOWN": 0, "TOPIC_CONFIG": 1, "DYNAMIC_BROKER_CONFIG": 2, "DYNAMIC_DEFAULT_BROKER_CONFIG": 3,
                      "STATIC_BROKER_CONFIG": 4, "DEFAULT_CONFIG": 5, "DYNAMIC_CLIENT_METRICS_CONFIG": 7,
                      "DYNAMIC_GROUP_CONFIG": 8}
-CONFIG_TYPE_IDS = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
+CONFIG_TYPE_IDS = {"UNKNOWN": 0, "BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7, "CLASS": 8,
                    "PASSWORD": 9}
-# Broker configs that cannot change at runtime here (every other one can be set through the admin APIs).
-READ_ONLY_BROKER_CONFIGS = frozenset({
-    "node.id", "log.dirs", "listeners", "advertised.listeners", "listener.security.protocol.map",
-    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
-    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.type", "ssl.truststore.location",
-    "ssl.truststore.password", "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
-    "ssl.principal.mapping.rules", "sasl.enabled.mechanisms", "sasl.jaas.config", "sasl.server.max.receive.size", "kafkamock.legacy.protocol.enable", "kafkamock.transaction.version",
-    "offsets.topic.num.partitions", "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
-    "offsets.topic.replication.factor", "offsets.topic.segment.bytes", "transaction.state.log.num.partitions",
-    "transaction.state.log.replication.factor", "transaction.state.log.segment.bytes",
-    "queued.max.requests", "connections.max.idle.ms", "quota.window.num", "quota.window.size.seconds",
-    "fetch.max.bytes", "log.retention.minutes", "log.retention.hours", "log.roll.hours", "log.roll.jitter.hours",
-})
+# The security configs Kafka changes at runtime only per listener (``listener.name.<l>.ssl...``), as
+# DynamicBrokerConfig.DYNAMIC_SECURITY_CONFIGS (SslConfigs.RECONFIGURABLE_CONFIGS).
+LISTENER_ONLY_SECURITY_CONFIGS = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
+    "ssl.truststore.certificates"})
+# Broker configs Kafka changes at runtime that kafkamock sets up only when a node starts.
+FIXED_AT_START = frozenset({
+    "listeners", "listener.security.protocol.map", "sasl.enabled.mechanisms", "sasl.jaas.config", "ssl.client.auth",
+    "ssl.enabled.protocols", "ssl.principal.mapping.rules", *LISTENER_ONLY_SECURITY_CONFIGS})
+
+
+def read_only(name: str) -> bool:
+    """DescribeConfigs' ``read_only`` for a broker config: whether Kafka can change it at runtime."""
+    definition = config_definition(name)
+    return definition is None or definition.dynamic == "read-only"
+
+
+def _listed(found: list[str]) -> str:
+    return "[" + ", ".join(found) + "]"       # a Java Set of names, as Kafka's messages print it
+
+
+def dynamic_names_error(names: list[str]) -> str | None:
+    """Kafka's first checks of a dynamic broker update (DynamicBrokerConfig.validateConfigs), before any value is
+    read: configs that are not dynamic, and security configs that change only per listener."""
+    fixed = [n for n in names if n in BROKER_CONFIGS and BROKER_CONFIGS[n].dynamic == "read-only"]
+    if fixed:
+        return "Cannot update these configs dynamically: " + _listed(fixed)
+    unprefixed = [n for n in names if n in LISTENER_ONLY_SECURITY_CONFIGS]
+    if unprefixed:
+        return ("These security configs can be dynamically updated only per-listener using the listener prefix: "
+                + _listed(unprefixed))
+    return None
+
+
+def dynamic_update_error(names: list[str], *, cluster_default: bool) -> str | None:
+    """Kafka's checks of a dynamic broker update after the values are read (per-broker configs at the cluster
+    level), then what kafkamock sets up only at start; or None."""
+    listed = _listed
+    if cluster_default:
+        per_broker = [n for n in names if (n in BROKER_CONFIGS and BROKER_CONFIGS[n].dynamic == "per-broker")
+                      or (n not in BROKER_CONFIGS and _LISTENER_PREFIXED.fullmatch(n))]
+        if per_broker:
+            return ("Cannot update these configs at default cluster level, broker id must be specified: "
+                    + listed(per_broker))
+    at_start = [n for n in names if n in FIXED_AT_START or _LISTENER_PREFIXED.fullmatch(n)]
+    if at_start:
+        return ("kafkamock sets up listeners, TLS and SASL when a node starts; restart it to change: "
+                + listed(at_start))
+    return None
+
 
 
 def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],

@@ -105,7 +105,7 @@ class Broker:
             storage = DiskStorage(self.config["log.dirs"]) if self.config["log.dirs"] else MemoryStorage()
         self.storage = storage
         first = self.config["node.id"]
-        nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(),
+        nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(), rack=self.config["broker.rack"],
                       fetch_sessions=FetchSessions(first_id=(k + 1) << 24)) for k in range(brokers)]
         for node in nodes:
             # mypy cannot infer a lambda whose default argument binds the loop variable (python/mypy#15459)
@@ -460,8 +460,10 @@ class Broker:
             return self.topic_config(topic, name, node)
 
         policy = str(get("cleanup.policy")).split(",")
+        # internal.segment.bytes, Kafka's test-only override, wins over segment.bytes (whose minimum is 1 MiB).
+        segment_bytes = get("internal.segment.bytes")
         return LogConfig(
-            segment_bytes=get("segment.bytes"), segment_ms=get("segment.ms"),
+            segment_bytes=segment_bytes if segment_bytes is not None else get("segment.bytes"), segment_ms=get("segment.ms"),
             segment_jitter_ms=get("segment.jitter.ms"), index_interval_bytes=get("index.interval.bytes"),
             segment_index_bytes=get("segment.index.bytes"), flush_messages=get("flush.messages"),
             flush_ms=get("flush.ms"), retention_ms=get("retention.ms"), retention_bytes=get("retention.bytes"),
@@ -579,6 +581,10 @@ class Broker:
         """Bring back what the storage holds: topics, their logs (recovered), producer state, configs, ids."""
         snapshot = self.storage.load_metadata()
         if snapshot is None:
+            # A new cluster: Kafka 4.3's controller writes a cluster-level min.insync.replicas when it activates
+            # (eligible leader replicas are on), taken from its own setting.
+            self.config.replace_dynamic({"min.insync.replicas": self.config["min.insync.replicas"]},
+                                        cluster_default=True)
             self.metadata_changed()
             return
         self._restoring = True

@@ -372,7 +372,7 @@ def test_retention_roll_jitter_and_flush_ms_have_no_default_and_derive_as_in_kaf
                                                         ("log.retention.hours", "168", SOURCE["DEFAULT"])]
     assert not node["log.retention.ms"].read_only
     assert alter(broker, 0, [(BROKER, "1", {"log.retention.hours": "5"})]) == [
-        ("1", E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.retention.hours)")]
+        ("1", E.INVALID_REQUEST, "Cannot update these configs dynamically: [log.retention.hours]")]
 
     # Set at the broker: the ms configs come first, their fallbacks after them
     assert incremental(broker, 1, [(BROKER, "1", [("log.retention.ms", SET, "300000"),
@@ -407,12 +407,13 @@ def test_describe_broker_configs_each_node_reports_its_own_node_id(clock):
         assert result.error_code == E.NONE, result
         (config,) = result.configs
         assert (config.value, config.read_only) == (str(node_id), True)
-        assert synonyms_of(config) == [("node.id", str(node_id), SOURCE["DEFAULT"])]
+        # Every Kafka node has its node.id in its properties (kafkamock's nodes as if they had it there too).
+        assert synonyms_of(config) == [("node.id", str(node_id), SOURCE["STATIC"])]
     numbered = Broker({"node.id": 5}, brokers=2, clock=clock)
     (result,) = call(numbered, "DescribeConfigs", 4, {
         "resources": [{"resource_type": BROKER, "resource_name": "6", "configuration_keys": ["node.id"]}],
         "include_synonyms": True, "include_documentation": False}, node_id=6).results
-    assert synonyms_of(result.configs[0]) == [("node.id", "6", SOURCE["STATIC"]), ("node.id", "1", SOURCE["DEFAULT"])]
+    assert synonyms_of(result.configs[0]) == [("node.id", "6", SOURCE["STATIC"])]    # node.id has no default
 
 
 @pytest.mark.parametrize("version", [1, 4])
@@ -420,17 +421,20 @@ def test_describe_broker_configs(broker, version):
     configs = described(broker, version, BROKER, "1", synonyms=True)
     assert {"log.retention.ms", "num.partitions", "delete.topic.enable", "node.id"} <= set(configs)
     assert configs["node.id"].read_only and not configs["log.retention.ms"].read_only
+    assert configs["num.partitions"].read_only          # Kafka cannot change it at runtime
     assert (configs["num.partitions"].value, configs["num.partitions"].config_source) == ("1", SOURCE["DEFAULT"])
     assert [(s.name, s.source) for s in configs["num.partitions"].synonyms] == [("num.partitions", SOURCE["DEFAULT"])]
-    assert described(broker, version, BROKER, "") == {}          # "": only dynamic cluster defaults
-    assert incremental(broker, 1, [(BROKER, "", [("num.partitions", SET, "3")])]) == [("", E.NONE, None)]
+    # "": only dynamic cluster defaults; a new cluster has min.insync.replicas there (Kafka 4.3's ELR bootstrap).
+    assert list(described(broker, version, BROKER, "")) == ["min.insync.replicas"]
+    assert incremental(broker, 1, [(BROKER, "", [("log.cleaner.backoff.ms", SET, "3000")])]) == [("", E.NONE, None)]
     defaults = described(broker, version, BROKER, "", synonyms=True)
-    assert list(defaults) == ["num.partitions"]
-    assert defaults["num.partitions"].config_source == SOURCE["DYNAMIC_DEFAULT"]
-    assert [(s.value, s.source) for s in defaults["num.partitions"].synonyms] == [("3", SOURCE["DYNAMIC_DEFAULT"])]
-    mine = described(broker, version, BROKER, "1", keys=["num.partitions"])["num.partitions"]
-    assert (mine.value, mine.config_source) == ("3", SOURCE["DYNAMIC_DEFAULT"])
-    assert broker.first_node().config["num.partitions"] == 3
+    assert list(defaults) == ["log.cleaner.backoff.ms", "min.insync.replicas"]
+    assert defaults["log.cleaner.backoff.ms"].config_source == SOURCE["DYNAMIC_DEFAULT"]
+    assert [(s.value, s.source) for s in defaults["log.cleaner.backoff.ms"].synonyms] == [
+        ("3000", SOURCE["DYNAMIC_DEFAULT"])]
+    mine = described(broker, version, BROKER, "1", keys=["log.cleaner.backoff.ms"])["log.cleaner.backoff.ms"]
+    assert (mine.value, mine.config_source) == ("3000", SOURCE["DYNAMIC_DEFAULT"])
+    assert broker.first_node().config["log.cleaner.backoff.ms"] == 3000
 
 
 @pytest.mark.parametrize("version", [1, 4])
@@ -464,9 +468,10 @@ def test_alter_configs_replaces_the_whole_set(broker, version):
     assert topic.configs == {"retention.bytes": 2048}
     node = broker.first_node().config
     assert alter(broker, version, [(BROKER, "1", {"log.retention.ms": "1234"})]) == [("1", E.NONE, None)]
-    assert node["log.retention.ms"] == 1234 and node.dynamic == {"log.retention.ms"}
+    # (min.insync.replicas is dynamic at the cluster level from the start: Kafka 4.3's ELR bootstrap.)
+    assert node["log.retention.ms"] == 1234 and node.dynamic == {"log.retention.ms", "min.insync.replicas"}
     assert alter(broker, version, [(BROKER, "1", {})]) == [("1", E.NONE, None)]
-    assert node["log.retention.ms"] == 604800000 and node.dynamic == set()
+    assert node["log.retention.ms"] == 604800000 and node.dynamic == {"min.insync.replicas"}
 
 
 @pytest.mark.parametrize("version", [0, 2])
@@ -491,11 +496,11 @@ def test_alter_configs_errors(broker, version):
         ("", E.INVALID_REQUEST), ("x", E.INVALID_REQUEST), ("group", E.INVALID_CONFIG)]
     messages = [message for _, _, message in results]
     assert messages[0] == "Unknown topic config name: retention.mss"
-    assert messages[4] == "Cannot update these configs dynamically: Set(node.id)"
+    assert messages[4] == "Cannot update these configs dynamically: [node.id]"
     assert messages[5] == "Unexpected broker id, expected 1, but received 2"
     assert messages[7] == "Unknown resource type 99"
     assert alter(broker, version, [(BROKER, "", {"no.such.config": "1"})])[0][1] == E.INVALID_CONFIG
-    assert broker.config.dynamic == set()
+    assert broker.config.dynamic == {"min.insync.replicas"}      # the ELR bootstrap's, untouched
     assert topic.configs == {"retention.ms": 10}
     assert alter(broker, version, [(TOPIC, "t", {"retention.ms": "x"})])[0][1] == E.INVALID_CONFIG
     assert alter(broker, version, [(TOPIC, "t", {"retention.ms": None})])[0][1:] == (
@@ -547,9 +552,9 @@ def test_incremental_alter_configs_errors(broker, version):
     assert results == [
         ("t", E.INVALID_CONFIG, "Can't APPEND to key retention.bytes because its type is not LIST."),
         ("u", E.INVALID_REQUEST, "Null value not supported for : retention.ms"),
-        ("v", E.INVALID_REQUEST, "Unknown operations type 7"),
+        ("v", E.UNKNOWN_SERVER_ERROR, None),      # Kafka's OpType.forId throws: no message
         ("w", E.INVALID_REQUEST, "Error due to duplicate config keys"),
-        ("nope", E.UNKNOWN_TOPIC_OR_PARTITION, None),
+        ("nope", E.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'nope' does not exist."),
         ("x", E.INVALID_CONFIG, "Unknown topic config name: no.such"),
         ("1", E.INVALID_CONFIG, "Config value subtract is not allowed for config key: log.retention.ms"),
         ("3", E.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 3"),
@@ -564,8 +569,11 @@ def test_incremental_alter_configs_errors(broker, version):
 
 
 def test_retention_set_through_incremental_alter_configs(broker, clock):
-    # One batch per segment (segment.bytes below two batches), so retention can take them one at a time.
-    assert incremental(broker, 1, [(TOPIC, "t", [("segment.bytes", SET, "100")])]) == [("t", E.NONE, None)]
+    # One batch per segment (segment size below two batches), so retention can take them one at a time. Kafka 4
+    # refuses a segment.bytes under 1 MiB; internal.segment.bytes is its test-only override.
+    assert incremental(broker, 1, [(TOPIC, "t", [("segment.bytes", SET, "100")])]) == [
+        ("t", E.INVALID_CONFIG, "Invalid value 100 for configuration segment.bytes: Value must be at least 1048576")]
+    assert incremental(broker, 1, [(TOPIC, "t", [("internal.segment.bytes", SET, "100")])]) == [("t", E.NONE, None)]
     now = clock.now_ms()
     produce(broker, b"old", timestamp=now - 200_000)
     produce(broker, b"older-ish", timestamp=now - 100_000)

@@ -247,7 +247,7 @@ def test_topics_configs_leaders_and_producer_ids_survive_a_restart(tmp_path):
     assert topic.configs == {"retention.ms": 1234} and len(topic.partitions) == 2
     assert [(q.leader_id, q.leader_epoch, q.replicas) for q in topic.partitions] == \
         [(q.leader_id, q.leader_epoch, q.replicas) for q in first.cluster.topics["kept"].partitions]
-    assert again.config.dynamic_default == {"log.retention.bytes": 999}
+    assert again.config.dynamic_default == {"log.retention.bytes": 999, "min.insync.replicas": 1}
     assert topic.partitions[0].log.log_end_offset == 1
     # The producer's state came back from the batch headers: a retry is a duplicate, the next batch follows.
     retry = call(again, "Produce", 9, {"acks": -1, "timeout_ms": 1, "topic_data": [{"name": "kept", "partition_data": [

@@ -39,8 +39,7 @@ class Pairs:
             settings = {**test_defaults(nodes), **{k: str(v) for k, v in config.items()}}
             kafka = KafkaCluster(nodes=nodes, config=settings).start()
             self.stops.append(kafka.stop)
-            from kafkamock.broker.config import config_definition  # TODO: every Kafka config known
-            mock = start_broker(config={k: v for k, v in settings.items() if config_definition(k)}, brokers=nodes)
+            mock = start_broker(config=settings, brokers=nodes)
             self.stops.append(mock.stop)
             self.pairs[key] = (Target("kafka", kafka.bootstrap_servers.split(","), kafka),
                                Target("kafkamock", mock.bootstrap_servers.split(","), mock))

@@ -35,11 +35,38 @@ def test_api_versions_header_and_features(differ, request):
     def scenario(run):
         r = _api_versions(run)
         run.see("error_code", r.error_code)
-        run.see("supported_features", sorted((f.name, f.min_version, f.max_version) for f in r.supported_features))
-        run.see("finalized_features", sorted((f.name, f.min_version_level, f.max_version_level)
-                                             for f in r.finalized_features))
+        run.see("supported_features", {f.name: [f.min_version, f.max_version] for f in r.supported_features})
+        run.see("finalized_features", {f.name: [f.min_version_level, f.max_version_level]
+                                       for f in r.finalized_features})
         run.see("zk_migration_ready", r.zk_migration_ready)
         run.see("finalized_features_epoch_known", r.finalized_features_epoch >= 0)
+
+    differ.check(request.node.name, scenario)
+
+
+# Kafka's names of the APIs its broker listener serves that kafkamock has no schemas for (see known.toml).
+OTHER_APIS = {34: "AlterReplicaLogDirs", 35: "DescribeLogDirs", 38: "CreateDelegationToken",
+              39: "RenewDelegationToken", 40: "ExpireDelegationToken", 41: "DescribeDelegationToken",
+              43: "ElectLeaders", 45: "AlterPartitionReassignments", 46: "ListPartitionReassignments",
+              55: "DescribeQuorum", 57: "UpdateFeatures", 64: "UnregisterBroker", 71: "GetTelemetrySubscriptions",
+              72: "PushTelemetry", 74: "ListConfigResources", 80: "AddRaftVoter", 81: "RemoveRaftVoter",
+              83: "InitializeShareGroupState", 84: "ReadShareGroupState", 85: "WriteShareGroupState",
+              86: "DeleteShareGroupState", 87: "ReadShareGroupStateSummary", 88: "StreamsGroupHeartbeat",
+              89: "StreamsGroupDescribe"}
+
+
+def _api_name(key: int) -> str:
+    try:
+        return REGISTRY.request(key).name.removesuffix("Request")
+    except Exception:
+        return OTHER_APIS.get(key, f"api-{key}")
+
+
+def test_api_keys_served(differ, request):
+    """The set of APIs served: kafkamock serves none Kafka does not, and lacks the ones listed in known.toml."""
+    def scenario(run):
+        served = {k.api_key for k in _api_versions(run).api_keys}
+        run.see("served", {_api_name(key): True for key in sorted(served)})
 
     differ.check(request.node.name, scenario)
 

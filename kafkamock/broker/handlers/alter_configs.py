@@ -26,6 +26,7 @@ are meant to be settable through the admin APIs; the few that cannot (``node.id`
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,10 +35,14 @@ from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, ResourceType
 from kafkamock.broker.cluster import Topic, validate_topic_name
 from kafkamock.broker.config import (
     BROKER_CONFIGS,
-    READ_ONLY_BROKER_CONFIGS,
     TOPIC_CONFIGS,
     ConfigDef,
     ConfigError,
+    check_limit,
+    config_definition,
+    cross_config_error,
+    dynamic_names_error,
+    dynamic_update_error,
     parse_value,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -131,19 +136,63 @@ def parse_all(resource: Resource, raw: dict[str, Any], broker=None) -> dict[str,
     if resource.type == GROUP:
         return broker.groups.configs.parse(raw)
     parsed = {}
+    if resource.type == BROKER:
+        error = dynamic_names_error(list(raw))
+        if error is not None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, error)
     for name, value in raw.items():
-        definition = resource.definitions.get(name)
+        definition = resource.definitions.get(name) if resource.type == TOPIC else config_definition(name)
         if definition is None:
             kind = "topic" if resource.type == TOPIC else "broker"
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown {kind} config name: {name}")
-        if resource.type == BROKER and name in READ_ONLY_BROKER_CONFIGS:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({name})")
         try:
-            parsed[name] = parse_value(definition, value)
+            parsed[name] = parse_value(definition, value, limits=resource.type != BROKER)
         except ConfigError as exc:
             code = ErrorCode.INVALID_CONFIG if resource.type == TOPIC else ErrorCode.INVALID_REQUEST
             raise KafkaError(code, str(exc)) from None
+    if resource.type == BROKER:
+        error = (dynamic_update_error(list(raw), cluster_default=resource.cluster_default)
+                 or ip_overrides_error(parsed) or cross_config_error(parsed, broker.config))
+        if error is not None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, error)
+        elr_error = min_isr_error(resource, parsed)
+        if elr_error is not None:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, elr_error)
+        try:                                  # what kafkamock cannot serve, after every check Kafka makes
+            for name, value in parsed.items():
+                definition = config_definition(name)
+                if definition is not None:
+                    check_limit(definition, value)
+        except ConfigError as exc:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, str(exc)) from None
     return parsed
+
+
+def ip_overrides_error(parsed: dict[str, Any]) -> str | None:
+    """``max.connections.per.ip.overrides`` read as Kafka reads it (Csv.parseCsvMap: each entry split at its last
+    colon), with the Java message a malformed entry gets."""
+    value = parsed.get("max.connections.per.ip.overrides")
+    if not value:
+        return None
+    for entry in re.split(r"\s*,\s*", str(value)):
+        if ":" not in entry:
+            return (f"Error parsing configuration property 'max.connections.per.ip.overrides': "
+                    f"begin 0, end -1, length {len(entry)}")
+        count = entry.rsplit(":", 1)[1].strip()
+        if not re.fullmatch(r"[+-]?[0-9]+", count):
+            return f'For input string: "{count}"'
+    return None
+
+
+def min_isr_error(resource: Resource, parsed: dict[str, Any]) -> str | None:
+    """With eligible leader replicas on (Kafka 4.3's default), min.insync.replicas lives at the cluster level only:
+    a node may not set it and the cluster value may not be removed (ConfigurationControlManager)."""
+    if not resource.cluster_default and "min.insync.replicas" in parsed \
+            and parsed["min.insync.replicas"] != resource.current.get("min.insync.replicas"):
+        return "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+    if resource.cluster_default and "min.insync.replicas" in resource.current and "min.insync.replicas" not in parsed:
+        return "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+    return None
 
 
 def apply(broker, request, resource: Resource, new_configs: dict[str, Any], validate_only: bool) -> None:
@@ -151,7 +200,7 @@ def apply(broker, request, resource: Resource, new_configs: dict[str, Any], vali
     takes the new values at once)."""
     if resource.type == TOPIC:
         if resource.topic is None:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{resource.name}' does not exist.")
         if not validate_only:
             resource.topic.configs.clear()
             resource.topic.configs.update(new_configs)

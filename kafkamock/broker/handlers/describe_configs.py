@@ -37,10 +37,10 @@ from kafkamock.broker.config import (
     BROKER_CONFIGS,
     CONFIG_SOURCE_IDS,
     CONFIG_TYPE_IDS,
-    READ_ONLY_BROKER_CONFIGS,
     TOPIC_CONFIGS,
     ConfigDef,
     format_value,
+    read_only,
     topic_config_synonyms,
     topic_config_value,
 )
@@ -61,11 +61,14 @@ INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being m
 
 
 def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[str, Any, str]],
-           include_synonyms: bool, read_only: bool) -> dict:
-    sensitive = definition.sensitive or definition.type == "PASSWORD"
+           include_synonyms: bool, read_only: bool, known: bool = True) -> dict:
+    # A broker config Kafka does not define (kafkamock's own, set on this broker) is described as Kafka describes
+    # an unknown property it was given: type UNKNOWN, and so (KafkaConfig.maybeSensitive) sensitive, value hidden.
+    type_ = definition.type if known else "UNKNOWN"
+    sensitive = type_ in ("PASSWORD", "UNKNOWN") or definition.sensitive
 
     def shown(v: Any) -> str | None:
-        return None if sensitive or v is None else format_value(v)
+        return None if sensitive or v is None else format_value(v, definition.type)
 
     return {
         "name": name, "value": shown(value), "read_only": read_only,
@@ -73,7 +76,7 @@ def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[st
         "is_sensitive": sensitive,
         "synonyms": [{"name": n, "value": shown(v), "source": CONFIG_SOURCE_IDS[s]} for n, v, s in synonyms]
         if include_synonyms else [],
-        "config_type": CONFIG_TYPE_IDS[definition.type], "documentation": None,
+        "config_type": CONFIG_TYPE_IDS[type_], "documentation": None,
     }
 
 
@@ -84,6 +87,8 @@ def _topic_configs(broker, request, name: str, include_synonyms: bool) -> list[t
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
     out = []
     for config_name, definition in TOPIC_CONFIGS.items():
+        if definition.kafka is not None and definition.kafka.internal and config_name not in topic.configs:
+            continue
         synonyms = topic_config_synonyms(config_name, topic.configs, request.node.config)
         value, _ = topic_config_value(config_name, topic.configs, request.node.config)
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
@@ -95,6 +100,10 @@ def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[
     config = request.node.config
     out = []
     for config_name, definition in BROKER_CONFIGS.items():
+        # Kafka lists its public configs, and any other property the broker was given (ConfigHelperUtils).
+        given = config_name in config.static or config_name in config.dynamic
+        if (definition.kafka is None or definition.kafka.internal) and not given:
+            continue
         synonyms = config.synonyms(config_name)
         value = config.values[config_name]      # its own value: None for a derived config left unset
         if cluster_default:
@@ -103,13 +112,32 @@ def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[
                 continue
             synonyms = [s for s in synonyms if s[2] == "DYNAMIC_DEFAULT_BROKER_CONFIG"]
             value = config.dynamic_default[config_name]
-        elif config_name == "node.id" and synonyms:
-            # Node k of a cluster is node.id + k - 1: each node reports its own id where the setting comes from.
-            value = request.node.node_id
-            synonyms = [(config_name, value, synonyms[0][2]), *synonyms[1:]]
+        elif config_name in _NODE_SET:
+            value, synonyms = _NODE_SET[config_name](request.node, config, synonyms)
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms,
-                                        config_name in READ_ONLY_BROKER_CONFIGS)))
+                                        read_only(config_name), known=definition.kafka is not None)))
     return out
+
+
+def _node_id(node, config, synonyms):
+    """Every node has its node.id set (node k of a cluster is node.id + k - 1), as a Kafka node's properties must."""
+    return node.node_id, [("node.id", node.node_id, "STATIC_BROKER_CONFIG")]
+
+
+def _broker_id(node, config, synonyms):
+    """KRaft's broker.id is the node.id, copied into the node's properties (AbstractKafkaConfig.populateSynonyms)."""
+    return node.node_id, [("broker.id", node.node_id, "STATIC_BROKER_CONFIG"), ("broker.id", -1, "DEFAULT_CONFIG")]
+
+
+def _listeners(node, config, synonyms):
+    """Without ``listeners``, a node listens where --host/--port put it: that is its configured listener."""
+    if synonyms and synonyms[0][2] != "DEFAULT_CONFIG":
+        return config.values["listeners"], synonyms
+    value = f"PLAINTEXT://{node.host}:{node.port}"
+    return value, [("listeners", value, "STATIC_BROKER_CONFIG"), *synonyms]
+
+
+_NODE_SET = {"node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
 
 
 def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:

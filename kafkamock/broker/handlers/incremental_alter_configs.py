@@ -44,7 +44,9 @@ def edit(resource: Resource, configs) -> dict[str, Any]:
     for c in configs:
         op = c.config_operation
         if op not in OPERATIONS:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+            # Kafka's OpType.forId throws for an unknown id, which surfaces as UNKNOWN_SERVER_ERROR without a
+            # message.
+            raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
         if op == SET:
             values[c.name] = c.value
         elif op == DELETE:
