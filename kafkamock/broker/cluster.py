@@ -233,7 +233,8 @@ class Cluster:
                 raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                                  f"Unable to replicate the partition {replication_factor} time(s): The target "
                                  f"replication factor of {replication_factor} cannot be reached because only "
-                                 f"{live} broker(s) are registered.")
+                                 f"{live} broker(s) are registered or some brokers have all their log directories "
+                                 "cordoned.")
         topic = Topic(name, topic_id or uuid.uuid4(), [], dict(configs or {}), internal)
         if validate_only:
             return topic

@@ -105,9 +105,12 @@ class Broker:
             storage = DiskStorage(self.config["log.dirs"]) if self.config["log.dirs"] else MemoryStorage()
         self.storage = storage
         first = self.config["node.id"]
-        nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(), rack=self.config["broker.rack"],
-                      fetch_sessions=FetchSessions(first_id=(k + 1) << 24)) for k in range(brokers)]
-        for node in nodes:
+        nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(), rack=self.config["broker.rack"])
+                 for k in range(brokers)]
+        for k, node in enumerate(nodes):
+            node.fetch_sessions = FetchSessions(
+                first_id=(k + 1) << 24,
+                max_sessions=lambda node=node: node.config["max.incremental.fetch.session.cache.slots"])
             # mypy cannot infer a lambda whose default argument binds the loop variable (python/mypy#15459)
             node.share_sessions = ShareSessions(
                 lambda node=node: node.config["group.share.max.share.sessions"])  # type: ignore[misc]

@@ -26,6 +26,7 @@ class PartitionFetch:
     partition_max_bytes: int
     current_leader_epoch: int = -1
     log_start_offset: int = -1
+    last_fetched_epoch: int = -1       # v12+: the epoch of the last record the client has (-1: not given)
     sent_high_watermark: int | None = None
     sent_log_start: int | None = None
 
@@ -41,12 +42,18 @@ class FetchSessions:
     """One node's fetch-session cache (bounded; the oldest session is evicted first). Nodes number their sessions
     from different starts, so a session id sent to the wrong node is never mistaken for one of its own."""
 
-    def __init__(self, first_id: int = 1) -> None:
+    def __init__(self, first_id: int = 1, max_sessions=lambda: MAX_SESSIONS) -> None:
         self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
         self._ids = itertools.count(first_id)
+        self._max_sessions = max_sessions      # max.incremental.fetch.session.cache.slots
 
-    def new(self) -> FetchSession:
-        if len(self.sessions) >= MAX_SESSIONS:
+    def new(self) -> FetchSession | None:
+        """A new session, evicting the oldest when the cache is full; None when it holds no session at all
+        (a cache of 0 slots: Kafka then answers a sessionless full fetch)."""
+        limit = self._max_sessions()
+        if limit <= 0:
+            return None
+        while len(self.sessions) >= limit:
             self.sessions.popitem(last=False)
         session = FetchSession(next(self._ids), 1)
         self.sessions[session.id] = session

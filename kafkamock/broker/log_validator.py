@@ -19,10 +19,14 @@ NO_TIMESTAMP = -1
 TOPIC_CODECS = {"uncompressed": "none", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd"}
 
 
+class RequestRecordsError(KafkaError):
+    """Records refused before they reach the log (Kafka's ProduceRequest.validateRecords in KafkaApis)."""
+
+
 def check_batch(batch: BatchView, version: int | None, max_bytes: int) -> None:
     """Header-level checks (raise KafkaError with Kafka's code)."""
     if batch.magic != 2:
-        raise KafkaError(ErrorCode.INVALID_RECORD, "produce requests with version 3+ need v2 record batches")
+        raise RequestRecordsError(ErrorCode.INVALID_RECORD, "produce requests with version 3+ need v2 record batches")
     if version is not None and version < 7 and batch.compression == "zstd":
         # Kafka's ProduceRequest.validateRecords: zstd arrived with Produce v7 (KIP-110).
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
@@ -50,11 +54,21 @@ def check_batch(batch: BatchView, version: int | None, max_bytes: int) -> None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "clients cannot write control batches")
 
 
+class RecordValidationError(KafkaError):
+    """KIP-467: records of a batch refused one by one. Kafka answers the partition with the error, a message that
+    sums the record errors up, and each refused record's index in the batch with its message, so a client can fail
+    just those records."""
+
+    def __init__(self, code: ErrorCode, message: str, record_errors: list[tuple[int, str]]):
+        super().__init__(code, message)
+        self.record_errors = record_errors
+
+
 def check_records(batch: BatchView, *, now: int, before_ms: int, after_ms: int, check_times: bool,
-                  need_keys: bool) -> None:
-    """Record-level checks that need decoding, done only when they can fail: CreateTime timestamps out of range
-    (LogValidator.validateTimestamp; the header's max timestamp settles the common case) and keyless records on a
-    compacted topic (LogValidator.validateKey)."""
+                  need_keys: bool, topic_partition: str = "") -> None:
+    """Record-level checks that need decoding, done only when they can fail: keyless records on a compacted topic
+    (LogValidator.validateKey) and CreateTime timestamps out of range (LogValidator.validateTimestamp; the
+    header's max timestamp settles the common case). Every record is checked; the errors are raised together."""
     times = check_times and not (batch.max_timestamp <= now + after_ms and before_ms >= now)
     if not times and not need_keys:
         return
@@ -62,14 +76,26 @@ def check_records(batch: BatchView, *, now: int, before_ms: int, after_ms: int, 
         (decoded,) = decode_batches(batch.bytes())
     except CorruptRecordError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    for record in decoded.records:
+    errors: list[tuple[int, str]] = []
+    bad_time = False
+    for index, record in enumerate(decoded.records):
         if need_keys and record.key is None:
-            raise KafkaError(ErrorCode.INVALID_RECORD, "Compacted topic cannot accept message without key in topic "
-                                                       "partition")
-        if times and record.timestamp != NO_TIMESTAMP and not now - before_ms <= record.timestamp <= now + after_ms:
-            raise KafkaError(ErrorCode.INVALID_TIMESTAMP,
-                             f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
-                             f"The timestamp should be within [{now - before_ms}, {now + after_ms}]")
+            errors.append((index, f"Compacted topic cannot accept message without key in topic partition "
+                                  f"{topic_partition}"))
+        elif times and record.timestamp != NO_TIMESTAMP and not (
+                now - record.timestamp <= before_ms and record.timestamp - now <= after_ms):
+            bad_time = True
+            errors.append((index, f"Timestamp {record.timestamp} of message with offset {record.offset} is out of "
+                                  f"range. The timestamp should be within [{now - before_ms}, {now + after_ms}]"))
+    if not errors:
+        return
+    if bad_time:
+        raise RecordValidationError(ErrorCode.INVALID_TIMESTAMP,
+                                    "One or more records have been rejected due to invalid timestamp", errors)
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    raise RecordValidationError(
+        ErrorCode.INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record errors in "
+        f"total, and only showing the first three errors at most: [{shown}]", errors)
 
 
 def target_codec(topic_compression: str, batch: BatchView) -> str:

@@ -202,7 +202,7 @@ class BatchView:
                     else:
                         raise CorruptRecordError("record length varint is too long", self.start)
                     length = (value >> 1) ^ -(value & 1)
-                if length < 7 or p + length > stop:  # attributes + 4 varints + header count, at the least
+                if length < 6 or p + length > stop:  # attributes, 4 varints, header count: 6 bytes at the least
                     raise CorruptRecordError(f"record length {length} does not fit the batch", self.start)
                 p += length
         except IndexError:

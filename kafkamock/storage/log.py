@@ -283,6 +283,16 @@ class PartitionLog:
         self.bases.append(segment.base_offset)
         return segment
 
+    def epoch_for_offset(self, offset: int) -> int:
+        """The leader epoch the record at ``offset`` was written in (Kafka's LeaderEpochFileCache.epochForOffset);
+        -1 when no known epoch covers it."""
+        found = -1
+        for epoch, start in self.leader_epochs:
+            if start > offset:
+                break
+            found = epoch
+        return found
+
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
         """Record that leader epoch ``epoch`` starts at ``start_offset`` (Kafka's LeaderEpochFileCache.assign)."""
         if self.leader_epochs and epoch <= self.leader_epochs[-1][0]:

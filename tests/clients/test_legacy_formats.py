@@ -134,9 +134,7 @@ def test_produce_v3_plus_refuses_legacy_message_sets(kafka_broker, wire_log, mag
         for version in (3, 8, 9, 11):
             result = _produce_v(raw, version, "strict", legacy)
             assert result.error_code == 87, (version, result)              # INVALID_RECORD
-            assert result.base_offset == -1
-            if version >= 8:
-                assert "v2 record batches" in result.error_message
+            assert (result.base_offset, result.error_message) == (-1, None)   # as Kafka: the reason is logged only
         # Same connection, still open: a magic 2 batch is accepted.
         assert _produce_v(raw, 3, "strict", current).error_code == 0
     assert log_end_offset(kafka_broker, "strict") == 1
@@ -283,4 +281,4 @@ def test_legacy_fetch_of_zstd_batches_is_refused_per_partition(legacy_broker):
                                                       "partition_max_bytes": 1 << 20}]}]})
         (partition,) = response.responses[0].partitions
         assert partition.error_code == 76                          # UNSUPPORTED_COMPRESSION_TYPE
-        assert partition.high_watermark == 1
+        assert partition.high_watermark == -1                      # KafkaApis answers it as an error partition

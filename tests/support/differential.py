@@ -34,12 +34,17 @@ KNOWN_FILE = Path(__file__).resolve().parents[1] / "differential" / "known.toml"
 
 # Fields dropped before comparing: they measure the broker, not its behaviour.
 DROPPED = frozenset({"throttle_time_ms"})
-# Fields whose values are made by the cluster: replaced by placeholders of their kind, numbered by first appearance.
+# Fields whose values are made by the cluster: replaced by placeholders of their kind, numbered by first appearance
+# (values meaning "none" stay as they are: NO_ID).
 PLACEHOLDER_KIND = {
     "cluster_id": "cluster", "member_id": "member", "leader": "member", "producer_id": "producer",
     "session_id": "session", "memberid": "member", "instance_id": None, "transactional_producer_id": "producer",
     "port": "port", "leader_id_and_epoch": None, "coordinator_key": None, "pending_member_id": "member",
 }
+NO_ID = {"producer": (None, -1), "session": (None, 0), "port": (None, -1, 0)}
+NO_ID_DEFAULT = (None, "", -1, 0)
+# Epoch milliseconds within a day of now inside a text (a time window in an error message) read as "<now>".
+NOW_IN_TEXT = re.compile(r"\b1[0-9]{12}\b")
 TIME_FIELDS = frozenset({"log_append_time_ms", "transaction_start_time_ms", "last_timestamp",
                          "current_state_timestamp", "max_timestamp", "timestamp_ms", "first_timestamp",
                          "last_timestamp_ms", "lock_timestamp"})
@@ -191,8 +196,8 @@ class Run:
         return response
 
     def wait_for_leaders(self, topic: str, partitions: int, timeout: float = 20.0) -> None:
-        """Until every node's Metadata names a leader for each partition (Kafka propagates metadata
-        asynchronously; kafkamock answers at once)."""
+        """Until every node's Metadata names a leader for each partition and each leader answers ListOffsets for
+        it (Kafka propagates metadata, then creates the partition, asynchronously; kafkamock does both at once)."""
         deadline = time.monotonic() + timeout
         for node in range(len(self.target.addresses)):
             while True:
@@ -201,11 +206,23 @@ class Run:
                     "include_topic_authorized_operations": False})
                 t = md.topics[0]
                 if t.error_code == 0 and len(t.partitions) == partitions and all(
-                        p.leader_id >= 0 for p in t.partitions):
+                        p.leader_id >= 0 for p in t.partitions) and self._partitions_ready(topic, t.partitions):
                     break
                 if time.monotonic() > deadline:
                     raise AssertionError(f"{self.target.name}: {topic} has no leaders after {timeout}s")
                 time.sleep(0.05)
+
+    def _partitions_ready(self, topic: str, partitions) -> bool:
+        nodes = {int(a.rsplit(":", 1)[1]): i for i, a in enumerate(self.target.addresses)}
+        brokers = {b.node_id: b.port for b in self.conn(0).call("Metadata", 12, {
+            "topics": [], "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}).brokers}
+        for p in partitions:
+            conn = self.conn(nodes.get(brokers.get(p.leader_id), 0))
+            r = conn.call("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+                {"partition_index": p.partition_index, "timestamp": -1, "current_leader_epoch": -1}]}]})
+            if r.topics[0].partitions[0].error_code != 0:
+                return False
+        return True
 
     def produce(self, topic: str, partition: int, records: Iterable[Mapping[str, Any]], *, version: int = 11,
                 acks: int = -1, see: bool = True, label: str | None = None, node: int = 0, **batch: Any) -> Any:
@@ -298,7 +315,7 @@ class Normaliser:
         if key is None:
             return v
         kind = PLACEHOLDER_KIND.get(key)
-        if kind and v not in (None, "", -1, 0) and not (kind == "member" and v == "-1"):
+        if kind and v not in NO_ID.get(kind, NO_ID_DEFAULT) and not (kind == "member" and v == "-1"):
             return self.placeholder(kind, v)
         if key in TIME_FIELDS and isinstance(v, int) and v > 0:
             return "<time>"
@@ -306,6 +323,9 @@ class Normaliser:
             return self.placeholder("uuid", v)
         if key.endswith("topic_id") and isinstance(v, str) and v != "00000000-0000-0000-0000-000000000000":
             return self.placeholder("uuid", v)
+        if isinstance(v, str) and NOW_IN_TEXT.search(v):
+            now = time.time() * 1000
+            v = NOW_IN_TEXT.sub(lambda m: "<now>" if abs(int(m.group()) - now) < 86_400_000 else m.group(), v)
         if isinstance(v, str) and self.ports:
             for port in self.ports:
                 if f":{port}" in v:

@@ -123,7 +123,7 @@ class KafkaCluster:
         self._owned_dir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kafka-4.3.1-")).resolve()
         self.config = {**test_defaults(nodes), **{k: str(v) for k, v in (config or {}).items()}}
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = "k" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")[1:]  # not "-..."
         ports = _free_ports(2 * nodes)
         self.nodes = [KafkaNode(k + 1, ports[2 * k], ports[2 * k + 1], self.workdir / f"node-{k + 1}")
                       for k in range(nodes)]

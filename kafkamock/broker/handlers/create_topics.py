@@ -63,7 +63,7 @@ def _requested_partitions(body, default: int) -> int:
 def _whole_request_error(body, message: str) -> dict:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "error_code": ErrorCode.POLICY_VIOLATION, "error_message": message, "num_partitions": -1,
-         "replication_factor": -1, "configs": None} for t in body.topics]}
+         "replication_factor": -1, "configs": []} for t in body.topics]}
 
 
 def handle(broker, request) -> dict:
@@ -95,7 +95,7 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
     results = []
     for wanted in body.topics:
         result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None,
-                  "num_partitions": -1, "replication_factor": -1, "configs": None}
+                  "num_partitions": -1, "replication_factor": -1, "configs": []}
         try:
             if names.count(wanted.name) > 1:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Create topics request from client contains duplicate "
@@ -139,9 +139,10 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
                                                 validate_only=validate_only)
             result.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=rf, _configs=configs,
                           configs=[
-                {"name": name, "value": format_value(value), "read_only": False,
+                {"name": name, "value": format_value(value, definition.type), "read_only": False,
                  "config_source": CONFIG_SOURCE_IDS[source], "is_sensitive": False}
-                for name in TOPIC_CONFIGS
+                for name, definition in TOPIC_CONFIGS.items()
+                if not (definition.kafka is not None and definition.kafka.internal and name not in topic.configs)
                 for value, source in [topic_config_value(name, topic.configs, config)]
             ])
             if wanted.name not in describable:
@@ -155,4 +156,4 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
 def error_response(broker, request, code: ErrorCode) -> dict:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "error_code": code, "error_message": None, "num_partitions": -1, "replication_factor": -1,
-         "configs": None} for t in request.body.topics]}
+         "configs": []} for t in request.body.topics]}

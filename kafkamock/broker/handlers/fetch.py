@@ -31,6 +31,10 @@ PARTITIONED = True
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)
+# Errors KafkaApis answers itself, around the replica manager's read (FetchResponse.partitionResponse: an empty
+# aborted list); the replica manager's own errors carry none.
+REFUSED_BEFORE_READ = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID,
+                                 ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE})
 
 
 def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> tuple:
@@ -47,7 +51,7 @@ def _requested(broker, body, by_id: bool) -> list[PartitionFetch]:
             name = t.topic
         for p in t.partitions:
             wanted.append(PartitionFetch(name, t.topic_id, p.partition, p.fetch_offset, p.partition_max_bytes,
-                                         p.current_leader_epoch, p.log_start_offset))
+                                         p.current_leader_epoch, p.log_start_offset, p.last_fetched_epoch))
     return wanted
 
 
@@ -77,9 +81,12 @@ def handle(broker, request):
         if session_id:
             sessions.sessions.pop(session_id, None)
         session = sessions.new()
-        for pf in requested:
-            session.partitions[_key(pf.topic, pf.topic_id, pf.partition, by_id)] = pf
-        fetches = list(session.partitions.values())
+        if session is None:                       # no session slots: a sessionless full fetch
+            fetches = requested
+        else:
+            for pf in requested:
+                session.partitions[_key(pf.topic, pf.topic_id, pf.partition, by_id)] = pf
+            fetches = list(session.partitions.values())
     else:
         session = sessions.sessions.get(session_id)
         if session is None:
@@ -110,10 +117,14 @@ def handle(broker, request):
                                       readable)
         if not final and body.max_wait_ms > 0 and total < min_bytes and not _has_error(parts):
             return None
-        for pf, _ in parts:
+        for pf, data in parts:
             # What the client now knows, so the next incremental reply can leave unchanged partitions out.
             pf.sent_high_watermark = _hw(broker, pf)
             pf.sent_log_start = _log_start(broker, pf)
+            if incremental and data["records"] and session is not None:
+                # Kafka's IncrementalFetchContext: a partition that returned records goes to the back of the
+                # session, so the next responses give the others their turn within max_bytes.
+                session.partitions.move_to_end(_key(pf.topic, pf.topic_id, pf.partition, by_id))
         response = _response(parts, response_session, by_id)
         if leaders and version >= 16:
             response["node_endpoints"] = broker.cluster.leader_endpoints(leaders, request.connection.listener)
@@ -177,6 +188,12 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
             stable = producers.last_stable_offset(plog.high_watermark)
             data.update(high_watermark=plog.high_watermark, last_stable_offset=stable,
                         log_start_offset=plog.log_start_offset)
+            if version >= 12 and pf.last_fetched_epoch >= 0:
+                diverging = _diverging_epoch(partition, pf)
+                if diverging is not None:
+                    data["diverging_epoch"] = diverging
+                    parts.append((pf, data))
+                    continue
             if not plog.log_start_offset <= pf.fetch_offset <= plog.log_end_offset:
                 raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
             budget = min(pf.partition_max_bytes, max_bytes - total)
@@ -198,7 +215,10 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
                     data["records"] = batches
                     total += size
         except KafkaError as exc:
-            data["error_code"] = exc.code
+            # Kafka answers an error partition without offsets (-1); one it refused before reading its log
+            # (unknown, not led, not allowed) with an empty aborted list, a failed read with none.
+            data.update(error_code=exc.code, high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
+                        aborted_transactions=[] if exc.code in REFUSED_BEFORE_READ else None, records=b"")
             if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 12:
                 data["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
                 leaders.add(exc.leader_id)
@@ -208,6 +228,22 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
             continue
         parts.append((pf, data))
     return parts, total, leaders
+
+
+def _diverging_epoch(partition, pf: PartitionFetch) -> dict | None:
+    """KIP-320 on the fetch path (Kafka's Partition.readRecords): where the client's last fetched epoch ends on this
+    leader. OFFSET_OUT_OF_RANGE when the epoch is unknown here or the offset is below the log start; the diverging
+    epoch when the leader's log has that epoch ending before the fetch offset (or only an older epoch)."""
+    from kafkamock.broker.handlers.offset_for_leader_epoch import end_offset_for
+
+    epoch, end_offset = end_offset_for(partition, pf.last_fetched_epoch)
+    if epoch < 0 or end_offset < 0:
+        raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+    if pf.fetch_offset < partition.log.log_start_offset:
+        raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+    if epoch < pf.last_fetched_epoch or end_offset < pf.fetch_offset:
+        return {"epoch": epoch, "end_offset": end_offset}
+    return None
 
 
 def _end_offset(batches: list, stable: int) -> int:

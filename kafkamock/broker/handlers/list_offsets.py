@@ -13,24 +13,27 @@ API_KEY = 2
 PARTITIONED = True
 READ_COMMITTED = 1
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
+# The first request version that may ask for each special timestamp (Kafka's ReplicaManager); any other negative
+# timestamp, or one asked for at an older version, is UNSUPPORTED_VERSION.
+SPECIAL_SINCE = {EARLIEST: 1, LATEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9,
+                 EARLIEST_PENDING_UPLOAD: 11}
 
 
-def _lookup(broker, partition, timestamp: int, version: int, read_committed: bool = False) -> tuple[int, int]:
+def _lookup(broker, partition, timestamp: int, version: int, read_committed: bool = False) -> tuple[int, int, int]:
+    """(timestamp, offset, leader epoch) as Kafka's UnifiedLog.fetchOffsetByTimestamp answers (epoch -1: none)."""
     plog = partition.log
     limit = partition.producers.last_stable_offset(plog.high_watermark) if read_committed else plog.high_watermark
     if timestamp == LATEST:
-        return -1, limit
+        return -1, limit, partition.leader_epoch
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        return -1, plog.log_start_offset
+        return -1, plog.log_start_offset, partition.leader_epoch
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
-        return -1, -1  # no tiered storage here
+        return -1, -1, -1  # no tiered storage here
     if timestamp == MAX_TIMESTAMP:
         found = plog.max_timestamp()
-        return (found[1], found[0]) if found else (-1, -1)
-    if timestamp < 0:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown special timestamp {timestamp}")
+        return (found[1], found[0], plog.epoch_for_offset(found[0])) if found else (-1, -1, -1)
     found = plog.offset_for_timestamp(timestamp)
-    return (found[1], found[0]) if found and found[0] < limit else (-1, -1)
+    return (found[1], found[0], plog.epoch_for_offset(found[0])) if found and found[0] < limit else (-1, -1, -1)
 
 
 def handle(broker, request) -> dict:
@@ -47,13 +50,13 @@ def handle(broker, request) -> dict:
                 if t.name not in describable:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.lead(request, topic, p.partition_index, p.current_leader_epoch)
-                if p.timestamp == MAX_TIMESTAMP and version < 7:
+                if p.timestamp < 0 and version < SPECIAL_SINCE.get(p.timestamp, 2**15):
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
-                timestamp, offset = _lookup(broker, partition, p.timestamp, version,
-                                            version >= 2 and body.isolation_level == READ_COMMITTED)
+                timestamp, offset, epoch = _lookup(broker, partition, p.timestamp, version,
+                                                   version >= 2 and body.isolation_level == READ_COMMITTED)
                 result.update(timestamp=timestamp, offset=offset)
                 if version >= 4:  # LeaderEpoch is a v4+ field (not ignorable): older versions must leave it -1
-                    result["leader_epoch"] = partition.leader_epoch
+                    result["leader_epoch"] = epoch
             except KafkaError as exc:
                 result["error_code"] = exc.code
             results.append(result)

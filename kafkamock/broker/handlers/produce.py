@@ -34,10 +34,31 @@ IMPLICIT_ADD_VERSION = 12       # Produce v12+: the client relies on KIP-890 par
 log = logging.getLogger("kafkamock.broker.produce")
 
 
+# Errors Kafka answers without the log start offset (ReplicaManager.appendRecordsToLeader's known exceptions, and
+# what KafkaApis refuses before the log is reached); every other append error carries it.
+NO_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.INVALID_REQUIRED_ACKS,
+    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
+
+
 def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
-                      log_append_time: int = -1, log_start_offset: int = -1, message: str | None = None) -> dict:
+                      log_append_time: int = -1, log_start_offset: int = -1, message: str | None = None,
+                      record_errors: list[tuple[int, str]] | None = None) -> dict:
     return {"index": index, "error_code": code, "base_offset": base_offset, "log_append_time_ms": log_append_time,
-            "log_start_offset": log_start_offset, "record_errors": [], "error_message": message}
+            "log_start_offset": log_start_offset, "error_message": message,
+            "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in record_errors or ()]}
+
+
+def _failure(exc: KafkaError, index: int, partition) -> dict:
+    """A refused partition as Kafka answers it: a message only with KIP-467 record errors (Kafka's other errors
+    carry none: LogAppendResult.errorMessage), the log start offset unless Kafka never reached the log."""
+    if isinstance(exc, log_validator.RecordValidationError):
+        return _partition_result(index, exc.code, message=exc.message, record_errors=exc.record_errors,
+                                 log_start_offset=partition.log.log_start_offset)
+    known = partition is not None and exc.code not in NO_LOG_START and not isinstance(exc, log_validator.RequestRecordsError)
+    return _partition_result(index, exc.code, log_start_offset=partition.log.log_start_offset if known else -1)
 
 
 def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryview:
@@ -91,15 +112,15 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
     index = partition.index
     plog = partition.log
     if records is None:
-        raise KafkaError(ErrorCode.INVALID_RECORD, "records are null")
+        raise log_validator.RequestRecordsError(ErrorCode.INVALID_RECORD, "records are null")
     buffer = _own_buffer(records)
     try:
         views, partial = split_batches(buffer)
     except CorruptRecordError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
     if partial or len(views) != 1:
-        raise KafkaError(ErrorCode.INVALID_RECORD if not partial else ErrorCode.CORRUPT_MESSAGE,
-                         "a produce request needs exactly one whole record batch per partition")
+        raise log_validator.RequestRecordsError(ErrorCode.INVALID_RECORD if not partial else ErrorCode.CORRUPT_MESSAGE,
+                                  "a produce request needs exactly one whole record batch per partition")
     (batch,) = views
 
     def config(name: str):
@@ -114,7 +135,8 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
     log_append = config("message.timestamp.type") == "LogAppendTime"
     log_validator.check_records(batch, now=now, before_ms=config("message.timestamp.before.max.ms"),
                                 after_ms=config("message.timestamp.after.max.ms"), check_times=not log_append,
-                                need_keys="compact" in str(config("cleanup.policy")).split(","))
+                                need_keys="compact" in str(config("cleanup.policy")).split(","),
+                                topic_partition=f"{topic.name}-{index}")
     producer_id = batch.producer_id
     transactional = batch.is_transactional
     if producer_id >= 0:
@@ -122,8 +144,8 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                                               batch.last_sequence, transactional)
         if duplicate is not None:
             # A retry of a batch already written: success, with the offsets it got the first time.
-            return _partition_result(index, base_offset=duplicate.base_offset,
-                                     log_append_time=duplicate.timestamp if log_append else -1,
+            # (Kafka answers the batch's stored timestamp as its append time, whatever the timestamp type.)
+            return _partition_result(index, base_offset=duplicate.base_offset, log_append_time=duplicate.timestamp,
                                      log_start_offset=plog.log_start_offset)
     if transactional:
         _verify_transaction(broker, transactional_id, topic, partition, batch, version)
@@ -165,10 +187,9 @@ def handle(broker, request):
     body, version = request.body, request.version
     acks = body.acks
     node = request.node
-    if broker.authorizer_enabled and _has_transactional_records(body) and (
-            body.transactional_id is None or not broker.authorize(request, AclOperation.WRITE,
-                                                                  ResourceType.TRANSACTIONAL_ID,
-                                                                  body.transactional_id)):
+    if _has_transactional_records(body) and (
+            body.transactional_id is None or broker.authorizer_enabled and not broker.authorize(
+                request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)):
         if acks == 0:
             return Close("acks=0 produce failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
         return error_response(broker, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -187,6 +208,7 @@ def handle(broker, request):
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         results = []
         for pd in topic_data.partition_data:
+            partition = None
             try:
                 if name is not None and name not in writable:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
@@ -206,7 +228,7 @@ def handle(broker, request):
                     # (up to 64 MB of a bomb) for as long as any handler keeps the log record.
                     log.warning("produce to %s-%d from %s refused: %s", topic_data.name, pd.index,
                                 request.client_id, str(exc))
-                result = _partition_result(pd.index, exc.code, message=exc.message)
+                result = _failure(exc, pd.index, partition)
                 if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 10:
                     result["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
                     leaders.add(exc.leader_id)
