@@ -370,8 +370,8 @@ def test_delete_records(differ, request, case):
             r = run.call("DeleteRecords", 2, {"topics": [{"name": topic, "partitions": [
                 {"partition_index": 0, "offset": 2}, {"partition_index": 1, "offset": 0}]}], "timeout_ms": 5000},
                 see=False)
-            run.see("DeleteRecords", sorted(([p.partition_index, p.low_watermark, p.error_code]
-                                             for p in r.topics[0].partitions)))
+            run.see("DeleteRecords", sorted([p.partition_index, p.low_watermark, p.error_code]
+                                             for p in r.topics[0].partitions))
         list_offsets(run, topic, -2, label="earliest after")
         fetch(run, topic, 0, 0, label="fetch from 0 after")
 
