@@ -3,10 +3,14 @@ answers with them, and the clients, which raise them."""
 
 from __future__ import annotations
 
+import json
 from enum import IntEnum
+from pathlib import Path
 
 
 class ErrorCode(IntEnum):
+    """Every error code of Kafka 4.3.1 (a test checks them against kafka_errors.json)."""
+
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0
     OFFSET_OUT_OF_RANGE = 1
@@ -69,6 +73,13 @@ class ErrorCode(IntEnum):
     SASL_AUTHENTICATION_FAILED = 58
     UNKNOWN_PRODUCER_ID = 59
     REASSIGNMENT_IN_PROGRESS = 60
+    DELEGATION_TOKEN_AUTH_DISABLED = 61
+    DELEGATION_TOKEN_NOT_FOUND = 62
+    DELEGATION_TOKEN_OWNER_MISMATCH = 63
+    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED = 64
+    DELEGATION_TOKEN_AUTHORIZATION_FAILED = 65
+    DELEGATION_TOKEN_EXPIRED = 66
+    INVALID_PRINCIPAL_TYPE = 67
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
     FETCH_SESSION_ID_NOT_FOUND = 70
@@ -95,23 +106,40 @@ class ErrorCode(IntEnum):
     RESOURCE_NOT_FOUND = 91
     DUPLICATE_RESOURCE = 92
     UNACCEPTABLE_CREDENTIAL = 93
+    INCONSISTENT_VOTER_SET = 94
     INVALID_UPDATE_VERSION = 95
+    FEATURE_UPDATE_FAILED = 96
+    PRINCIPAL_DESERIALIZATION_FAILURE = 97
+    SNAPSHOT_NOT_FOUND = 98
+    POSITION_OUT_OF_RANGE = 99
     UNKNOWN_TOPIC_ID = 100
+    DUPLICATE_BROKER_REGISTRATION = 101
+    BROKER_ID_NOT_REGISTERED = 102
     INCONSISTENT_TOPIC_ID = 103
     INCONSISTENT_CLUSTER_ID = 104
     TRANSACTIONAL_ID_NOT_FOUND = 105
     FETCH_SESSION_TOPIC_ID_ERROR = 106
+    INELIGIBLE_REPLICA = 107
+    NEW_LEADER_ELECTED = 108
+    OFFSET_MOVED_TO_TIERED_STORAGE = 109
     FENCED_MEMBER_EPOCH = 110
     UNRELEASED_INSTANCE_ID = 111
     UNSUPPORTED_ASSIGNOR = 112
     STALE_MEMBER_EPOCH = 113
     MISMATCHED_ENDPOINT_TYPE = 114
     UNSUPPORTED_ENDPOINT_TYPE = 115
+    UNKNOWN_CONTROLLER_ID = 116
+    UNKNOWN_SUBSCRIPTION_ID = 117
+    TELEMETRY_TOO_LARGE = 118
+    INVALID_REGISTRATION = 119
     TRANSACTION_ABORTABLE = 120
     INVALID_RECORD_STATE = 121
     SHARE_SESSION_NOT_FOUND = 122
     INVALID_SHARE_SESSION_EPOCH = 123
     FENCED_STATE_EPOCH = 124
+    INVALID_VOTER_KEY = 125
+    DUPLICATE_VOTER = 126
+    VOTER_NOT_FOUND = 127
     INVALID_REGULAR_EXPRESSION = 128
     REBOOTSTRAP_REQUIRED = 129
     STREAMS_INVALID_TOPOLOGY = 130
@@ -120,12 +148,16 @@ class ErrorCode(IntEnum):
     SHARE_SESSION_LIMIT_REACHED = 133
 
 
+# Kafka 4.3.1's Errors table (kafka_errors.json, written by tools/import_kafka_facts.py): each code's default
+# message, the text a response carries when Kafka has nothing more specific to say.
+_KAFKA_ERRORS = {e["code"]: e for e in json.loads(Path(__file__).with_name("kafka_errors.json").read_text())["errors"]}
+
 # Errors a client retries (Kafka's RetriableException subclasses): the request may succeed once metadata is fresh
 # or the broker has caught up.
-RETRIABLE = frozenset({
-    ErrorCode.CORRUPT_MESSAGE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NETWORK_EXCEPTION,
-    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
-    ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.KAFKA_STORAGE_ERROR,
-    ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.OFFSET_NOT_AVAILABLE,
-})
+RETRIABLE = frozenset(ErrorCode(e["code"]) for e in _KAFKA_ERRORS.values() if e["retriable"])
+
+
+def default_message(code: int) -> str | None:
+    """Kafka's default message for an error code (``Errors.message()``); None for NONE or an unknown code."""
+    entry = _KAFKA_ERRORS.get(int(code))
+    return None if entry is None or entry["code"] == 0 else entry["message"]

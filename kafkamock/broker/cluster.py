@@ -223,6 +223,11 @@ class Cluster:
         validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        # Names equal but for '.' and '_' collide in metric names; Kafka's controller refuses the second one.
+        collides = name.replace(".", "_")
+        clash = next((t for t in self.topics if t.replace(".", "_") == collides), None)
+        if clash is not None:
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {clash}")
         if assignments is None:
             if num_partitions < 1:
                 raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")

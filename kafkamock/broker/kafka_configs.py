@@ -1,6 +1,6 @@
 """Apache Kafka 4.3.1's broker, topic and group configs as facts, and Kafka's way of reading a value.
 
-``kafka_configs.json`` is written by tools/import_kafka_configs.py from Kafka's own ConfigDefs (and checked against
+``kafka_configs.json`` is written by tools/import_kafka_facts.py from Kafka's own ConfigDefs (and checked against
 them by a test): every config's name, type, default (as DescribeConfigs writes it), validator, internal flag, how a
 broker config updates dynamically (``read-only``, ``per-broker``, ``cluster-wide``) and its synonyms. This module
 loads it into typed records and parses and validates values as Kafka's ``ConfigDef.parseType`` and validators do,

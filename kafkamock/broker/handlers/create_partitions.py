@@ -7,9 +7,10 @@ distinct brokers, as many as the topic's replication factor (else INVALID_REPLIC
 checks everything and changes nothing. The first replica of a manual assignment leads the new partition.
 
 Kafka's controller writes one record per new partition into a list bounded by ``MAX_RECORDS_PER_USER_OP``
-(10,000) shared by the whole request; a topic whose partitions would pass it fails with POLICY_VIOLATION "Unable to
-perform excessively large batch operation.", decided from the count before anything is placed or allocated (so
-2^31 - 1 partitions cost nothing), and, unlike Kafka's half-filled list, that topic gets no partition at all.
+(10,000) shared by the whole request; a topic whose partitions would pass it fails as the list's overflow fails in
+Kafka 4.3 (not an ApiException: UNKNOWN_SERVER_ERROR without a message), decided from the count before anything is
+placed or allocated (so 2^31 - 1 partitions cost nothing), and, unlike Kafka's half-filled list, that topic gets no
+partition at all.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _grow(broker, wanted, validate_only: bool, budget: list[int]) -> None:
                              f"{len(wanted.assignments)} assignment(s) were specified.")
     if additional > budget[0]:
         budget[0] = 0
-        raise KafkaError(ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
     if wanted.assignments is not None:
         replication_factor = len(topic.partitions[0].replicas)
         assignments = [list(a.broker_ids) for a in wanted.assignments]

@@ -39,7 +39,7 @@ def _configs(raw_configs) -> dict:
         if definition is None:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {c.name}")
         if c.value is None:
-            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic config {c.name}")
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {c.name}")
         try:
             configs[c.name] = parse_value(definition, c.value)
         except ConfigError as exc:
@@ -93,13 +93,16 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
         broker.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
     describable = broker.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     results = []
+    answered: set[str] = set()
     for wanted in body.topics:
+        if wanted.name in answered:          # Kafka answers a name given twice once (its results are keyed by name)
+            continue
+        answered.add(wanted.name)
         result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None,
                   "num_partitions": -1, "replication_factor": -1, "configs": []}
         try:
             if names.count(wanted.name) > 1:
-                raise KafkaError(ErrorCode.INVALID_REQUEST, "Create topics request from client contains duplicate "
-                                                            f"topic name {wanted.name}")
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
             if wanted.name not in creatable:
                 raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             configs = _configs(wanted.configs)

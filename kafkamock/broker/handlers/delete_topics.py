@@ -14,12 +14,15 @@ from collections import Counter
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.errors import default_message
 
 API_KEY = 20
 ZERO_UUID = uuid.UUID(int=0)
 
 
 def _result(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None) -> dict:
+    if message is None and code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID):
+        message = default_message(code)       # Kafka's controller answers with the exception's default message
     return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
 
 

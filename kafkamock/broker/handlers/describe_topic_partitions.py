@@ -92,7 +92,8 @@ def handle(broker, request) -> dict:
         topic = broker.cluster.topics.get(name)
         if topic is None:
             if not all_topics:
-                topics.append(_missing(name))
+                topics.append({**_missing(name), "topic_authorized_operations": broker.authorized_operations(
+                    request, ResourceType.TOPIC, name)})
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
         partitions, next_partition = _partitions(broker, topic, start, remaining)

@@ -1,4 +1,5 @@
-"""Metadata (3): brokers, controller, cluster id, topics and partitions; auto-creates topics when allowed.
+"""Metadata (3): brokers, controller, cluster id, topics and partitions; auto-creates topics when allowed (the
+request that creates one is answered UNKNOWN_TOPIC_OR_PARTITION, as Kafka 4 answers it; the next sees the topic).
 
 As Kafka's KRaftMetadataCache answers: only brokers that are up are listed; a partition reports its leader and
 leader epoch, its replicas, the in-sync replicas, and the replicas on stopped nodes as offline; a partition with no
@@ -13,6 +14,7 @@ authorized-operations fields (v8+) are filled when asked for, else -2147483648.
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 from kafkamock.broker.acls import AclOperation, ResourceType
@@ -20,6 +22,7 @@ from kafkamock.broker.cluster import INTERNAL_TOPICS, NO_LEADER, Topic, validate
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 3
+log = logging.getLogger("kafkamock.broker.metadata")
 OMITTED_OPERATIONS = -2147483648
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -114,12 +117,15 @@ def handle(broker, request) -> dict:
                     topics.append(_error_topic(name, ZERO_UUID, exc.code))
                     continue
                 if allow_create and config["auto.create.topics.enable"]:
+                    # As Kafka 4's AutoTopicCreationManager: the topic is created (Kafka asks its controller), and
+                    # the request that triggered it is answered UNKNOWN_TOPIC_OR_PARTITION; the next one sees it.
                     try:
-                        topic = cluster.create_topic(name, config["num.partitions"],
-                                                     config["default.replication.factor"])
-                    except KafkaError as exc:  # e.g. more replicas than nodes up
-                        topics.append(_error_topic(name, ZERO_UUID, exc.code))
-                        continue
+                        cluster.create_topic(name, config["num.partitions"], config["default.replication.factor"])
+                    except KafkaError as exc:  # e.g. more replicas than nodes up: Kafka's controller logs it
+                        log.warning("auto topic creation of %s failed: %s", name, exc)
+                    topics.append(dict(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                                       is_internal=name in INTERNAL_TOPICS))
+                    continue
                 else:
                     topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
