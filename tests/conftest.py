@@ -51,6 +51,33 @@ def kafka_oracle():
         oracle.close()
 
 
+@pytest.fixture(scope="session")
+def reference_kafka():
+    """Apache Kafka 4.3.1 beside kafkamock: the session's clusters, one per set of settings, started on first use
+    (tests/support/kafka_cluster.py; jars from ``make kafka``, resolved on first use when missing)."""
+    from support.kafka_cluster import ReferenceClusters
+    from support.oracle import find_java
+    from support.targets import missing_tool
+
+    if find_java() is None:
+        missing_tool("Kafka 4.3.1 needs a JDK 17 (java and javac on PATH or in $JAVA_HOME/bin)")
+    clusters = ReferenceClusters()
+    try:
+        yield clusters
+    finally:
+        clusters.close()
+
+
+@pytest.fixture(params=["kafkamock", "kafka"])
+def kafka_target(request):
+    """The broker a test talks to, once kafkamock (fresh, started with the test's ``kafkamock`` marker options,
+    with a WireTap) and once Apache Kafka 4.3.1 (shared by the session): tests taking it prove that their
+    expectations are Kafka's. See tests/support/targets.py."""
+    from support.targets import target_for
+
+    return target_for(request, request.param)
+
+
 @pytest.fixture
 def wire(kafka_broker):
     """A WireTap on this test's broker (support.java_clients.WireTap): its log joins the report of a failed test."""

@@ -84,10 +84,20 @@ class KafkaClient:
         return await self._connect(node_id if channel is None else (node_id, channel), host, port)
 
     async def metadata(self, topics: Iterable[str] | None = None, *, auto_create: bool = False) -> Message:
-        """Refresh brokers and partition leaders (all topics when ``topics`` is None)."""
+        """Refresh brokers and partition leaders (all topics when ``topics`` is None). With ``auto_create``, topics
+        the broker is creating are asked for again until they have leaders (Kafka answers the request that
+        creates a topic UNKNOWN_TOPIC_OR_PARTITION), for up to ``api_timeout_s``."""
         conn = await self.any_broker()
         wanted = None if topics is None else [{"name": t} for t in topics]
-        response = await conn.request("Metadata", {"topics": wanted, "allow_auto_topic_creation": auto_create})
+        deadline = trio.current_time() + self.api_timeout_s
+        while True:
+            response = await conn.request("Metadata", {"topics": wanted, "allow_auto_topic_creation": auto_create})
+            creating = auto_create and any(
+                t.error_code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE)
+                for t in response.topics)
+            if not creating or trio.current_time() >= deadline:
+                break
+            await trio.sleep(self.retry_backoff_s)
         self.brokers = {b.node_id: (b.host, b.port) for b in response.brokers}
         for t in response.topics:
             if t.error_code == 0:

@@ -6,33 +6,24 @@ sent to a node that is not the coordinator.
 The client tests live in test_groups_confluent.py (librdkafka), test_groups_python_clients.py (kafka-python and
 aiokafka in one group) and test_groups_kcat.py; their ``group_cluster`` fixtures come from ``cluster_for`` here.
 
-Every test here was first run against a real Apache Kafka 3.8.0 broker (tools in /work/shared/reference-kafka)
-started with ``group.coordinator.rebalance.protocols=classic,consumer`` (which also switches 3.8 to the new group
-coordinator, the only one Kafka 4.x has) and ``group.initial.rebalance.delay.ms=0``. To run them against such a
-broker instead of kafkamock:
-
-    KAFKAMOCK_EXTERNAL_BOOTSTRAP=127.0.0.1:39192 .venv/bin/python -m pytest -q -p no:cacheprovider \\
-        tests/clients/test_groups*.py
-
-Tests that need kafkamock itself (several nodes, its control API) are skipped in that mode, with the reason.
-Where Kafka 3.8 and 4.3 are known to differ, a comment says so; kafkamock follows 4.3 there.
+Every test here runs twice, against a fresh kafkamock and against Apache Kafka 4.3.1 (``group_cluster`` is the
+``kafka_target`` of tests/support/targets.py, with ``group.initial.rebalance.delay.ms=0`` on both), so each
+expectation is Kafka's. Steps only kafkamock can take (several nodes, its control API) skip the Kafka run, saying
+why.
 """
 
 from __future__ import annotations
 
-import os
 import struct
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from client_support import RawClient, wait_until
+from support.targets import TARGETS, BrokerTarget, target_for
 
 from kafkamock import codec
 
-EXTERNAL_BOOTSTRAP = os.environ.get("KAFKAMOCK_EXTERNAL_BOOTSTRAP")
 GROUP_DEADLINE_S = 30.0          # the longest any test waits for one group event (a join, a rebalance, a count)
 
 # Group APIs: key -> name (for diagnostics when a broker does not serve them).
@@ -56,65 +47,17 @@ CGH_V, CGD_V = 0, 0     # ConsumerGroupHeartbeat v0: the coordinator makes the m
 
 # -- the cluster under test --------------------------------------------------------------------------------------
 
-@dataclass
-class GroupCluster:
-    """The broker a group test talks to: a fresh kafkamock cluster, or the external Kafka named by
-    ``KAFKAMOCK_EXTERNAL_BOOTSTRAP`` (shared by every test, hence unique topic and group names)."""
-
-    bootstrap_servers: str
-    handle: Any = None            # kafkamock's BrokerHandle; None for an external broker
-    test_name: str = "test"
-
-    @property
-    def external(self) -> bool:
-        return self.handle is None
-
-    def kafkamock(self, why: str):
-        """The kafkamock handle; skips the test against an external broker (``why``: what it needs)."""
-        if self.external:
-            pytest.skip(f"needs kafkamock ({why}); KAFKAMOCK_EXTERNAL_BOOTSTRAP points at another broker")
-        return self.handle
-
-    def name(self, kind: str) -> str:
-        """A topic or group name no other test (or earlier run against the same external broker) uses."""
-        stem = "".join(ch if ch.isalnum() else "-" for ch in self.test_name)[:60].strip("-")
-        return f"{kind}-{stem}-{uuid.uuid4().hex[:8]}"
-
-    def create_topic(self, name: str, partitions: int) -> None:
-        if not self.external:
-            self.handle.create_topic(name, partitions)
-            return
-        from confluent_kafka.admin import AdminClient, NewTopic
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
-        for future in admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=15).values():
-            future.result(timeout=20)
-
-        def led() -> bool:
-            topic = admin.list_topics(name, timeout=5).topics.get(name)
-            return (topic is not None and topic.error is None and len(topic.partitions) == partitions
-                    and all(p.leader >= 0 for p in topic.partitions.values()))
-        wait_until(led, 15, f"topic {name} to have leaders")
+GroupCluster = BrokerTarget
 
 
-def cluster_for(request: pytest.FixtureRequest) -> Iterator[GroupCluster]:
-    """The ``group_cluster`` fixture's body (each group test module declares the fixture with it): kafkamock (one
-    node unless the test's ``kafkamock`` marker says otherwise; no initial rebalance delay, as the reference broker
-    runs), or the broker at ``KAFKAMOCK_EXTERNAL_BOOTSTRAP``."""
-    if EXTERNAL_BOOTSTRAP:
-        yield GroupCluster(EXTERNAL_BOOTSTRAP, None, request.node.name)
-        return
-    from kafkamock.testing import start_broker
-
-    marker = request.node.get_closest_marker("kafkamock")
-    options = dict(marker.kwargs) if marker else {}
-    options["config"] = {"group.initial.rebalance.delay.ms": 0, **(options.get("config") or {})}
-    with start_broker(**options) as broker:
-        yield GroupCluster(broker.bootstrap_servers, broker, request.node.name)
+def cluster_for(request: pytest.FixtureRequest) -> Iterator[BrokerTarget]:
+    """The ``group_cluster`` fixture's body (each group test module declares the fixture with it, parametrized by
+    ``TARGETS``): kafkamock, one node unless the test's ``kafkamock`` marker says otherwise, or Kafka 4.3.1."""
+    yield target_for(request, request.param)
 
 
-@pytest.fixture
-def group_cluster(request: pytest.FixtureRequest) -> Iterator[GroupCluster]:
+@pytest.fixture(params=TARGETS)
+def group_cluster(request: pytest.FixtureRequest) -> Iterator[BrokerTarget]:
     yield from cluster_for(request)
 
 

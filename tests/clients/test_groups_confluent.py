@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from support.targets import TARGETS
 from test_groups import NON_EMPTY_GROUP, cluster_for, served_versions, wait_for
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -28,7 +29,7 @@ from confluent_kafka.admin import AdminClient  # noqa: E402
 PARTITIONS = 6
 
 
-@pytest.fixture
+@pytest.fixture(params=TARGETS)
 def group_cluster(request):
     yield from cluster_for(request)
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.targets import TARGETS
 from test_groups import cluster_for, group_api_gap, wait_for
 
 KCAT = shutil.which("kcat")
@@ -32,7 +33,7 @@ from confluent_kafka import OFFSET_INVALID, Consumer, TopicPartition  # noqa: E4
 from confluent_kafka.admin import AdminClient  # noqa: E402
 
 
-@pytest.fixture
+@pytest.fixture(params=TARGETS)
 def group_cluster(request):
     yield from cluster_for(request)
 

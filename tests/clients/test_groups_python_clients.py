@@ -16,6 +16,7 @@ import threading
 from collections import Counter
 
 import pytest
+from support.targets import TARGETS
 from test_groups import GROUP_DEADLINE_S, cluster_for, wait_for
 
 kafka = pytest.importorskip("kafka")
@@ -32,7 +33,7 @@ from kafka.structs import OffsetAndMetadata  # noqa: E402
 PARTITIONS = 4
 
 
-@pytest.fixture
+@pytest.fixture(params=TARGETS)
 def group_cluster(request):
     yield from cluster_for(request)
 

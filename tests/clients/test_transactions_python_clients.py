@@ -13,12 +13,13 @@ import asyncio
 import pytest
 from client_support import wait_until
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from support.targets import TARGETS
 from test_groups import cluster_for
 
 pytestmark = pytest.mark.kafkamock(config={"group.initial.rebalance.delay.ms": 0})
 
 
-@pytest.fixture
+@pytest.fixture(params=TARGETS)
 def cluster(request):
     yield from cluster_for(request)
 

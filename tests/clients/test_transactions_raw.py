@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import pytest
 from client_support import RawClient, wait_until
+from support.targets import TARGETS
 from test_groups import cluster_for
 
 from kafkamock.errors import ErrorCode as E
 from kafkamock.records import decode_batches, decode_control, encode_batch
 
 
-@pytest.fixture
+@pytest.fixture(params=TARGETS)
 def cluster(request):
     yield from cluster_for(request)
 

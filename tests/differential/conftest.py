@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from support.differential import Differ, Stats, Target, load_known
-from support.kafka_cluster import KafkaCluster, test_defaults
-from support.oracle import REPO, find_java
+from support.kafka_cluster import ReferenceClusters, test_defaults
+from support.oracle import REPO
 
 STATS = pytest.StashKey[Stats]()
 KNOWN = pytest.StashKey[list]()
@@ -25,9 +25,11 @@ pytestmark = pytest.mark.kafka
 
 
 class Pairs:
-    """Broker pairs by (nodes, configs), started lazily and stopped at the end of the session."""
+    """Broker pairs by (nodes, configs), started lazily: Kafka from the session's reference clusters (shared with
+    ``kafka_target``), kafkamock started here with the same settings and stopped at the end of the session."""
 
-    def __init__(self) -> None:
+    def __init__(self, reference: ReferenceClusters) -> None:
+        self.reference = reference
         self.pairs: dict[tuple, tuple[Target, Target]] = {}
         self.stops: list[Any] = []
 
@@ -36,10 +38,9 @@ class Pairs:
         if key not in self.pairs:
             from kafkamock.testing import start_broker
 
-            settings = {**test_defaults(nodes), **{k: str(v) for k, v in config.items()}}
-            kafka = KafkaCluster(nodes=nodes, config=settings).start()
-            self.stops.append(kafka.stop)
-            mock = start_broker(config=settings, brokers=nodes)
+            settings = {"group.initial.rebalance.delay.ms": "0", **{k: str(v) for k, v in config.items()}}
+            kafka = self.reference.get(nodes, settings)
+            mock = start_broker(config={**test_defaults(nodes), **settings}, brokers=nodes)
             self.stops.append(mock.stop)
             self.pairs[key] = (Target("kafka", kafka.bootstrap_servers.split(","), kafka),
                                Target("kafkamock", mock.bootstrap_servers.split(","), mock))
@@ -51,10 +52,8 @@ class Pairs:
 
 
 @pytest.fixture(scope="session")
-def broker_pairs() -> Iterator[Pairs]:
-    if find_java() is None:
-        pytest.skip("the differential suite needs a JDK 17 to run Kafka 4.3.1 (java on PATH or in $JAVA_HOME/bin)")
-    pairs = Pairs()
+def broker_pairs(reference_kafka) -> Iterator[Pairs]:
+    pairs = Pairs(reference_kafka)
     try:
         yield pairs
     finally:

@@ -92,6 +92,42 @@ def _recv(sock: socket.socket, n: int) -> bytes:
     return out
 
 
+def _call(port: int, api: str, version: int, body: dict, timeout: float = 5.0):
+    from kafkamock import codec
+
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(codec.encode_request(api, version, 1, "kafka-cluster-ready", body))
+        head = _recv(sock, 4)
+        frame = head + _recv(sock, struct.unpack(">i", head)[0])
+    return codec.decode_response(api, version, frame)[1]
+
+
+def wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 20.0) -> None:
+    """Until every partition of ``topic`` has a leader that answers ListOffsets for it: Kafka creates partitions
+    after CreateTopics answers, and names a leader in Metadata before that leader can serve it."""
+    ports = [int(a.rsplit(":", 1)[1]) for a in bootstrap_servers.split(",")]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            md = _call(ports[0], "Metadata", 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                                  "allow_auto_topic_creation": False,
+                                                  "include_topic_authorized_operations": False})
+            by_node = {b.node_id: b.port for b in md.brokers}
+            (t,) = md.topics
+            ready = t.error_code == 0 and len(t.partitions) == partitions and all(
+                p.leader_id in by_node and _call(by_node[p.leader_id], "ListOffsets", 7, {
+                    "replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+                        {"partition_index": p.partition_index, "timestamp": -1, "current_leader_epoch": -1}]}]}
+                ).topics[0].partitions[0].error_code == 0 for p in t.partitions)
+        except (OSError, ValueError):
+            ready = False
+        if ready:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the {partitions} partition(s) of {topic} are not served after {timeout:.0f}s")
+        time.sleep(0.05)
+
+
 class KafkaNode:
     """One JVM: broker and controller of node ``node_id``."""
 
@@ -117,12 +153,14 @@ class KafkaNode:
 class KafkaCluster:
     """A KRaft cluster of ``nodes`` combined broker+controller nodes (ids 1..nodes) of Apache Kafka 4.3.1."""
 
-    def __init__(self, workdir: str | Path | None = None, nodes: int = 1, config: Mapping[str, Any] | None = None):
+    def __init__(self, workdir: str | Path | None = None, nodes: int = 1, config: Mapping[str, Any] | None = None,
+                 features: Mapping[str, int] | None = None):
         if nodes < 1:
             raise ValueError("a cluster has at least one node")
         self._owned_dir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kafka-4.3.1-")).resolve()
         self.config = {**test_defaults(nodes), **{k: str(v) for k, v in (config or {}).items()}}
+        self.features = dict(features or {})      # feature levels set at format time (transaction.version=1...)
         self.cluster_id = "k" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")[1:]  # not "-..."
         ports = _free_ports(2 * nodes)
         self.nodes = [KafkaNode(k + 1, ports[2 * k], ports[2 * k + 1], self.workdir / f"node-{k + 1}")
@@ -173,7 +211,9 @@ class KafkaCluster:
             node.properties.write_text(self._server_properties(node))
             formats.append((node, subprocess.Popen(
                 self._java_command("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
-                                   str(node.properties), "--ignore-formatted", node=node),
+                                   str(node.properties), "--ignore-formatted",
+                                   *(arg for name, level in self.features.items()
+                                     for arg in ("--feature", f"{name}={level}")), node=node),
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
         for node, proc in formats:
             out, _ = proc.communicate(timeout=START_TIMEOUT)
@@ -238,4 +278,43 @@ def start_kafka(nodes: int = 1, config: Mapping[str, Any] | None = None,
     return KafkaCluster(workdir, nodes, config).start()
 
 
-__all__: Iterable[str] = ["KAFKA_VERSION", "KafkaCluster", "start_kafka", "test_defaults"]
+# kafkamock's own settings that stand for something a Kafka cluster fixes at format time.
+KAFKAMOCK_FEATURE_CONFIGS = {"kafkamock.transaction.version": "transaction.version"}
+
+
+class ReferenceClusters:
+    """The Kafka 4.3.1 clusters of a test session: one per (nodes, broker configs, features), started on first use
+    and kept, since a start costs seconds. Tests sharing one use names of their own (topics, groups, ids).
+
+    ``for_kafkamock_options`` maps the options a test gives kafkamock (its ``kafkamock`` marker: ``brokers``,
+    ``config``) to the cluster Kafka needs for the same test: kafkamock's own configs that Kafka fixes at format
+    time become features, other ``kafkamock.*`` configs have no counterpart and are left out."""
+
+    def __init__(self) -> None:
+        self._clusters: dict[tuple, KafkaCluster] = {}
+
+    def get(self, nodes: int = 1, config: Mapping[str, Any] | None = None,
+            features: Mapping[str, int] | None = None) -> KafkaCluster:
+        settings = {k: str(v) for k, v in (config or {}).items()}
+        key = (nodes, tuple(sorted(settings.items())), tuple(sorted((features or {}).items())))
+        if key not in self._clusters:
+            self._clusters[key] = KafkaCluster(nodes=nodes, config=settings, features=features).start()
+        return self._clusters[key]
+
+    def for_kafkamock_options(self, options: Mapping[str, Any]) -> KafkaCluster:
+        config, features = {}, {}
+        for name, value in (options.get("config") or {}).items():
+            if name in KAFKAMOCK_FEATURE_CONFIGS:
+                features[KAFKAMOCK_FEATURE_CONFIGS[name]] = int(value)
+            elif not name.startswith("kafkamock."):
+                config[name] = value
+        return self.get(options.get("brokers", 1), config, features)
+
+    def close(self) -> None:
+        for cluster in self._clusters.values():
+            cluster.stop()
+        self._clusters.clear()
+
+
+__all__: Iterable[str] = ["KAFKA_VERSION", "KafkaCluster", "ReferenceClusters", "start_kafka", "test_defaults",
+                          "wait_for_partitions"]
