@@ -75,8 +75,11 @@ class ProducerStates:
         first = self.first_unstable_offset()
         return high_watermark if first is None else min(first, high_watermark)
 
-    def has_open_transaction(self, producer_id: int) -> bool:
-        return producer_id in self.ongoing
+    def has_open_transaction(self, producer_id: int, epoch: int | None = None) -> bool:
+        """Is the producer's transaction open here (at ``epoch``, when given: Kafka's hasOngoingTransaction)?"""
+        if producer_id not in self.ongoing:
+            return False
+        return epoch is None or self.entries[producer_id].epoch == epoch
 
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         """Aborted transactions a read of offsets [start, end) must be told about (Kafka's collectAbortedTxns)."""
@@ -86,12 +89,11 @@ class ProducerStates:
               transactional: bool = False) -> BatchMetadata | None:
         """Validate an incoming batch: None if it is new and in order, the original batch if it is a duplicate.
 
-        Raises KafkaError with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_TXN_STATE.
+        Raises KafkaError with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_TXN_STATE, in Kafka's
+        order: a duplicate is recognised first, then the epoch, the sequence, and last a plain batch from a producer
+        whose transaction is open here.
         """
         entry = self.entries.get(producer_id)
-        if entry is not None and not transactional and entry.txn_first_offset is not None:
-            raise KafkaError(ErrorCode.INVALID_TXN_STATE,
-                             f"a non-transactional batch from producer {producer_id}, which has an open transaction")
         if entry is None:
             # Kafka's ProducerAppendInfo.checkSequence: with no state for the producer (its batches went with
             # retention or DeleteRecords, say), any sequence is accepted.
@@ -103,13 +105,16 @@ class ProducerStates:
             if first_seq != 0:
                 raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                                  f"a new epoch must start at sequence 0, not {first_seq}")
-            return None
-        for batch in entry.batches:
-            if batch.first_seq == first_seq and batch.last_seq == last_seq:
-                return batch
-        if first_seq != next_seq(entry.last_seq):
-            raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                             f"expected sequence {next_seq(entry.last_seq)}, got {first_seq}")
+        else:
+            for batch in entry.batches:
+                if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                    return batch
+            if first_seq != next_seq(entry.last_seq):
+                raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                 f"expected sequence {next_seq(entry.last_seq)}, got {first_seq}")
+        if not transactional and entry.txn_first_offset is not None:
+            raise KafkaError(ErrorCode.INVALID_TXN_STATE,
+                             f"a non-transactional batch from producer {producer_id}, which has an open transaction")
         return None
 
     def replay(self, header: bytes | bytearray | memoryview, base_offset: int, marker: tuple[bool, int] | None = None,

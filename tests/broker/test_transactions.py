@@ -263,6 +263,9 @@ def test_kip890_v5_ends_with_a_new_epoch_and_a_retry_succeeds(broker):
 
 
 def test_timed_out_transaction_is_aborted_and_its_producer_fenced(broker, clock):
+    """On transaction version 2 (the cluster's level decides, whatever the client's) the abort's own bump is the
+    fence: one new epoch, LastEpoch the fenced one, so the fenced instance recovers with KIP-360's retry rule and
+    finds the transaction Empty at the new epoch (Kafka 4.3.1)."""
     pid, epoch = ready(broker)
     init(broker, pid=pid, epoch=epoch)
     epoch += 1
@@ -272,10 +275,30 @@ def test_timed_out_transaction_is_aborted_and_its_producer_fenced(broker, clock)
     clock.advance(broker.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
     broker.tick()
     meta = broker.transactions.txns[TXN]
-    assert meta.state is TxnState.COMPLETE_ABORT and meta.epoch == epoch + 1 and meta.last_epoch == -1
+    assert meta.state is TxnState.COMPLETE_ABORT and meta.epoch == epoch + 1 and meta.last_epoch == epoch
     assert fetch(broker).last_stable_offset == 2
     assert end(broker, pid, epoch).error_code == E.PRODUCER_FENCED
-    assert init(broker, pid=pid, epoch=epoch).error_code == E.PRODUCER_FENCED   # KIP-360: no recovery once fenced
+    assert end(broker, pid, epoch, commit=False, version=5).error_code == E.NONE     # a retry of that abort
+    assert end(broker, pid, epoch, commit=True, version=5).error_code == E.INVALID_TXN_STATE
+    recovered = init(broker, pid=pid, epoch=epoch)
+    assert (recovered.error_code, recovered.producer_epoch) == (E.NONE, epoch + 1)
+    assert meta.state is TxnState.EMPTY and meta.start_ms == -1
+
+
+def test_timed_out_transaction_on_transaction_version_1_forgets_the_last_epoch(clock):
+    """At transaction version 1 the fence moves the epoch once and forgets LastEpoch: no KIP-360 recovery."""
+    broker = Broker({"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3,
+                     "kafkamock.transaction.version": 1}, clock=clock)
+    broker.cluster.create_topic("t", 2, 1)
+    pid, epoch = ready(broker)
+    broker.transactions.txns[TXN].timeout_ms = 5_000
+    add(broker, pid, epoch)
+    produce(broker, pid, epoch, 0, [b"slow"])
+    clock.advance(broker.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+    broker.tick()
+    meta = broker.transactions.txns[TXN]
+    assert meta.state is TxnState.COMPLETE_ABORT and meta.epoch == epoch + 1 and meta.last_epoch == -1
+    assert init(broker, pid=pid, epoch=epoch).error_code == E.PRODUCER_FENCED
 
 
 def test_transactional_ids_expire_and_come_back_with_a_new_producer_id(broker, clock):
@@ -405,7 +428,7 @@ def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
     again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
     assert again.transactions.txns["done"].state is TxnState.COMPLETE_COMMIT
     meta = again.transactions.txns["open"]
-    assert meta.state is TxnState.ONGOING and meta.partitions == {("t", 0), ("__consumer_offsets", meta_index(again))}
+    assert meta.state is TxnState.ONGOING and set(meta.partitions) == {("t", 0), ("__consumer_offsets", meta_index(again))}
     assert fetch(again).last_stable_offset == 2                       # the open transaction's first offset
     assert offset_fetch(again) == (E.UNSTABLE_OFFSET_COMMIT, -1)
     retry = init(again, "done", pid=pid, epoch=epoch)                  # KIP-360's state survived the restart
@@ -466,7 +489,7 @@ def test_producer_state_outlives_its_batches_across_a_restart(tmp_path, clock):
 def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     """transaction.version 2 (the default, as a new Kafka 4.x cluster): ApiVersions finalizes it; a Produce v12+ and
     a TxnOffsetCommit v5 add their partition themselves, and EndTxn v5 moves the epoch on. At level 1, the same
-    Produce v12 is only verified (INVALID_TXN_STATE without AddPartitionsToTxn)."""
+    Produce v12 is only verified (TRANSACTION_ABORTABLE without AddPartitionsToTxn, as Kafka tells v11+ producers)."""
     def versions(b):
         answer = call(b, "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
         return ([(f.name, f.max_version_level) for f in answer.finalized_features if f.name == "transaction.version"],
@@ -487,7 +510,7 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
 
     assert produce_v12(0, b"implicit") == E.NONE
     meta = broker.transactions.txns[TXN]
-    assert meta.state is TxnState.ONGOING and meta.partitions == {("t", 0)} and meta.client_version == 2
+    assert meta.state is TxnState.ONGOING and set(meta.partitions) == {("t", 0)} and meta.client_version == 2
     assert txn_commit(broker, pid, epoch, 1, version=5) == E.NONE
     assert meta_index(broker) in {p for t, p in meta.partitions if t == "__consumer_offsets"}
     answer = end(broker, pid, epoch, version=5)
@@ -500,7 +523,7 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     older.cluster.create_topic("t", 1, 1)
     assert versions(older) == ([("transaction.version", 1)], 1)
     pid, epoch = ready(older)
-    assert produce_v12(0, b"x", b=older, e=epoch) == E.INVALID_TXN_STATE
+    assert produce_v12(0, b"x", b=older, e=epoch) == E.TRANSACTION_ABORTABLE   # Produce v11+ is told so (KIP-1050)
 
 
 def test_kip890_v5_end_at_an_exhausted_epoch_writes_markers_with_the_old_id_then_rotates(broker):

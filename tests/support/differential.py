@@ -298,7 +298,7 @@ class Normaliser:
         if key is None:
             return v
         kind = PLACEHOLDER_KIND.get(key)
-        if kind and v not in (None, "", -1, 0) and not (kind == "member" and v == "-1"):
+        if kind and v not in (None, "", -1) and (v != 0 or kind == "producer") and not (kind == "member" and v == "-1"):
             return self.placeholder(kind, v)
         if key in TIME_FIELDS and isinstance(v, int) and v > 0:
             return "<time>"
