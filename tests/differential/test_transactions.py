@@ -929,3 +929,183 @@ def test_transaction_max_timeout_configured(differ, request, timeout):
         init(run, tid, timeout=timeout)
 
     differ.check(request.node.name, scenario, config=TIMEOUT_CONFIG)
+
+
+# -- more: TxnOffsetCommit, ordering, markers by hand, first sequences ------------------------------------------
+
+def txn_offset_commit(run, tid, group, pid, epoch, topics, *, version=5, label=None, **member):
+    body = {"transactional_id": tid, "group_id": group, "producer_id": pid, "producer_epoch": epoch,
+            "generation_id": -1, "member_id": "", "group_instance_id": None, **member,
+            "topics": [{"name": t, "partitions": [{"partition_index": p, "committed_offset": 5,
+                                                   "committed_leader_epoch": -1, "committed_metadata": ""}
+                                                  for p in parts]} for t, parts in topics]}
+    return run.call("TxnOffsetCommit", version, body, label=label)
+
+
+@pytest.mark.parametrize("version", [2, 3, 4, 5])
+def test_txn_offset_commit_errors(differ, request, version):
+    """TxnOffsetCommit with a wrong epoch, another producer id, an unknown transactional id, an empty group, and a
+    request mixing unknown topics and partitions with good ones."""
+    def scenario(run):
+        topic, tid, group = run.name("t"), run.name("tx"), run.name("g")
+        create_topic(run, topic, 2)
+        coordinator(run, group, 0)
+        pid, epoch = open_txn(run, topic, tid)
+        if version < 5:
+            run.call("AddOffsetsToTxn", 3, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
+                                            "group_id": group}, see=False)
+        txn_offset_commit(run, tid, group, pid, epoch + 1, [(topic, [0])], version=version, label="epoch + 1")
+        txn_offset_commit(run, tid, group, pid + 1000, epoch, [(topic, [0])], version=version, label="other pid")
+        txn_offset_commit(run, run.name("unknown"), group, pid, epoch, [(topic, [0])], version=version,
+                          label="unknown tid")
+        txn_offset_commit(run, tid, "", pid, epoch, [(topic, [0])], version=version, label="empty group")
+        txn_offset_commit(run, tid, group, pid, epoch, [(run.name("nope"), [0]), (topic, [0, 7, 1])],
+                          version=version, label="mixed")
+        txn_offset_commit(run, tid, group, pid, epoch, [(run.name("nope"), [0])], version=version,
+                          label="only unknown")
+        txn_offset_commit(run, tid, group, pid, epoch, [(topic, [0])], version=version, generation_id=3,
+                          member_id="someone", label="unknown member") if version >= 3 else None
+        describe(run, tid, label="partitions")
+        end(run, tid, pid, epoch, True)
+        settled(run, tid)
+
+    differ.check(request.node.name, scenario)
+
+
+@pytest.mark.parametrize("version", [3, 5])
+def test_txn_offset_commit_after_the_transaction_ended(differ, request, version):
+    """A TxnOffsetCommit with the epoch of a transaction that has ended: v5 with the old epoch is fenced, v3
+    (AddOffsetsToTxn path) finds the partition no longer in the transaction."""
+    def scenario(run):
+        topic, tid, group = run.name("t"), run.name("tx"), run.name("g")
+        create_topic(run, topic)
+        coordinator(run, group, 0)
+        pid, epoch = open_txn(run, topic, tid)
+        txn_offset_commit(run, tid, group, pid, epoch, [(topic, [0])], label="in the transaction")
+        r = end(run, tid, pid, epoch, True, version=5 if version == 5 else 4)
+        settled(run, tid)
+        txn_offset_commit(run, tid, group, pid, epoch, [(topic, [0])], version=version, label="old epoch")
+        if version == 5:
+            txn_offset_commit(run, tid, group, pid, r.producer_epoch, [(topic, [0])], version=version,
+                              label="new epoch")
+        describe(run, tid, label="after")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_describe_transactions_partition_order(differ, request):
+    """Many partitions of two topics, added over several requests: the order DescribeTransactions lists them in."""
+    def scenario(run):
+        a, b, tid = run.name("ta"), run.name("tb"), run.name("tx")
+        create_topic(run, a, 8)
+        create_topic(run, b, 5)
+        pid, epoch = ready(run, tid)
+        add_partitions(run, tid, pid, epoch, [(b, 3), (a, 5), (a, 0)], label="first add")
+        add_partitions(run, tid, pid, epoch, [(a, p) for p in (7, 1, 6)] + [(b, p) for p in (0, 4, 1)],
+                       label="second add")
+        describe(run, tid, label="ongoing")
+        add_partitions(run, tid, pid, epoch, [(a, 2), (a, 3), (a, 4), (b, 2)], label="third add")
+        describe(run, tid, label="all")
+        end(run, tid, pid, epoch, False, version=4)
+        settled(run, tid)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_add_partitions_error_order_many(differ, request):
+    """Unknown partitions among many (Kafka builds the answer from a hash map)."""
+    def scenario(run):
+        a, b, tid = run.name("ta"), run.name("tb"), run.name("tx")
+        create_topic(run, a, 6)
+        create_topic(run, b, 2)
+        pid, epoch = ready(run, tid)
+        add_partitions(run, tid, pid, epoch, [(a, p) for p in range(9)] + [(b, p) for p in range(3)]
+                       + [(run.name("nope"), 2), (run.name("nope"), 0)], label="mixed")
+        batched_add(run, [(tid, pid, epoch, True, [(a, p) for p in range(6)] + [(b, 0), (b, 1)])], version=5,
+                    label="verify many")
+
+    differ.check(request.node.name, scenario)
+
+
+@pytest.mark.parametrize("version", [11, 12])
+def test_first_transactional_batch_sequences(differ, request, version):
+    """A transaction's first batch on a fresh partition with a sequence other than 0, and a plain idempotent first
+    batch that does not start at 0 (no state: accepted)."""
+    def scenario(run):
+        topic, tid = run.name("t"), run.name("tx")
+        create_topic(run, topic, 2)
+        pid, epoch = ready(run, tid)
+        if version < 12:
+            add_partitions(run, tid, pid, epoch, [(topic, 0)], see=False)
+        txn_produce(run, topic, 0, tid, pid, epoch, 5, ["five"], version=version, label="seq 5 first")
+        txn_produce(run, topic, 0, tid, pid, epoch, 0, ["zero"], version=version, label="then seq 0")
+        idempotent_ready(run)
+        i = run.call("InitProducerId", 5, {"transactional_id": None, "transaction_timeout_ms": 0}, see=False)
+        r = run.produce(topic, 1, [{"value": b"i", "timestamp": now_ms()}], producer_id=i.producer_id,
+                        producer_epoch=0, base_sequence=9, see=False)
+        run.see("idempotent first at 9", r.responses[0].partition_responses[0])
+        describe_producers(run, topic, (0, 1))
+        describe(run, tid, label="state")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_write_txn_markers_aborts_a_hanging_transaction(differ, request):
+    """WriteTxnMarkers (what Admin.abortTransaction sends): a marker with a negative or older epoch is refused, a v2
+    marker of transaction version 2 must be newer than the producer's epoch; the partition's transaction is closed,
+    the LSO moves, the coordinator still thinks its transaction is open."""
+    def scenario(run):
+        topic, tid = run.name("t"), run.name("tx")
+        create_topic(run, topic)
+        pid, epoch = open_txn(run, topic, tid, values=("one",))
+        r = end(run, tid, pid, epoch, True, see=False)
+        settled(run, tid, see=False)
+        epoch = r.producer_epoch
+        txn_produce(run, topic, 0, tid, pid, epoch, 0, ["hanging"], label="second transaction")
+        run.see("ListOffsets before", list_offsets(run, topic))
+        for version, e, tv, label in [(1, -1, 0, "negative epoch"), (1, epoch - 1, 0, "older epoch"),
+                                      (2, epoch, 2, "tv2, same epoch"), (2, epoch, 1, "tv1, same epoch"),
+                                      (2, epoch, 2, "tv2, same epoch, closed"), (2, epoch + 1, 2, "tv2, next epoch")]:
+            run.call("WriteTxnMarkers", version, {"markers": [{
+                "producer_id": pid, "producer_epoch": e, "transaction_result": False, "coordinator_epoch": 0,
+                "transaction_version": tv, "topics": [{"name": topic, "partition_indexes": [0]}]}]}, label=label)
+            describe_producers(run, topic, label=f"{label}: producers")
+        run.see("ListOffsets after", list_offsets(run, topic))
+        describe(run, tid, label="coordinator")
+        see_fetch(run, "read_committed", topic)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_describe_producers_after_a_fence(differ, request):
+    """The producer state a partition keeps after its transaction's producer was fenced by a new instance."""
+    def scenario(run):
+        topic, tid = run.name("t"), run.name("tx")
+        create_topic(run, topic)
+        pid, epoch = open_txn(run, topic, tid, values=("a", "b"))
+        init(run, tid, see=False)
+        settled(run, tid, see=False)
+        r = init(run, tid, label="new instance")
+        describe_producers(run, topic, label="fenced")
+        txn_produce(run, topic, 0, tid, r.producer_id, r.producer_epoch, 0, ["c"], label="new instance writes")
+        describe_producers(run, topic, label="new instance open")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_end_txn_with_only_offsets(differ, request):
+    """A transaction holding only a group's offsets (TxnOffsetCommit v5, no records): commit, then the offsets."""
+    def scenario(run):
+        topic, tid, group = run.name("t"), run.name("tx"), run.name("g")
+        create_topic(run, topic)
+        coordinator(run, group, 0)
+        pid, epoch = ready(run, tid)
+        txn_offset_commit(run, tid, group, pid, epoch, [(topic, [0])], label="offsets only")
+        describe(run, tid, label="ongoing")
+        end(run, tid, pid, epoch, True, label="commit")
+        settled(run, tid)
+        run.until("offsets visible", lambda: offset_fetch(run, group, topic, stable=True, see=False)
+                  .groups[0].error_code == 0)
+        offset_fetch(run, group, topic, stable=True, label="committed")
+
+    differ.check(request.node.name, scenario)

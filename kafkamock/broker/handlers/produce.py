@@ -62,24 +62,25 @@ class AppendRefused(KafkaError):
         self.log_start_offset, self.detail = log_start_offset, detail
 
 
-def _verify_transaction(broker, transactional_id: str, topic, partition, batch, version: int | None) -> None:
+def _verify_transaction(broker, transactional_id: str, topic, partition, batch, version: int | None) -> bool:
     """A transaction's first batch on a partition needs the partition in the producer's transaction (KIP-890 part 1,
     ``transaction.partition.verification.enable``); a Produce v12+ on ``transaction.version`` 2 adds it itself
     (KIP-890 part 2: such clients send no AddPartitionsToTxn). Kafka's ReplicaManager: an epoch older than the
     partition's is refused first, a batch of a transaction already open here (same epoch) needs nothing, and the
     coordinator's answers are translated for producers: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, a partition
     not in the transaction TRANSACTION_ABORTABLE (v11+) or INVALID_TXN_STATE, coordinator trouble
-    NOT_ENOUGH_REPLICAS (which every client retries without a metadata refresh)."""
+    NOT_ENOUGH_REPLICAS (which every client retries without a metadata refresh). True when this Produce added the
+    partition itself."""
     version = version or 0
     coordinator = broker.transactions
     adds = version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2
     if not adds and not broker.config["transaction.partition.verification.enable"]:
-        return
+        return False
     entry = partition.producers.entries.get(batch.producer_id)
     if entry is not None and batch.producer_epoch < entry.epoch:
         raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH)
     if partition.producers.has_open_transaction(batch.producer_id, batch.producer_epoch):
-        return
+        return False
     if adds:
         code = coordinator.add_partitions(transactional_id, batch.producer_id, batch.producer_epoch,
                                           [(topic.name, partition.index)], client_version=2)
@@ -97,6 +98,7 @@ def _verify_transaction(broker, transactional_id: str, topic, partition, batch, 
                          f"transaction. Underlying error: {code.name}")
     if code:
         raise KafkaError(code)
+    return adds
 
 
 def append(broker, topic, partition, records: bytes | bytearray | memoryview | None, version: int | None = None,
@@ -132,12 +134,12 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                                 need_keys="compact" in str(config("cleanup.policy")).split(","))
     producer_id = batch.producer_id
     transactional = batch.is_transactional
-    if transactional and transactional_id is not None:
-        _verify_transaction(broker, transactional_id, topic, partition, batch, version)
+    added = transactional and transactional_id is not None and _verify_transaction(
+        broker, transactional_id, topic, partition, batch, version)
     if producer_id >= 0:
         try:
             duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
-                                                  batch.last_sequence, transactional)
+                                                  batch.last_sequence, transactional, added)
         except KafkaError as exc:
             raise AppendRefused(exc.code, plog.log_start_offset, str(exc)) from None
         if duplicate is not None:

@@ -351,17 +351,19 @@ class TransactionCoordinator:
                 log.info("transaction %r: %s-%d is gone; no marker", meta.transactional_id, topic_name, index)
                 continue
             try:
-                self.write_marker(topic.partitions[index], meta.producer_id, meta.epoch, commit, coordinator_epoch)
+                self.write_marker(topic.partitions[index], meta.producer_id, meta.epoch, commit, coordinator_epoch,
+                                  meta.client_version)
             except KafkaError as exc:
                 log.warning("transaction %r: marker for %s-%d refused: %s", meta.transactional_id, topic_name,
                             index, exc)
 
-    def write_marker(self, partition, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int) -> None:
+    def write_marker(self, partition, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
+                     transaction_version: int = 0) -> None:
         """Append a COMMIT or ABORT marker to one partition and close the producer's transaction there (also
         what WriteTxnMarkers does). The group coordinator applies or drops transactional offsets at a marker of
         ``__consumer_offsets``."""
         producers = partition.producers
-        producers.check_marker(producer_id, epoch, coordinator_epoch)
+        producers.check_marker(producer_id, epoch, coordinator_epoch, transaction_version)
         now = self.now()
         batch = end_txn_marker_batch(commit, producer_id=producer_id, producer_epoch=epoch,
                                      coordinator_epoch=coordinator_epoch, timestamp=now)
