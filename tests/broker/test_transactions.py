@@ -390,7 +390,8 @@ def test_describe_and_list_transactions_and_describe_producers(broker, clock):
 
 def test_write_txn_markers_aborts_a_hanging_transaction(broker):
     pid, epoch = ready(broker)
-    add(broker, pid, epoch)
+    epoch = init(broker, pid=pid, epoch=epoch).producer_epoch      # 1: an older epoch exists (a negative one is
+    add(broker, pid, epoch)                                          # UNKNOWN_SERVER_ERROR, as in Kafka 4.3.1)
     produce(broker, pid, epoch, 0, [b"a"])
     answer = call(broker, "WriteTxnMarkers", 1, {"markers": [{
         "producer_id": pid, "producer_epoch": epoch, "transaction_result": False, "coordinator_epoch": 0,
@@ -561,3 +562,169 @@ def test_a_plain_commit_after_a_pending_transactional_one_wins(broker):
     txn_commit(broker, pid, epoch, 12)                   # written after the plain commit: it wins at the marker
     end(broker, pid, epoch)
     assert offset_fetch(broker) == (E.NONE, 12)
+
+
+# -- Kafka 4.3.1's answers, as the differential suite (tests/differential/test_transactions.py) found them ----------
+
+def produce_v(broker, version, pid, epoch, seq, values=(b"v",), partition=0, tid=TXN, transactional=True):
+    """One batch by Produce ``version``: the partition's whole answer."""
+    batch = encode_batch([{"value": v, "timestamp": broker.now_ms()} for v in values], producer_id=pid,
+                         producer_epoch=epoch, base_sequence=seq, transactional=transactional)
+    body = {"transactional_id": tid, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "topic_id": broker.cluster.topics["t"].topic_id,
+         "partition_data": [{"index": partition, "records": batch}]}]}
+    return call(broker, "Produce", version, body).responses[0].partition_responses[0]
+
+
+def states_written(broker) -> list[int]:
+    """The TransactionStatus of every record in __transaction_state, in order."""
+    from kafkamock.broker.transactions import records
+
+    out = []
+    for partition in broker.cluster.topics["__transaction_state"].partitions:
+        for stored in partition.log.batches():
+            for batch in decode_batches(stored.data):
+                for rec in batch.records:
+                    _, value = records.decode(rec.key, rec.value)
+                    if value is not None:
+                        out.append(value.transaction_status)
+    return out
+
+
+def test_the_fence_on_transaction_version_2_moves_the_epoch_once_and_the_fenced_instance_may_recover(broker):
+    pid, epoch = ready(broker)
+    assert produce_v(broker, 12, pid, epoch, 0).error_code == E.NONE           # an implicit add: Ongoing
+    assert init(broker).error_code == E.CONCURRENT_TRANSACTIONS
+    meta = broker.transactions.txns[TXN]
+    assert (meta.state, meta.epoch, meta.last_epoch) == (TxnState.COMPLETE_ABORT, epoch + 1, epoch)
+    assert int(TxnState.PREPARE_EPOCH_FENCE) not in states_written(broker)     # a pending state Kafka never writes
+    data = fetch(broker)
+    assert values_of(data)[1] == ["ABORT"] and [a.producer_id for a in data.aborted_transactions] == [pid]
+    assert data.records and decode_batches(bytes(data.records))[-1].producer_epoch == epoch + 1   # the marker's
+    recovered = init(broker, pid=pid, epoch=epoch)                             # KIP-360's retry rule
+    assert (recovered.error_code, recovered.producer_epoch) == (E.NONE, epoch + 1)
+    assert meta.state is TxnState.EMPTY and meta.start_ms == -1
+
+
+def test_a_retried_bump_leaves_the_transaction_empty(broker):
+    pid, epoch = ready(broker)
+    bumped = init(broker, pid=pid, epoch=epoch)
+    add(broker, pid, bumped.producer_epoch)
+    end(broker, pid, bumped.producer_epoch)
+    meta = broker.transactions.txns[TXN]
+    assert meta.state is TxnState.COMPLETE_COMMIT
+    retried = init(broker, pid=pid, epoch=epoch)
+    assert (retried.error_code, retried.producer_epoch) == (E.NONE, bumped.producer_epoch)
+    assert (meta.state, meta.start_ms, meta.last_epoch) == (TxnState.EMPTY, -1, epoch)
+
+
+def test_end_txn_follows_kafkas_two_tables(broker, clock):
+    pid, _ = ready(broker)
+    pid, epoch = ready(broker)                                  # Empty at epoch 1
+    for commit in (True, False):
+        assert end(broker, pid, epoch - 1, commit, version=5).error_code == E.PRODUCER_FENCED   # a "retry" on Empty
+    assert end(broker, pid, epoch, True, version=5).error_code == E.INVALID_TXN_STATE
+    clock.advance(5)
+    aborted = end(broker, pid, epoch, False, version=5)         # an abort with nothing added: a bump, dated now
+    meta = broker.transactions.txns[TXN]
+    assert (aborted.error_code, aborted.producer_epoch) == (E.NONE, epoch + 1) and meta.start_ms == clock.now_ms()
+    retried = end(broker, pid, epoch, False, version=5)
+    assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (E.NONE, pid, epoch + 1)
+    assert end(broker, pid, epoch, True, version=5).error_code == E.INVALID_TXN_STATE       # the other end, retried
+    assert end(broker, pid, epoch + 1, True, version=5).error_code == E.INVALID_TXN_STATE
+    assert end(broker, pid, epoch + 1, False, version=5).producer_epoch == epoch + 2
+    # transaction version 1: no epoch in the answer, a retry of the same end is NONE, the other INVALID_TXN_STATE
+    epoch += 2
+    add(broker, pid, epoch)
+    assert (end(broker, pid, epoch).error_code, end(broker, pid, epoch).error_code) == (E.NONE, E.NONE)
+    assert end(broker, pid, epoch, False).error_code == E.INVALID_TXN_STATE
+    assert broker.transactions.end_txn(TXN, pid, epoch, True, 4) == (E.NONE, -1, -1)
+    assert end(broker, pid, epoch, tid="").error_code == E.INVALID_REQUEST
+
+
+def test_verification_tells_each_client_what_it_knows(broker):
+    pid, epoch = ready(broker)
+    answer = produce_v(broker, 9, pid, epoch, 0)
+    assert (answer.error_code, answer.error_message) == (E.INVALID_TXN_STATE,
+                                                         "Partition was not added to the transaction")
+    answer = produce_v(broker, 11, pid, epoch, 0)
+    assert (answer.error_code, answer.error_message, answer.log_start_offset) == (E.TRANSACTION_ABORTABLE, None, -1)
+    verify = call(broker, "AddPartitionsToTxn", 4, {"transactions": [{
+        "transactional_id": TXN, "producer_id": pid, "producer_epoch": epoch, "verify_only": True,
+        "topics": [{"name": "t", "partitions": [0]}]}]})
+    assert verify.results_by_transaction[0].topic_results[0].results_by_partition[0].partition_error_code == \
+        E.TRANSACTION_ABORTABLE
+    assert txn_commit(broker, pid, epoch, 1, version=3) == E.INVALID_TXN_STATE
+    assert txn_commit(broker, pid, epoch, 1, version=4) == E.TRANSACTION_ABORTABLE
+    assert txn_commit(broker, pid, epoch + 1, 1, version=5) == E.INVALID_PRODUCER_EPOCH   # fenced, as producers know it
+    assert produce_v(broker, 12, pid, epoch + 1, 0).error_code == E.INVALID_PRODUCER_EPOCH
+
+
+def test_produce_refusals_as_kafka_answers_them(broker):
+    pid, epoch = ready(broker)
+    nameless = produce_v(broker, 12, pid, epoch, 0, tid=None)
+    assert nameless.error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED    # no authorizer needed for that
+    first = produce_v(broker, 12, pid, epoch, 5)                 # added by the Produce, no state here: from 0
+    assert (first.error_code, first.log_start_offset, first.error_message) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, 0, None)
+    assert produce_v(broker, 12, pid, epoch, 0, (b"a", b"b")).error_code == E.NONE
+    gap = produce_v(broker, 12, pid, epoch, 7)
+    assert (gap.error_code, gap.log_start_offset, gap.error_message) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, 0, None)
+    plain = produce_v(broker, 12, pid, epoch, 2, tid=None, transactional=False)
+    assert (plain.error_code, plain.log_start_offset) == (E.INVALID_TXN_STATE, 0)
+    duplicate = produce_v(broker, 12, pid, epoch, 0, (b"a", b"b"), tid=None, transactional=False)
+    assert (duplicate.error_code, duplicate.base_offset) == (E.NONE, 0)       # a duplicate is recognised first
+
+
+def test_write_txn_markers_of_transaction_version_2_need_a_newer_epoch(broker):
+    pid, epoch = ready(broker)
+    add(broker, pid, epoch)
+    produce(broker, pid, epoch, 0, [b"open"])
+
+    def marker(e, tv, version=2):
+        answer = call(broker, "WriteTxnMarkers", version, {"markers": [{
+            "producer_id": pid, "producer_epoch": e, "transaction_result": False, "coordinator_epoch": 0,
+            "transaction_version": tv, "topics": [{"name": "t", "partition_indexes": [0]}]}]})
+        return answer.markers[0].topics[0].partitions[0].error_code
+
+    assert marker(-1, 0, version=1) == E.UNKNOWN_SERVER_ERROR
+    assert marker(epoch, 2) == E.INVALID_PRODUCER_EPOCH
+    assert marker(epoch, 1) == E.NONE
+    assert marker(epoch, 2) == E.NONE                            # the transaction is closed: a retry
+    assert marker(epoch + 1, 2) == E.NONE
+
+
+def test_describe_transactions_errors_carry_zeros_and_partitions_come_in_hash_order(broker):
+    broker.cluster.create_topic("orders", 5, 1)
+    pid, epoch = ready(broker)
+    add(broker, pid, epoch, [("orders", p) for p in range(5)] + [("t", 1), ("t", 0)])
+    answer = call(broker, "DescribeTransactions", 0, {"transactional_ids": [TXN, "", "nope"]})
+    ours, empty, unknown = answer.transaction_states
+    # Kafka's HashSet<TopicPartition> order (checked against a JVM): t-1, t-0, then orders 0-4
+    assert [(t.topic, t.partitions) for t in ours.topics] == [("t", [1, 0]), ("orders", [0, 1, 2, 3, 4])]
+    assert empty.error_code == E.INVALID_REQUEST and unknown.error_code == E.TRANSACTIONAL_ID_NOT_FOUND
+    for entry in (empty, unknown):
+        assert (entry.producer_id, entry.producer_epoch, entry.transaction_start_time_ms) == (0, 0, 0)
+
+
+def test_add_offsets_takes_any_group_id_and_txn_offset_commit_answers_unknown_topics_alone(broker):
+    pid, epoch = ready(broker)
+    assert call(broker, "AddOffsetsToTxn", 3, {"transactional_id": TXN, "producer_id": pid, "producer_epoch": epoch,
+                                               "group_id": ""}).error_code == E.NONE
+    answer = call(broker, "TxnOffsetCommit", 3, {
+        "transactional_id": TXN, "group_id": "g", "producer_id": pid, "producer_epoch": epoch + 1,
+        "generation_id": -1, "member_id": "", "group_instance_id": None,
+        "topics": [{"name": "t", "partitions": [{"partition_index": p, "committed_offset": 1,
+                                                 "committed_leader_epoch": -1, "committed_metadata": None}
+                                                for p in (0, 9)]}]})
+    # the unknown partition first and with its own error; the coordinator's (a fenced producer) for the rest
+    assert [(p.partition_index, p.error_code) for p in answer.topics[0].partitions] == [
+        (9, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.INVALID_PRODUCER_EPOCH)]
+
+
+def test_describe_producers_topic_errors_carry_kafkas_messages(broker):
+    answer = call(broker, "DescribeProducers", 0, {"topics": [{"name": "nope", "partition_indexes": [0]},
+                                                              {"name": "t", "partition_indexes": [7]}]})
+    unknown, out_of_range = answer.topics[0].partitions[0], answer.topics[1].partitions[0]
+    assert (unknown.error_code, unknown.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION,
+                                                           "This server does not host this topic-partition.")
+    assert (out_of_range.error_code, out_of_range.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION, None)

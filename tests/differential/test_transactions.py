@@ -796,17 +796,23 @@ def test_list_transactions_duration_filter(differ, request):
     differ.check(request.node.name, scenario)
 
 
-@pytest.mark.parametrize("pattern", ["{token}.*", "^{token}-a.*$", "{token}", "a", ".*{token}-b.*", "", "[", None],
-                         ids=["prefix", "anchored", "partial", "one-letter", "contains", "empty", "broken", "null"])
+@pytest.mark.parametrize("pattern", [
+    "{token}.*", "^{token}-a.*$", "{token}", "a", ".*{token}-b.*", "", "[", None, "(?<head>{token})-[[:lower:]]",
+    "{token}-\\p{{Lower}}", "\\Q{token}-a\\E", ".*-[a-z&&[^a]]", "{token}-a*+", "(?i){TOKEN}-B", "(.)\\1.*",
+    "(?=x).*", "{token}-a\\z", "{token}-\\pL"],
+    ids=["prefix", "anchored", "partial", "one-letter", "contains", "empty", "broken", "null", "named-group-posix",
+         "java-posix", "quote", "intersection", "possessive", "case-insensitive", "backreference", "lookahead",
+         "end-of-text", "unicode-letter"])
 def test_list_transactions_pattern(differ, request, pattern):
-    """v2's transactional id pattern (KIP-1152) as Kafka matches it (with producer id filters to stay in scope)."""
+    """v2's transactional id pattern (KIP-1152) as Kafka matches it, in RE2's syntax (RE2/J), which is not
+    Java's nor Python's (with producer id filters to stay in scope)."""
     def scenario(run):
         topic = run.name("t")
         create_topic(run, topic)
         token = run.name("x")
         pa, _ = ready(run, f"{token}-a")
         pb, _ = ready(run, f"{token}-b")
-        got = pattern.format(token=token.replace(".", r"\.")) if pattern else pattern
+        got = pattern.format(token=token, TOKEN=token.upper()) if pattern else pattern
         list_txns(run, pids=[pa, pb], pattern=got, label="matched")
 
     differ.check(request.node.name, scenario)
@@ -1107,5 +1113,61 @@ def test_end_txn_with_only_offsets(differ, request):
         run.until("offsets visible", lambda: offset_fetch(run, group, topic, stable=True, see=False)
                   .groups[0].error_code == 0)
         offset_fetch(run, group, topic, stable=True, label="committed")
+
+    differ.check(request.node.name, scenario)
+
+
+# -- a real client -------------------------------------------------------------------------------------------------
+
+def test_confluent_kafka_transactions(differ, request):
+    """librdkafka's transactional producer (confluent-kafka): a committed transaction with the group's offsets, an
+    aborted one, a zombie fenced by a second instance; a read_committed consumer sees only the committed records,
+    and the group's offsets are the committed transaction's."""
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+    def scenario(run):
+        topic, tid, group = run.name("t"), run.name("tx"), run.name("g")
+        create_topic(run, topic, 2)
+        coordinator(run, tid)
+        coordinator(run, group, 0)
+        conf = {"bootstrap.servers": run.target.bootstrap_servers, "transactional.id": tid,
+                "enable.idempotence": True, "linger.ms": 0}
+        delivered = []
+
+        def report(err, msg):
+            delivered.append({"error": err.name() if err else None, "partition": msg.partition(),
+                              "offset": msg.offset(), "value": msg.value().decode()})
+
+        producer = Producer(conf)
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce(topic, value=f"c{i}".encode(), partition=i % 2, on_delivery=report)
+        producer.flush(30)
+        meta = Consumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group}).consumer_group_metadata()
+        producer.send_offsets_to_transaction([TopicPartition(topic, 0, 2), TopicPartition(topic, 1, 1)], meta, 30)
+        producer.commit_transaction(30)
+        producer.begin_transaction()
+        producer.produce(topic, value=b"aborted", partition=0, on_delivery=report)
+        producer.flush(30)
+        producer.abort_transaction(30)
+        producer.begin_transaction()
+        producer.produce(topic, value=b"zombie", partition=1, on_delivery=report)
+        producer.flush(30)
+        successor = Producer(conf)
+        successor.init_transactions(30)
+        try:
+            producer.commit_transaction(30)
+            run.see("zombie commit", "committed")
+        except KafkaException as exc:
+            err = exc.args[0]
+            run.see("zombie commit", {"code": err.name(), "fatal": err.fatal(), "abortable": err.txn_requires_abort()})
+        run.see("deliveries", sorted(delivered, key=lambda d: (d["partition"], d["offset"])))
+        settled(run, tid, label="after")
+        for p in (0, 1):
+            see_fetch(run, f"read_committed p{p}", topic, p)
+        r = offset_fetch(run, group, topic, stable=True, see=False)
+        run.see("group offsets", [(p.partition_index, p.committed_offset, p.error_code)
+                                  for t in r.groups[0].topics for p in t.partitions])
 
     differ.check(request.node.name, scenario)

@@ -418,11 +418,10 @@ class TransactionCoordinator:
     # -- admin ----------------------------------------------------------------------------------------------------
 
     def list(self, node_id: int, states: set[str], producer_ids: set[int], min_duration_ms: int,
-             pattern: str | None) -> list[TxnMetadata]:
+             regex: re.Pattern | None) -> list[TxnMetadata]:
         """The transactions this node coordinates that pass ListTransactions' filters (all of them must). The duration
         filter keeps, as Kafka's TransactionStateManager does, every id (whatever its state) whose last transaction
         started more than that long ago; an id that never started one (start -1) always passes."""
-        regex = re.compile(pattern) if pattern else None
         now = self.now()
         found = []
         for meta in self.txns.values():
