@@ -7,8 +7,9 @@ counts over 1000) with ``Re2SyntaxError`` and translates what RE2 means differen
 ``(?<name>...)`` groups, POSIX classes (``[[:alpha:]]``), ``\\x{...}``, ``$`` (end of text unless ``(?m)``), flag
 groups in the middle of a pattern (scoped to the rest of their group), ASCII-only ``\\d \\w \\s \\b``, and the
 Unicode classes of letters and digits (``\\pL``, ``\\p{N}``) outside brackets. Other Unicode classes
-(``\\p{Greek}``), negated POSIX classes among other items, and the ungreedy flag ``U`` are not translated: they are
-Re2SyntaxError here, though RE2 accepts them.
+(``\\p{Greek}``), negated POSIX classes among other items, the ungreedy flag ``U``, and a repetition after flags
+that follow an anchor or other flags are not translated: they are Re2SyntaxError here, though RE2 accepts them.
+(Checked against RE2/J 1.8 on a corpus and on random patterns.)
 """
 
 from __future__ import annotations
@@ -56,20 +57,33 @@ class _Translator:
         self.i = 0
         self.out: list[str] = []
         self.multiline = "m" in "".join(re.findall(r"\(\?([imsU-]*)[:)]", pattern))
-        self.open_scopes: list[int] = [0]     # per open group: flag scopes opened inside it, to close with it
+        # per open group: the flags of the scopes opened inside it by (?flags), closed with it (and around '|')
+        self.open_scopes: list[list[str]] = [[]]
 
     def run(self) -> str:
         while self.i < len(self.p):
             self._atom()
         if len(self.open_scopes) != 1:
             raise Re2SyntaxError("missing closing )")
-        self.out.append(")" * self.open_scopes[0])
+        self.out.append(")" * len(self.open_scopes[0]))
         return "".join(self.out)
 
     # -- pieces --------------------------------------------------------------------------------------------------
 
     def _atom(self) -> None:
         c = self.p[self.i]
+        if c == "\\" and self.i + 1 < len(self.p) and self.p[self.i + 1] in "AbBz":
+            self._anchor(self._escape(in_class=False))
+            return
+        if c in "^$":
+            self.i += 1
+            self._anchor("$" if c == "$" and self.multiline else "\\Z" if c == "$" else "^")
+            return
+        if c == "|":
+            scopes = self.open_scopes[-1]
+            self.out.append(")" * len(scopes) + "|" + "".join(f"(?{flags}:" for flags in scopes))
+            self.i += 1
+            return
         if c == "\\":
             self.out.append(self._escape(in_class=False))
         elif c == "[":
@@ -79,12 +93,9 @@ class _Translator:
         elif c == ")":
             if len(self.open_scopes) == 1:
                 raise Re2SyntaxError("unexpected )")
-            self.out.append(")" * self.open_scopes.pop() + ")")
+            self.out.append(")" * len(self.open_scopes.pop()) + ")")
             self.i += 1
             self._repeat()
-        elif c == "$":
-            self.out.append("$" if self.multiline else "\\Z")
-            self.i += 1
         elif c in "*+?":
             raise Re2SyntaxError(f"missing argument to repetition operator: {c}")
         elif c == "{" and REPEAT.match(self.p, self.i):
@@ -92,11 +103,20 @@ class _Translator:
         else:
             self.out.append("\\{" if c == "{" else "\\}" if c == "}" else c)
             self.i += 1
-            if c not in "^|":
-                self._repeat()
+            if c == "{" and self.i < len(self.p) and (self.p[self.i] in "*+?" or REPEAT.match(self.p, self.i)):
+                raise Re2SyntaxError("invalid nested repetition operator")   # RE2/J's view of a literal '{'
+            self._repeat()
             return
         if c in "\\[":
             self._repeat()
+
+    def _anchor(self, text: str) -> None:
+        """RE2 lets an anchor be repeated (``^*``), Python does not: a repeated anchor goes in a group."""
+        at = len(self.out)
+        self.out.append(text)
+        self._repeat()
+        if len(self.out) > at + 1:
+            self.out[at] = f"(?:{text})"
 
     def _repeat(self) -> None:
         """At most one repetition operator (and its ``?`` for laziness) after an atom."""
@@ -132,7 +152,7 @@ class _Translator:
                 raise Re2SyntaxError(f"invalid named capture: {p[i:end + 1]}")
             self.out.append(f"(?P<{name}>")
             self.i = end + 1
-            self.open_scopes.append(0)
+            self.open_scopes.append([])
             return
         if p.startswith("(?", i):
             m = re.compile(r"\(\?([A-Za-z-]*)([:)])").match(p, i)
@@ -147,15 +167,21 @@ class _Translator:
             self.i = m.end()
             if m.group(2) == ":":
                 self.out.append(f"(?{flags}:")
-                self.open_scopes.append(0)
+                self.open_scopes.append([])
             else:
-                # RE2: the flags hold to the end of the enclosing group; Python wants them scoped
+                # RE2: the flags hold to the end of the enclosing group; Python wants them scoped. A repetition
+                # right after them repeats the atom before them.
+                if self.i < len(p) and (p[self.i] in "*+?" or REPEAT.match(p, self.i)):
+                    last = self.out[-1] if self.out else "|"
+                    if last == "|" or last.startswith("(") and last.endswith((":", "(", ">")):
+                        raise Re2SyntaxError("missing argument to repetition operator")
+                    self._repeat()
                 self.out.append(f"(?{flags}:")
-                self.open_scopes[-1] += 1
+                self.open_scopes[-1].append(flags)
             return
         self.out.append("(")
         self.i += 1
-        self.open_scopes.append(0)
+        self.open_scopes.append([])
 
     def _escape(self, in_class: bool) -> str:
         p, i = self.p, self.i
@@ -264,7 +290,8 @@ class _Translator:
                 after_class = self.i + 1 < len(p) and p[self.i + 1] in PERL_CLASSES
                 out.append(self._escape(in_class=True))
             elif c in "[]^-&~|":
-                out.append("\\" + c if c != "-" else "-")
+                # a '-' after a '-' is the end of a range ([+--]): escaped, the same range without Python's warning
+                out.append("\\" + c if c != "-" or out[-1] == "-" else "-")
                 self.i += 1
             else:
                 out.append(c)

@@ -60,6 +60,23 @@ def test_as_re2j_answers(pattern, matched):
     assert [s for s in SAMPLES if regex.fullmatch(s)] == matched
 
 
+QUIRKS = [  # RE2/J 1.8 again: repeated anchors, flags that outlive an alternation, a literal '{' under a repetition
+    (r"^*a", ["a"]), (r"a\z?", ["a"]), (r"a(?i)|B", ["a", "B", "b"]), (r"a(?i)+b", ["aab"]), (r"b{*", None),
+    (r"{2}a", None), (r"x{{2}", None), (r"(?i)a|b", ["a", "B", "b", "A"]),
+]
+QUIRK_SAMPLES = ["a", "B", "b", "aab", "aAb", "{2}a", "A", "x{{"]
+
+
+@pytest.mark.parametrize(("pattern", "matched"), QUIRKS, ids=[p for p, _ in QUIRKS])
+def test_re2j_quirks(pattern, matched):
+    if matched is None:
+        with pytest.raises(Re2SyntaxError):
+            compile_re2(pattern)
+        return
+    regex = compile_re2(pattern)
+    assert [s for s in QUIRK_SAMPLES if regex.fullmatch(s)] == matched
+
+
 @pytest.mark.parametrize("pattern", [r"\p{Greek}", r"[[:^digit:]x]", r"(?U)a+"])
 def test_what_is_not_translated_is_refused(pattern):
     """RE2 accepts these; they are not translated, so kafkamock refuses them rather than match otherwise."""
