@@ -10,6 +10,7 @@ leave Prepare* before it looks at anything the markers change.
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -1171,3 +1172,143 @@ def test_confluent_kafka_transactions(differ, request):
                                   for t in r.groups[0].topics for p in t.partitions])
 
     differ.check(request.node.name, scenario)
+
+
+# -- transactional id expiration -----------------------------------------------------------------------------------
+
+EXPIRY_CONFIG = {"transactional.id.expiration.ms": 1500,
+                 "transaction.remove.expired.transaction.cleanup.interval.ms": 200}
+
+
+@pytest.mark.parametrize("ended", ["empty", "committed"])
+def test_transactional_id_expires(differ, request, ended):
+    """transactional.id.expiration.ms after its last update an id with no open transaction is removed: it is
+    unknown to DescribeTransactions, EndTxn and ListTransactions, and InitProducerId (even with the old producer,
+    KIP-360) gives it a new producer id."""
+    def scenario(run):
+        topic, tid = run.name("t"), run.name("tx")
+        create_topic(run, topic)
+        if ended == "committed":
+            pid, epoch = open_txn(run, topic, tid)
+            r = end(run, tid, pid, epoch, True, see=False)
+            epoch = r.producer_epoch
+            settled(run, tid, see=False)
+        else:
+            pid, epoch = ready(run, tid)
+
+        def gone():
+            return describe(run, tid, see=False).transaction_states[0].error_code == 105
+
+        run.until("the transactional id expired", gone, timeout=30)
+        describe(run, tid, label="expired")
+        list_txns(run, pids=[pid], label="listed")
+        end(run, tid, pid, epoch, False, label="abort with the old producer")
+        r = init(run, tid, pid=pid, epoch=epoch, label="KIP-360 with the old producer")
+        run.see("a new producer id", r.producer_id != pid)
+        settled(run, tid, label="again")
+
+    differ.check(request.node.name, scenario, config=EXPIRY_CONFIG)
+
+
+# -- three nodes ---------------------------------------------------------------------------------------------------
+
+def node_index(run, port: int) -> int:
+    return run.target.ports.index(port)
+
+
+def coordinator_node(run, key: str) -> int:
+    """The index of the node coordinating transactional id ``key``, once it has loaded the id's partition."""
+    box = {}
+
+    def found():
+        r = run.call("FindCoordinator", 4, {"key_type": 1, "coordinator_keys": [key]}, see=False)
+        box["node"] = node_index(run, r.coordinators[0].port) if r.coordinators[0].error_code == 0 else None
+        return box["node"] is not None
+
+    run.until(f"coordinator of {key}", found, timeout=30)
+    run.until(f"coordinator of {key} loaded", lambda: run.call(
+        "DescribeTransactions", 0, {"transactional_ids": [key]}, node=box["node"],
+        see=False).transaction_states[0].error_code not in LOADING, timeout=30)
+    return box["node"]
+
+
+def leader_node(run, topic: str, partition: int) -> int:
+    md = run.call("Metadata", 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                   "allow_auto_topic_creation": False,
+                                   "include_topic_authorized_operations": False}, see=False)
+    leader = next(p.leader_id for p in md.topics[0].partitions if p.partition_index == partition)
+    port = next(b.port for b in md.brokers if b.node_id == leader)
+    return node_index(run, port)
+
+
+def test_three_nodes_coordinator_and_leaders(differ, request):
+    """Three nodes: transaction requests away from the id's coordinator are NOT_COORDINATOR; only the coordinator
+    lists the transaction; a transaction over partitions led by different nodes ends with a marker on each, seen by
+    read_committed fetches from each leader."""
+    def scenario(run):
+        topic, tid = run.name("t"), run.name("tx")
+        run.create_topic(topic, partitions=3)
+        home = coordinator_node(run, tid)
+        other = (home + 1) % 3
+        conn = run.conn(home)
+        idempotent_ready(run)
+        run.see("InitProducerId elsewhere", run.call("InitProducerId", 5, {
+            "transactional_id": tid, "transaction_timeout_ms": 60000}, node=other, see=False).error_code)
+        r = _retry(run, "init", lambda: run.call(
+            "InitProducerId", 5, {"transactional_id": tid, "transaction_timeout_ms": 60000}, node=home, see=False))
+        pid, epoch = r.producer_id, r.producer_epoch
+        run.see("InitProducerId at the coordinator", r)
+        for p in range(3):
+            leader = leader_node(run, topic, p)
+            run.until(f"{topic}-{p} online", lambda p=p, leader=leader: list_offsets_at(run, topic, p, leader) == 0)
+            data = txn_batch(pid, epoch, 0, [f"v{p}"])
+            answer = run.call("Produce", 12, {"transactional_id": tid, "acks": -1, "timeout_ms": 10000, "topic_data": [
+                {"name": topic, "partition_data": [{"index": p, "records": data}]}]}, node=leader, see=False)
+            run.see(f"produce p{p}", answer.responses[0].partition_responses[0].error_code)
+        body = {"transactional_ids": [tid]}
+        run.see("DescribeTransactions elsewhere",
+                run.call("DescribeTransactions", 0, body, node=other, see=False).transaction_states[0].error_code)
+        run.call("DescribeTransactions", 0, body, conn=conn, label="DescribeTransactions at the coordinator")
+        listed = {}
+        for node in range(3):
+            r = run.call("ListTransactions", 1, {"state_filters": [], "producer_id_filters": [pid],
+                                                 "duration_filter": -1}, node=node, see=False)
+            listed["coordinator" if node == home else "other"] = sorted(t.transaction_state
+                                                                        for t in r.transaction_states)
+        run.see("ListTransactions per node", listed)
+        run.see("EndTxn elsewhere", run.call("EndTxn", 5, {"transactional_id": tid, "producer_id": pid,
+                                                           "producer_epoch": epoch, "committed": True},
+                                             node=other, see=False).error_code)
+        run.call("EndTxn", 5, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
+                               "committed": True}, conn=conn, label="EndTxn at the coordinator")
+
+        def settled_at_home():
+            r = run.call("DescribeTransactions", 0, body, conn=conn, see=False)
+            return r.transaction_states[0].transaction_state == "CompleteCommit"
+
+        run.until("committed", settled_at_home)
+        for p in range(3):
+            leader = leader_node(run, topic, p)
+            r = run.call("Fetch", 12, {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 1,
+                "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+                "topics": [{"topic": topic, "partitions": [{"partition": p, "fetch_offset": 0,
+                                                            "partition_max_bytes": 1 << 20}]}]},
+                node=leader, see=False)
+            run.see(f"read_committed p{p}", fetch_view(r.responses[0].partitions[0]))
+
+    differ.check(request.node.name, scenario, nodes=3)
+
+
+def list_offsets_at(run, topic, partition, node):
+    r = run.call("ListOffsets", 9, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": topic, "partitions": [{"partition_index": partition, "timestamp": -1,
+                                        "current_leader_epoch": -1}]}]}, node=node, see=False)
+    return r.topics[0].partitions[0].error_code
+
+
+def txn_batch(pid, epoch, seq, values):
+    from kafkamock.records import encode_batch
+
+    return encode_batch([{"key": None, "value": v.encode(), "timestamp": now_ms()} for v in values],
+                        producer_id=pid, producer_epoch=epoch, base_sequence=seq, transactional=True)
