@@ -429,7 +429,8 @@ def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
     again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
     assert again.transactions.txns["done"].state is TxnState.COMPLETE_COMMIT
     meta = again.transactions.txns["open"]
-    assert meta.state is TxnState.ONGOING and set(meta.partitions) == {("t", 0), ("__consumer_offsets", meta_index(again))}
+    assert meta.state is TxnState.ONGOING
+    assert set(meta.partitions) == {("t", 0), ("__consumer_offsets", meta_index(again))}
     assert fetch(again).last_stable_offset == 2                       # the open transaction's first offset
     assert offset_fetch(again) == (E.UNSTABLE_OFFSET_COMMIT, -1)
     retry = init(again, "done", pid=pid, epoch=epoch)                  # KIP-360's state survived the restart

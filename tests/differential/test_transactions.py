@@ -1145,7 +1145,8 @@ def test_confluent_kafka_transactions(differ, request):
         for i in range(3):
             producer.produce(topic, value=f"c{i}".encode(), partition=i % 2, on_delivery=report)
         producer.flush(30)
-        meta = Consumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group}).consumer_group_metadata()
+        meta = Consumer({"bootstrap.servers": run.target.bootstrap_servers,
+                         "group.id": group}).consumer_group_metadata()
         producer.send_offsets_to_transaction([TopicPartition(topic, 0, 2), TopicPartition(topic, 1, 1)], meta, 30)
         producer.commit_transaction(30)
         producer.begin_transaction()

@@ -3,10 +3,11 @@ batch header in place, append the bytes to the partition's log. Records are deco
 too (a compression change, out-of-range timestamps, keys on compacted topics).
 
 Authorization (Kafka's handleProduceRequest): a request carrying a transactional batch needs a transactional id and
-WRITE on it, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (with or without an authorizer); each topic needs WRITE, else its
-partitions are TOPIC_AUTHORIZATION_FAILED (checked before the topic's existence, which it must not disclose).
-An idempotent producer's right was checked at InitProducerId. An acks=0 request gets no response; if any partition of it fails, the connection is closed instead, as Kafka does,
-so the client learns something went wrong. A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with the
+WRITE on it, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (with or without an authorizer); each
+topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED (checked before the topic's existence, which it
+must not disclose). An idempotent producer's right was checked at InitProducerId. An acks=0 request gets no response;
+if any partition of it fails, the connection is closed instead, as Kafka does, so the client learns something went
+wrong. A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with the
 current leader and its address (KIP-951, v10+), so a client can go there without a metadata round trip.
 """
 

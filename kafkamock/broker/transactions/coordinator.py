@@ -144,8 +144,9 @@ class TransactionCoordinator:
         """(error, producer id, epoch) for a transactional producer, by KIP-360's rules as Kafka 4.3 applies them:
         no expected id/epoch -> a new epoch (a new instance; LastEpoch -1); the expected epoch is the current one ->
         a new epoch, LastEpoch keeps the old; it is LastEpoch -> a retry: the current epoch again (Empty, as Kafka's
-        prepareIncrementProducerEpoch leaves it); anything else PRODUCER_FENCED. An exhausted epoch moves to a new producer id. An open transaction is aborted first,
-        with a fenced epoch, and the caller is told CONCURRENT_TRANSACTIONS to try again."""
+        prepareIncrementProducerEpoch leaves it); anything else PRODUCER_FENCED. An exhausted epoch moves to a new
+        producer id. An open transaction is fenced and aborted first (``_fence_and_abort``), and the caller is told
+        CONCURRENT_TRANSACTIONS to try again."""
         if not transactional_id:
             return E.INVALID_REQUEST, NO_PRODUCER_ID, NO_EPOCH
         if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
