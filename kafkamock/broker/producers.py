@@ -19,6 +19,7 @@ from kafkamock.records.layout import CONTROL_BIT, HEADER, TRANSACTIONAL_BIT
 from kafkamock.storage.producer_snapshot import SnapshotEntry
 
 NO_SEQUENCE = -1
+MAX_EPOCH = 2**15 - 1
 MAX_REMEMBERED = 5
 INT32_MAX = 2**31 - 1
 
@@ -75,23 +76,30 @@ class ProducerStates:
         first = self.first_unstable_offset()
         return high_watermark if first is None else min(first, high_watermark)
 
-    def has_open_transaction(self, producer_id: int) -> bool:
-        return producer_id in self.ongoing
+    def has_open_transaction(self, producer_id: int, epoch: int | None = None) -> bool:
+        """Is the producer's transaction open here (at ``epoch``, when given: Kafka's hasOngoingTransaction)?"""
+        if producer_id not in self.ongoing:
+            return False
+        return epoch is None or self.entries[producer_id].epoch == epoch
 
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         """Aborted transactions a read of offsets [start, end) must be told about (Kafka's collectAbortedTxns)."""
         return [a for a in self.aborted if a.last_offset >= start and a.first_offset < end]
 
     def check(self, producer_id: int, epoch: int, first_seq: int, last_seq: int,
-              transactional: bool = False) -> BatchMetadata | None:
+              transactional: bool = False, added_by_produce: bool = False) -> BatchMetadata | None:
         """Validate an incoming batch: None if it is new and in order, the original batch if it is a duplicate.
 
-        Raises KafkaError with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_TXN_STATE.
+        Raises KafkaError with INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER or INVALID_TXN_STATE, in Kafka's
+        order: a duplicate is recognised first, then the epoch, the sequence, and last a plain batch from a producer
+        whose transaction is open here. A transaction's first batch that the Produce itself added to the
+        transaction (KIP-890 part 2, ``added_by_produce``) must start at sequence 0 when the partition holds no
+        batch of the producer.
         """
         entry = self.entries.get(producer_id)
-        if entry is not None and not transactional and entry.txn_first_offset is not None:
-            raise KafkaError(ErrorCode.INVALID_TXN_STATE,
-                             f"a non-transactional batch from producer {producer_id}, which has an open transaction")
+        if added_by_produce and first_seq != 0 and (entry is None or not entry.batches):
+            raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                             f"sequence {first_seq}: a transactions v2 producer with no state here starts at 0")
         if entry is None:
             # Kafka's ProducerAppendInfo.checkSequence: with no state for the producer (its batches went with
             # retention or DeleteRecords, say), any sequence is accepted.
@@ -103,13 +111,16 @@ class ProducerStates:
             if first_seq != 0:
                 raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                                  f"a new epoch must start at sequence 0, not {first_seq}")
-            return None
-        for batch in entry.batches:
-            if batch.first_seq == first_seq and batch.last_seq == last_seq:
-                return batch
-        if first_seq != next_seq(entry.last_seq):
-            raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                             f"expected sequence {next_seq(entry.last_seq)}, got {first_seq}")
+        else:
+            for batch in entry.batches:
+                if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                    return batch
+            if first_seq != next_seq(entry.last_seq):
+                raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                 f"expected sequence {next_seq(entry.last_seq)}, got {first_seq}")
+        if not transactional and entry.txn_first_offset is not None:
+            raise KafkaError(ErrorCode.INVALID_TXN_STATE,
+                             f"a non-transactional batch from producer {producer_id}, which has an open transaction")
         return None
 
     def replay(self, header: bytes | bytearray | memoryview, base_offset: int, marker: tuple[bool, int] | None = None,
@@ -150,14 +161,24 @@ class ProducerStates:
             entry.batches.clear()
         return entry
 
-    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, transaction_version: int = 0
+                     ) -> None:
         """May a marker with this epoch and coordinator epoch be written? (Kafka's checkProducerEpoch and
-        checkCoordinatorEpoch for markers.)"""
+        checkCoordinatorEpoch for markers.) A transaction version 2 marker must carry a newer epoch than the
+        producer's (its transaction's bump), except as a retry once the transaction is closed; older markers may
+        carry the same one. A negative epoch cannot even be written (Kafka: UNKNOWN_SERVER_ERROR)."""
+        if epoch < 0:
+            raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "Invalid negative producer epoch")
         entry = self.entries.get(producer_id)
         if entry is None:
             return
-        if epoch < entry.epoch:
+        stale = epoch <= entry.epoch if transaction_version >= 2 else epoch < entry.epoch
+        retried = transaction_version >= 2 and epoch == entry.epoch and (
+            entry.txn_first_offset is None or epoch == MAX_EPOCH)
+        if stale and not retried:
             raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
+                             f"marker epoch {epoch} is not newer than the producer's epoch {entry.epoch} "
+                             f"(transaction version {transaction_version})" if transaction_version >= 2 else
                              f"marker epoch {epoch} is older than the producer's epoch {entry.epoch}")
         if coordinator_epoch < entry.coordinator_epoch:
             raise KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED,

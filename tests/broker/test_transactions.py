@@ -263,6 +263,9 @@ def test_kip890_v5_ends_with_a_new_epoch_and_a_retry_succeeds(broker):
 
 
 def test_timed_out_transaction_is_aborted_and_its_producer_fenced(broker, clock):
+    """On transaction version 2 (the cluster's level decides, whatever the client's) the abort's own bump is the
+    fence: one new epoch, LastEpoch the fenced one, so the fenced instance recovers with KIP-360's retry rule and
+    finds the transaction Empty at the new epoch (Kafka 4.3.1)."""
     pid, epoch = ready(broker)
     init(broker, pid=pid, epoch=epoch)
     epoch += 1
@@ -272,10 +275,30 @@ def test_timed_out_transaction_is_aborted_and_its_producer_fenced(broker, clock)
     clock.advance(broker.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
     broker.tick()
     meta = broker.transactions.txns[TXN]
-    assert meta.state is TxnState.COMPLETE_ABORT and meta.epoch == epoch + 1 and meta.last_epoch == -1
+    assert meta.state is TxnState.COMPLETE_ABORT and meta.epoch == epoch + 1 and meta.last_epoch == epoch
     assert fetch(broker).last_stable_offset == 2
     assert end(broker, pid, epoch).error_code == E.PRODUCER_FENCED
-    assert init(broker, pid=pid, epoch=epoch).error_code == E.PRODUCER_FENCED   # KIP-360: no recovery once fenced
+    assert end(broker, pid, epoch, commit=False, version=5).error_code == E.NONE     # a retry of that abort
+    assert end(broker, pid, epoch, commit=True, version=5).error_code == E.INVALID_TXN_STATE
+    recovered = init(broker, pid=pid, epoch=epoch)
+    assert (recovered.error_code, recovered.producer_epoch) == (E.NONE, epoch + 1)
+    assert meta.state is TxnState.EMPTY and meta.start_ms == -1
+
+
+def test_timed_out_transaction_on_transaction_version_1_forgets_the_last_epoch(clock):
+    """At transaction version 1 the fence moves the epoch once and forgets LastEpoch: no KIP-360 recovery."""
+    broker = Broker({"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3,
+                     "kafkamock.transaction.version": 1}, clock=clock)
+    broker.cluster.create_topic("t", 2, 1)
+    pid, epoch = ready(broker)
+    broker.transactions.txns[TXN].timeout_ms = 5_000
+    add(broker, pid, epoch)
+    produce(broker, pid, epoch, 0, [b"slow"])
+    clock.advance(broker.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"])
+    broker.tick()
+    meta = broker.transactions.txns[TXN]
+    assert meta.state is TxnState.COMPLETE_ABORT and meta.epoch == epoch + 1 and meta.last_epoch == -1
+    assert init(broker, pid=pid, epoch=epoch).error_code == E.PRODUCER_FENCED
 
 
 def test_transactional_ids_expire_and_come_back_with_a_new_producer_id(broker, clock):
@@ -367,7 +390,8 @@ def test_describe_and_list_transactions_and_describe_producers(broker, clock):
 
 def test_write_txn_markers_aborts_a_hanging_transaction(broker):
     pid, epoch = ready(broker)
-    add(broker, pid, epoch)
+    epoch = init(broker, pid=pid, epoch=epoch).producer_epoch      # 1: an older epoch exists (a negative one is
+    add(broker, pid, epoch)                                          # UNKNOWN_SERVER_ERROR, as in Kafka 4.3.1)
     produce(broker, pid, epoch, 0, [b"a"])
     answer = call(broker, "WriteTxnMarkers", 1, {"markers": [{
         "producer_id": pid, "producer_epoch": epoch, "transaction_result": False, "coordinator_epoch": 0,
@@ -405,7 +429,8 @@ def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
     again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
     assert again.transactions.txns["done"].state is TxnState.COMPLETE_COMMIT
     meta = again.transactions.txns["open"]
-    assert meta.state is TxnState.ONGOING and meta.partitions == {("t", 0), ("__consumer_offsets", meta_index(again))}
+    assert meta.state is TxnState.ONGOING
+    assert set(meta.partitions) == {("t", 0), ("__consumer_offsets", meta_index(again))}
     assert fetch(again).last_stable_offset == 2                       # the open transaction's first offset
     assert offset_fetch(again) == (E.UNSTABLE_OFFSET_COMMIT, -1)
     retry = init(again, "done", pid=pid, epoch=epoch)                  # KIP-360's state survived the restart
@@ -466,7 +491,7 @@ def test_producer_state_outlives_its_batches_across_a_restart(tmp_path, clock):
 def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     """transaction.version 2 (the default, as a new Kafka 4.x cluster): ApiVersions finalizes it; a Produce v12+ and
     a TxnOffsetCommit v5 add their partition themselves, and EndTxn v5 moves the epoch on. At level 1, the same
-    Produce v12 is only verified (INVALID_TXN_STATE without AddPartitionsToTxn)."""
+    Produce v12 is only verified (TRANSACTION_ABORTABLE without AddPartitionsToTxn, as Kafka tells v11+ producers)."""
     def versions(b):
         answer = call(b, "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
         return ([(f.name, f.max_version_level) for f in answer.finalized_features if f.name == "transaction.version"],
@@ -487,7 +512,7 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
 
     assert produce_v12(0, b"implicit") == E.NONE
     meta = broker.transactions.txns[TXN]
-    assert meta.state is TxnState.ONGOING and meta.partitions == {("t", 0)} and meta.client_version == 2
+    assert meta.state is TxnState.ONGOING and set(meta.partitions) == {("t", 0)} and meta.client_version == 2
     assert txn_commit(broker, pid, epoch, 1, version=5) == E.NONE
     assert meta_index(broker) in {p for t, p in meta.partitions if t == "__consumer_offsets"}
     answer = end(broker, pid, epoch, version=5)
@@ -500,7 +525,7 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     older.cluster.create_topic("t", 1, 1)
     assert versions(older) == ([("transaction.version", 1)], 1)
     pid, epoch = ready(older)
-    assert produce_v12(0, b"x", b=older, e=epoch) == E.INVALID_TXN_STATE
+    assert produce_v12(0, b"x", b=older, e=epoch) == E.TRANSACTION_ABORTABLE   # Produce v11+ is told so (KIP-1050)
 
 
 def test_kip890_v5_end_at_an_exhausted_epoch_writes_markers_with_the_old_id_then_rotates(broker):
@@ -538,3 +563,169 @@ def test_a_plain_commit_after_a_pending_transactional_one_wins(broker):
     txn_commit(broker, pid, epoch, 12)                   # written after the plain commit: it wins at the marker
     end(broker, pid, epoch)
     assert offset_fetch(broker) == (E.NONE, 12)
+
+
+# -- Kafka 4.3.1's answers, as the differential suite (tests/differential/test_transactions.py) found them ----------
+
+def produce_v(broker, version, pid, epoch, seq, values=(b"v",), partition=0, tid=TXN, transactional=True):
+    """One batch by Produce ``version``: the partition's whole answer."""
+    batch = encode_batch([{"value": v, "timestamp": broker.now_ms()} for v in values], producer_id=pid,
+                         producer_epoch=epoch, base_sequence=seq, transactional=transactional)
+    body = {"transactional_id": tid, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "topic_id": broker.cluster.topics["t"].topic_id,
+         "partition_data": [{"index": partition, "records": batch}]}]}
+    return call(broker, "Produce", version, body).responses[0].partition_responses[0]
+
+
+def states_written(broker) -> list[int]:
+    """The TransactionStatus of every record in __transaction_state, in order."""
+    from kafkamock.broker.transactions import records
+
+    out = []
+    for partition in broker.cluster.topics["__transaction_state"].partitions:
+        for stored in partition.log.batches():
+            for batch in decode_batches(stored.data):
+                for rec in batch.records:
+                    _, value = records.decode(rec.key, rec.value)
+                    if value is not None:
+                        out.append(value.transaction_status)
+    return out
+
+
+def test_the_fence_on_transaction_version_2_moves_the_epoch_once_and_the_fenced_instance_may_recover(broker):
+    pid, epoch = ready(broker)
+    assert produce_v(broker, 12, pid, epoch, 0).error_code == E.NONE           # an implicit add: Ongoing
+    assert init(broker).error_code == E.CONCURRENT_TRANSACTIONS
+    meta = broker.transactions.txns[TXN]
+    assert (meta.state, meta.epoch, meta.last_epoch) == (TxnState.COMPLETE_ABORT, epoch + 1, epoch)
+    assert int(TxnState.PREPARE_EPOCH_FENCE) not in states_written(broker)     # a pending state Kafka never writes
+    data = fetch(broker)
+    assert values_of(data)[1] == ["ABORT"] and [a.producer_id for a in data.aborted_transactions] == [pid]
+    assert data.records and decode_batches(bytes(data.records))[-1].producer_epoch == epoch + 1   # the marker's
+    recovered = init(broker, pid=pid, epoch=epoch)                             # KIP-360's retry rule
+    assert (recovered.error_code, recovered.producer_epoch) == (E.NONE, epoch + 1)
+    assert meta.state is TxnState.EMPTY and meta.start_ms == -1
+
+
+def test_a_retried_bump_leaves_the_transaction_empty(broker):
+    pid, epoch = ready(broker)
+    bumped = init(broker, pid=pid, epoch=epoch)
+    add(broker, pid, bumped.producer_epoch)
+    end(broker, pid, bumped.producer_epoch)
+    meta = broker.transactions.txns[TXN]
+    assert meta.state is TxnState.COMPLETE_COMMIT
+    retried = init(broker, pid=pid, epoch=epoch)
+    assert (retried.error_code, retried.producer_epoch) == (E.NONE, bumped.producer_epoch)
+    assert (meta.state, meta.start_ms, meta.last_epoch) == (TxnState.EMPTY, -1, epoch)
+
+
+def test_end_txn_follows_kafkas_two_tables(broker, clock):
+    pid, _ = ready(broker)
+    pid, epoch = ready(broker)                                  # Empty at epoch 1
+    for commit in (True, False):
+        assert end(broker, pid, epoch - 1, commit, version=5).error_code == E.PRODUCER_FENCED   # a "retry" on Empty
+    assert end(broker, pid, epoch, True, version=5).error_code == E.INVALID_TXN_STATE
+    clock.advance(5)
+    aborted = end(broker, pid, epoch, False, version=5)         # an abort with nothing added: a bump, dated now
+    meta = broker.transactions.txns[TXN]
+    assert (aborted.error_code, aborted.producer_epoch) == (E.NONE, epoch + 1) and meta.start_ms == clock.now_ms()
+    retried = end(broker, pid, epoch, False, version=5)
+    assert (retried.error_code, retried.producer_id, retried.producer_epoch) == (E.NONE, pid, epoch + 1)
+    assert end(broker, pid, epoch, True, version=5).error_code == E.INVALID_TXN_STATE       # the other end, retried
+    assert end(broker, pid, epoch + 1, True, version=5).error_code == E.INVALID_TXN_STATE
+    assert end(broker, pid, epoch + 1, False, version=5).producer_epoch == epoch + 2
+    # transaction version 1: no epoch in the answer, a retry of the same end is NONE, the other INVALID_TXN_STATE
+    epoch += 2
+    add(broker, pid, epoch)
+    assert (end(broker, pid, epoch).error_code, end(broker, pid, epoch).error_code) == (E.NONE, E.NONE)
+    assert end(broker, pid, epoch, False).error_code == E.INVALID_TXN_STATE
+    assert broker.transactions.end_txn(TXN, pid, epoch, True, 4) == (E.NONE, -1, -1)
+    assert end(broker, pid, epoch, tid="").error_code == E.INVALID_REQUEST
+
+
+def test_verification_tells_each_client_what_it_knows(broker):
+    pid, epoch = ready(broker)
+    answer = produce_v(broker, 9, pid, epoch, 0)
+    assert (answer.error_code, answer.error_message) == (E.INVALID_TXN_STATE,
+                                                         "Partition was not added to the transaction")
+    answer = produce_v(broker, 11, pid, epoch, 0)
+    assert (answer.error_code, answer.error_message, answer.log_start_offset) == (E.TRANSACTION_ABORTABLE, None, -1)
+    verify = call(broker, "AddPartitionsToTxn", 4, {"transactions": [{
+        "transactional_id": TXN, "producer_id": pid, "producer_epoch": epoch, "verify_only": True,
+        "topics": [{"name": "t", "partitions": [0]}]}]})
+    assert verify.results_by_transaction[0].topic_results[0].results_by_partition[0].partition_error_code == \
+        E.TRANSACTION_ABORTABLE
+    assert txn_commit(broker, pid, epoch, 1, version=3) == E.INVALID_TXN_STATE
+    assert txn_commit(broker, pid, epoch, 1, version=4) == E.TRANSACTION_ABORTABLE
+    assert txn_commit(broker, pid, epoch + 1, 1, version=5) == E.INVALID_PRODUCER_EPOCH   # fenced, as producers know it
+    assert produce_v(broker, 12, pid, epoch + 1, 0).error_code == E.INVALID_PRODUCER_EPOCH
+
+
+def test_produce_refusals_as_kafka_answers_them(broker):
+    pid, epoch = ready(broker)
+    nameless = produce_v(broker, 12, pid, epoch, 0, tid=None)
+    assert nameless.error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED    # no authorizer needed for that
+    first = produce_v(broker, 12, pid, epoch, 5)                 # added by the Produce, no state here: from 0
+    assert (first.error_code, first.log_start_offset, first.error_message) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, 0, None)
+    assert produce_v(broker, 12, pid, epoch, 0, (b"a", b"b")).error_code == E.NONE
+    gap = produce_v(broker, 12, pid, epoch, 7)
+    assert (gap.error_code, gap.log_start_offset, gap.error_message) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, 0, None)
+    plain = produce_v(broker, 12, pid, epoch, 2, tid=None, transactional=False)
+    assert (plain.error_code, plain.log_start_offset) == (E.INVALID_TXN_STATE, 0)
+    duplicate = produce_v(broker, 12, pid, epoch, 0, (b"a", b"b"), tid=None, transactional=False)
+    assert (duplicate.error_code, duplicate.base_offset) == (E.NONE, 0)       # a duplicate is recognised first
+
+
+def test_write_txn_markers_of_transaction_version_2_need_a_newer_epoch(broker):
+    pid, epoch = ready(broker)
+    add(broker, pid, epoch)
+    produce(broker, pid, epoch, 0, [b"open"])
+
+    def marker(e, tv, version=2):
+        answer = call(broker, "WriteTxnMarkers", version, {"markers": [{
+            "producer_id": pid, "producer_epoch": e, "transaction_result": False, "coordinator_epoch": 0,
+            "transaction_version": tv, "topics": [{"name": "t", "partition_indexes": [0]}]}]})
+        return answer.markers[0].topics[0].partitions[0].error_code
+
+    assert marker(-1, 0, version=1) == E.UNKNOWN_SERVER_ERROR
+    assert marker(epoch, 2) == E.INVALID_PRODUCER_EPOCH
+    assert marker(epoch, 1) == E.NONE
+    assert marker(epoch, 2) == E.NONE                            # the transaction is closed: a retry
+    assert marker(epoch + 1, 2) == E.NONE
+
+
+def test_describe_transactions_errors_carry_zeros_and_partitions_come_in_hash_order(broker):
+    broker.cluster.create_topic("orders", 5, 1)
+    pid, epoch = ready(broker)
+    add(broker, pid, epoch, [("orders", p) for p in range(5)] + [("t", 1), ("t", 0)])
+    answer = call(broker, "DescribeTransactions", 0, {"transactional_ids": [TXN, "", "nope"]})
+    ours, empty, unknown = answer.transaction_states
+    # Kafka's HashSet<TopicPartition> order (checked against a JVM): t-1, t-0, then orders 0-4
+    assert [(t.topic, t.partitions) for t in ours.topics] == [("t", [1, 0]), ("orders", [0, 1, 2, 3, 4])]
+    assert empty.error_code == E.INVALID_REQUEST and unknown.error_code == E.TRANSACTIONAL_ID_NOT_FOUND
+    for entry in (empty, unknown):
+        assert (entry.producer_id, entry.producer_epoch, entry.transaction_start_time_ms) == (0, 0, 0)
+
+
+def test_add_offsets_takes_any_group_id_and_txn_offset_commit_answers_unknown_topics_alone(broker):
+    pid, epoch = ready(broker)
+    assert call(broker, "AddOffsetsToTxn", 3, {"transactional_id": TXN, "producer_id": pid, "producer_epoch": epoch,
+                                               "group_id": ""}).error_code == E.NONE
+    answer = call(broker, "TxnOffsetCommit", 3, {
+        "transactional_id": TXN, "group_id": "g", "producer_id": pid, "producer_epoch": epoch + 1,
+        "generation_id": -1, "member_id": "", "group_instance_id": None,
+        "topics": [{"name": "t", "partitions": [{"partition_index": p, "committed_offset": 1,
+                                                 "committed_leader_epoch": -1, "committed_metadata": None}
+                                                for p in (0, 9)]}]})
+    # the unknown partition first and with its own error; the coordinator's (a fenced producer) for the rest
+    assert [(p.partition_index, p.error_code) for p in answer.topics[0].partitions] == [
+        (9, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.INVALID_PRODUCER_EPOCH)]
+
+
+def test_describe_producers_topic_errors_carry_kafkas_messages(broker):
+    answer = call(broker, "DescribeProducers", 0, {"topics": [{"name": "nope", "partition_indexes": [0]},
+                                                              {"name": "t", "partition_indexes": [7]}]})
+    unknown, out_of_range = answer.topics[0].partitions[0], answer.topics[1].partitions[0]
+    assert (unknown.error_code, unknown.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION,
+                                                           "This server does not host this topic-partition.")
+    assert (out_of_range.error_code, out_of_range.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION, None)

@@ -40,6 +40,7 @@ OLD_EPOCH = "org.apache.kafka.common.errors.InvalidProducerEpochException"
 COMMIT_FAILED = "org.apache.kafka.clients.consumer.CommitFailedException"
 TIMEOUT = "org.apache.kafka.common.errors.TimeoutException"
 NOT_FOUND = "org.apache.kafka.common.errors.TransactionalIdNotFoundException"
+INVALID_TXN_STATE = "org.apache.kafka.common.errors.InvalidTxnStateException"
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
@@ -223,6 +224,11 @@ def test_send_offsets_to_transaction_commits_the_groups_offsets_with_the_transac
         {"op": "begin"}, {"op": "offsets", "group": group, "offsets": {topic: {"0": 12}}}, {"op": "commit"},
         {"op": "await_offsets", "group": group, "offsets": {topic: {"0": 12, "1": 7}}, "label": "listed-end"},
     ]
+    if not kafka_target.external:
+        # The consumer's first OffsetFetch (where its positions start) answered after the join's poll returns: the
+        # window in which a join that did not settle its positions left that fetch pending, and committed-pending
+        # took its stale, pre-transaction answer (no offsets) instead of timing out. Held here every time.
+        kafka_target.broker.control.push_fault("OffsetFetch", latency_ms=200)
     got = run_txn(java_clients, kafka_target, tid, steps,
                   failing={"committed-pending", "stale-generation", "left-member"})
 
@@ -342,11 +348,13 @@ def test_a_transaction_open_past_its_timeout_is_aborted_and_its_producer_fenced(
     opened, aborted = got["open"]["result"], got["aborted"]["result"]
     assert opened["timeout_ms"] == aborted["timeout_ms"] == 2000
     assert aborted["producer_id"] == opened["producer_id"]
-    # fenced by the abort; with KIP-890 part 2 the abort's own bump comes on top of the fence's
-    bumps = 2 if transaction_version(kafka_target) >= 2 else 1
-    assert aborted["producer_epoch"] == opened["producer_epoch"] + bumps, (opened, aborted)
+    # fenced by the abort: one new epoch (with KIP-890 part 2 the abort's own bump is the fence, as Kafka 4.3.1 does)
+    assert aborted["producer_epoch"] == opened["producer_epoch"] + 1, (opened, aborted)
     assert aborted["partitions"] == []
-    assert error_class(got["commit"]) == FENCED, got["commit"]
+    # EndTxn v5 takes the zombie's epoch for a retry of the coordinator's abort, and a commit retrying an abort is
+    # INVALID_TXN_STATE; EndTxn v4 (transaction version 1) finds the epoch fenced
+    fenced = INVALID_TXN_STATE if transaction_version(kafka_target) >= 2 else FENCED
+    assert error_class(got["commit"]) == fenced, got["commit"]
     assert consumed(got["committed"]) == [(0, 2, "k2")]
     assert consumed(got["uncommitted"]) == [(0, 0, "k1"), (0, 2, "k2")]
 

@@ -147,7 +147,8 @@
  *              sendOffsetsToTransaction -> the group metadata sent
  *            {"op": "join", "consumer", "group", "topics", "count": [0], "timeout_ms": [15000], "config"}: a
  *              KafkaConsumer (read_committed, no auto commit, classic protocol) subscribes and polls until it has
- *              an assignment and `count` records -> {"records", "assignment", "group_metadata"}
+ *              an assignment and `count` records, then settles its positions (its committed-offset fetch answered)
+ *              -> {"records", "assignment", "group_metadata"}
  *            {"op": "poll", "consumer", "count", "timeout_ms"} -> {"records": [...]}
  *            {"op": "committed", "consumer", "partitions": {"<topic>": [p...]}, "timeout_ms": [10000]}: committed()
  *              (read_committed asks for stable offsets: a TimeoutException while a transaction holds them)
@@ -1257,6 +1258,13 @@ public final class ClientScenarios {
             ObjectNode r = JSON.objectNode();
             ArrayNode records = r.putArray("records");
             pollUntil(consumer, records, step.path("count").asInt(0), step.path("timeout_ms").asLong(15_000), true);
+            // The poll that brings the assignment can return while its fetch of the group's committed offsets (where
+            // the positions start) is still unanswered, and the consumer keeps that fetch pending: a later
+            // committed() for the same partitions takes its (old) answer instead of asking again. So the join
+            // settles every position before it returns.
+            for (TopicPartition tp : consumer.assignment()) {
+                consumer.position(tp, Duration.ofMillis(step.path("timeout_ms").asLong(15_000)));
+            }
             r.set("assignment", tps(consumer.assignment()));
             r.set("group_metadata", groupMetadata(consumer.groupMetadata()));
             return r;

@@ -1,5 +1,6 @@
 """AddOffsetsToTxn (25): a group's ``__consumer_offsets`` partition joins the producer's transaction, so that
-TxnOffsetCommit may follow (``sendOffsetsToTransaction``). PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2."""
+TxnOffsetCommit may follow (``sendOffsetsToTransaction``). PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2. Kafka
+checks no group id: an empty one joins the partition it hashes to, as any other."""
 
 from __future__ import annotations
 
@@ -19,9 +20,8 @@ def handle(broker, request) -> dict:
     if not broker.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     try:
-        coordinator.check_coordinator(request, body.transactional_id)
-        if not body.group_id:
-            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent
+            coordinator.check_coordinator(request, body.transactional_id)
     except KafkaError as exc:
         return {"throttle_time_ms": 0, "error_code": exc.code}
     code = coordinator.add_partitions(body.transactional_id, body.producer_id, body.producer_epoch,

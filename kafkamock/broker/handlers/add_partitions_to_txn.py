@@ -2,8 +2,10 @@
 
 v0-3 come from producers: one transaction, one top-level answer per partition. v4+ (KIP-890) batch several
 transactions, each answered on its own, and may be verify-only (is the partition already in the transaction?),
-which brokers use before a transaction's first write. Any partition of an unknown topic fails the whole
-transaction: it gets UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, as Kafka answers.
+which brokers use before a transaction's first write (a partition not in the transaction is TRANSACTION_ABORTABLE).
+Any partition of an unknown topic fails the whole transaction: it gets UNKNOWN_TOPIC_OR_PARTITION and the others
+OPERATION_NOT_ATTEMPTED, as Kafka answers. Results Kafka builds from a hash map (those, and verification's) come in
+that map's order; the others in request order.
 PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for clients before v2.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.java_hash_order import java_hash_order, string_hash, topic_partition_hash
 from kafkamock.broker.transactions.coordinator import fenced_code
 
 API_KEY = 24
@@ -19,9 +22,20 @@ FIRST_FENCED_VERSION = 2
 
 
 def _results(topics, codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
+    """The request's topics and partitions in request order (Kafka's errorResponseForTransaction)."""
     return [{"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code":
                                                       codes[(t.name, p)]} for p in t.partitions]}
             for t in topics]
+
+
+def _hashed_results(codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
+    """Per-partition results built from a map (Kafka's resultForTransaction): partitions as the map of
+    TopicPartition iterates them, topics as a ``HashMap<String, ...>`` does."""
+    by_topic: dict[str, list[dict]] = {}
+    for topic, partition in java_hash_order(codes, topic_partition_hash):
+        by_topic.setdefault(topic, []).append({"partition_index": partition,
+                                               "partition_error_code": codes[(topic, partition)]})
+    return [{"name": t, "results_by_partition": by_topic[t]} for t in java_hash_order(by_topic, string_hash)]
 
 
 def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, topics, verify_only: bool
@@ -34,29 +48,34 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
             return _results(topics, {key: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for key in asked})
         names = {name for name, _ in asked if name not in INTERNAL_TOPICS}
         denied = names - broker.authorized(request, AclOperation.WRITE, ResourceType.TOPIC, names)
-        if denied:
-            return _results(topics, {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED if key[0] in denied
-                                     else ErrorCode.OPERATION_NOT_ATTEMPTED for key in asked})
-    try:
-        broker.transactions.check_coordinator(request, transactional_id or "")
-    except KafkaError as exc:
-        return _results(topics, {key: exc.code for key in asked})
-    cluster = broker.cluster
-    unknown = {(name, p) for name, p in asked
-               if name not in cluster.topics or not 0 <= p < len(cluster.topics[name].partitions)}
-    if unknown:
-        return _results(topics, {key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if key in unknown
-                                 else ErrorCode.OPERATION_NOT_ATTEMPTED for key in asked})
-    coordinator = broker.transactions
-    if verify_only:
-        codes = {key: coordinator.verify_partition(transactional_id, producer_id, epoch, *key) for key in asked}
     else:
-        code = coordinator.add_partitions(transactional_id, producer_id, epoch, asked)
-        codes = {key: code for key in asked}
-    if request.version < FIRST_FENCED_VERSION:
-        codes = {k: fenced_code(request.version, FIRST_FENCED_VERSION) if c == ErrorCode.PRODUCER_FENCED else c
-                 for k, c in codes.items()}
-    return _results(topics, codes)
+        denied = set()
+    cluster = broker.cluster
+    unknown = {(name, p) for name, p in asked if name not in denied and (
+        name not in cluster.topics or not 0 <= p < len(cluster.topics[name].partitions))}
+    if denied or unknown:
+        # Kafka's order: the refused partitions, the unknown ones, then the rest (a Scala map, iterated by hash)
+        codes = {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED for key in asked if key[0] in denied}
+        codes.update({key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in asked if key in unknown})
+        codes.update({key: ErrorCode.OPERATION_NOT_ATTEMPTED for key in asked if key not in codes})
+        return _hashed_results(codes)
+    coordinator = broker.transactions
+    try:
+        if not transactional_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST)
+        coordinator.check_coordinator(request, transactional_id)
+    except KafkaError as exc:
+        codes = {key: exc.code for key in asked}
+        return _hashed_results(codes) if verify_only else _results(topics, codes)
+    if verify_only:
+        return _hashed_results({key: coordinator.verify_partition(transactional_id, producer_id, epoch, *key)
+                                for key in asked})
+    # v4+ come from brokers adding a KIP-890 part 2 client's partitions (transaction version 2)
+    code = coordinator.add_partitions(transactional_id, producer_id, epoch, asked,
+                                      client_version=2 if request.version >= 4 else 0)
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = fenced_code(request.version, FIRST_FENCED_VERSION)
+    return _results(topics, {key: code for key in asked})
 
 
 def handle(broker, request) -> dict:

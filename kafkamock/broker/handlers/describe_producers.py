@@ -4,6 +4,7 @@ timestamp, coordinator epoch, and the first offset of an open transaction), from
 from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.cluster import validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 61
@@ -18,21 +19,38 @@ def _producers(partition) -> list[dict]:
             for pid, e in producers.entries.items()]
 
 
+def _topic_error(topic_name: str, readable: set[str], topics) -> tuple[ErrorCode, str] | None:
+    """A whole topic's error, with the message Kafka's ApiError gives it (its exception's, else the error's own)."""
+    try:
+        validate_topic_name(topic_name)
+    except KafkaError as exc:
+        return exc.code, exc.message
+    if topic_name not in readable:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."
+    if topic_name not in topics:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."
+    return None
+
+
 def handle(broker, request) -> dict:
+    """Kafka's handleDescribeProducersRequest: a topic's error (invalid name, unauthorized, unknown) answers each of
+    its partitions with a message; a partition's own (not here, not led here) comes without one."""
     topics = []
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
+        failed = _topic_error(t.name, readable, broker.cluster.topics)
         partitions = []
         for index in t.partition_indexes:
             answer = {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None,
                       "active_producers": []}
-            try:
-                if t.name not in readable:
-                    raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                answer["active_producers"] = _producers(broker.lead(request, topic, index))
-            except KafkaError as exc:
-                answer.update(error_code=exc.code, error_message=exc.message)
+            if failed is not None:
+                answer.update(error_code=failed[0], error_message=failed[1])
+            else:
+                try:
+                    answer["active_producers"] = _producers(broker.lead(request, topic, index))
+                except KafkaError as exc:
+                    answer.update(error_code=exc.code)
             partitions.append(answer)
         topics.append({"name": t.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

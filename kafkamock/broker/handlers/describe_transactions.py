@@ -1,6 +1,8 @@
 """DescribeTransactions (65), KIP-664, the shipped form of KIP-360's DescribeTransactionState: each transactional
 id's state, producer id and epoch, timeout, start time and partitions, from its coordinator (NOT_COORDINATOR
-elsewhere, TRANSACTIONAL_ID_NOT_FOUND when unknown)."""
+elsewhere, TRANSACTIONAL_ID_NOT_FOUND when unknown, INVALID_REQUEST for an empty id). An id answered with an error
+carries zeros, as Kafka leaves the other fields at their defaults. Partitions are listed as Kafka's
+``HashSet<TopicPartition>`` iterates them, grouped by topic in order of first appearance."""
 
 from __future__ import annotations
 
@@ -11,11 +13,11 @@ API_KEY = 65
 
 
 def _state(broker, request, transactional_id: str) -> dict:
-    answer = {"error_code": ErrorCode.NONE, "transactional_id": transactional_id, "transaction_state": "",
-              "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
-              "topics": []}
+    answer = _unanswered(transactional_id, ErrorCode.NONE)
     if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         return {**answer, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    if not transactional_id:
+        return {**answer, "error_code": ErrorCode.INVALID_REQUEST}
     try:
         broker.transactions.check_coordinator(request, transactional_id)
     except KafkaError as exc:
@@ -24,13 +26,19 @@ def _state(broker, request, transactional_id: str) -> dict:
     if meta is None:
         return {**answer, "error_code": ErrorCode.TRANSACTIONAL_ID_NOT_FOUND}
     topics: dict[str, list[int]] = {}
-    for topic, partition in sorted(meta.partitions):
+    for topic, partition in meta.ordered_partitions():
         topics.setdefault(topic, []).append(partition)
     describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
     topics = {t: p for t, p in topics.items() if t in describable}   # only the topics the principal may see
     return {**answer, "transaction_state": meta.state.wire_name, "transaction_timeout_ms": meta.timeout_ms,
             "transaction_start_time_ms": meta.start_ms, "producer_id": meta.producer_id,
             "producer_epoch": meta.epoch, "topics": [{"topic": t, "partitions": p} for t, p in topics.items()]}
+
+
+def _unanswered(transactional_id: str, code: ErrorCode) -> dict:
+    return {"error_code": code, "transactional_id": transactional_id, "transaction_state": "",
+            "transaction_timeout_ms": 0, "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
+            "topics": []}
 
 
 def handle(broker, request) -> dict:
@@ -40,6 +48,4 @@ def handle(broker, request) -> dict:
 
 def error_response(broker, request, code: ErrorCode) -> dict:
     return {"throttle_time_ms": 0, "transaction_states": [
-        {"error_code": code, "transactional_id": tid, "transaction_state": "", "transaction_timeout_ms": 0,
-         "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1, "topics": []}
-        for tid in request.body.transactional_ids]}
+        _unanswered(tid, code) for tid in request.body.transactional_ids]}

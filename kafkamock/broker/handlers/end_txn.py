@@ -19,7 +19,8 @@ def handle(broker, request) -> dict:
     body = request.body
     broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     try:
-        broker.transactions.check_coordinator(request, body.transactional_id)
+        if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent
+            broker.transactions.check_coordinator(request, body.transactional_id)
     except KafkaError as exc:
         return {"throttle_time_ms": 0, "error_code": exc.code, "producer_id": NO_PRODUCER_ID,
                 "producer_epoch": NO_EPOCH}

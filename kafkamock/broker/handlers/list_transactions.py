@@ -1,14 +1,14 @@
 """ListTransactions (66), KIP-664: the transactions this node coordinates, filtered by state names, producer ids,
 (v1) how long ago their last transaction started (in any state, as Kafka filters) and (v2, KIP-1152) a regular
-expression over the transactional id. Unknown state names are echoed in UnknownStateFilters; a pattern that does not
-compile is INVALID_REGULAR_EXPRESSION."""
+expression over the transactional id, in RE2's syntax as Kafka's RE2/J reads it (``re2_pattern``), which must match
+all of it. Unknown state names are echoed in UnknownStateFilters; a pattern that does not compile is
+INVALID_REGULAR_EXPRESSION."""
 
 from __future__ import annotations
 
-import re
-
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
 from kafkamock.broker.transactions import TxnState
 
 API_KEY = 66
@@ -19,15 +19,16 @@ def handle(broker, request) -> dict:
     states = set(body.state_filters)
     unknown = sorted(s for s in states if TxnState.from_wire_name(s) is None)
     pattern = body.transactional_id_pattern if version >= 2 else None
+    regex = None
     if pattern:
         try:
-            re.compile(pattern)
-        except re.error:
+            regex = compile_re2(pattern)
+        except Re2SyntaxError:
             return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
                     "unknown_state_filters": [], "transaction_states": []}
     duration = body.duration_filter if version >= 1 else -1
     node_id = request.node.node_id if request.node is not None else broker.node_id
-    found = [m for m in broker.transactions.list(node_id, states, set(body.producer_id_filters), duration, pattern)
+    found = [m for m in broker.transactions.list(node_id, states, set(body.producer_id_filters), duration, regex)
              if broker.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "unknown_state_filters": unknown,
             "transaction_states": [{"transactional_id": m.transactional_id, "producer_id": m.producer_id,

@@ -2,11 +2,12 @@
 batch header in place, append the bytes to the partition's log. Records are decoded only where Kafka decodes them
 too (a compression change, out-of-range timestamps, keys on compacted topics).
 
-Authorization (Kafka's handleProduceRequest): a request carrying a transactional batch needs WRITE on its
-transactional id, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic needs WRITE, else its
-partitions are TOPIC_AUTHORIZATION_FAILED (checked before the topic's existence, which it must not disclose).
-An idempotent producer's right was checked at InitProducerId. An acks=0 request gets no response; if any partition of it fails, the connection is closed instead, as Kafka does,
-so the client learns something went wrong. A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with the
+Authorization (Kafka's handleProduceRequest): a request carrying a transactional batch needs a transactional id and
+WRITE on it, else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (with or without an authorizer); each
+topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED (checked before the topic's existence, which it
+must not disclose). An idempotent producer's right was checked at InitProducerId. An acks=0 request gets no response;
+if any partition of it fails, the connection is closed instead, as Kafka does, so the client learns something went
+wrong. A partition this node does not lead is NOT_LEADER_OR_FOLLOWER with the
 current leader and its address (KIP-951, v10+), so a client can go there without a metadata round trip.
 """
 
@@ -31,6 +32,7 @@ FRAME_SURPLUS_LIMIT = 4096
 RETRIABLE_VERIFY_ERRORS = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
                                      ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 IMPLICIT_ADD_VERSION = 12       # Produce v12+: the client relies on KIP-890 part 2's implicit AddPartitionsToTxn
+TRANSACTION_ABORTABLE_VERSION = 11      # Produce v11+: the client knows TRANSACTION_ABORTABLE (KIP-1050)
 log = logging.getLogger("kafkamock.broker.produce")
 
 
@@ -52,13 +54,19 @@ def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset:
 
 
 def _failure(exc: KafkaError, index: int, partition) -> dict:
-    """A refused partition as Kafka answers it: a message only with KIP-467 record errors (Kafka's other errors
-    carry none: LogAppendResult.errorMessage), the log start offset unless Kafka never reached the log."""
+    """A refused partition as Kafka answers it: a message only with KIP-467 record errors and the transaction
+    verification's own (Kafka's other errors carry none: LogAppendResult.errorMessage), the log start offset unless
+    Kafka never reached the log."""
     if isinstance(exc, log_validator.RecordValidationError):
         return _partition_result(index, exc.code, message=exc.message, record_errors=exc.record_errors,
                                  log_start_offset=partition.log.log_start_offset)
-    known = partition is not None and exc.code not in NO_LOG_START and not isinstance(exc, log_validator.RequestRecordsError)
-    return _partition_result(index, exc.code, log_start_offset=partition.log.log_start_offset if known else -1)
+    if isinstance(exc, VerificationError):
+        return _partition_result(index, exc.code, message=exc.message)
+    if isinstance(exc, AppendRefused):
+        return _partition_result(index, exc.code, log_start_offset=exc.log_start_offset)
+    reached_log = partition is not None and exc.code not in NO_LOG_START and not isinstance(
+        exc, log_validator.RequestRecordsError)
+    return _partition_result(index, exc.code, log_start_offset=partition.log.log_start_offset if reached_log else -1)
 
 
 def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryview:
@@ -73,36 +81,57 @@ def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryvi
     return bytearray(records)
 
 
-def _verify_transaction(broker, transactional_id: str | None, topic, partition, batch, version: int | None) -> None:
-    """A transaction's first batch on a partition needs the partition in the producer's open transaction
-    (KIP-890 part 1, ``transaction.partition.verification.enable``): INVALID_TXN_STATE otherwise, or
-    INVALID_PRODUCER_EPOCH when the producer was fenced. With ``transaction.version`` 2 a Produce v12+ adds the
-    partition itself (KIP-890 part 2: such clients send no AddPartitionsToTxn)."""
-    if transactional_id is None:
-        raise KafkaError(ErrorCode.INVALID_TXN_STATE, "a transactional batch in a request without a transactional id")
-    if partition.producers.has_open_transaction(batch.producer_id):
-        return
+class VerificationError(KafkaError):
+    """The transaction verification refused the batch before the log (Kafka's ReplicaManager answers it with its
+    message, if any, and no log start offset)."""
+
+
+class AppendRefused(KafkaError):
+    """An error the log finds while appending (Kafka's ProducerAppendInfo: epoch, sequence, transaction state): the
+    answer carries the log start offset and no message, as Kafka's does; the detail is for the log only."""
+
+    def __init__(self, code: ErrorCode, log_start_offset: int, detail: str):
+        super().__init__(code)
+        self.log_start_offset, self.detail = log_start_offset, detail
+
+
+def _verify_transaction(broker, transactional_id: str, topic, partition, batch, version: int | None) -> bool:
+    """A transaction's first batch on a partition needs the partition in the producer's transaction (KIP-890 part 1,
+    ``transaction.partition.verification.enable``); a Produce v12+ on ``transaction.version`` 2 adds it itself
+    (KIP-890 part 2: such clients send no AddPartitionsToTxn). Kafka's ReplicaManager: an epoch older than the
+    partition's is refused first, a batch of a transaction already open here (same epoch) needs nothing, and the
+    coordinator's answers are translated for producers: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, a partition
+    not in the transaction TRANSACTION_ABORTABLE (v11+) or INVALID_TXN_STATE, coordinator trouble
+    NOT_ENOUGH_REPLICAS (which every client retries without a metadata refresh). True when this Produce added the
+    partition itself."""
+    version = version or 0
     coordinator = broker.transactions
-    if (version or 0) >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2:
+    adds = version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2
+    if not adds and not broker.config["transaction.partition.verification.enable"]:
+        return False
+    entry = partition.producers.entries.get(batch.producer_id)
+    if entry is not None and batch.producer_epoch < entry.epoch:
+        raise VerificationError(ErrorCode.INVALID_PRODUCER_EPOCH)
+    if partition.producers.has_open_transaction(batch.producer_id, batch.producer_epoch):
+        return False
+    if adds:
         code = coordinator.add_partitions(transactional_id, batch.producer_id, batch.producer_epoch,
                                           [(topic.name, partition.index)], client_version=2)
-    elif broker.config["transaction.partition.verification.enable"]:
+    else:
         code = coordinator.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, topic.name,
                                             partition.index)
-    else:
-        return
     if code == ErrorCode.PRODUCER_FENCED:
-        # as Kafka's AddPartitionsToTxnManager: producers expect INVALID_PRODUCER_EPOCH from a Produce
-        raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, f"producer {batch.producer_id} epoch "
-                         f"{batch.producer_epoch} is fenced")
-    if code in RETRIABLE_VERIFY_ERRORS:
-        # Kafka's ReplicaManager: a retriable coordinator answer becomes NOT_ENOUGH_REPLICAS, which every client
-        # retries without a metadata refresh
-        raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the "
-                         f"transaction. Underlying error: {code.name}")
+        raise VerificationError(ErrorCode.INVALID_PRODUCER_EPOCH)
+    if code == ErrorCode.TRANSACTION_ABORTABLE and version < TRANSACTION_ABORTABLE_VERSION:
+        code = ErrorCode.INVALID_TXN_STATE
+    if code == ErrorCode.INVALID_TXN_STATE:
+        raise VerificationError(code, "Partition was not added to the transaction")
+    if code in RETRIABLE_VERIFY_ERRORS and (code != ErrorCode.CONCURRENT_TRANSACTIONS or not adds):
+        raise VerificationError(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to "
+                                f"the transaction. Underlying error: {code.name}")
     if code:
-        raise KafkaError(code, f"{topic.name}-{partition.index} is not in the open transaction of "
-                         f"{transactional_id!r}")
+        raise VerificationError(code)
+    return adds
 
 
 def append(broker, topic, partition, records: bytes | bytearray | memoryview | None, version: int | None = None,
@@ -139,16 +168,19 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                                 topic_partition=f"{topic.name}-{index}")
     producer_id = batch.producer_id
     transactional = batch.is_transactional
+    added = transactional and transactional_id is not None and _verify_transaction(
+        broker, transactional_id, topic, partition, batch, version)
     if producer_id >= 0:
-        duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
-                                              batch.last_sequence, transactional)
+        try:
+            duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
+                                                  batch.last_sequence, transactional, added)
+        except KafkaError as exc:
+            raise AppendRefused(exc.code, plog.log_start_offset, str(exc)) from None
         if duplicate is not None:
             # A retry of a batch already written: success, with the offsets it got the first time.
             # (Kafka answers the batch's stored timestamp as its append time, whatever the timestamp type.)
             return _partition_result(index, base_offset=duplicate.base_offset, log_append_time=duplicate.timestamp,
                                      log_start_offset=plog.log_start_offset)
-    if transactional:
-        _verify_transaction(broker, transactional_id, topic, partition, batch, version)
     codec = log_validator.target_codec(config("compression.type"), batch)
     if codec != batch.compression:
         level = config(f"compression.{codec}.level") if codec in ("gzip", "lz4", "zstd") else None
@@ -188,8 +220,9 @@ def handle(broker, request):
     acks = body.acks
     node = request.node
     if _has_transactional_records(body) and (
-            body.transactional_id is None or broker.authorizer_enabled and not broker.authorize(
-                request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)):
+            body.transactional_id is None or not broker.authorize(request, AclOperation.WRITE,
+                                                                  ResourceType.TRANSACTIONAL_ID,
+                                                                  body.transactional_id)):
         if acks == 0:
             return Close("acks=0 produce failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
         return error_response(broker, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -232,7 +265,7 @@ def handle(broker, request):
                 if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 10:
                     result["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
                     leaders.add(exc.leader_id)
-                failed = failed or str(exc)
+                failed = failed or (exc.detail if isinstance(exc, AppendRefused) else str(exc))
             results.append(result)
         responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id, "partition_responses": results})
     if acks == 0:

@@ -1,7 +1,8 @@
 """TxnOffsetCommit (28): a transactional producer commits a group's offsets inside its transaction.
 
 The request goes to the group's coordinator; the group's ``__consumer_offsets`` partition must already be in the
-transaction (AddOffsetsToTxn; KIP-890's verification: INVALID_TXN_STATE otherwise), except that v5 on
+transaction (AddOffsetsToTxn; KIP-890's verification: TRANSACTION_ABORTABLE otherwise, INVALID_TXN_STATE before v4;
+a fenced producer is INVALID_PRODUCER_EPOCH, as Kafka's partition verification tells it), except that v5 on
 ``transaction.version`` 2 adds it itself (KIP-890 part 2). v3+ names the group member
 (``sendOffsetsToTransaction`` with the consumer's group metadata), checked as an OffsetCommit is (UNKNOWN_MEMBER_ID,
 ILLEGAL_GENERATION, FENCED_INSTANCE_ID); without one (generation -1, no member id) any group accepts the commit,
@@ -13,11 +14,10 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.transactions.coordinator import fenced_code
 
 API_KEY = 28
-FIRST_FENCED_VERSION = 3
 IMPLICIT_ADD_VERSION = 5
+TRANSACTION_ABORTABLE_VERSION = 4       # v4+: the client knows TRANSACTION_ABORTABLE (KIP-1050)
 UNKNOWN_GENERATION = -1
 
 
@@ -27,28 +27,45 @@ def _all(body, code: ErrorCode) -> dict:
                                         for p in t.partitions]} for t in body.topics]}
 
 
+def _verify(broker, request) -> None:
+    """The group's ``__consumer_offsets`` partition must be in the transaction (KIP-890 part 1's verification, or
+    part 2's implicit add for v5), checked as Kafka's ReplicaManager does for a coordinator's write: an epoch older
+    than the partition's is INVALID_PRODUCER_EPOCH, an open transaction of this producer there needs nothing, and the
+    transaction coordinator's answer comes back as producers know it (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, a
+    partition not in the transaction TRANSACTION_ABORTABLE, INVALID_TXN_STATE before v4)."""
+    body, version = request.body, request.version
+    coordinator = broker.transactions
+    adds = version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2
+    if not adds and not broker.config["transaction.partition.verification.enable"]:
+        return
+    topic, index = coordinator.offsets_partition(body.group_id)
+    producers = broker.internal_topic(topic).partitions[index].producers
+    entry = producers.entries.get(body.producer_id)
+    if entry is not None and body.producer_epoch < entry.epoch:
+        raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH)
+    if producers.has_open_transaction(body.producer_id, body.producer_epoch):
+        return
+    if adds:
+        # KIP-890 part 2: a client on transaction.version 2 sends no AddOffsetsToTxn; the commit adds the partition.
+        code = coordinator.add_partitions(body.transactional_id, body.producer_id, body.producer_epoch,
+                                          [(topic, index)], client_version=2)
+    else:
+        code = coordinator.verify_partition(body.transactional_id, body.producer_id, body.producer_epoch, topic, index)
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH
+    elif code == ErrorCode.TRANSACTION_ABORTABLE and version < TRANSACTION_ABORTABLE_VERSION:
+        code = ErrorCode.INVALID_TXN_STATE
+    if code:
+        raise KafkaError(code)
+
+
 def _validate(broker, request) -> None:
     body, version = request.body, request.version
     groups = broker.groups
     groups.check_coordinator(request, body.group_id)
     if not body.group_id:
         raise KafkaError(ErrorCode.INVALID_GROUP_ID)
-    topic, index = broker.transactions.offsets_partition(body.group_id)
-    code = ErrorCode.NONE
-    if version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2:
-        # KIP-890 part 2: a client on transaction.version 2 sends no AddOffsetsToTxn; the commit adds the partition.
-        code = broker.transactions.add_partitions(body.transactional_id, body.producer_id, body.producer_epoch,
-                                                  [(topic, index)], client_version=2)
-    elif broker.config["transaction.partition.verification.enable"]:
-        code = broker.transactions.verify_partition(body.transactional_id, body.producer_id, body.producer_epoch,
-                                                    topic, index)
-    if code:
-        if code == ErrorCode.PRODUCER_FENCED:
-            raise KafkaError(fenced_code(version, FIRST_FENCED_VERSION))
-        if code == ErrorCode.CONCURRENT_TRANSACTIONS:
-            raise KafkaError(code)
-        raise KafkaError(ErrorCode.INVALID_TXN_STATE if code != ErrorCode.INVALID_PRODUCER_ID_MAPPING else code,
-                         "the group's offsets partition is not in the transaction (AddOffsetsToTxn first)")
+    _verify(broker, request)
     generation = body.generation_id if version >= 3 else UNKNOWN_GENERATION
     member_id = body.member_id if version >= 3 else ""
     instance_id = body.group_instance_id if version >= 3 else None
@@ -60,35 +77,47 @@ def _validate(broker, request) -> None:
 
 
 def handle(broker, request) -> dict:
+    """Kafka's handleTxnOffsetCommitRequest: partitions of unreadable or unknown topics are answered at once (first
+    in the answer); the others go to the group coordinator, whose errors (verification, membership) are theirs
+    alone. With no such partition left, the coordinator is not asked at all."""
     body, version = request.body, request.version
     broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
-    try:
-        _validate(broker, request)
-    except KafkaError as exc:
-        return _all(body, exc.code)
-    max_metadata = broker.config["offset.metadata.max.bytes"]
     cluster = broker.cluster
-    entries, topics = [], []
+    answer: dict[str, list[dict]] = {}
+    valid = []
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
         topic = cluster.topics.get(t.name)
-        results = []
         for p in t.partitions:
             code = ErrorCode.NONE
             if t.name not in readable:
                 code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
-                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            if code:
+                answer.setdefault(t.name, []).append({"partition_index": p.partition_index, "error_code": code})
             else:
-                entries.append((t.name, p.partition_index, p.committed_offset,
+                valid.append((t.name, p))
+    if valid:
+        try:
+            _validate(broker, request)
+            failed = None
+        except KafkaError as exc:
+            failed = exc.code
+        max_metadata = broker.config["offset.metadata.max.bytes"]
+        entries = []
+        for name, p in valid:
+            code = failed or ErrorCode.NONE
+            if not code and p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
+                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            elif not code:
+                entries.append((name, p.partition_index, p.committed_offset,
                                 p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
-            results.append({"partition_index": p.partition_index, "error_code": code})
-        topics.append({"name": t.name, "partitions": results})
-    broker.groups.txn_commit(body.group_id, body.producer_id, body.producer_epoch, entries)
-    return {"throttle_time_ms": 0, "topics": topics}
+            answer.setdefault(name, []).append({"partition_index": p.partition_index, "error_code": code})
+        if entries:
+            broker.groups.txn_commit(body.group_id, body.producer_id, body.producer_epoch, entries)
+    return {"throttle_time_ms": 0, "topics": [{"name": name, "partitions": parts} for name, parts in answer.items()]}
 
 
 def error_response(broker, request, code: ErrorCode) -> dict:

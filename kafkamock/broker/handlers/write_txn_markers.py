@@ -1,7 +1,7 @@
 """WriteTxnMarkers (27): write COMMIT or ABORT markers into partitions, as a transaction coordinator asks a
 partition leader to (tools such as kafka-transactions.sh use it to abort a hanging transaction). Each partition
-must be led here; a marker older than the producer's epoch is INVALID_PRODUCER_EPOCH, one from an older coordinator
-epoch TRANSACTION_COORDINATOR_FENCED."""
+must be led here; a marker older than the producer's epoch is INVALID_PRODUCER_EPOCH (v2's transaction version 2
+markers must be newer than it), one from an older coordinator epoch TRANSACTION_COORDINATOR_FENCED."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def handle(broker, request) -> dict:
                 try:
                     partition = broker.lead(request, topic, index)
                     broker.transactions.write_marker(partition, marker.producer_id, marker.producer_epoch,
-                                                     marker.transaction_result, marker.coordinator_epoch)
+                                                     marker.transaction_result, marker.coordinator_epoch,
+                                                     marker.transaction_version if request.version >= 2 else 0)
                 except KafkaError as exc:
                     code = exc.code
                 results.append({"partition_index": index, "error_code": code})

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, TRANSACTION_STATE_TOPIC, partition_for_key
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.java_hash_order import java_hash_order, topic_partition_hash
 from kafkamock.broker.transactions import records
 from kafkamock.broker.transactions.state import Event, TxnState, transition
 from kafkamock.records import CorruptRecordError, decode_batches, encode_batch, end_txn_marker_batch
@@ -47,12 +48,22 @@ class TxnMetadata:
     prev_producer_id: int = NO_PRODUCER_ID
     next_producer_id: int = NO_PRODUCER_ID
     state: TxnState = TxnState.EMPTY
-    partitions: set[tuple[str, int]] = field(default_factory=set)
+    # the transaction's partitions in the order they joined it (a dict as an ordered set: Kafka's HashSet iterates
+    # in hash order, with ties in insertion order; ``ordered_partitions`` gives that order)
+    partitions: dict[tuple[str, int], None] = field(default_factory=dict)
     start_ms: int = -1
     client_version: int = 0                 # 2: the client ends transactions with EndTxn v5+ (KIP-890 part 2)
 
     def to(self, event: Event) -> None:
         self.state = transition(self.state, event)
+
+    def add(self, partitions: Iterable[tuple[str, int]]) -> None:
+        for key in partitions:
+            self.partitions.setdefault(key, None)
+
+    def ordered_partitions(self) -> list[tuple[str, int]]:
+        """The partitions as Kafka's ``HashSet<TopicPartition>`` iterates them (DescribeTransactions lists them so)."""
+        return java_hash_order(self.partitions, topic_partition_hash)
 
     def value(self) -> dict:
         topics: dict[str, list[int]] = {}
@@ -132,9 +143,10 @@ class TransactionCoordinator:
                          ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, epoch) for a transactional producer, by KIP-360's rules as Kafka 4.3 applies them:
         no expected id/epoch -> a new epoch (a new instance; LastEpoch -1); the expected epoch is the current one ->
-        a new epoch, LastEpoch keeps the old; it is LastEpoch -> a retry: the current epoch again; anything else
-        PRODUCER_FENCED. An exhausted epoch moves to a new producer id. An open transaction is aborted first,
-        with a fenced epoch, and the caller is told CONCURRENT_TRANSACTIONS to try again."""
+        a new epoch, LastEpoch keeps the old; it is LastEpoch -> a retry: the current epoch again (Empty, as Kafka's
+        prepareIncrementProducerEpoch leaves it); anything else PRODUCER_FENCED. An exhausted epoch moves to a new
+        producer id. An open transaction is fenced and aborted first (``_fence_and_abort``), and the caller is told
+        CONCURRENT_TRANSACTIONS to try again."""
         if not transactional_id:
             return E.INVALID_REQUEST, NO_PRODUCER_ID, NO_EPOCH
         if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
@@ -164,7 +176,8 @@ class TransactionCoordinator:
         elif meta.epoch == NO_EPOCH or expected[1] == meta.epoch:
             new_epoch, last = meta.epoch + 1, meta.epoch
         elif expected[1] == meta.last_epoch:
-            return E.NONE, meta.producer_id, meta.epoch            # a retry of a bump that succeeded
+            # a retry of a bump that succeeded (or of the abort that fenced it): the same epoch, Empty again
+            new_epoch, last = meta.epoch, meta.last_epoch
         else:
             return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
         meta.to(Event.INIT)
@@ -197,30 +210,34 @@ class TransactionCoordinator:
             return exc.code
         if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT, TxnState.PREPARE_EPOCH_FENCE):
             return E.CONCURRENT_TRANSACTIONS
-        wanted = set(partitions)
-        if meta.state is TxnState.ONGOING and wanted <= meta.partitions:
+        wanted = list(dict.fromkeys(partitions))
+        if meta.state is TxnState.ONGOING and all(key in meta.partitions for key in wanted):
             return E.NONE
         now = self.now()
         if meta.state is not TxnState.ONGOING:
             meta.start_ms = now
-            meta.client_version = client_version
+        meta.client_version = client_version          # Kafka's prepareAddPartitions: the version of this add
         meta.to(Event.ADD)
-        meta.partitions |= wanted
+        meta.add(wanted)
         meta.last_update_ms = now
         self._write(meta)
         return E.NONE
 
     def verify_partition(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int
                          ) -> ErrorCode:
-        """KIP-890's verification: is the partition in the producer's open transaction? (AddPartitionsToTxn v4
-        verify-only, and the check a partition leader makes before a transaction's first batch.)"""
+        """KIP-890's verification (Kafka's handleVerifyPartitionsInTransaction): is the partition in the producer's
+        transaction? TRANSACTION_ABORTABLE when not (callers turn it into what their clients know); a wrong
+        producer id INVALID_PRODUCER_ID_MAPPING, a wrong epoch PRODUCER_FENCED, an ending transaction
+        CONCURRENT_TRANSACTIONS."""
+        if not transactional_id:
+            return E.INVALID_REQUEST
         try:
-            meta = self._owned(transactional_id or "", producer_id, epoch)
+            meta = self._owned(transactional_id, producer_id, epoch)
         except KafkaError as exc:
             return exc.code
-        if meta.state is TxnState.ONGOING and (topic, partition) in meta.partitions:
-            return E.NONE
-        return E.INVALID_TXN_STATE
+        if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return E.CONCURRENT_TRANSACTIONS
+        return E.NONE if (topic, partition) in meta.partitions else E.TRANSACTION_ABORTABLE
 
     def offsets_partition(self, group_id: str) -> tuple[str, int]:
         topic = self.broker.internal_topic(GROUP_METADATA_TOPIC)
@@ -231,47 +248,75 @@ class TransactionCoordinator:
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, version: int
                 ) -> tuple[ErrorCode, int, int]:
         """(error, producer id, epoch) of EndTxn (Kafka's TransactionCoordinator.endTransaction). From v5 (KIP-890
-        part 2) every transaction ends with a new epoch, which the answer carries; a retry of such an end (the epoch
-        before the bump) is answered with success."""
+        part 2) every transaction ends with a new epoch, which the answer carries, and a retry of such an end (the
+        epoch before the bump) is told NONE; before v5, Kafka's transaction version 1 rules."""
         if not transactional_id:
             return E.INVALID_REQUEST, NO_PRODUCER_ID, NO_EPOCH
         meta = self.txns.get(transactional_id)
         if meta is None:
             return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
-        tv2 = version >= TV2_END_TXN_VERSION
-        retry_on_overflow = (tv2 and producer_id == meta.prev_producer_id and epoch_exhausted(epoch)
-                             and meta.epoch == 0)
-        retry_on_bump = tv2 and epoch == meta.epoch - 1 or retry_on_overflow
-        if meta.producer_id != producer_id and not retry_on_overflow:
+        if version >= TV2_END_TXN_VERSION:
+            return self._end_txn_v2(meta, producer_id, epoch, commit)
+        if meta.producer_id != producer_id:
             return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
-        if epoch != meta.epoch and not retry_on_bump:
+        if epoch != meta.epoch:
             return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
         state = meta.state
-        result: ErrorCode | None = None
         if state is TxnState.ONGOING:
-            if retry_on_bump:
-                return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
-            result = None
-        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            meta.client_version = 0
+            self._end(meta, commit)
+            return E.NONE, NO_PRODUCER_ID, NO_EPOCH
+        if state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             same = (state is TxnState.COMPLETE_COMMIT) == commit
-            if same and (not tv2 or retry_on_bump):
-                return E.NONE, meta.producer_id, meta.epoch             # a retry of the same end
-            if tv2 and not commit and not retry_on_bump:
-                result = None                                          # TV2: an abort with nothing open
-            else:
-                result = E.INVALID_TXN_STATE
-        elif state is TxnState.EMPTY:
-            result = None if tv2 and not commit and not retry_on_bump else E.INVALID_TXN_STATE
-        elif state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            return (E.NONE if same else E.INVALID_TXN_STATE), NO_PRODUCER_ID, NO_EPOCH
+        if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             same = (state is TxnState.PREPARE_COMMIT) == commit
-            result = E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE
+            return (E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE), NO_PRODUCER_ID, NO_EPOCH
+        return E.INVALID_TXN_STATE, NO_PRODUCER_ID, NO_EPOCH
+
+    def _end_txn_v2(self, meta: TxnMetadata, producer_id: int, epoch: int, commit: bool
+                    ) -> tuple[ErrorCode, int, int]:
+        """Transaction version 2's table: on a completed transaction a retry (the epoch before the bump, or the last
+        epoch of the producer id the bump retired) of the same end is NONE, of the other INVALID_TXN_STATE; with the
+        current epoch, an abort ends an empty transaction (another bump) and a commit is INVALID_TXN_STATE."""
+        retry_on_overflow = producer_id == meta.prev_producer_id and epoch == MAX_EPOCH - 1 and meta.epoch == 0
+        retry_on_bump = meta.epoch == epoch + 1
+        state = meta.state
+        if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            valid = retry_on_bump
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid = retry_on_bump or retry_on_overflow or epoch == meta.epoch
         else:
-            result = E.CONCURRENT_TRANSACTIONS
-        if result is not None:
-            return result, NO_PRODUCER_ID, NO_EPOCH
-        if tv2:
-            meta.client_version = 2
-            self._bump_for_end(meta)
+            valid = epoch == meta.epoch
+        retry = retry_on_bump or retry_on_overflow
+        if meta.producer_id != producer_id and not retry_on_overflow:
+            return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
+        if not valid:
+            return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
+        if state is TxnState.ONGOING:
+            return self._end_with_bump(meta, commit, nothing_added=False)
+        if state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            ended_so = (state is TxnState.COMPLETE_COMMIT) == commit
+            if retry:
+                return (E.NONE, meta.producer_id, meta.epoch) if ended_so else (E.INVALID_TXN_STATE, NO_PRODUCER_ID,
+                                                                                  NO_EPOCH)
+            if commit:
+                return E.INVALID_TXN_STATE, NO_PRODUCER_ID, NO_EPOCH
+            return self._end_with_bump(meta, commit=False, nothing_added=True)
+        if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            same = (state is TxnState.PREPARE_COMMIT) == commit
+            return (E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE), NO_PRODUCER_ID, NO_EPOCH
+        if state is TxnState.EMPTY and not commit:
+            return self._end_with_bump(meta, commit=False, nothing_added=True)
+        return E.INVALID_TXN_STATE, NO_PRODUCER_ID, NO_EPOCH
+
+    def _end_with_bump(self, meta: TxnMetadata, commit: bool, nothing_added: bool) -> tuple[ErrorCode, int, int]:
+        """End the transaction with transaction version 2's epoch bump; an abort with nothing added starts (and
+        ends) its transaction now, as Kafka's prepareAbortOrCommit dates it."""
+        meta.client_version = 2
+        self._bump_for_end(meta)
+        if nothing_added:
+            meta.start_ms = self.now()
         self._end(meta, commit)
         return E.NONE, meta.producer_id, meta.epoch
 
@@ -307,17 +352,19 @@ class TransactionCoordinator:
                 log.info("transaction %r: %s-%d is gone; no marker", meta.transactional_id, topic_name, index)
                 continue
             try:
-                self.write_marker(topic.partitions[index], meta.producer_id, meta.epoch, commit, coordinator_epoch)
+                self.write_marker(topic.partitions[index], meta.producer_id, meta.epoch, commit, coordinator_epoch,
+                                  meta.client_version)
             except KafkaError as exc:
                 log.warning("transaction %r: marker for %s-%d refused: %s", meta.transactional_id, topic_name,
                             index, exc)
 
-    def write_marker(self, partition, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int) -> None:
+    def write_marker(self, partition, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
+                     transaction_version: int = 0) -> None:
         """Append a COMMIT or ABORT marker to one partition and close the producer's transaction there (also
         what WriteTxnMarkers does). The group coordinator applies or drops transactional offsets at a marker of
         ``__consumer_offsets``."""
         producers = partition.producers
-        producers.check_marker(producer_id, epoch, coordinator_epoch)
+        producers.check_marker(producer_id, epoch, coordinator_epoch, transaction_version)
         now = self.now()
         batch = end_txn_marker_batch(commit, producer_id=producer_id, producer_epoch=epoch,
                                      coordinator_epoch=coordinator_epoch, timestamp=now)
@@ -328,20 +375,23 @@ class TransactionCoordinator:
         self.broker.appended(partition)              # the LSO moved: read_committed fetches look again
 
     def _fence_and_abort(self, meta: TxnMetadata, why: str) -> None:
-        """Bump the epoch of an open transaction's producer (PrepareEpochFence) and abort it with that epoch: the
-        old instance's next request is fenced (Kafka's prepareFenceProducerEpoch + abort). A transaction of a
-        KIP-890 part 2 client gets the abort's own bump too, as Kafka's prepareAbortOrCommit gives it, so the
-        fenced producer's EndTxn is not mistaken for a retry of the abort."""
+        """Fence an open transaction's producer and abort the transaction with the fenced epoch: the old instance's
+        next request is fenced (Kafka's prepareFenceProducerEpoch, then an abort that does not come from the
+        client). The fence is a pending state Kafka never writes; the abort goes by the cluster's transaction
+        version, whatever the client's: at 2 its own bump is the fence (LastEpoch keeps the fenced instance's
+        epoch, so that instance's KIP-360 retry gets the new epoch), at 1 the epoch moves by one and LastEpoch is
+        forgotten. Either way the epoch moves on once."""
         log.info("transaction %r (producer %d epoch %d) aborted: %s", meta.transactional_id, meta.producer_id,
                  meta.epoch, why)
         meta.to(Event.FENCE)
-        if meta.epoch < MAX_EPOCH:
-            meta.epoch += 1
-        meta.last_epoch = NO_EPOCH
+        if self.config["kafkamock.transaction.version"] >= 2:
+            meta.client_version = 2
+            self._bump_for_end(meta)
+        else:
+            if meta.epoch < MAX_EPOCH:
+                meta.epoch += 1
+            meta.last_epoch = NO_EPOCH
         meta.last_update_ms = self.now()
-        self._write(meta)
-        if meta.client_version >= 2:
-            self._bump_for_end(meta)         # KIP-890 part 2: the abort itself moves the epoch on once more
         self._end(meta, commit=False)
 
     # -- periodic work --------------------------------------------------------------------------------------------
@@ -369,11 +419,10 @@ class TransactionCoordinator:
     # -- admin ----------------------------------------------------------------------------------------------------
 
     def list(self, node_id: int, states: set[str], producer_ids: set[int], min_duration_ms: int,
-             pattern: str | None) -> list[TxnMetadata]:
+             regex: re.Pattern | None) -> list[TxnMetadata]:
         """The transactions this node coordinates that pass ListTransactions' filters (all of them must). The duration
         filter keeps, as Kafka's TransactionStateManager does, every id (whatever its state) whose last transaction
         started more than that long ago; an id that never started one (start -1) always passes."""
-        regex = re.compile(pattern) if pattern else None
         now = self.now()
         found = []
         for meta in self.txns.values():
@@ -453,6 +502,6 @@ class TransactionCoordinator:
             last_epoch=getattr(value, "last_producer_epoch", NO_EPOCH),
             prev_producer_id=getattr(value, "previous_producer_id", NO_PRODUCER_ID),
             next_producer_id=getattr(value, "next_producer_id", NO_PRODUCER_ID), state=state,
-            partitions={(p.topic, i) for p in value.transaction_partitions or [] for i in p.partition_ids},
+            partitions=dict.fromkeys((p.topic, i) for p in value.transaction_partitions or [] for i in p.partition_ids),
             start_ms=value.transaction_start_timestamp_ms,
             client_version=getattr(value, "client_transaction_version", 0))

@@ -1,0 +1,57 @@
+"""The order in which a ``java.util.HashMap`` (or ``HashSet``) iterates its keys, for answers Kafka builds by
+iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's error results).
+
+A HashMap iterates its table's buckets in index order and each bucket's chain in insertion order (resizing splits
+a chain without reordering it). A key's bucket is ``(h ^ (h >>> 16)) & (n - 1)`` for its ``hashCode`` h; the table
+starts at 16 buckets and doubles whenever it holds more than three quarters of its size. (Scala 2.13's mutable
+HashMap spreads and indexes hashes the same way.) Chains long enough to become trees (eight keys in one bucket of a
+table of 64 or more) are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
+
+from kafkamock.broker.cluster import java_string_hash
+
+K = TypeVar("K", bound=Hashable)
+INITIAL_BUCKETS = 16
+
+
+def _int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def topic_partition_hash(key: tuple[str, int]) -> int:
+    """Kafka's ``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``."""
+    topic, partition = key
+    return _int32(31 * (31 + partition) + java_string_hash(topic))
+
+
+def string_hash(key: str) -> int:
+    return java_string_hash(key)
+
+
+def table_size(count: int, initial: int = INITIAL_BUCKETS) -> int:
+    """The bucket count of a HashMap holding ``count`` keys (load factor 0.75)."""
+    n = initial
+    while count > n * 3 // 4:
+        n *= 2
+    return n
+
+
+def bucket(hash_code: int, buckets: int) -> int:
+    h = hash_code & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & (buckets - 1)
+
+
+def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[K]:
+    """``keys`` (in insertion order, duplicates ignored) in the order a HashMap holding them iterates them."""
+    unique = list(dict.fromkeys(keys))
+    buckets = table_size(len(unique))
+    return [k for _, _, k in sorted((bucket(hash_of(k), buckets), i, k) for i, k in enumerate(unique))]
+
+
+__all__ = ["bucket", "java_hash_order", "string_hash", "table_size", "topic_partition_hash"]
