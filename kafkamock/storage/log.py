@@ -157,11 +157,13 @@ class PartitionLog:
             k, i = k + 1, 0
         return k, i
 
-    def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True, max_offset: int | None = None) -> list:
+    def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True, max_offset: int | None = None,
+             one_segment: bool = False) -> list:
         """Whole batches from the one containing ``offset``, up to ``max_bytes``, as the stored buffers (a response
-        sends them without joining them). The first batch comes even when it is larger, if ``at_least_one``
-        (KIP-74), so a consumer can always make progress. Batches starting at or after ``max_offset`` (a last
-        stable offset, say) are left out."""
+        sends them without joining them); with ``one_segment``, from that batch's segment only, as Kafka's
+        LocalLog.read reads one segment per fetch. The first batch comes even when it is larger, if
+        ``at_least_one`` (KIP-74), so a consumer can always make progress. Batches starting at or after
+        ``max_offset`` (a last stable offset, say) are left out."""
         parts: list[Buffer] = []
         total = 0
         k, i = self._locate(offset)
@@ -179,7 +181,7 @@ class PartitionLog:
             if j > i:
                 parts.extend(segment.read(i, j))
                 total += size
-            if j < len(segment):
+            if j < len(segment) or (one_segment and parts):
                 break
             k, i = k + 1, 0
         return parts

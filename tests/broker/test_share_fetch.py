@@ -403,8 +403,9 @@ def test_read_committed_share_groups_stop_at_the_lso_and_skip_aborted_records(cl
         call(broker, "AddPartitionsToTxn", 3, {"v3_and_below_transactional_id": "tx", "v3_and_below_producer_id": pid,
                                                "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [
                                                    {"name": "t", "partitions": [0]}]})
-        data = encode_batch([{"value": v, "timestamp": 1} for v in values], producer_id=pid, producer_epoch=epoch,
-                            base_sequence=seq, transactional=True)
+        # (timestamps of now: old ones would roll a segment per batch, and a fetch reads one segment, as Kafka's)
+        data = encode_batch([{"value": v, "timestamp": clock.now_ms()} for v in values], producer_id=pid,
+                            producer_epoch=epoch, base_sequence=seq, transactional=True)
         call(broker, "Produce", 9, {"transactional_id": "tx", "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": "t", "partition_data": [{"index": 0, "records": data}]}]})
         if commit is not None:

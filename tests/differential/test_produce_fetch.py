@@ -6,6 +6,7 @@ looked up by name and compared as placeholders.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from kafkamock.records import encode_batch
 
 TS = 1_700_000_000_000
+NOW_TS = int(time.time() * 1000)      # a record timestamp of today, the same on both brokers
 NO_ID = uuid.UUID(int=0)
 
 
@@ -390,5 +392,27 @@ def test_offset_for_leader_epoch(differ, request, version):
             {"partition": 0, "current_leader_epoch": 4, "leader_epoch": 0}]},
             {"topic": run.name("missing"), "partitions": [
                 {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]})
+
+    differ.check(request.node.name, scenario)
+
+
+@pytest.mark.parametrize("case", ["small segments", "old timestamps roll"])
+def test_a_fetch_reads_one_segment(differ, request, case):
+    """Kafka's LocalLog.read answers a fetch from the segment holding the fetch offset only."""
+    def scenario(run):
+        topic = run.name()
+        if case == "small segments":     # internal.segment.bytes: Kafka's test-only override of segment.bytes
+            run.create_topic(topic, config={"internal.segment.bytes": "1000"})
+            for i in range(4):
+                produce(run, topic, 0, records(2, start=2 * i, size=200), label=f"batch {i}")
+        else:                            # a record older than segment.ms rolls the segment before it
+            run.create_topic(topic)
+            produce(run, topic, 0, records(2), label="old")
+            produce(run, topic, 0, [{"key": b"n", "value": b"new", "timestamp": NOW_TS}],
+                    label="new")
+            produce(run, topic, 0, records(1, start=5), label="old again")
+        fetch(run, topic, 0, 0, label="from 0")
+        fetch(run, topic, 0, 2, label="from 2")
+        fetch(run, topic, 0, 4, label="from 4")
 
     differ.check(request.node.name, scenario)

@@ -201,7 +201,7 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
                 # The stored batches go out as they are: the codec splices the list into the response unjoined.
                 # read_committed stops at the last stable offset and names the aborted transactions it covers.
                 batches = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0,
-                                    max_offset=stable if read_committed else None)
+                                    max_offset=stable if read_committed else None, one_segment=True)
                 if read_committed and batches and producers.aborted:
                     data["aborted_transactions"] = [
                         {"producer_id": a.producer_id, "first_offset": a.first_offset}

@@ -34,7 +34,7 @@ def candidates(plog, share: SharePartition, *, max_bytes: int, limit: int, abort
     if share.start_offset >= limit:
         return []
     data = []
-    for buffer in plog.read(share.start_offset, max(max_bytes, 0), max_offset=limit):
+    for buffer in plog.read(share.start_offset, max(max_bytes, 0), max_offset=limit, one_segment=True):
         try:
             views, _ = split_batches(buffer)
         except CorruptRecordError:
