@@ -96,3 +96,56 @@ def test_kafka_python_admin_creates_topics_and_describes_configs(differ, request
             admin.close()
 
     differ.check(request.node.name, scenario)
+
+
+@pytest.fixture(scope="module")
+def kafkajs():
+    """kafkajs 2.2.4 (tests/support/js_clients.py), installed into .cache/node on first use."""
+    from support.js_clients import JsClients, install, missing_tools
+    from support.targets import missing_tool
+
+    missing = missing_tools()
+    if missing:
+        missing_tool(f"kafkajs needs {' and '.join(missing)} (make js installs them)")
+    return JsClients(install())
+
+
+def test_kafkajs_produces_gzip_with_headers_and_a_group_consumes_it(differ, request, kafkajs):
+    def scenario(run):
+        topic, group = run.name(), run.name("g")
+        run.create_topic(topic, 2)
+        bootstrap = run.target.bootstrap_servers
+        run.see("gzip send", kafkajs.produce(bootstrap, topic, [
+            {"key": f"k{i}", "value": f"line {i} " * 20, "partition": 0, "headers": {"trace": f"t{i}"}}
+            for i in range(4)], compression="gzip"))
+        run.see("plain send", kafkajs.produce(bootstrap, topic, [
+            {"key": None, "value": "no key", "partition": 1}, {"key": "tombstone", "value": None, "partition": 1}]))
+        got = kafkajs.consume(bootstrap, [topic], group_id=group, count=6)
+        run.see("records", sorted(([r["partition"], r["offset"], r["key"], r["value"], r["headers"]]
+                                   for r in got["records"])))
+        run.see("assignment", got["joins"][0]["assignment"])
+        run.see("committed", kafkajs.admin(bootstrap, [{"op": "fetchOffsets", "groupId": group,
+                                                         "topics": [topic]}])[0])
+
+    differ.check(request.node.name, scenario)
+
+
+def test_kafkajs_transactions_commit_abort_and_offsets(differ, request, kafkajs):
+    def scenario(run):
+        source, sink, tid, group = run.name("in"), run.name("out"), run.name("tx"), run.name("etl")
+        run.create_topic(source)
+        run.create_topic(sink)
+        bootstrap = run.target.bootstrap_servers
+        steps = kafkajs.txn(bootstrap, tid, [
+            {"op": "begin"}, {"op": "send", "topic": sink, "messages": [{"value": "c1"}, {"value": "c2"}]},
+            {"op": "sendOffsets", "consumerGroupId": group,
+             "topics": [{"topic": source, "partitions": [{"partition": 0, "offset": 5}]}]}, {"op": "commit"},
+            {"op": "begin"}, {"op": "send", "topic": sink, "messages": [{"value": "aborted"}]}, {"op": "abort"},
+            {"op": "begin"}, {"op": "send", "topic": sink, "messages": [{"value": "c3"}]}, {"op": "commit"}])
+        run.see("steps", [[s["op"], s["ok"], s.get("result")] for s in steps])
+        committed = kafkajs.consume(bootstrap, [sink], group_id=run.name("rc"), count=3)["records"]
+        run.see("read committed", [[r["offset"], r["value"]] for r in committed])
+        run.see("offsets", kafkajs.admin(bootstrap, [{"op": "fetchOffsets", "groupId": group,
+                                                       "topics": [source]}])[0])
+
+    differ.check(request.node.name, scenario)
