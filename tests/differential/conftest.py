@@ -33,13 +33,13 @@ class Pairs:
         self.pairs: dict[tuple, tuple[Target, Target]] = {}
         self.stops: list[Any] = []
 
-    def __call__(self, nodes: int, config: Mapping[str, Any]) -> tuple[Target, Target]:
-        key = (nodes, tuple(sorted((k, str(v)) for k, v in config.items())))
+    def __call__(self, nodes: int, config: Mapping[str, Any], own: str | None = None) -> tuple[Target, Target]:
+        key = (nodes, tuple(sorted((k, str(v)) for k, v in config.items())), own)
         if key not in self.pairs:
             from kafkamock.testing import start_broker
 
             settings = {"group.initial.rebalance.delay.ms": "0", **{k: str(v) for k, v in config.items()}}
-            kafka = self.reference.get(nodes, settings)
+            kafka = self.reference.get(nodes, settings, own=own)
             mock = start_broker(config={**test_defaults(nodes), **settings}, brokers=nodes)
             self.stops.append(mock.stop)
             self.pairs[key] = (Target("kafka", kafka.bootstrap_servers.split(","), kafka),

@@ -121,8 +121,8 @@ def test_kafkajs_produces_gzip_with_headers_and_a_group_consumes_it(differ, requ
         run.see("plain send", kafkajs.produce(bootstrap, topic, [
             {"key": None, "value": "no key", "partition": 1}, {"key": "tombstone", "value": None, "partition": 1}]))
         got = kafkajs.consume(bootstrap, [topic], group_id=group, count=6)
-        run.see("records", sorted(([r["partition"], r["offset"], r["key"], r["value"], r["headers"]]
-                                   for r in got["records"])))
+        run.see("records", sorted([r["partition"], r["offset"], r["key"], r["value"], r["headers"]]
+                                   for r in got["records"]))
         run.see("assignment", got["joins"][0]["assignment"])
         run.see("committed", kafkajs.admin(bootstrap, [{"op": "fetchOffsets", "groupId": group,
                                                          "topics": [topic]}])[0])

@@ -210,7 +210,8 @@ def test_create_topics_validation(differ, request, case):
                                                                "include_topic_authorized_operations": False},
                                               see=False).topics[0].error_code)
 
-    differ.check(request.node.name, scenario)
+    # Creating an internal topic by hand would change the coordinators of every other scenario: a pair of its own.
+    differ.check(request.node.name, scenario, own="internal-topics" if case.startswith("internal") else None)
 
 
 @pytest.mark.parametrize("version", range(2, 8))
@@ -252,7 +253,7 @@ def test_delete_topics(differ, request, case):
                 "include_topic_authorized_operations": False}, see=False).topics[0].error_code != 0)
             run.create_topic(name, 1, see=True)
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, own="internal-topics" if case == "internal topic" else None)
 
 
 @pytest.mark.parametrize("version", [1, 4, 5])
@@ -307,4 +308,7 @@ def test_create_partitions(differ, request, case):
                     2 if validate else count))
             run.wait_for_leaders(name, 2 if validate else count)
 
-    differ.check(request.node.name, scenario)
+    # Kafka 4.3.1 commits the partitions it made before its record list overflowed (thousands of them, which its
+    # broker then creates for a long while), so that case runs on a pair of its own too.
+    differ.check(request.node.name, scenario, own={"internal topic": "internal-topics",
+                                                   "too many partitions": "overflow"}.get(case))

@@ -196,33 +196,14 @@ class Run:
         return response
 
     def wait_for_leaders(self, topic: str, partitions: int, timeout: float = 20.0) -> None:
-        """Until every node's Metadata names a leader for each partition and each leader answers ListOffsets for
-        it (Kafka propagates metadata, then creates the partition, asynchronously; kafkamock does both at once)."""
-        deadline = time.monotonic() + timeout
-        for node in range(len(self.target.addresses)):
-            while True:
-                md = self.conn(node).call("Metadata", 12, {
-                    "topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}], "allow_auto_topic_creation": False,
-                    "include_topic_authorized_operations": False})
-                t = md.topics[0]
-                if t.error_code == 0 and len(t.partitions) == partitions and all(
-                        p.leader_id >= 0 for p in t.partitions) and self._partitions_ready(topic, t.partitions):
-                    break
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"{self.target.name}: {topic} has no leaders after {timeout}s")
-                time.sleep(0.05)
+        """Until every partition's leader answers ListOffsets for it (Kafka propagates metadata, then creates the
+        partition, asynchronously; kafkamock does both at once)."""
+        from support.kafka_cluster import wait_for_partitions
 
-    def _partitions_ready(self, topic: str, partitions) -> bool:
-        nodes = {int(a.rsplit(":", 1)[1]): i for i, a in enumerate(self.target.addresses)}
-        brokers = {b.node_id: b.port for b in self.conn(0).call("Metadata", 12, {
-            "topics": [], "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}).brokers}
-        for p in partitions:
-            conn = self.conn(nodes.get(brokers.get(p.leader_id), 0))
-            r = conn.call("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
-                {"partition_index": p.partition_index, "timestamp": -1, "current_leader_epoch": -1}]}]})
-            if r.topics[0].partitions[0].error_code != 0:
-                return False
-        return True
+        try:
+            wait_for_partitions(self.target.bootstrap_servers, topic, partitions, timeout)
+        except TimeoutError as exc:
+            raise AssertionError(f"{self.target.name}: {exc}") from None
 
     def produce(self, topic: str, partition: int, records: Iterable[Mapping[str, Any]], *, version: int = 11,
                 acks: int = -1, see: bool = True, label: str | None = None, node: int = 0, **batch: Any) -> Any:
@@ -487,13 +468,15 @@ Scenario = Callable[[Run], None]
 class Differ:
     """Runs scenarios on a pair of targets and keeps the suite's figure."""
 
-    def __init__(self, targets: Callable[[int, Mapping[str, Any]], tuple[Target, Target]], known: list[Known],
-                 stats: Stats):
+    def __init__(self, targets: Callable[..., tuple[Target, Target]], known: list[Known], stats: Stats):
         self._targets, self.known, self.stats = targets, known, stats
 
     def check(self, scenario_id: str, scenario: Scenario, *, nodes: int = 1,
-              config: Mapping[str, Any] | None = None) -> Comparison:
-        kafka, mock = self._targets(nodes, dict(config or {}))
+              config: Mapping[str, Any] | None = None, own: str | None = None) -> Comparison:
+        """Run ``scenario`` on Kafka, then on kafkamock, and compare. ``nodes``/``config`` pick the broker pair
+        (shared by the scenarios asking for the same); ``own`` names a pair of its own, for scenarios whose steps
+        would change what others rely on (deleting an internal topic)."""
+        kafka, mock = self._targets(nodes, dict(config or {}), own)
         token = f"{re.sub(r'[^A-Za-z0-9]+', '-', scenario_id).strip('-')[:80]}-{uuid.uuid4().hex[:6]}"
         seen = []
         for target in (kafka, mock):

@@ -107,6 +107,7 @@ def wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int, tim
     after CreateTopics answers, and names a leader in Metadata before that leader can serve it."""
     ports = [int(a.rsplit(":", 1)[1]) for a in bootstrap_servers.split(",")]
     deadline = time.monotonic() + timeout
+    seen: object = None
     while True:
         try:
             md = _call(ports[0], "Metadata", 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
@@ -114,17 +115,19 @@ def wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int, tim
                                                   "include_topic_authorized_operations": False})
             by_node = {b.node_id: b.port for b in md.brokers}
             (t,) = md.topics
+            seen = [t.error_code, [(p.partition_index, p.leader_id, p.error_code) for p in t.partitions]]
             ready = t.error_code == 0 and len(t.partitions) == partitions and all(
                 p.leader_id in by_node and _call(by_node[p.leader_id], "ListOffsets", 7, {
                     "replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
                         {"partition_index": p.partition_index, "timestamp": -1, "current_leader_epoch": -1}]}]}
                 ).topics[0].partitions[0].error_code == 0 for p in t.partitions)
-        except (OSError, ValueError):
-            ready = False
+        except (OSError, ValueError) as exc:
+            ready, seen = False, exc
         if ready:
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the {partitions} partition(s) of {topic} are not served after {timeout:.0f}s")
+            raise TimeoutError(f"the {partitions} partition(s) of {topic} are not served after {timeout:.0f}s "
+                               f"(last seen: {seen!r})")
         time.sleep(0.05)
 
 
@@ -294,9 +297,11 @@ class ReferenceClusters:
         self._clusters: dict[tuple, KafkaCluster] = {}
 
     def get(self, nodes: int = 1, config: Mapping[str, Any] | None = None,
-            features: Mapping[str, int] | None = None) -> KafkaCluster:
+            features: Mapping[str, int] | None = None, own: str | None = None) -> KafkaCluster:
+        """The cluster for these settings; ``own`` names a cluster of its own (for steps that would change what
+        other tests rely on, such as deleting an internal topic)."""
         settings = {k: str(v) for k, v in (config or {}).items()}
-        key = (nodes, tuple(sorted(settings.items())), tuple(sorted((features or {}).items())))
+        key = (nodes, tuple(sorted(settings.items())), tuple(sorted((features or {}).items())), own)
         if key not in self._clusters:
             self._clusters[key] = KafkaCluster(nodes=nodes, config=settings, features=features).start()
         return self._clusters[key]
