@@ -24,6 +24,7 @@ from support.group_steps import (
     member_id_for,
     park,
     read_assignment,
+    state_trace,
     subscription,
     sync_body,
 )
@@ -572,6 +573,53 @@ def test_session_expiry_without_requests(differ, request):
     differ.check(request.node.name, scenario, config=SHORT_SESSIONS)
 
 
+def test_session_expiry_of_members_closed_mid_round(differ, request):
+    """A Stable member and a new member whose JoinGroup waits for the round both go away (no LeaveGroup): the
+    old member's session ends the round without it, the new one gets a generation nobody syncs, and its session
+    (counted from the round's end) empties the group. The states are polled with DescribeGroups only."""
+    def scenario(run):
+        topic, group = setup(run)
+        a_conn, b_conn = run.new_conn(), run.new_conn()
+        a, _ = one_member_group(run, topic, group, conn=a_conn, session=2000, rebalance=20_000)
+        b = member_id_for(run, b_conn, group, topics=(topic,), session=2000, rebalance=20_000)
+        park(run, b_conn, group, "JoinGroup", 9, join_body(group, b, topics=(topic,), session=2000,
+                                                          rebalance=20_000))
+        a_conn.close()
+        b_conn.close()
+        run.see("states", state_trace(run, group, timeout=30))
+
+    differ.check(request.node.name, scenario, config=SHORT_SESSIONS)
+
+
+def test_static_members_no_rejoin_keeps_preparing(differ, request):
+    """Static members that do not rejoin a round: Kafka does not start a generation nobody joined; the round
+    waits while their sessions run out, and the group goes Empty from PreparingRebalance."""
+    def scenario(run):
+        topic, group = setup(run)
+        s_conn, d_conn = run.new_conn(), run.new_conn()
+        rs = s_conn.call("JoinGroup", 9, join_body(group, instance="s", topics=(topic,), session=2500,
+                                                   rebalance=1000))
+        s = rs.member_id
+        s_conn.call("SyncGroup", 5, sync_body(group, 1, s, {s: assignment({topic: [0, 1]})}, instance="s"))
+        d = member_id_for(run, d_conn, group, topics=(topic,), session=2500, rebalance=1000)
+        park(run, d_conn, group, "JoinGroup", 9, join_body(group, d, topics=(topic,), session=2500, rebalance=1000))
+        s_conn.call("Heartbeat", 4, heartbeat_body(group, 1, s, "s"))
+        rs = s_conn.call("JoinGroup", 9, join_body(group, s, instance="s", topics=(topic,), session=2500,
+                                                   rebalance=1000))
+        d_conn.receive("JoinGroup", 9)
+        generation = rs.generation_id
+        s_conn.send("SyncGroup", 5, sync_body(group, generation, s, {s: assignment({topic: [0]}),
+                                                                     d: assignment({topic: [1]})}, instance="s"))
+        d_conn.call("SyncGroup", 5, sync_body(group, generation, d))
+        s_conn.receive("SyncGroup", 5)
+        s_conn.close()
+        run.see("d leaves", d_conn.call("LeaveGroup", 5, {"group_id": group, "members": [
+            {"member_id": d, "group_instance_id": None}]}))
+        run.see("states", state_trace(run, group, timeout=30))
+
+    differ.check(request.node.name, scenario, config=SHORT_SESSIONS)
+
+
 def two_member_round_short(run, topic, group):
     a_conn, b_conn = run.new_conn(), run.new_conn()
     a, _ = one_member_group(run, topic, group, conn=a_conn, session=2000, rebalance=2000)
@@ -682,7 +730,8 @@ def test_delete_groups(differ, request):
         run.call("OffsetCommit", 9, {"group_id": empty, "generation_id_or_member_epoch": -1, "member_id": "",
                                      "topics": [{"name": topic, "partitions": [
                                          {"partition_index": 0, "committed_offset": 5}]}]}, see=False)
-        run.call("DeleteGroups", 2, {"groups_names": [group, empty, group + "-unknown", ""]})
+        r = run.call("DeleteGroups", 2, {"groups_names": [group, empty, group + "-unknown", ""]}, see=False)
+        run.see("delete", sorted((x.group_id, x.error_code) for x in r.results))
         run.call("DeleteGroups", 0, {"groups_names": [empty]}, label="again")
         run.call("OffsetFetch", 8, {"groups": [{"group_id": empty, "topics": None}], "require_stable": False},
                  label="offsets after")
@@ -708,10 +757,12 @@ def test_offset_delete(differ, request):
             {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 3}]},
             {"name": other, "partitions": [{"partition_index": 0, "committed_offset": 4}]}]}
         run.call("OffsetCommit", 9, commit, label="commit", conn=conn)
-        run.call("OffsetDelete", 0, {"group_id": group, "topics": [
+        r = run.call("OffsetDelete", 0, {"group_id": group, "topics": [
             {"name": topic, "partitions": [{"partition_index": 0}]},
             {"name": other, "partitions": [{"partition_index": 0}, {"partition_index": 7}]},
-            {"name": other + "-unknown", "partitions": [{"partition_index": 0}]}]}, label="stable")
+            {"name": other + "-unknown", "partitions": [{"partition_index": 0}]}]}, see=False)
+        run.see("stable", {"error_code": r.error_code, "topics": sorted(
+            (t.name, sorted((p.partition_index, p.error_code) for p in t.partitions)) for t in r.topics)})
         run.call("OffsetFetch", 8, {"groups": [{"group_id": group, "topics": None}], "require_stable": False},
                  label="left")
         connect = group + "-connect"

@@ -165,6 +165,21 @@ def describe_group(run, group: str, *, version: int = 5, conn=None):
     return r.groups[0]
 
 
+def state_trace(run, group: str, final: str = "Empty", timeout: float = 20.0, interval: float = 0.1) -> list:
+    """The group's states (with their member counts) as DescribeGroups shows them, polled until ``final``, each
+    distinct step once: what a broker-side timer does, seen without a request that concerns the members."""
+    trace: list = []
+
+    def step():
+        g = describe_group(run, group)
+        seen = [g.group_state, len(g.members)]
+        if not trace or trace[-1] != seen:
+            trace.append(seen)
+        return g.group_state == final
+    run.until(f"{group} reaches {final}", step, timeout=timeout, interval=interval)
+    return trace
+
+
 def state_of(run, group: str) -> str:
     return describe_group(run, group).group_state
 
