@@ -227,6 +227,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("group.consumer.max.heartbeat.interval.ms", "INT", 15000, validator=_at_least(1)),
     ConfigDef("group.consumer.max.size", "INT", 2147483647, validator=_at_least(1)),
     ConfigDef("group.consumer.assignors", "LIST", "uniform,range", validator=_server_assignors),
+    ConfigDef("group.consumer.assignment.interval.ms", "INT", 1000, validator=_at_least(0)),
     # Transactions (Kafka 4.3's TransactionStateManagerConfig / TransactionLogConfig / ProducerStateManagerConfig).
     ConfigDef("transactional.id.expiration.ms", "INT", 604800000, validator=_at_least(1)),
     ConfigDef("transaction.max.timeout.ms", "INT", 900000, validator=_at_least(1)),

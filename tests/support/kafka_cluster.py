@@ -172,8 +172,9 @@ class KafkaCluster:
         for node in self.nodes:
             node.workdir.mkdir(parents=True, exist_ok=True)
             node.properties.write_text(self._server_properties(node))
+            # --cluster-id=ID: a base64 id may start with '-', which the tool would take for an option.
             formats.append((node, subprocess.Popen(
-                self._java_command("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
+                self._java_command("kafka.tools.StorageTool", "format", f"--cluster-id={self.cluster_id}", "-c",
                                    str(node.properties), "--ignore-formatted", node=node),
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
         for node, proc in formats:

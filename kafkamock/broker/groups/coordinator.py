@@ -544,8 +544,9 @@ class GroupCoordinator:
 
     def validate_commit(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
                         version: int, transactional: bool = False):
-        """The group a commit goes to (created for a standalone commit), or KafkaError (Kafka's
-        validateOffsetCommit of each group kind)."""
+        """Check who commits (Kafka's validateOffsetCommit of each group kind; a standalone commit creates its
+        group): raises KafkaError, or returns None or a per-partition check ``(topic, topic id, partition) ->
+        None | (ErrorCode, message)`` (KIP-1251: a consumer-group member committing with an older epoch)."""
         if not group_id:
             raise KafkaError(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
@@ -556,30 +557,28 @@ class GroupCoordinator:
                 if version >= 9:
                     raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
                 raise KafkaError(E.ILLEGAL_GENERATION, f"Group {group_id} has no generation {generation}.")
-            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
-            return group
+            self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
+            return None
         if group.kind != "classic":
-            group.validate_commit(member_id, instance_id, generation, version, transactional)
-            return group
+            return group.validate_commit(member_id, instance_id, generation, version, transactional)
+        # Kafka's ClassicGroup.validateOffsetCommit, in its order.
         if group.state is ClassicState.DEAD:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
         if generation < 0 and group.state is ClassicState.EMPTY:
-            return group                             # an admin or standalone commit
-        if instance_id is not None:
-            current = group.static_member_id(instance_id)
-            if current is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID)
-            if current != member_id:
-                raise KafkaError(E.FENCED_INSTANCE_ID)
+            return None                              # an admin or standalone commit
+        if generation >= 0 or member_id or instance_id is not None:
+            error = self._member_error(group, member_id, instance_id)
+            if error:
+                raise KafkaError(error)
+            if generation != group.generation:
+                raise KafkaError(E.ILLEGAL_GENERATION)
+        elif not transactional and group.state is not ClassicState.EMPTY:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID)    # no member named: only into an Empty group
         if not transactional and group.state is ClassicState.COMPLETING_REBALANCE:
             raise KafkaError(E.REBALANCE_IN_PROGRESS)
-        if not group.has_member(member_id):
-            raise KafkaError(E.UNKNOWN_MEMBER_ID)
-        if generation != group.generation:
-            raise KafkaError(E.ILLEGAL_GENERATION)
-        member = group.members[member_id]
-        self._heartbeat_ok(group, member)            # a commit from a member counts as a heartbeat (Kafka)
-        return group
+        if not transactional and group.state in (ClassicState.STABLE, ClassicState.PREPARING_REBALANCE):
+            self._heartbeat_ok(group, group.members[member_id])   # a commit keeps the session (Kafka)
+        return None
 
     def commit(self, group_id: str, entries: Iterable[tuple[str, int, int, int, str | None]],
                expire_timestamp_ms: int | None) -> None:

@@ -32,8 +32,8 @@ def handle(broker, request) -> dict:
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         groups.check_coordinator(request, body.group_id)
-        groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id, instance_id,
-                               version)
+        check = groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id,
+                                       instance_id, version)
     except KafkaError as exc:
         return _all_failed(body, version, exc.code)
     max_metadata = broker.config["offset.metadata.max.bytes"]
@@ -58,6 +58,8 @@ def handle(broker, request) -> dict:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            elif check is not None and (refused := check(topic.name, topic.topic_id, p.partition_index)):
+                code = refused[0]                    # KIP-1251: not assigned at or before the member's epoch
             else:
                 entries.append((topic.name, p.partition_index, p.committed_offset,
                                 p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata))
