@@ -16,6 +16,7 @@ from support.group_steps import (
     cgh_body,
     codec_dict,
     coordinator_ready,
+    coordinator_sees,
     describe_group,
     join_body,
     list_groups,
@@ -38,18 +39,6 @@ def setup(run, partitions: int = 4, topics: int = 1):
     ids = {topic_id(run, n): n for n in names}
     coordinator_sees(run, group + "-probe", names)
     return names, group, ids
-
-
-def coordinator_sees(run, probe: str, topics) -> None:
-    """Until the group coordinator assigns the new topics (Kafka's coordinator reads topics from a metadata image
-    that can lag the CreateTopics answer): a throwaway member joins and leaves. Not observed."""
-    def assigned():
-        body = cgh_body(probe, "probe", 0, rebalance=30_000, topics=list(topics), owned=[])
-        r = run.call("ConsumerGroupHeartbeat", 1, body, see=False)
-        run.call("ConsumerGroupHeartbeat", 1, cgh_body(probe, "probe", -1), see=False)
-        return r.error_code == 0 and r.assignment is not None and \
-            len({tp.topic_id for tp in r.assignment.topic_partitions}) == len(topics)
-    run.until("the coordinator sees the topics", assigned, timeout=20, interval=0.1)
 
 
 class Member:

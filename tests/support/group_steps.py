@@ -207,6 +207,18 @@ def cgh_body(group: str, member_id: str = "", epoch: int = 0, *, instance: str |
             if owned is not None else None}
 
 
+def coordinator_sees(run, probe: str, topics) -> None:
+    """Until the group coordinator assigns the new topics (Kafka's coordinator reads topics from a metadata image
+    that can lag the CreateTopics answer): a throwaway member joins and leaves. Not observed."""
+    def assigned():
+        body = cgh_body(probe, "probe", 0, rebalance=30_000, topics=list(topics), owned=[])
+        r = run.call("ConsumerGroupHeartbeat", 1, body, see=False)
+        run.call("ConsumerGroupHeartbeat", 1, cgh_body(probe, "probe", -1), see=False)
+        return r.error_code == 0 and r.assignment is not None and \
+            len({tp.topic_id for tp in r.assignment.topic_partitions}) == len(topics)
+    run.until("the coordinator sees the topics", assigned, timeout=20, interval=0.1)
+
+
 def topic_id(run, topic: str) -> uuid.UUID:
     md = run.call("Metadata", 12, {"topics": [{"name": topic, "topic_id": NO_TOPIC_ID}],
                                    "allow_auto_topic_creation": False,

@@ -547,11 +547,9 @@ class GroupCoordinator:
         """Check who commits (Kafka's validateOffsetCommit of each group kind; a standalone commit creates its
         group): raises KafkaError, or returns None or a per-partition check ``(topic, topic id, partition) ->
         None | (ErrorCode, message)`` (KIP-1251: a consumer-group member committing with an older epoch)."""
-        if not group_id:
-            raise KafkaError(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
         if group is None:
-            # Kafka's validateOffsetCommit: without a generation it is a simple (standalone) group, created now;
+            # Kafka's validateOffsetCommit (the empty group id is a group like any other here, as in Kafka): without a generation it is a simple (standalone) group, created now;
             # with one, v9+ says the group is not found and older versions ILLEGAL_GENERATION.
             if generation >= 0:
                 if version >= 9:
@@ -643,8 +641,10 @@ class GroupCoordinator:
         """(topic, partition, committed or None) for the partitions asked (all of the group's when ``topics`` is
         None). A group that does not exist has no offsets (no error), as in Kafka."""
         group = self.groups.get(group_id)
-        if group is not None and group.kind != "classic" and (member_id or member_epoch >= 0):
-            group.validate_offset_fetch(member_id or "", member_epoch)
+        if group is not None and group.kind == "consumer":
+            # Kafka's ConsumerGroup.validateOffsetFetch: a null member id with no epoch is an admin fetch; an
+            # empty one is a member id like any other (UNKNOWN_MEMBER_ID).
+            group.validate_offset_fetch(member_id, member_epoch)
         offsets = self.offsets.get(group_id)
         if topics is None:
             if offsets is None:
