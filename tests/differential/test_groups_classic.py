@@ -780,3 +780,52 @@ def test_offset_delete(differ, request):
                  label="left after")
 
     differ.check(request.node.name, scenario)
+
+
+# -- a real client: librdkafka -------------------------------------------------------------------------------------
+
+def test_librdkafka_static_leader_restart_keeps_the_assignment(differ, request):
+    """The librdkafka report, with librdkafka itself: two static consumers share a topic; the leader's process
+    restarts (close without LeaveGroup, a new consumer with the same group.instance.id). Kafka hands it its
+    assignment back without a rebalance: the other consumer never sees its partitions revoked."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+
+    def scenario(run):
+        topic, group = setup(run, partitions=4)
+        revoked: dict[str, int] = {"a": 0, "b": 0}
+
+        def consumer(instance):
+            c = confluent_kafka.Consumer({
+                "bootstrap.servers": run.target.bootstrap_servers, "group.id": group,
+                "group.instance.id": instance, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                "partition.assignment.strategy": "range", "enable.auto.commit": False, "log_level": 0})
+            c.subscribe([topic], on_revoke=lambda _c, parts: revoked.__setitem__(instance, revoked[instance] +
+                                                                                len(parts)))
+            return c
+
+        def owned(c):
+            return sorted(p.partition for p in c.assignment())
+
+        a = consumer("a")
+        run.until("a owns everything", lambda: a.poll(0.05) is None and len(owned(a)) == 4, timeout=30, interval=0)
+        b = consumer("b")
+        run.until("a and b share", lambda: (a.poll(0.05), b.poll(0.05)) and len(owned(a)) == len(owned(b)) == 2,
+                  timeout=30, interval=0)
+        before = {"a": owned(a), "b": owned(b)}
+        revoked.update(a=0, b=0)
+        a.close()
+        a = consumer("a")
+        run.until("the restarted a owns its partitions again",
+                  lambda: (a.poll(0.05), b.poll(0.05)) and owned(a) == before["a"], timeout=30, interval=0)
+        for _ in range(10):                              # a few more heartbeats of b: still no rebalance
+            b.poll(0.1)
+        run.see("assignment kept", {"a": owned(a) == before["a"], "b": owned(b) == before["b"]})
+        run.see("b's revocations", revoked["b"])
+        described = describe_group(run, group)
+        run.see("describe", {"state": described.group_state, "members": sorted(
+            (m.group_instance_id, read_assignment(m.member_assignment)["partitions"].get(topic))
+            for m in described.members)})
+        for c in (a, b):
+            c.close()
+
+    differ.check(request.node.name, scenario)

@@ -489,3 +489,48 @@ def test_rebalance_timeout_fences_a_member_that_keeps_partitions(differ, request
         run.see("describe", describe(run, group, ids, [a.member_id, b.member_id]))
 
     differ.check(request.node.name, scenario, config=SHORT)
+
+
+def test_regex_picks_up_a_topic_created_later(differ, request):
+    """A regex subscription and a matching topic created afterwards: the coordinator resolves regexes again
+    when new topics exist, no sooner than ten seconds after the last resolution; the member then gets the new
+    topic's partitions at a new epoch."""
+    def scenario(run):
+        (topic,), group, ids = setup(run, partitions=2)
+        later = run.name("t") + "-later"
+        a = Member(run, group, ids, "a-" + run.token)
+        a.join(None, regex=run.name("t") + ".*")
+        run.until("the regex is resolved", lambda: a.heartbeat(see=False) and len(a.owned) == 1, timeout=20,
+                  interval=0.2)
+        run.see("first", named_assignment_of(a))
+        run.create_topic(later, partitions=2)
+        ids[topic_id(run, later)] = later
+        run.until("the new topic is assigned", lambda: a.heartbeat(see=False) and len(a.owned) == 2, timeout=30,
+                  interval=0.3)
+        run.see("then", named_assignment_of(a))
+        run.see("describe", describe(run, group, ids, [a.member_id]))
+
+    differ.check(request.node.name, scenario)
+
+
+def test_librdkafka_consumer_protocol(differ, request):
+    """librdkafka with group.protocol=consumer: it joins, gets every partition, the group describes it as a
+    consumer member; close leaves (epoch -1) and the group is Empty."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+
+    def scenario(run):
+        (topic,), group, ids = setup(run, partitions=3)
+        c = confluent_kafka.Consumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group,
+                                      "group.protocol": "consumer", "enable.auto.commit": False, "log_level": 0})
+        c.subscribe([topic])
+        run.until("assigned", lambda: c.poll(0.05) is None and len(c.assignment()) == 3, timeout=30, interval=0)
+        run.see("assignment", sorted(p.partition for p in c.assignment()))
+        d = describe(run, group, ids)
+        run.see("describe", {k: d[k] for k in ("group_state", "group_epoch", "assignment_epoch", "assignor_name")}
+                | {"members": [{k: m[k] for k in ("member_epoch", "subscribed_topic_names", "assignment",
+                                                  "member_type", "subscribed_topic_regex")} for m in d["members"]]})
+        c.close()
+        run.until("the group is empty", lambda: describe(run, group, ids)["group_state"] == "Empty", timeout=15)
+        run.see("after close", describe(run, group, ids)["group_epoch"])
+
+    differ.check(request.node.name, scenario)
