@@ -296,3 +296,34 @@ def test_the_consumer_protocol_can_be_turned_off(clock):
     keys = {k.api_key for k in call(broker, "ApiVersions", 3, {"client_software_name": "t",
                                                                   "client_software_version": "1"}).api_keys}
     assert 68 not in keys and 69 not in keys and 11 in keys
+
+
+def test_a_classic_member_of_a_consumer_group_rejoins_only_when_the_target_passes_it(clock):
+    """Kafka's classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS when the target epoch (not the group
+    epoch) is past the member's, when it must revoke, or when what it waits for was released."""
+    import struct
+
+    from kafkamock import codec
+
+    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)    # a 1 s assignment interval
+    broker.cluster.create_topic("t", 4, 1)
+    beat(broker, "a", 0, owned=[])
+    metadata = struct.pack(">h", 1) + codec.encode("ConsumerProtocolSubscription", 1, {"topics": ["t"]})
+
+    def join(member=""):
+        return call(broker, "JoinGroup", 9, {"group_id": "g", "session_timeout_ms": 10_000,
+                                             "rebalance_timeout_ms": 30_000, "member_id": member,
+                                             "protocol_type": "consumer",
+                                             "protocols": [{"name": "range", "metadata": metadata}]})
+    member = join().member_id
+    joined = join(member)
+    assert joined.generation_id == 2 and joined.leader == "" and joined.members == []
+    assert describe(broker).group_epoch == 3                   # ahead of the target (the interval runs)
+
+    def heartbeat(generation):
+        return call(broker, "Heartbeat", 4, {"group_id": "g", "generation_id": generation, "member_id": member,
+                                             "group_instance_id": None}).error_code
+    assert heartbeat(2) == E.NONE
+    clock.advance(1_000)
+    beat(broker, "a", 2, owned=as_owned(broker, {"t": [0, 1, 2, 3]}))          # the target moves to epoch 3
+    assert heartbeat(2) == E.REBALANCE_IN_PROGRESS

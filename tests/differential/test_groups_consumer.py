@@ -534,3 +534,34 @@ def test_librdkafka_consumer_protocol(differ, request):
         run.see("after close", describe(run, group, ids)["group_epoch"])
 
     differ.check(request.node.name, scenario)
+
+
+def test_classic_member_joins_a_consumer_group(differ, request):
+    """Online migration: a classic consumer (JoinGroup/SyncGroup/Heartbeat) joins a group run by the KIP-848
+    protocol: MEMBER_ID_REQUIRED first, then a generation equal to its member epoch with no leader and no member
+    list; SyncGroup hands it its assignment; the group describes it as a classic member; it leaves with
+    LeaveGroup."""
+    from support.group_steps import heartbeat_body, read_assignment, subscription, sync_body
+
+    def scenario(run):
+        (topic,), group, ids = setup(run)
+        a = Member(run, group, ids, "a-" + run.token)
+        a.join([topic])
+        conn = run.new_conn()
+        protocols = [("range", subscription(topic, version=1))]
+        first = conn.call("JoinGroup", 9, join_body(group, protocols=protocols))
+        run.see("join (no id)", codec_dict(first))
+        joined = conn.call("JoinGroup", 9, join_body(group, first.member_id, protocols=protocols))
+        run.see("join", codec_dict(joined))
+        synced = conn.call("SyncGroup", 5, sync_body(group, joined.generation_id, joined.member_id))
+        run.see("sync", {**codec_dict(synced), "assignment": read_assignment(synced.assignment)})
+        run.see("heartbeat", conn.call("Heartbeat", 4, heartbeat_body(group, joined.generation_id,
+                                                                      joined.member_id)).error_code)
+        a.heartbeat("a after the classic member joined")
+        run.see("describe", describe(run, group, ids, [a.member_id, joined.member_id]))
+        left = conn.call("LeaveGroup", 5, {"group_id": group, "members": [{"member_id": joined.member_id,
+                                                                           "group_instance_id": None}]})
+        run.see("leave", codec_dict(left))
+        run.see("describe after", describe(run, group, ids, [a.member_id]))
+
+    differ.check(request.node.name, scenario)

@@ -1028,10 +1028,17 @@ class ConsumerGroups:
         if body.generation_id != member.member_epoch:
             return E.ILLEGAL_GENERATION
         self.session_ok(group, member)
-        target = group.target.get(member.member_id, {})
-        settled = member.state is MemberState.STABLE and member.member_epoch == group.assignment_epoch and \
-            plain(member.assigned) == {t: ps for t, ps in target.items() if ps}
-        return E.NONE if settled and group.group_epoch == group.assignment_epoch else E.REBALANCE_IN_PROGRESS
+        # Kafka's classicGroupHeartbeatToConsumerGroup: rejoin when the target moved past the member, when it
+        # must revoke, or when the partitions it waits for have all been released.
+        if member.member_epoch < group.assignment_epoch or member.state is MemberState.UNREVOKED_PARTITIONS:
+            return E.REBALANCE_IN_PROGRESS
+        if member.state is MemberState.UNRELEASED_PARTITIONS:
+            owners = group.owners()
+            waiting = any((t, p) in owners for t, ps in group.target.get(member.member_id, {}).items() for p in ps
+                          if p not in member.assigned.get(t, {}))
+            if not waiting:
+                return E.REBALANCE_IN_PROGRESS
+        return E.NONE
 
     def classic_leave(self, group: ConsumerGroup, identities) -> list[ErrorCode]:
         errors = []
