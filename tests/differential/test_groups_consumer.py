@@ -25,9 +25,11 @@ from support.group_steps import (
     topic_id,
 )
 
-# Short sessions for the scenarios that watch one run out (Kafka's bounds must allow them).
-SHORT = {"group.consumer.min.session.timeout.ms": 1000, "group.consumer.session.timeout.ms": 2000,
-         "group.consumer.min.heartbeat.interval.ms": 500, "group.consumer.heartbeat.interval.ms": 500}
+# Targets computed at every epoch (no group.consumer.assignment.interval.ms wait, so a scenario's steps do not depend
+# on how fast it runs) and sessions short enough to watch one run out (Kafka's bounds must allow them).
+FAST = {"group.consumer.assignment.interval.ms": 0, "group.consumer.min.session.timeout.ms": 1000,
+        "group.consumer.session.timeout.ms": 4000, "group.consumer.min.heartbeat.interval.ms": 500,
+        "group.consumer.heartbeat.interval.ms": 500}
 
 
 def setup(run, partitions: int = 4, topics: int = 1):
@@ -155,6 +157,29 @@ def test_invalid_heartbeat(differ, request, case):
     differ.check(request.node.name, scenario)
 
 
+def test_the_target_waits_for_the_assignment_interval(differ, request):
+    """group.consumer.assignment.interval.ms (1 s by default): b joins right after a, so the new target waits: b
+    is at the previous epoch with nothing and the group is Assigning; a heartbeat after the interval computes it,
+    and the members reconcile (a revokes, then b is assigned)."""
+    def scenario(run):
+        (topic,), group, ids = setup(run)
+        a = Member(run, group, ids, "a-" + run.token)
+        b = Member(run, group, ids, "b-" + run.token)
+        a.heartbeat(see=False, epoch=0, owned=[], topics=[topic], rebalance=30_000)
+        b.join([topic], label="b joins at once")
+        d = describe(run, group, ids, [a.member_id, b.member_id])
+        run.see("describe", {k: d[k] for k in ("group_state", "group_epoch", "assignment_epoch")})
+
+        def reconciled():
+            a.heartbeat(see=False)
+            b.heartbeat(see=False)
+            return describe(run, group, ids)["group_state"] == "Stable"
+        run.until("the group reconciles", reconciled, timeout=15, interval=0.2)
+        run.see("final", describe(run, group, ids, [a.member_id, b.member_id]))
+
+    differ.check(request.node.name, scenario)
+
+
 def test_join_with_empty_subscription_and_unknown_topics(differ, request):
     """A member may join subscribed to nothing, or to a topic that does not exist (yet): it is in the group at
     an epoch with an empty assignment; the topic created later is assigned on a following heartbeat."""
@@ -204,7 +229,7 @@ def test_second_member_revocation_then_assignment(differ, request, assignor):
         b.heartbeat("b steady")
         run.see("describe stable", describe(run, group, ids, order))
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def test_member_leaves_and_partitions_move(differ, request):
@@ -222,7 +247,7 @@ def test_member_leaves_and_partitions_move(differ, request):
         run.see("describe empty", describe(run, group, ids, [a.member_id]))
         run.see("list", list_groups(run, [group], types=["consumer"]))
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def settle_two(run, group, ids, topic, *, instances=(None, None)):
@@ -266,7 +291,7 @@ def test_fencing(differ, request):
                                             if k in ("group_state", "group_epoch", "assignment_epoch")})
         a.heartbeat("still fine")
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def test_stale_epoch_with_owned_subset_is_accepted(differ, request):
@@ -285,7 +310,7 @@ def test_stale_epoch_with_owned_subset_is_accepted(differ, request):
         a.heartbeat("with the previous epoch", epoch=first)
         run.see("describe", describe(run, group, ids, [a.member_id, b.member_id]))
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 # -- static members ------------------------------------------------------------------------------------------------
@@ -312,7 +337,7 @@ def test_static_member_leaves_and_rejoins_with_a_new_id(differ, request):
         run.see("old id with instance", view(r, ids))
         b.heartbeat("b unaffected")
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def test_static_member_fenced_and_unknown_instance(differ, request):
@@ -329,7 +354,7 @@ def test_static_member_fenced_and_unknown_instance(differ, request):
         a.heartbeat("leave", epoch=-1, owned=None)
         run.see("describe", describe(run, group, ids, [a.member_id]))
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 # -- subscriptions -------------------------------------------------------------------------------------------------
@@ -347,7 +372,7 @@ def test_subscription_change_moves_the_epoch(differ, request):
         a.heartbeat("a steady")
         run.see("describe", describe(run, group, ids, [a.member_id]))
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def test_regex_subscription(differ, request):
@@ -460,7 +485,7 @@ def test_session_timeout_fences_a_silent_member(differ, request):
         run.see("describe", describe(run, group, ids, order))
         b.heartbeat("b comes back")
 
-    differ.check(request.node.name, scenario, config=SHORT)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def test_rebalance_timeout_fences_a_member_that_keeps_partitions(differ, request):
@@ -488,7 +513,7 @@ def test_rebalance_timeout_fences_a_member_that_keeps_partitions(differ, request
         run.see("b owns", named_assignment_of(b))
         run.see("describe", describe(run, group, ids, [a.member_id, b.member_id]))
 
-    differ.check(request.node.name, scenario, config=SHORT)
+    differ.check(request.node.name, scenario, config=FAST)
 
 
 def test_regex_picks_up_a_topic_created_later(differ, request):
@@ -564,4 +589,4 @@ def test_classic_member_joins_a_consumer_group(differ, request):
         run.see("leave", codec_dict(left))
         run.see("describe after", describe(run, group, ids, [a.member_id]))
 
-    differ.check(request.node.name, scenario)
+    differ.check(request.node.name, scenario, config=FAST)
