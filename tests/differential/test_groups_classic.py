@@ -246,10 +246,15 @@ def test_cooperative_rebalance_two_rounds(differ, request):
         topic, group = setup(run)
         a, b, a_conn, b_conn, generation = two_member_round(run, topic, group, protocol="cooperative-sticky",
                                                             owned_version=1)
+        # The leader rejoins (a cooperative follow-up round): its join waits for b, which learns of the round
+        # from its heartbeat and rejoins with the partition it keeps.
         sub_a = subscription(topic, version=1, owned={topic: [0]})
-        ra = a_conn.call("JoinGroup", 9, join_body(group, a, protocols=[("cooperative-sticky", sub_a)]))
-        run.see("leader rejoins (stable)", join_view(ra, [a, b]))
+        park(run, a_conn, group, "JoinGroup", 9, join_body(group, a, protocols=[("cooperative-sticky", sub_a)]))
         run.see("b heartbeat", b_conn.call("Heartbeat", 4, heartbeat_body(group, generation, b)))
+        sub_b = subscription(topic, version=1, owned={topic: [1]})
+        rb = b_conn.call("JoinGroup", 9, join_body(group, b, protocols=[("cooperative-sticky", sub_b)]))
+        run.see("a's second round", join_view(a_conn.receive("JoinGroup", 9), [a, b]))
+        run.see("b's second round", join_view(rb, [a, b]))
 
     differ.check(request.node.name, scenario)
 
@@ -558,15 +563,15 @@ def test_pending_sync_timeout_removes_member(differ, request):
 
 
 def test_session_expiry_without_requests(differ, request):
-    """Two members with a 2 s session stop heartbeating (their connections closed, no LeaveGroup). Nothing is
-    sent to the broker for 3.5 s; then the group is Empty and DeleteGroups deletes it (the librdkafka report:
+    """Two members with a 1.5 s session stop heartbeating (their connections closed, no LeaveGroup). Nothing is
+    sent to the broker for 2.5 s; then the group is Empty and DeleteGroups deletes it (the librdkafka report:
     kafkamock only expired them when the next request arrived)."""
     def scenario(run):
         topic, group = setup(run)
         a, b, a_conn, b_conn, generation = two_member_round_short(run, topic, group)
         a_conn.close()
         b_conn.close()
-        time.sleep(3.5)        # the event under test is time passing with no request at all
+        time.sleep(2.5)        # the event under test is time passing with no request at all
         run.see("describe", describe_view(describe_group(run, group), [a, b]))
         run.call("DeleteGroups", 2, {"groups_names": [group]})
 
@@ -580,9 +585,9 @@ def test_session_expiry_of_members_closed_mid_round(differ, request):
     def scenario(run):
         topic, group = setup(run)
         a_conn, b_conn = run.new_conn(), run.new_conn()
-        a, _ = one_member_group(run, topic, group, conn=a_conn, session=2000, rebalance=20_000)
-        b = member_id_for(run, b_conn, group, topics=(topic,), session=2000, rebalance=20_000)
-        park(run, b_conn, group, "JoinGroup", 9, join_body(group, b, topics=(topic,), session=2000,
+        a, _ = one_member_group(run, topic, group, conn=a_conn, session=1500, rebalance=20_000)
+        b = member_id_for(run, b_conn, group, topics=(topic,), session=1500, rebalance=20_000)
+        park(run, b_conn, group, "JoinGroup", 9, join_body(group, b, topics=(topic,), session=1500,
                                                           rebalance=20_000))
         a_conn.close()
         b_conn.close()
@@ -622,11 +627,11 @@ def test_static_members_no_rejoin_keeps_preparing(differ, request):
 
 def two_member_round_short(run, topic, group):
     a_conn, b_conn = run.new_conn(), run.new_conn()
-    a, _ = one_member_group(run, topic, group, conn=a_conn, session=2000, rebalance=2000)
-    b = member_id_for(run, b_conn, group, topics=(topic,), session=2000, rebalance=2000)
-    park(run, b_conn, group, "JoinGroup", 9, join_body(group, b, topics=(topic,), session=2000, rebalance=2000))
+    a, _ = one_member_group(run, topic, group, conn=a_conn, session=1500, rebalance=1500)
+    b = member_id_for(run, b_conn, group, topics=(topic,), session=1500, rebalance=1500)
+    park(run, b_conn, group, "JoinGroup", 9, join_body(group, b, topics=(topic,), session=1500, rebalance=1500))
     a_conn.call("Heartbeat", 4, heartbeat_body(group, 1, a))
-    ra = a_conn.call("JoinGroup", 9, join_body(group, a, topics=(topic,), session=2000, rebalance=2000))
+    ra = a_conn.call("JoinGroup", 9, join_body(group, a, topics=(topic,), session=1500, rebalance=1500))
     b_conn.receive("JoinGroup", 9)
     generation = ra.generation_id
     b_conn.send("SyncGroup", 5, sync_body(group, generation, b))
@@ -648,7 +653,7 @@ def test_session_expiry_one_of_two(differ, request):
             return a_conn.call("Heartbeat", 4, heartbeat_body(group, generation, a)).error_code == 27
         run.until("b's session expires", rebalancing, timeout=10, interval=0.3)
         run.see("describe", describe_view(describe_group(run, group), [a, b]))
-        ra = a_conn.call("JoinGroup", 9, join_body(group, a, topics=(topic,), session=2000, rebalance=2000))
+        ra = a_conn.call("JoinGroup", 9, join_body(group, a, topics=(topic,), session=1500, rebalance=1500))
         run.see("a rejoins", join_view(ra, [a, b]))
 
     differ.check(request.node.name, scenario, config=SHORT_SESSIONS)
