@@ -141,3 +141,50 @@ def test_start_broker_with_a_manual_clock_answers_a_long_poll_when_the_test_move
                 frame += sock.recv(size - len(frame))
         header, body = decode_response("Fetch", 12, size.to_bytes(4, "big") + frame)
         assert header.correlation_id == 7 and body.responses[0].partitions[0].error_code == 0
+
+
+@pytest.mark.trio
+async def test_a_silent_group_member_expires_at_its_session_deadline_with_no_request(autojump_clock):
+    """Classic members whose clients went away (no LeaveGroup): the shell's timer task runs the core's session
+    timers at their deadline on virtual time, with no request arriving to wake it (a librdkafka run once saw
+    them expire only when a DeleteGroups came in)."""
+    import functools
+    import struct
+
+    from kafkamock import codec
+
+    subscription = struct.pack(">h", 0) + codec.encode("ConsumerProtocolSubscription", 0, {"topics": ["t"]})
+
+    def join(member=""):
+        return {"group_id": "g", "session_timeout_ms": 5_000, "rebalance_timeout_ms": 60_000, "member_id": member,
+                "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": subscription}]}
+
+    broker = Broker(clock=TrioClock(), config={"group.initial.rebalance.delay.ms": 0,
+                                               "group.min.session.timeout.ms": 1_000})
+    async with run_broker(broker) as server, trio.open_nursery() as nursery:
+        broker.cluster.create_topic("t", 2, 1)
+        members = []
+        for _ in range(2):
+            conn = await KafkaConnection.connect(nursery, *_host_port(server))
+            first = await conn.request("JoinGroup", join(), version=9)
+            nursery.start_soon(functools.partial(conn.request, "JoinGroup", join(first.member_id), version=9))
+            members.append((conn, first.member_id))
+            await trio.testing.wait_all_tasks_blocked()
+        a_conn, a = members[0]
+        await a_conn.request("Heartbeat", {"group_id": "g", "generation_id": 1, "member_id": a}, version=4)
+        joined = await a_conn.request("JoinGroup", join(a), version=9)
+        assert joined.error_code == 0 and len(joined.members) == 2
+        for conn, member in members:
+            await conn.request("SyncGroup", {"group_id": "g", "generation_id": joined.generation_id,
+                                             "member_id": member, "protocol_type": "consumer",
+                                             "protocol_name": "range", "assignments": []}, version=5)
+        started = broker.now_ms()
+        for conn, _ in members:
+            await conn.aclose()
+        group = broker.groups.groups["g"]
+        await trio.sleep(4.9)
+        assert len(group.members) == 2 and group.state.value == "Stable"
+        await trio.sleep(0.2)                            # the 5 s sessions ended: nothing was sent meanwhile
+        assert group.members == {} and group.state.value == "Empty"
+        assert broker.now_ms() - started < 5_200
+        nursery.cancel_scope.cancel()

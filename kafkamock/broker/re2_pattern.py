@@ -156,9 +156,10 @@ class _Translator:
             return
         if p.startswith("(?", i):
             m = re.compile(r"\(\?([A-Za-z-]*)([:)])").match(p, i)
-            flags = m.group(1) if m else None
+            flags = m.group(1) if m else ""
             if m is None or not re.fullmatch(r"[imsU]*(-[imsU]*)?", flags) or flags == "-" or flags.endswith("-"):
                 raise Re2SyntaxError(f"invalid or unsupported Perl syntax: {p[i:i + 3]}")
+            assert m is not None
             if flags == "" and m.group(2) == ")":           # (?) sets nothing
                 self.i = m.end()
                 return

@@ -366,9 +366,11 @@ def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics(broker):
 
 
 
-def test_regex_subscriptions_resolve_to_describable_topics_only(broker):
+def test_regex_subscriptions_resolve_to_describable_topics_only(broker, clock):
     """Kafka's TopicRegexResolver: a regular expression matches only the topics the heartbeating member may
-    DESCRIBE; an ACL granted later lets the next heartbeat's resolution take the topic in."""
+    DESCRIBE. The resolution runs after the heartbeat that asks for it (Kafka resolves in the background); an ACL
+    granted later is taken in at the next refresh (group.consumer.regex.refresh.interval.ms, ten minutes), as a
+    grant alone does not start one."""
     broker.cluster.create_topic("t-extra", 1, 1)
     grant(broker, creation(GROUP, "rx", READ), creation(TOPIC, "t", DESCRIBE))
     member_id, epoch = str(uuid.uuid4()), 0
@@ -385,11 +387,20 @@ def test_regex_subscriptions_resolve_to_describable_topics_only(broker):
         return {(names[tp.topic_id], p) for tp in answer.assignment.topic_partitions for p in tp.partitions} \
             if answer.assignment is not None else None
 
+    assert heartbeat() == set()                        # joined; the regex is not resolved yet
+    broker.tick()
     assert heartbeat() == {("t", 0), ("t", 1)}
     grant(broker, creation(TOPIC, "secret", DESCRIBE), creation(TOPIC, "t-extra", DESCRIBE))
+    for _ in range(20):                                # ten minutes, heartbeating: nothing new yet
+        clock.advance(30_000)
+        broker.tick()
+        assert heartbeat() is None
+    clock.advance(1)
+    assert heartbeat() is None                         # past the refresh interval: this one starts it
+    broker.tick()
     assert heartbeat() == {("t", 0), ("t", 1), ("secret", 0), ("t-extra", 0)}
     group = broker.groups.groups["rx"]
-    assert group.regexes["t.*|secret"] == {"t", "t-extra", "secret"}
+    assert group.regexes["t.*|secret"].topics == {"t", "t-extra", "secret"}
 
 
 # -- transactions ---------------------------------------------------------------------------------------------

@@ -184,7 +184,7 @@ def test_errors_kafka_answers(broker, clock):
     assert commit(broker, "g", [("t", 0, 5)], generation=generation, member="ghost") == [E.UNKNOWN_MEMBER_ID]
     assert commit(broker, "g", [("t", 0, 5)]) == [E.UNKNOWN_MEMBER_ID]       # an admin commit into an active group
     assert commit(broker, "g", [("t", 0, 5), ("missing", 0, 1)], generation=generation, member=a) == \
-        [E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION]
+        [E.UNKNOWN_TOPIC_OR_PARTITION, E.NONE]           # Kafka answers the unknown topics first
     assert commit(broker, "g", [("t", 1, 5)], generation=generation, member=a, metadata="x" * 4097) == \
         [E.OFFSET_METADATA_TOO_LARGE]
     assert commit(broker, "new", [("t", 0, 1)], generation=3, member="m") == [E.GROUP_ID_NOT_FOUND]
@@ -365,3 +365,134 @@ def test_groups_and_offsets_survive_a_restart_and_expired_groups_stay_gone(tmp_p
     assert committed(again, "g") == [11, 12]
     assert "solo" not in listed(again) and committed(again, "solo") == [-1, -1]
     assert heartbeat(again, "g", generation, leader) == E.NONE
+
+
+# -- what the differential suite found (tests/differential/test_groups_classic.py) --------------------------------
+
+def _static_pair(broker, clock, version):
+    """Static members a (the leader) and b, Stable: (generation, a, b)."""
+    first = join(broker, "s", instance="a", version=version)
+    advance(broker, clock, 3_000)
+    a = answered(first).member_id
+    sync(broker, "s", 1, a, [(a, b"A")])
+    waiting = join(broker, "s", instance="b", version=version)
+    assert heartbeat(broker, "s", 1, a, "a") == E.REBALANCE_IN_PROGRESS
+    rejoin = join(broker, "s", a, instance="a", version=version)
+    b = answered(waiting, version=version).member_id
+    generation = answered(rejoin, version=version).generation_id
+    sync(broker, "s", generation, b)
+    sync(broker, "s", generation, a, [(a, b"A"), (b, b"B")])
+    return generation, a, b
+
+
+@pytest.mark.parametrize("version", [5, 8])
+def test_a_static_leader_rejoining_below_v9_keeps_the_generation_and_syncs_as_a_follower(broker, clock, version):
+    """Kafka's updateStaticMemberThenRebalanceOrCompleteJoin: no rebalance while the selected protocol stays;
+    the answer names the old leader id (so the restarted member does not assign), and SyncGroup gives it its
+    assignment back. The other member never sees a rebalance (the librdkafka report)."""
+    generation, a, b = _static_pair(broker, clock, version)
+    again = join(broker, "s", instance="a", version=version)
+    assert again.error_code == E.NONE and again.generation_id == generation
+    assert again.member_id != a and again.leader == a and again.members == []
+    assert heartbeat(broker, "s", generation, b, "b") == E.NONE
+    assert describe(broker, "s").group_state == "Stable"
+    assert sync(broker, "s", generation, again.member_id).assignment == b"A"
+    assert heartbeat(broker, "s", generation, a, "a") == E.FENCED_INSTANCE_ID
+
+
+def test_a_static_leader_rejoining_at_v9_is_told_to_skip_the_assignment(broker, clock):
+    generation, a, b = _static_pair(broker, clock, 9)
+    again = join(broker, "s", instance="a", version=9)
+    assert again.generation_id == generation and again.leader == again.member_id and again.skip_assignment
+    assert sorted(m.member_id for m in again.members) == sorted([again.member_id, b])
+    assert heartbeat(broker, "s", generation, b, "b") == E.NONE
+
+
+def test_a_static_rejoin_that_changes_the_selected_protocol_rebalances(broker, clock):
+    both = [("range", subscription("t")), ("roundrobin", subscription("t"))]
+    first = join(broker, "s", instance="a", protocols=both)
+    advance(broker, clock, 3_000)
+    a = answered(first).member_id
+    sync(broker, "s", 1, a, [(a, b"A")])
+    same_names = join(broker, "s", instance="a", protocols=[("range", subscription("t", "u")),
+                                                           ("roundrobin", subscription("t"))])
+    assert same_names.generation_id == 1                             # other metadata, same choice: no round
+    changed = answered(join(broker, "s", instance="a", protocols=[("roundrobin", subscription("t"))]))
+    assert changed.generation_id == 2 and changed.protocol_name == "roundrobin"
+
+
+def test_a_round_no_member_rejoins_waits_while_static_sessions_run_out(broker, clock):
+    """Kafka's completeClassicGroupJoin: with only absent static members left, no generation starts; the
+    round waits another rebalance timeout and the sessions (not extended) empty the group."""
+    first = join(broker, "s", instance="a", session=6_000, rebalance=1_000)
+    advance(broker, clock, 3_000)
+    a = answered(first).member_id
+    sync(broker, "s", 1, a, [(a, b"A")])
+    d, waiting = new_member(broker, "s", session=6_000, rebalance=1_000)
+    heartbeat(broker, "s", 1, a, "a")                                # t=0 for a's session
+    answered(join(broker, "s", a, instance="a", session=6_000, rebalance=1_000))
+    assert answered(waiting).generation_id == 2
+    call(broker, "LeaveGroup", 5, {"group_id": "s", "members": [{"member_id": d}]})
+    for _ in range(5):                                               # a never rejoins
+        advance(broker, clock, 1_000)
+        assert describe(broker, "s").group_state == "PreparingRebalance"
+    advance(broker, clock, 1_000)
+    assert describe(broker, "s").group_state == "Empty" and describe(broker, "s").members == []
+
+
+def test_a_new_member_whose_join_waits_expires_on_the_new_member_timeout_not_its_session(broker, clock):
+    generation, (a, b), _ = stable_group(broker, clock, session=6_000, rebalance=600_000)
+    c, waiting = new_member(broker, session=6_000, rebalance=600_000)
+    for _ in range(59):                                              # a and b stay; c's join waits for them
+        advance(broker, clock, 5_000)
+        heartbeat(broker, "g", generation, a)
+        heartbeat(broker, "g", generation, b)
+    assert answered(waiting) is None and c in {m.member_id for m in describe(broker, "g").members}
+    advance(broker, clock, 5_000)                                    # five minutes: Kafka's new-member timeout
+    assert answered(waiting).error_code == E.UNKNOWN_MEMBER_ID and answered(waiting).member_id == ""
+    assert c not in {m.member_id for m in describe(broker, "g").members}
+
+
+def test_a_parked_join_of_a_member_that_leaves_is_answered_without_its_id(broker, clock):
+    generation, (a, b), _ = stable_group(broker, clock)
+    c, waiting = new_member(broker)
+    call(broker, "LeaveGroup", 5, {"group_id": "g", "members": [{"member_id": c}]})
+    assert answered(waiting).error_code == E.UNKNOWN_MEMBER_ID and answered(waiting).member_id == ""
+
+
+def test_a_failed_first_join_leaves_an_empty_group(broker):
+    assert join(broker, "lone", protocols=[]).error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert describe(broker, "lone").group_state == "Empty"
+    assert listed(broker) == {"lone": "Empty"}
+    assert join(broker, "other").error_code == E.MEMBER_ID_REQUIRED        # a pending id: the group stays too
+    assert listed(broker) == {"lone": "Empty", "other": "Empty"}
+
+
+def test_describe_shows_assignments_outside_stable_and_a_rebalance_clears_them(broker, clock):
+    generation, (a, b), _ = stable_group(broker, clock)
+    _, waiting = new_member(broker)
+    described = describe(broker, "g")
+    assert described.group_state == "PreparingRebalance" and described.protocol_data == ""
+    assert {m.member_id: (m.member_assignment, m.member_metadata) for m in described.members if m.member_id in
+            (a, b)} == {a: (a.encode(), b""), b: (b.encode(), b"")}
+    answered(join(broker, "g", a))
+    answered(join(broker, "g", b))
+    assert describe(broker, "g").group_state == "CompletingRebalance"
+    answered(join(broker, "g", b, topics=("t", "u")))                  # b changes: the generation is void
+    assert {m.member_assignment for m in describe(broker, "g").members} == {b""}
+
+
+def test_leave_of_an_unknown_group_answers_each_member(broker):
+    left = call(broker, "LeaveGroup", 5, {"group_id": "nope", "members": [{"member_id": "m"}, {"member_id": "n"}]})
+    assert left.error_code == E.NONE and [(m.member_id, m.error_code) for m in left.members] == \
+        [("m", E.UNKNOWN_MEMBER_ID), ("n", E.UNKNOWN_MEMBER_ID)]
+    assert call(broker, "LeaveGroup", 2, {"group_id": "nope", "member_id": "m"}).error_code == E.UNKNOWN_MEMBER_ID
+    assert call(broker, "LeaveGroup", 5, {"group_id": "", "members": []}).error_code == E.INVALID_GROUP_ID
+
+
+def test_offset_delete_of_a_partition_the_topic_lacks(broker):
+    commit(broker, "solo", [("t", 0, 7)])
+    deleted = call(broker, "OffsetDelete", 0, {"group_id": "solo", "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0}, {"partition_index": 9}]}]})
+    assert sorted((p.partition_index, p.error_code) for p in deleted.topics[0].partitions) == \
+        [(0, E.NONE), (9, E.UNKNOWN_TOPIC_OR_PARTITION)]

@@ -44,36 +44,39 @@ def describe(broker, group="g"):
 
 @pytest.fixture
 def kip848(clock):
-    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)
+    broker = Broker({"group.consumer.session.timeout.ms": 45_000, "group.consumer.assignment.interval.ms": 0},
+                    clock=clock)
     broker.cluster.create_topic("t", 4, 1)
     return broker
 
 
 def test_join_assigns_everything_to_the_first_member(kip848):
+    """A new group starts at epoch 1 with a target of epoch 1 (Kafka 4.3): the first member joins at 2."""
     answer = beat(kip848, "a", 0, owned=[])
-    assert answer.error_code == E.NONE and answer.member_epoch == 1
+    assert answer.error_code == E.NONE and answer.member_epoch == 2
     assert owned_of(kip848, answer) == {"t": [0, 1, 2, 3]}
     assert answer.heartbeat_interval_ms == kip848.config["group.consumer.heartbeat.interval.ms"]
     described = describe(kip848)
-    assert (described.group_state, described.group_epoch, described.assignment_epoch) == ("Stable", 1, 1)
+    assert (described.group_state, described.group_epoch, described.assignment_epoch) == ("Stable", 2, 2)
     assert described.assignor_name == "uniform" and described.members[0].member_type == 1
-    light = beat(kip848, "a", 1)
+    assert described.members[0].subscribed_topic_regex == ""           # Kafka's default, not null
+    light = beat(kip848, "a", 2)
     assert light.error_code == E.NONE and light.assignment is None       # nothing changed: no assignment sent
 
 
 def test_a_second_member_gets_partitions_only_after_the_first_revokes_them(kip848):
     beat(kip848, "a", 0, owned=[])
     b = beat(kip848, "b", 0, owned=[])
-    assert b.member_epoch == 2 and owned_of(kip848, b) == {}              # its target is still owned by a
+    assert b.member_epoch == 3 and owned_of(kip848, b) == {}              # its target is still owned by a
     assert describe(kip848).group_state == "Reconciling"
-    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
-    assert a.member_epoch == 1                                            # a keeps its epoch while it revokes
+    a = beat(kip848, "a", 2, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
+    assert a.member_epoch == 2                                            # a keeps its epoch while it revokes
     kept = owned_of(kip848, a)["t"]
     assert len(kept) == 2
-    assert beat(kip848, "b", 2, owned=[]).assignment is None             # still nothing free
-    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"t": kept}))         # a no longer lists the revoked ones
-    assert a.member_epoch == 2
-    b = beat(kip848, "b", 2, owned=[])
+    assert beat(kip848, "b", 3, owned=[]).assignment is None             # still nothing free
+    a = beat(kip848, "a", 2, owned=as_owned(kip848, {"t": kept}))         # a no longer lists the revoked ones
+    assert a.member_epoch == 3
+    b = beat(kip848, "b", 3, owned=[])
     assert sorted(owned_of(kip848, b)["t"] + kept) == [0, 1, 2, 3]
     assert describe(kip848).group_state == "Stable"
 
@@ -82,23 +85,32 @@ def test_range_assignor_and_unknown_assignor(kip848):
     assert beat(kip848, "a", 0, owned=[], assignor="sticky").error_code == E.UNSUPPORTED_ASSIGNOR
     beat(kip848, "a", 0, owned=[], assignor="range")
     beat(kip848, "b", 0, owned=[], assignor="range")
-    beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
-    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1]}))
-    assert owned_of(kip848, a) == {"t": [0, 1]}                           # range: a contiguous half each
-    b = beat(kip848, "b", 2, owned=[])
+    revoking = beat(kip848, "a", 2, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
+    assert owned_of(kip848, revoking) == {"t": [0, 1]}                    # range: a contiguous half each
+    a = beat(kip848, "a", 2, owned=as_owned(kip848, {"t": [0, 1]}))
+    assert a.member_epoch == 3
+    b = beat(kip848, "b", 3, owned=[])
     assert owned_of(kip848, b) == {"t": [2, 3]} and describe(kip848).assignor_name == "range"
 
 
 def test_epoch_errors_and_invalid_requests(kip848):
     beat(kip848, "a", 0, owned=[])
-    assert beat(kip848, "a", 5).error_code == E.FENCED_MEMBER_EPOCH
+    ahead = beat(kip848, "a", 5)
+    assert ahead.error_code == E.FENCED_MEMBER_EPOCH and ahead.member_id is None and ahead.member_epoch == 0
+    assert ahead.error_message.endswith("The member must abandon all its partitions and rejoin.")
     assert beat(kip848, "ghost", 1).error_code == E.UNKNOWN_MEMBER_ID
-    assert beat(kip848, "", 0, owned=[]).error_code == E.INVALID_REQUEST          # v1 needs a member id
+    assert beat(kip848, "", 0, owned=[]).error_message == "MemberId can't be empty."   # v1 needs a member id
     v0 = beat(kip848, "", 0, owned=[], version=0)
     assert v0.error_code == E.NONE and v0.member_id                              # v0: the coordinator names it
-    assert beat(kip848, "c", 0, owned=[], regex="(").error_code == E.INVALID_REGULAR_EXPRESSION
-    assert beat(kip848, "a", 3).error_code == E.FENCED_MEMBER_EPOCH
-    assert beat(kip848, "a", 1).error_code == E.NONE                             # still serving
+    assert beat(kip848, "", -1, version=0).error_message == "MemberId can't be empty."
+    assert beat(kip848, "c", 0).error_message == "TopicPartitions must be empty when (re-)joining."
+    bad = beat(kip848, "c", 0, owned=[], regex="t-([")
+    assert (bad.error_code, bad.error_message) == (E.INVALID_REGULAR_EXPRESSION, "SubscribedTopicRegex `t-([` "
+                                                   "is not a valid regular expression: missing closing ].")
+    assert beat(kip848, "c", 0, owned=[], regex="(?=t)").error_code == E.INVALID_REGULAR_EXPRESSION   # not RE2
+    assert beat(kip848, "c", -3).error_message == "MemberEpoch is invalid."
+    assert beat(kip848, "a", 4).error_code == E.FENCED_MEMBER_EPOCH
+    assert beat(kip848, "a", 2).error_code == E.NONE                             # still serving
 
 
 def test_leave_bumps_the_epoch_and_empties_the_group(kip848):
@@ -106,7 +118,7 @@ def test_leave_bumps_the_epoch_and_empties_the_group(kip848):
     left = beat(kip848, "a", -1)
     assert left.error_code == E.NONE and left.member_epoch == -1
     described = describe(kip848)
-    assert described.group_state == "Empty" and described.group_epoch == 2 and described.members == []
+    assert described.group_state == "Empty" and described.group_epoch == 3 and described.members == []
     listed = call(kip848, "ListGroups", 5, {"types_filter": ["consumer"]}).groups
     assert [(g.group_id, g.group_state, g.group_type) for g in listed] == [("g", "Empty", "consumer")]
     assert call(kip848, "ListGroups", 5, {"types_filter": ["classic"]}).groups == []
@@ -117,26 +129,32 @@ def test_leave_bumps_the_epoch_and_empties_the_group(kip848):
 def test_session_timeout_fences_a_silent_member(kip848, clock):
     beat(kip848, "a", 0, owned=[])
     beat(kip848, "b", 0, owned=[])
+    owned = {"t": [0, 1, 2, 3]}
+    epoch = 2
     for _ in range(3):
         clock.advance(20_000)
         kip848.tick()
-        beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))
+        answer = beat(kip848, "a", epoch, owned=as_owned(kip848, owned))
+        epoch = answer.member_epoch
+        if answer.assignment is not None:
+            owned = owned_of(kip848, answer)
     assert [m.member_id for m in describe(kip848).members] == ["a"]      # b said nothing for 60 s
 
 
 def test_a_member_that_never_revokes_is_fenced_after_its_rebalance_timeout(kip848, clock):
     beat(kip848, "a", 0, owned=[], rebalance=10_000)
     beat(kip848, "b", 0, owned=[])
-    beat(kip848, "a", 1, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))     # asked to revoke two
+    beat(kip848, "a", 2, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))     # asked to revoke two
     clock.advance(5_000)
     kip848.tick()
-    beat(kip848, "b", 2, owned=[])
+    beat(kip848, "a", 2, owned=as_owned(kip848, {"t": [0, 1, 2, 3]}))     # still holding them: no new timer
+    beat(kip848, "b", 3, owned=[])
     clock.advance(5_000)
     kip848.tick()
     assert [m.member_id for m in describe(kip848).members] == ["b"]
-    assert beat(kip848, "a", 1).error_code == E.UNKNOWN_MEMBER_ID
-    b = beat(kip848, "b", 2, owned=[])
-    assert b.member_epoch == 3 and owned_of(kip848, b) == {"t": [0, 1, 2, 3]}
+    assert beat(kip848, "a", 2).error_code == E.UNKNOWN_MEMBER_ID
+    b = beat(kip848, "b", 3, owned=[])
+    assert b.member_epoch == 4 and owned_of(kip848, b) == {"t": [0, 1, 2, 3]}
 
 
 def test_static_member_leaves_for_now_and_a_new_instance_takes_over(kip848):
@@ -147,21 +165,50 @@ def test_static_member_leaves_for_now_and_a_new_instance_takes_over(kip848):
     again = beat(kip848, "a2", 0, owned=[], instance="i")
     assert again.error_code == E.NONE and again.member_epoch == first.member_epoch   # no rebalance
     assert owned_of(kip848, again) == {"t": [0, 1, 2, 3]}
-    assert describe(kip848).group_epoch == 1
-    assert beat(kip848, "a1", 1, instance="i").error_code == E.FENCED_INSTANCE_ID
+    assert describe(kip848).group_epoch == 2
+    fenced = beat(kip848, "a1", 2, instance="i")
+    assert (fenced.error_code, fenced.error_message) == (E.FENCED_INSTANCE_ID, "Static member a1 with instance id i "
+                                                         "was fenced by member a2.")
+    assert beat(kip848, "a2", 0, owned=[], instance="i").error_code == E.UNRELEASED_INSTANCE_ID
 
 
-def test_regex_subscriptions_and_new_partitions_bump_the_epoch(kip848):
+def test_regex_subscriptions_and_new_partitions_bump_the_epoch(kip848, clock):
+    """A new regex is resolved after the heartbeat that brought it (Kafka resolves in the background): the
+    join answers at the old epoch with nothing; the resolution bumps the epoch for the next heartbeat. New
+    matching topics are seen at the next refresh, no sooner than ten seconds after the last."""
     kip848.cluster.create_topic("orders-eu", 1, 1)
     a = beat(kip848, "a", 0, owned=[], regex="orders-.*")
-    assert owned_of(kip848, a) == {"orders-eu": [0]}
+    assert a.member_epoch == 1 and owned_of(kip848, a) == {}
+    kip848.tick()                                                          # the resolution runs
+    a = beat(kip848, "a", 1, owned=[])
+    assert a.member_epoch == 2 and owned_of(kip848, a) == {"orders-eu": [0]}
     kip848.cluster.create_topic("orders-us", 1, 1)
     kip848.cluster.create_topic("xorders-us", 1, 1)                       # the whole name must match
-    a = beat(kip848, "a", 1, owned=as_owned(kip848, {"orders-eu": [0]}))
-    assert a.member_epoch == 2 and owned_of(kip848, a) == {"orders-eu": [0], "orders-us": [0]}
+    assert beat(kip848, "a", 2, owned=as_owned(kip848, {"orders-eu": [0]})).assignment is None  # within 10 s
+    clock.advance(10_001)
+    beat(kip848, "a", 2, owned=as_owned(kip848, {"orders-eu": [0]}))
+    kip848.tick()
+    a = beat(kip848, "a", 2, owned=as_owned(kip848, {"orders-eu": [0]}))
+    assert a.member_epoch == 3 and owned_of(kip848, a) == {"orders-eu": [0], "orders-us": [0]}
     kip848.cluster.add_partitions(kip848.cluster.topics["orders-us"], 2)
-    a = beat(kip848, "a", 2)
-    assert a.member_epoch == 3 and owned_of(kip848, a)["orders-us"] == [0, 1]
+    a = beat(kip848, "a", 3)
+    assert a.member_epoch == 4 and owned_of(kip848, a)["orders-us"] == [0, 1]
+
+
+def test_the_target_waits_for_the_assignment_interval(clock):
+    """group.consumer.assignment.interval.ms (default 1 s): a second member joining within it stays at the
+    previous target (Assigning) until a heartbeat after the interval."""
+    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)
+    broker.cluster.create_topic("t", 4, 1)
+    beat(broker, "a", 0, owned=[])
+    b = beat(broker, "b", 0, owned=[])
+    assert (b.member_epoch, owned_of(broker, b)) == (2, {})
+    described = describe(broker)
+    assert (described.group_state, described.group_epoch, described.assignment_epoch) == ("Assigning", 3, 2)
+    clock.advance(999)
+    assert beat(broker, "b", 2).member_epoch == 2
+    clock.advance(1)
+    assert beat(broker, "b", 2).member_epoch == 3 and describe(broker).assignment_epoch == 3
 
 
 def test_group_max_size_and_protocol_exclusivity(clock):
@@ -184,16 +231,16 @@ def commit(broker, epoch, member, partition=0, version=9, group="g", offset=5):
 
 def test_offset_commit_and_fetch_check_the_member_epoch(kip848):
     beat(kip848, "a", 0, owned=[])
-    assert commit(kip848, 1, "a") == E.NONE
-    assert commit(kip848, 0, "a") == E.STALE_MEMBER_EPOCH
-    assert commit(kip848, 7, "a") == E.FENCED_MEMBER_EPOCH
-    assert commit(kip848, 1, "ghost") == E.UNKNOWN_MEMBER_ID
+    assert commit(kip848, 2, "a") == E.NONE
+    assert commit(kip848, 1, "a") == E.STALE_MEMBER_EPOCH                 # KIP-1251: assigned at epoch 2
+    assert commit(kip848, 7, "a") == E.STALE_MEMBER_EPOCH                 # newer than the member's
+    assert commit(kip848, 2, "ghost") == E.UNKNOWN_MEMBER_ID
     assert commit(kip848, -1, "") == E.UNKNOWN_MEMBER_ID                  # an admin commit while members exist
-    assert commit(kip848, 1, "a", version=8) == E.UNSUPPORTED_VERSION
-    fetched = call(kip848, "OffsetFetch", 9, {"groups": [{"group_id": "g", "member_id": "a", "member_epoch": 0,
+    assert commit(kip848, 2, "a", version=8) == E.UNSUPPORTED_VERSION
+    fetched = call(kip848, "OffsetFetch", 9, {"groups": [{"group_id": "g", "member_id": "a", "member_epoch": 1,
                                                           "topics": None}]})
     assert fetched.groups[0].error_code == E.STALE_MEMBER_EPOCH
-    fetched = call(kip848, "OffsetFetch", 9, {"groups": [{"group_id": "g", "member_id": "a", "member_epoch": 1,
+    fetched = call(kip848, "OffsetFetch", 9, {"groups": [{"group_id": "g", "member_id": "a", "member_epoch": 2,
                                                           "topics": None}]})
     assert fetched.groups[0].topics[0].partitions[0].committed_offset == 5
     deleted = call(kip848, "OffsetDelete", 0, {"group_id": "g", "topics": [
@@ -211,11 +258,11 @@ def test_kip211_consumer_group_offsets_of_unsubscribed_topics_expire_by_commit_t
                                      "topics": [{"name": "old", "partitions": [{"partition_index": 0,
                                                                                 "committed_offset": 3}]}]})
     beat(broker, "a", 0, owned=[])
-    assert commit(broker, 1, "a") == E.NONE
+    assert commit(broker, 2, "a") == E.NONE
     for _ in range(6):                                                   # three minutes, heartbeating
         clock.advance(30_000)
         broker.tick()
-        assert beat(broker, "a", 1).error_code == E.NONE
+        assert beat(broker, "a", 2).error_code == E.NONE
     fetched = call(broker, "OffsetFetch", 9, {"groups": [{"group_id": "g", "topics": None}]})
     assert {(t.name, p.committed_offset) for t in fetched.groups[0].topics for p in t.partitions} == {("t", 5)}
 
@@ -225,8 +272,9 @@ def test_groups_replay_after_a_restart(tmp_path, clock):
     broker.cluster.create_topic("t", 4, 1)
     broker.cluster.create_topic("orders-eu", 1, 1)
     beat(broker, "a", 0, owned=[], regex="orders-.*|t")
+    broker.tick()                                                         # the regex is resolved
     beat(broker, "b", 0, owned=[])
-    commit(broker, 1, "a")
+    commit(broker, 3, "a")
     before = describe(broker)
     broker.close()
     again = Broker(clock=clock, storage=DiskStorage(tmp_path))
@@ -237,7 +285,7 @@ def test_groups_replay_after_a_restart(tmp_path, clock):
             for m in after.members} == \
         {m.member_id: (m.member_epoch, m.assignment, m.target_assignment, m.subscribed_topic_regex)
          for m in before.members}
-    assert again.groups.groups["g"].regexes == {"orders-.*|t": frozenset({"orders-eu", "t"})}
+    assert again.groups.groups["g"].regexes["orders-.*|t"].topics == frozenset({"orders-eu", "t"})
     clock.advance(46_000)                                                 # sessions restarted on load
     again.tick()
     assert describe(again).members == []
@@ -248,3 +296,34 @@ def test_the_consumer_protocol_can_be_turned_off(clock):
     keys = {k.api_key for k in call(broker, "ApiVersions", 3, {"client_software_name": "t",
                                                                   "client_software_version": "1"}).api_keys}
     assert 68 not in keys and 69 not in keys and 11 in keys
+
+
+def test_a_classic_member_of_a_consumer_group_rejoins_only_when_the_target_passes_it(clock):
+    """Kafka's classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS when the target epoch (not the group
+    epoch) is past the member's, when it must revoke, or when what it waits for was released."""
+    import struct
+
+    from kafkamock import codec
+
+    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)    # a 1 s assignment interval
+    broker.cluster.create_topic("t", 4, 1)
+    beat(broker, "a", 0, owned=[])
+    metadata = struct.pack(">h", 1) + codec.encode("ConsumerProtocolSubscription", 1, {"topics": ["t"]})
+
+    def join(member=""):
+        return call(broker, "JoinGroup", 9, {"group_id": "g", "session_timeout_ms": 10_000,
+                                             "rebalance_timeout_ms": 30_000, "member_id": member,
+                                             "protocol_type": "consumer",
+                                             "protocols": [{"name": "range", "metadata": metadata}]})
+    member = join().member_id
+    joined = join(member)
+    assert joined.generation_id == 2 and joined.leader == "" and joined.members == []
+    assert describe(broker).group_epoch == 3                   # ahead of the target (the interval runs)
+
+    def heartbeat(generation):
+        return call(broker, "Heartbeat", 4, {"group_id": "g", "generation_id": generation, "member_id": member,
+                                             "group_instance_id": None}).error_code
+    assert heartbeat(2) == E.NONE
+    clock.advance(1_000)
+    beat(broker, "a", 2, owned=as_owned(broker, {"t": [0, 1, 2, 3]}))          # the target moves to epoch 3
+    assert heartbeat(2) == E.REBALANCE_IN_PROGRESS

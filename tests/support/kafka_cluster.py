@@ -164,7 +164,7 @@ class KafkaCluster:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kafka-4.3.1-")).resolve()
         self.config = {**test_defaults(nodes), **{k: str(v) for k, v in (config or {}).items()}}
         self.features = dict(features or {})      # feature levels set at format time (transaction.version=1...)
-        self.cluster_id = "k" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")[1:]  # not "-..."
+        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         ports = _free_ports(2 * nodes)
         self.nodes = [KafkaNode(k + 1, ports[2 * k], ports[2 * k + 1], self.workdir / f"node-{k + 1}")
                       for k in range(nodes)]
@@ -212,8 +212,9 @@ class KafkaCluster:
         for node in self.nodes:
             node.workdir.mkdir(parents=True, exist_ok=True)
             node.properties.write_text(self._server_properties(node))
+            # --cluster-id=ID: a base64 id may start with '-', which the tool would take for an option.
             formats.append((node, subprocess.Popen(
-                self._java_command("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
+                self._java_command("kafka.tools.StorageTool", "format", f"--cluster-id={self.cluster_id}", "-c",
                                    str(node.properties), "--ignore-formatted",
                                    *(arg for name, level in self.features.items()
                                      for arg in ("--feature", f"{name}={level}")), node=node),

@@ -20,17 +20,104 @@ class Assignor(Protocol):
     name: str
 
     def assign(self, subscriptions: Mapping[str, frozenset[uuid.UUID]], partitions: Mapping[uuid.UUID, int],
-               current: Mapping[str, Mapping[uuid.UUID, frozenset[int]]]) -> Assignment: ...
+               current: Mapping[str, Mapping[uuid.UUID, frozenset[int]]],
+               instances: Mapping[str, str | None] | None = None) -> Assignment: ...
+
+
+def java_string_hash(s: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as a signed int."""
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_uuid_hash(u: uuid.UUID) -> int:
+    """Kafka's Uuid.hashCode."""
+    bits = u.int
+    h = ((bits >> 64) ^ bits) & 0xFFFFFFFFFFFFFFFF
+    return ((h >> 32) ^ h) & 0xFFFFFFFF
+
+
+def java_hash_order(keys, hash_of, initial: int = 16) -> list:
+    """The order a java.util.HashMap built by inserting ``keys`` (in their order) iterates them: by bucket
+    ``(h ^ (h >>> 16)) & (capacity - 1)``, insertion order within a bucket (the table doubles past 3/4 full)."""
+    keys = list(keys)
+    capacity = initial
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key) -> int:
+        h = hash_of(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 class UniformAssignor:
     """Every partition of a subscribed topic to one subscriber, balanced to within one partition among the members
-    that could take it, and sticky: a member keeps what it already has unless balance needs to move it (Kafka's
-    UniformHomogeneous/HeterogeneousAssignmentBuilder, in one greedy pass plus a balancing pass)."""
+    that could take it, and sticky. When every member subscribes to the same topics this is Kafka's
+    UniformHomogeneousAssignmentBuilder step for step (members in its HashMap's order, each keeping up to its
+    quota of its current partitions, the rest handed out in order); otherwise one greedy pass plus a balancing
+    pass (Kafka's heterogeneous builder reaches the same balance by another route)."""
 
     name = "uniform"
 
-    def assign(self, subscriptions, partitions, current) -> Assignment:
+    def assign(self, subscriptions, partitions, current, instances=None) -> Assignment:
+        members = list(subscriptions)
+        if members and len({subscriptions[m] for m in members}) == 1:
+            return self._homogeneous(members, subscriptions[members[0]], partitions, current)
+        return self._heterogeneous(subscriptions, partitions, current)
+
+    def _homogeneous(self, members, topics, partitions, current) -> Assignment:
+        """Kafka's UniformHomogeneousAssignmentBuilder."""
+        topics = [t for t in java_hash_order(topics, java_uuid_hash) if t in partitions]
+        if not topics:
+            return {m: {} for m in members}
+        order = java_hash_order(members, java_string_hash)
+        taken = {(t, p) for m in members for t, ps in (current.get(m) or {}).items() for p in ps}
+        unassigned = [(t, p) for t in topics for p in range(partitions[t]) if (t, p) not in taken]
+        total = sum(partitions[t] for t in topics)
+        minimum, extra = divmod(total, len(order))
+        owned: dict[str, set[tuple[uuid.UUID, int]]] = {}
+        unfilled: list[tuple[str, int]] = []
+        for index, member in enumerate(order):
+            quota = minimum
+            with_extra = False
+            if extra > 0:
+                quota += 1
+                with_extra = True
+            kept: set[tuple[uuid.UUID, int]] = set()
+            for topic_id, held in java_ordered_items(current.get(member) or {}):
+                if topic_id not in topics:
+                    continue
+                if len(held) <= quota:
+                    kept.update((topic_id, p) for p in held)
+                    quota -= len(held)
+                    continue
+                for p in sorted(held):
+                    if quota > 0:
+                        kept.add((topic_id, p))
+                        quota -= 1
+                    else:
+                        unassigned.append((topic_id, p))
+            if quota > 0 and with_extra and len(order) - index > extra:
+                quota -= 1
+                with_extra = False
+            if quota > 0:
+                unfilled.append((member, quota))
+            if with_extra:
+                extra -= 1
+            owned[member] = kept
+        position = 0
+        for member, quota in unfilled:
+            for _ in range(quota):
+                if position >= len(unassigned):
+                    break
+                owned[member].add(unassigned[position])
+                position += 1
+        return {m: _by_topic(owned[m]) for m in members}
+
+    def _heterogeneous(self, subscriptions, partitions, current) -> Assignment:
         members = sorted(subscriptions)
         owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
         taken: set[tuple[uuid.UUID, int]] = set()
@@ -69,14 +156,20 @@ class UniformAssignor:
         return {m: _by_topic(owned[m]) for m in members}
 
 
+def java_ordered_items(assignment: Mapping[uuid.UUID, frozenset[int]]) -> list:
+    return [(t, assignment[t]) for t in java_hash_order(assignment, java_uuid_hash)]
+
+
 class RangeAssignor:
-    """Per topic, its subscribers in member-id order each take a contiguous range: ``n // k`` partitions, the
-    first ``n % k`` one more (the classic RangeAssignor's rule, so co-partitioned topics land together)."""
+    """Kafka's RangeAssignor: members sorted (static members first, by instance id, then the rest by member id);
+    per topic, its subscribers in that order each take a contiguous range: ``n // k`` partitions, the first
+    ``n % k`` one more (the classic RangeAssignor's rule, so co-partitioned topics land together)."""
 
     name = "range"
 
-    def assign(self, subscriptions, partitions, current) -> Assignment:
-        members = sorted(subscriptions)
+    def assign(self, subscriptions, partitions, current, instances=None) -> Assignment:
+        instances = instances or {}
+        members = sorted(subscriptions, key=lambda m: (instances.get(m) is None, instances.get(m) or "", m))
         owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
         for topic_id, count in partitions.items():
             subscribers = [m for m in members if topic_id in subscriptions[m]]

@@ -64,6 +64,12 @@ class ClassicMember:
     assignment: bytes = b""
     awaiting_join: Pending | None = None        # its JoinGroup, parked until the join phase ends
     awaiting_sync: Pending | None = None        # its SyncGroup, parked until the leader's arrives
+    is_new: bool = False                        # joined in the round under way (Kafka's isNew): may expire waiting
+
+    def heartbeat_satisfied(self) -> bool:
+        """Kafka's hasSatisfiedHeartbeat: a member waiting for its round counts as alive, unless it is new (a new
+        member's join times out instead: its client may have gone while the request was parked)."""
+        return not self.is_new and (self.awaiting_join is not None or self.awaiting_sync is not None)
 
     def metadata(self, protocol: str | None) -> bytes:
         for name, metadata in self.protocols:
@@ -142,10 +148,7 @@ class ClassicGroup:
         self.static_members[instance_id] = new_id
         if self.leader_id == old_id:
             self.leader_id = new_id
-        if old_id in self.pending_sync:
-            self.pending_sync.discard(old_id)
-            self.pending_sync.add(new_id)
-        return member
+        return member            # a pending sync stays under the old id, as in Kafka: its expiry still rebalances
 
     def static_member_id(self, instance_id: str | None) -> str | None:
         return self.static_members.get(instance_id) if instance_id is not None else None

@@ -1,36 +1,50 @@
 """KIP-848 consumer groups: ConsumerGroupHeartbeat, ConsumerGroupDescribe, their records and timers.
 
-The broker runs the rebalance: a member's heartbeat says what it subscribes to and what it owns; the group's epoch
-moves whenever membership, a subscription or the subscribed topics' partitions change; a new epoch gets a new
-target assignment from the server-side assignor (``assignors.py``), and each member reconciles towards it at its
-own pace (``reconciliation.py``: revoke first, then assign). Sessions (``group.consumer.session.timeout.ms``) and
-revocations (the member's rebalance timeout) run on the core's timers; every change is a record of
-``__consumer_offsets`` in Kafka's formats (types 3-8 and 16), so a restart replays the group.
+The broker runs the rebalance, as Kafka 4.3.1's GroupMetadataManager does: a member's heartbeat says what it
+subscribes to and what it owns; the group's epoch moves whenever membership, a subscription or the subscribed
+topics' partitions change; a newer group epoch gets a new target assignment from the server-side assignor
+(``assignors.py``), at most once per ``group.consumer.assignment.interval.ms``, and each member reconciles towards
+it at its own pace (``reconciliation.py``: revoke first, then assign). Regular expressions are resolved after the
+heartbeat that brought them (Kafka resolves them in the background), at most every ten seconds. Sessions
+(``group.consumer.session.timeout.ms``) and revocations (the member's rebalance timeout) run on the core's
+timers; every change is a record of ``__consumer_offsets`` in Kafka's formats (types 3-8 and 16), so a restart
+replays the group.
 
 A group's state is derived, as in Kafka's ConsumerGroup: Empty (no member), Assigning (the target is older than
-the group epoch), Reconciling (a member is not yet at the target), Stable.
+the group epoch), Reconciling (a member is not yet at the target), Stable. A new group starts at epoch 1 with a
+target of epoch 1 (Kafka 4.3's initial TargetAssignmentMetadata), so its first member joins at epoch 2.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import re
 import uuid
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafkamock.broker.config import server_assignor_names
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.assignors import ASSIGNORS
-from kafkamock.broker.groups.reconciliation import MemberState, Partitions, reconcile
+from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
 
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
 LEAVE_EPOCH, LEAVE_STATIC_EPOCH = -1, -2
 CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1
+INITIAL_EPOCH = 1                                  # a new group's epoch and target epoch (Kafka 4.3)
+REGEX_REFRESH_MIN_INTERVAL_MS = 10_000             # Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
+REGEX_REFRESH_INTERVAL_MS = 600_000                # group.consumer.regex.refresh.interval.ms (internal) default
+
+
+class RegexUpdate(enum.Enum):
+    NO_CHANGE = 0
+    UPDATED = 1
+    UPDATED_AND_RESOLVED = 2
 
 
 @dataclass
@@ -56,16 +70,30 @@ class ConsumerMember:
     rack_id: str | None = None
     client_id: str = ""
     client_host: str = ""
-    subscribed_topic_names: list[str] = field(default_factory=list)
+    subscribed_topic_names: list[str] = field(default_factory=list)   # a set in Kafka: kept sorted
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     rebalance_timeout_ms: int = -1
     member_epoch: int = 0
     previous_member_epoch: int = -1
     state: MemberState = MemberState.STABLE
-    assigned: Partitions = field(default_factory=dict)
-    pending_revocation: Partitions = field(default_factory=dict)
+    assigned: Epochs = field(default_factory=dict)              # partition -> the epoch it was assigned at
+    pending_revocation: Epochs = field(default_factory=dict)
     classic: ClassicDetails | None = None         # set for a classic-protocol member (the migration path)
+
+    def subscription(self) -> tuple:
+        """What the member record holds (a change of any of it is written)."""
+        return (self.instance_id, self.rack_id, self.client_id, self.client_host,
+                tuple(self.subscribed_topic_names), self.subscribed_topic_regex, self.server_assignor,
+                self.rebalance_timeout_ms, self.classic)
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        return self.state is MemberState.STABLE and self.member_epoch == epoch
+
+    def assignment_epoch(self, topic_id: uuid.UUID, partition: int) -> int | None:
+        """KIP-1251: the epoch a partition it holds (assigned, else revoking) was assigned at."""
+        epoch = self.assigned.get(topic_id, {}).get(partition)
+        return epoch if epoch is not None else self.pending_revocation.get(topic_id, {}).get(partition)
 
     def metadata_value(self) -> dict:
         return {"instance_id": self.instance_id, "rack_id": self.rack_id, "client_id": self.client_id,
@@ -78,20 +106,30 @@ class ConsumerMember:
 
     def assignment_value(self) -> dict:
         return {"member_epoch": self.member_epoch, "previous_member_epoch": self.previous_member_epoch,
-                "state": int(self.state), "assigned_partitions": _partitions_out(self.assigned),
-                "partitions_pending_revocation": _partitions_out(self.pending_revocation)}
+                "state": int(self.state), "assigned_partitions": _epochs_out(self.assigned),
+                "partitions_pending_revocation": _epochs_out(self.pending_revocation)}
+
+
+@dataclass(frozen=True)
+class ResolvedRegex:
+    topics: frozenset[str]
+    topic_names_seen: frozenset[str]             # every topic name at resolution (new ones trigger a refresh)
+    timestamp_ms: int
 
 
 @dataclass(eq=False)
 class ConsumerGroup:
     group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
+    group_epoch: int = INITIAL_EPOCH
+    assignment_epoch: int = INITIAL_EPOCH
+    assignment_timestamp_ms: int = 0             # when the target was last computed (0: never)
     metadata_hash: int = 0
     creation_time_ms: int = -1
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     target: dict[str, Partitions] = field(default_factory=dict)      # member id -> target assignment
-    regexes: dict[str, frozenset[str]] = field(default_factory=dict)  # regular expression -> topics it matched
+    regexes: dict[str, ResolvedRegex] = field(default_factory=dict)  # regular expression -> what it matched
+    regex_refresh_ms: int = 0                    # when the regexes were last resolved
+    regex_refreshing: bool = False               # a resolution is under way (it runs after the heartbeat)
     dead: bool = False
 
     kind = "consumer"
@@ -110,18 +148,30 @@ class ConsumerGroup:
             return "Empty"
         if self.group_epoch > self.assignment_epoch:
             return "Assigning"
-        if any(m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE
-               for m in self.members.values()):
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
             return "Reconciling"
         return "Stable"
+
+    def static_member(self, instance_id: str | None) -> ConsumerMember | None:
+        if instance_id is None:
+            return None
+        return next((m for m in self.members.values() if m.instance_id == instance_id), None)
+
+    def regex_topics(self, regex: str | None) -> frozenset[str]:
+        resolved = self.regexes.get(regex) if regex else None
+        return resolved.topics if resolved is not None else frozenset()
+
+    def member_topics(self, member: ConsumerMember) -> set[str]:
+        return set(member.subscribed_topic_names) | set(self.regex_topics(member.subscribed_topic_regex))
 
     def subscribed_topics(self) -> set[str]:
         topics: set[str] = set()
         for member in self.members.values():
-            topics.update(member.subscribed_topic_names)
-            if member.subscribed_topic_regex is not None:
-                topics.update(self.regexes.get(member.subscribed_topic_regex, ()))
+            topics |= self.member_topics(member)
         return topics
+
+    def num_subscribed(self, regex: str) -> int:
+        return sum(1 for m in self.members.values() if m.subscribed_topic_regex == regex)
 
     def is_subscribed_to(self, topic: str) -> bool:
         return topic in self.subscribed_topics()
@@ -132,39 +182,63 @@ class ConsumerGroup:
         return lambda offset: offset.commit_timestamp_ms
 
     def validate_commit(self, member_id: str, instance_id: str | None, epoch: int, version: int,
-                        transactional: bool) -> None:
+                        transactional: bool):
         """Kafka's ConsumerGroup.validateOffsetCommit: an admin or standalone commit (epoch < 0) only into an
-        empty group; a member commits at its current epoch, with OffsetCommit v9+ (v8 cannot carry an epoch)."""
+        empty group; a member commits with OffsetCommit v9+ (v8 cannot carry an epoch) at its current epoch, or
+        (KIP-1251) at an older one for the partitions assigned to it at or before that epoch. Returns None or a
+        per-partition check ``(topic name, topic id, partition) -> ErrorCode``."""
         if epoch < 0 and not self.members:
-            return
+            return None
+        if transactional and epoch < 0 and not member_id and instance_id is None:
+            return None
         member = self.members.get(member_id)
         if member is None:
             raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {self.group_id}.")
-        if member.classic is not None:
-            if epoch != member.member_epoch:          # a classic member's generation is its member epoch
-                raise KafkaError(E.ILLEGAL_GENERATION, f"Generation {epoch} is not {member.member_epoch}.")
-            return
-        if not transactional and version < 9:
+        classic = member.classic is not None
+        if not transactional and not classic and version < 9:
             raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
                                                     "using the consumer group protocol")
-        _check_epoch(epoch, member.member_epoch)
+        if epoch == member.member_epoch:
+            return None
+        error = E.ILLEGAL_GENERATION if classic else E.STALE_MEMBER_EPOCH
+        if epoch > member.member_epoch:
+            what = "generation id" if classic else "member epoch"
+            raise KafkaError(error, f"Received {what} {epoch} is newer than current member epoch "
+                                    f"{member.member_epoch}.")
 
-    def validate_offset_fetch(self, member_id: str, epoch: int) -> None:
-        if epoch < 0 and not member_id:
+        def check(topic: str, topic_id: uuid.UUID | None, partition: int):
+            assigned_at = member.assignment_epoch(topic_id, partition) if topic_id is not None else None
+            if assigned_at is None:
+                return error, f"Partition {topic}-{partition} is not assigned or pending revocation for member."
+            if epoch < assigned_at:
+                what = "generation id" if classic else "member epoch"
+                return error, (f"Received {what} {epoch} is older than assignment epoch {assigned_at} for "
+                               f"partition {topic}-{partition}.")
+            return None
+        return check
+
+    def validate_offset_fetch(self, member_id: str | None, epoch: int) -> None:
+        """Kafka's ConsumerGroup.validateOffsetFetch."""
+        if member_id is None and epoch < 0:
             return
-        member = self.members.get(member_id)
+        member = self.members.get(member_id or "")
         if member is None:
             raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {self.group_id}.")
-        _check_epoch(epoch, member.member_epoch)
+        if epoch != member.member_epoch:
+            if member.classic is not None:
+                raise KafkaError(E.ILLEGAL_GENERATION, f"The received generation id {epoch} does not match the "
+                                                       f"expected member epoch {member.member_epoch}.")
+            raise KafkaError(E.STALE_MEMBER_EPOCH, f"The received member epoch {epoch} does not match the "
+                                                   f"expected member epoch {member.member_epoch}.")
 
     # -- partition ownership -------------------------------------------------------------------------------------
 
-    def owner_epochs(self) -> dict[tuple[uuid.UUID, int], str]:
-        """(topic id, partition) -> the member that owns it (assigned or still revoking)."""
+    def owners(self) -> dict[tuple[uuid.UUID, int], str]:
+        """(topic id, partition) -> the member that holds it (assigned or still revoking)."""
         owners: dict[tuple[uuid.UUID, int], str] = {}
         for member in self.members.values():
-            for owned in (member.assigned, member.pending_revocation):
-                for topic_id, partitions in owned.items():
+            for held in (member.assigned, member.pending_revocation):
+                for topic_id, partitions in held.items():
                     for p in partitions:
                         owners[(topic_id, p)] = member.member_id
         return owners
@@ -192,14 +266,23 @@ class ConsumerGroup:
         key = {"group_id": self.group_id, "member_id": member.member_id}
         return records.record(records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, key, member.assignment_value())
 
-    def target_records(self, now_ms: int) -> list:
-        out = [records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                              {"group_id": self.group_id, "member_id": m},
-                              {"topic_partitions": _partitions_out(partitions)})
-               for m, partitions in self.target.items()]
-        out.append(records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": self.group_id},
-                                  {"assignment_epoch": self.assignment_epoch, "assignment_timestamp": now_ms}))
-        return out
+    def target_member_record(self, member_id: str):
+        return records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                              {"group_id": self.group_id, "member_id": member_id},
+                              {"topic_partitions": _partitions_out(self.target.get(member_id, {}))})
+
+    def target_metadata_record(self):
+        return records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": self.group_id},
+                              {"assignment_epoch": self.assignment_epoch,
+                               "assignment_timestamp": self.assignment_timestamp_ms})
+
+    def regex_record(self, regex: str):
+        key = {"group_id": self.group_id, "regular_expression": regex}
+        resolved = self.regexes.get(regex)
+        if resolved is None:
+            return records.record(records.CONSUMER_GROUP_REGULAR_EXPRESSION, key, None)
+        return records.record(records.CONSUMER_GROUP_REGULAR_EXPRESSION, key, {
+            "topics": sorted(resolved.topics), "version": 0, "timestamp": resolved.timestamp_ms})
 
     def member_tombstones(self, member_id: str) -> list:
         key = {"group_id": self.group_id, "member_id": member_id}
@@ -232,16 +315,19 @@ class ConsumerGroup:
                 coordinator.consumer.schedule_revocation(self, member)
 
 
-def _check_epoch(received: int, expected: int) -> None:
-    if received > expected:
-        raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The member epoch {received} is newer than {expected}.")
-    if received < expected:
-        raise KafkaError(E.STALE_MEMBER_EPOCH, f"The member epoch {received} is older than {expected}.")
-
-
 def _partitions_out(partitions: Partitions) -> list[dict]:
     return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(partitions.items(), key=lambda i: str(i[0]))
             if ps]
+
+
+def _epochs_out(epochs: Epochs) -> list[dict]:
+    out = []
+    for topic_id, partitions in sorted(epochs.items(), key=lambda i: str(i[0])):
+        if partitions:
+            ordered = sorted(partitions)
+            out.append({"topic_id": topic_id, "partitions": ordered,
+                        "assignment_epochs": [partitions[p] for p in ordered]})
+    return out
 
 
 def _partitions_in(entries) -> Partitions:
@@ -252,12 +338,61 @@ def _partitions_in(entries) -> Partitions:
     return out
 
 
+def _epochs_in(entries, default_epoch: int) -> Epochs:
+    """A record's partitions with their assignment epochs (records written before KIP-1251 have none: the member
+    epoch stands in, as Kafka does)."""
+    out: Epochs = {}
+    for entry in entries or ():
+        epochs = getattr(entry, "assignment_epochs", None)
+        if epochs is None or len(epochs) != len(entry.partitions):
+            epochs = [default_epoch] * len(entry.partitions)
+        out.setdefault(entry.topic_id, {}).update(zip(entry.partitions, epochs, strict=True))
+    return out
+
+
+def _owned(entries) -> Partitions | None:
+    return None if entries is None else _partitions_in(entries)
+
+
+def _is_subset(owned: Partitions | None, assigned: Epochs) -> bool:
+    """Kafka's isSubset: every partition the member reports is assigned to it (an unknown report is not)."""
+    if owned is None:
+        return False
+    return all(topic_id in assigned and all(p in assigned[topic_id] for p in ps) for topic_id, ps in owned.items())
+
+
+_RE2_MESSAGES = (             # Python's re error -> RE2/J's description of the same mistake (Kafka uses re2j)
+    ("unterminated character set", "missing closing ]"),
+    ("missing ), unterminated subpattern", "missing closing )"),
+    ("unbalanced parenthesis", "unexpected )"),
+    ("nothing to repeat", "missing argument to repetition operator"),
+    ("multiple repeat", "invalid nested repetition operator"),
+    ("bad escape (end of pattern)", "trailing backslash at end of expression"),
+    ("bad escape", "invalid escape sequence"),
+    ("bad character range", "invalid character class range"),
+    ("unknown extension", "invalid or unsupported Perl syntax"),
+    ("look-behind", "invalid or unsupported Perl syntax"),
+    ("invalid group reference", "invalid escape sequence"),
+    ("missing group name", "invalid named capture"),
+    ("bad character in group name", "invalid named capture"),
+)
+_RE2_UNSUPPORTED = re.compile(r"\\(?:[1-9]|[gk]<)|\(\?[=!<]|\(\?>|\(\?\(")
+
+
 def _regex(pattern: str) -> re.Pattern:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise KafkaError(E.INVALID_REGULAR_EXPRESSION, f"SubscribedTopicRegex {pattern!r} is invalid: {exc}") \
-            from exc
+    """A SubscribedTopicRegex compiled, or INVALID_REGULAR_EXPRESSION with Kafka's message (RE2/J's wording for
+    the usual mistakes; RE2 has no look-around, backreferences or conditionals)."""
+    description = None
+    if _RE2_UNSUPPORTED.search(pattern):
+        description = "invalid or unsupported Perl syntax"
+    else:
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            text = exc.msg
+            description = next((re2 for py, re2 in _RE2_MESSAGES if text.startswith(py)), text)
+    raise KafkaError(E.INVALID_REGULAR_EXPRESSION,
+                     f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {description}.")
 
 
 class ConsumerGroups:
@@ -280,25 +415,28 @@ class ConsumerGroups:
         return "consumer" in {p.strip().lower() for p in self.config["group.coordinator.rebalance.protocols"]
                               .split(",")}
 
+    def now(self) -> int:
+        return self.coordinator.now()
+
     # -- timers --------------------------------------------------------------------------------------------------
 
     def session_ok(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         timeout = member.classic.session_timeout_ms if member.classic is not None else \
             self.coordinator.configs.value(group.group_id, "consumer.session.timeout.ms")
-        self.coordinator._schedule(("consumer-session", group.group_id, member.member_id), timeout,
-                                   lambda: self._fence(group, member.member_id, "its session timed out"))
+        member_id = member.member_id
+        self.coordinator._schedule(("consumer-session", group.group_id, member_id), timeout,
+                                   lambda: self._fence(group, member_id, "its session timed out"))
 
     def schedule_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
-        timeout = member.rebalance_timeout_ms if member.rebalance_timeout_ms > 0 else \
-            self.coordinator.configs.value(group.group_id, "consumer.session.timeout.ms")
-        epoch = member.member_epoch
+        """Kafka's scheduleConsumerGroupRebalanceTimeout: fenced unless it leaves this epoch in time."""
+        timeout = member.rebalance_timeout_ms
+        epoch, member_id = member.member_epoch, member.member_id
 
         def expired():
-            current = group.members.get(member.member_id)
-            if current is member and member.state is MemberState.UNREVOKED_PARTITIONS and \
-                    member.member_epoch == epoch:
-                self._fence(group, member.member_id, "it did not revoke its partitions within its rebalance timeout")
-        self.coordinator._schedule(("consumer-revocation", group.group_id, member.member_id), timeout, expired)
+            current = group.members.get(member_id)
+            if current is not None and current.member_epoch == epoch:
+                self._fence(group, member_id, f"it did not leave epoch {epoch} within {timeout} ms")
+        self.coordinator._schedule(("consumer-revocation", group.group_id, member_id), timeout, expired)
 
     def unschedule_member(self, group_id: str, member_id: str) -> None:
         self.coordinator._unschedule(("consumer-session", group_id, member_id))
@@ -320,89 +458,86 @@ class ConsumerGroups:
         group_id, member_id, epoch = body.group_id, body.member_id or "", body.member_epoch
         instance_id = body.instance_id
         regex = body.subscribed_topic_regex if version >= 1 else None
-        self._validate(body, version, group_id, member_id, epoch, instance_id, regex)
-        group = self._group(group_id, create=epoch == 0)
+        self._validate(body, version, member_id, epoch, regex)
         if epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
-            return self._leave(group, member_id, instance_id, epoch)
-        if epoch == 0 and not member_id:
+            return self._leave(self._existing(group_id), member_id, instance_id, epoch)
+        joining = epoch == 0
+        group = self._group(group_id, create=joining)
+        if len(group.members) >= self.config["group.consumer.max.size"] and \
+                (not member_id or member_id not in group.members):
+            raise KafkaError(E.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of "
+                                                       f"{self.config['group.consumer.max.size']} members.")
+        if not member_id:
             member_id = str(uuid.uuid4())          # v0: the coordinator names the member
-        member, created = self._member(group, member_id, instance_id, epoch, body.topic_partitions)
+        owned = _owned(body.topic_partitions)
         written: list = []
-        changed = created
-        if created and not group.members and group.creation_time_ms < 0:
-            group.creation_time_ms = self.coordinator.now()
-        if created:
-            member.client_id, member.client_host = client_id, client_host
-        if body.rebalance_timeout_ms != -1 and body.rebalance_timeout_ms != member.rebalance_timeout_ms:
-            member.rebalance_timeout_ms = body.rebalance_timeout_ms
-            changed = True
-        if body.subscribed_topic_names is not None and list(body.subscribed_topic_names) != \
-                member.subscribed_topic_names:
-            member.subscribed_topic_names = list(body.subscribed_topic_names)
-            changed = True
-        if regex is not None and (regex or None) != member.subscribed_topic_regex:
-            member.subscribed_topic_regex = regex or None
-            changed = True
-        if body.server_assignor is not None and body.server_assignor != member.server_assignor:
-            member.server_assignor = body.server_assignor
-            changed = True
-        if body.rack_id is not None and body.rack_id != member.rack_id:
+        if instance_id is None:
+            member = self._dynamic_member(group, member_id, epoch, owned, joining)
+        else:
+            member = self._static_member(group, member_id, epoch, instance_id, owned, joining, written)
+        before = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
+        old = replace(member)
+        member.client_id, member.client_host, member.classic = client_id, client_host, None
+        if instance_id is not None:
+            member.instance_id = instance_id
+        if body.rack_id is not None:
             member.rack_id = body.rack_id
-            changed = True
-        if member.member_id not in group.members:
-            if len(group.members) >= self.config["group.consumer.max.size"]:
-                raise KafkaError(E.GROUP_MAX_SIZE_REACHED,
-                                 f"The consumer group has reached its maximum capacity of "
-                                 f"{self.config['group.consumer.max.size']} members.")
-            group.members[member.member_id] = member
-        if changed:
+        if body.rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = body.rebalance_timeout_ms
+        if body.server_assignor is not None:
+            member.server_assignor = body.server_assignor
+        if body.subscribed_topic_names is not None:
+            member.subscribed_topic_names = sorted(set(body.subscribed_topic_names))
+        if regex is not None:
+            member.subscribed_topic_regex = regex or None
+        new_member = member.member_id not in group.members
+        names_changed = False
+        if new_member or member.subscription() != old.subscription():
             written.extend(group.member_records(member))
-        owned = _partitions_in(body.topic_partitions) if body.topic_partitions is not None else None
-        if epoch == 0:
-            owned = owned or {}
-        before = (member.assigned, member.pending_revocation)
-        written.extend(self._refresh_regexes(group, describable))
-        self._advance(group, member, owned, changed, written)
-        after = (member.assigned, member.pending_revocation)
-        full = epoch == 0 or (body.rebalance_timeout_ms != -1 and owned is not None and
-                              (body.subscribed_topic_names is not None or regex is not None))
+            names_changed = member.subscribed_topic_names != old.subscribed_topic_names
+        regex_update = self._update_regexes(group, old, member, describable, written)
+        if new_member:
+            if not group.members and group.creation_time_ms < 0:
+                group.creation_time_ms = self.now()
+            group.members[member.member_id] = member
+        subscription_changed = names_changed or regex_update is not RegexUpdate.NO_CHANGE
+        self._advance(group, member, owned, names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED,
+                      subscription_changed, written, before)
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
                   "heartbeat_interval_ms": self.coordinator.configs.value(group.group_id,
                                                                           "consumer.heartbeat.interval.ms"),
                   "assignment": None}
-        if full or before != after:
-            answer["assignment"] = {"topic_partitions": _partitions_out(member.assigned)}
+        full = body.rebalance_timeout_ms != -1 and owned is not None and \
+            (body.subscribed_topic_names is not None or regex is not None)
+        if joining or full or member.assigned != before[2]:
+            answer["assignment"] = {"topic_partitions": _partitions_out(plain(member.assigned))}
         return answer
 
-    def _validate(self, body, version, group_id, member_id, epoch, instance_id, regex) -> None:
-        """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
-        if not group_id:
-            raise KafkaError(E.INVALID_REQUEST, "GroupId can't be empty.")
-        if version >= 1 and not member_id:
-            raise KafkaError(E.INVALID_REQUEST, "MemberId can't be empty.")
-        if body.rack_id is not None and not body.rack_id:
-            raise KafkaError(E.INVALID_REQUEST, "RackId can't be empty.")
-        if instance_id is not None and not instance_id:
-            raise KafkaError(E.INVALID_REQUEST, "InstanceId can't be empty.")
-        if epoch > 0:
+    def _validate(self, body, version, member_id, epoch, regex) -> None:
+        """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, in its order."""
+        if version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH:
             if not member_id:
                 raise KafkaError(E.INVALID_REQUEST, "MemberId can't be empty.")
-        elif epoch == 0:
+        if not body.group_id:
+            raise KafkaError(E.INVALID_REQUEST, "GroupId can't be empty.")
+        if body.instance_id is not None and not body.instance_id:
+            raise KafkaError(E.INVALID_REQUEST, "InstanceId can't be empty.")
+        if body.rack_id is not None and not body.rack_id:
+            raise KafkaError(E.INVALID_REQUEST, "RackId can't be empty.")
+        if epoch == 0:
             if body.rebalance_timeout_ms == -1:
                 raise KafkaError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
-            if body.topic_partitions:
+            if body.topic_partitions is None or body.topic_partitions:
                 raise KafkaError(E.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
             if body.subscribed_topic_names is None and regex is None:
-                raise KafkaError(E.INVALID_REQUEST,
-                                 "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+                raise KafkaError(E.INVALID_REQUEST, "Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                                                    "non-null when (re-)joining.")
         elif epoch == LEAVE_STATIC_EPOCH:
-            if instance_id is None:
+            if body.instance_id is None:
                 raise KafkaError(E.INVALID_REQUEST, "InstanceId can't be null.")
-        elif epoch != LEAVE_EPOCH:
-            raise KafkaError(E.INVALID_REQUEST, f"MemberEpoch is invalid: {epoch}.")
-        if regex:
-            _regex(regex)
+        elif epoch < LEAVE_STATIC_EPOCH:
+            raise KafkaError(E.INVALID_REQUEST, "MemberEpoch is invalid.")
         if body.server_assignor is not None and body.server_assignor not in self._assignors():
             raise KafkaError(E.UNSUPPORTED_ASSIGNOR,
                              f"ServerAssignor {body.server_assignor} is not supported. Supported assignors: "
@@ -411,145 +546,288 @@ class ConsumerGroups:
     def _assignors(self) -> list[str]:
         return server_assignor_names(self.config["group.consumer.assignors"])
 
+    def _existing(self, group_id: str) -> ConsumerGroup:
+        """Kafka's consumerGroup(groupId): the group, which must be a consumer group."""
+        group = self.coordinator.groups.get(group_id)
+        if group is None or getattr(group, "dead", False):
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        if group.kind != "consumer":
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        return group
+
     def _group(self, group_id: str, *, create: bool) -> ConsumerGroup:
+        """Kafka's getOrMaybeCreateConsumerGroup: a joining member creates the group, or replaces an empty
+        classic group (its offsets stay)."""
         coordinator = self.coordinator
         group = coordinator.groups.get(group_id)
+        if group is None and not create:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if group is not None and group.kind != "consumer":
-            if create and group.is_empty() and not group.members:
+            if create and group.kind == "classic" and group.is_empty() and not group.members:
                 coordinator._delete_group(group_id, write=True, keep_offsets=True)
                 group = None
+            elif create and group.kind == "classic":
+                return self._upgrade(group)
             else:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if group is None:
-            if not create:
-                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
             group = coordinator.groups[group_id] = ConsumerGroup(group_id)
         return group
 
-    def _member(self, group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int,
-                owned_entries) -> tuple[ConsumerMember, bool]:
-        """The member a heartbeat speaks for, new or existing, with Kafka's epoch and static-member checks."""
-        if instance_id is not None:
-            current_id = next((m.member_id for m in group.members.values() if m.instance_id == instance_id), None)
-            if epoch == 0:
-                if current_id is None or current_id == member_id:
-                    existing = group.members.get(member_id)
-                    return (existing, False) if existing is not None else \
-                        (ConsumerMember(member_id, instance_id=instance_id), True)
-                old = group.members[current_id]
-                if old.member_epoch != LEAVE_STATIC_EPOCH:
-                    raise KafkaError(E.UNRELEASED_INSTANCE_ID,
-                                     f"Static member {current_id} with instance id {instance_id} is not released.")
-                return self._replace_static(group, old, member_id), False
-            if current_id is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if current_id != member_id:
-                raise KafkaError(E.FENCED_INSTANCE_ID, f"Instance id {instance_id} belongs to another member.")
-        member = group.members.get(member_id)
-        if epoch == 0:
-            if member is None:
-                return ConsumerMember(member_id, instance_id=instance_id), True
-            return member, False
-        if member is None:
-            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
-        if epoch > member.member_epoch:
-            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch "
-                                                    f"({epoch}) than the one known by the group coordinator "
-                                                    f"({member.member_epoch}).")
-        if epoch < member.member_epoch:
-            # The member missed the answer that bumped it: accepted if it owns only what it was given.
-            owned = _partitions_in(owned_entries) if owned_entries is not None else None
-            if epoch != member.previous_member_epoch or owned is None or \
-                    any(not ps <= member.assigned.get(t, frozenset()) for t, ps in owned.items()):
-                raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller member epoch "
-                                                        f"({epoch}) than the one known by the group coordinator "
-                                                        f"({member.member_epoch}).")
-        return member, False
+    def _upgrade(self, classic) -> ConsumerGroup:
+        """Kafka's online upgrade (validateOnlineUpgrade, convertToConsumerGroup): a KIP-848 member joining a
+        classic group that runs the consumer protocol turns it into a consumer group whose members stay classic
+        members, at the classic generation as their epoch, with their last assignment as current and target.
+        Parked JoinGroup and SyncGroup requests are answered REBALANCE_IN_PROGRESS so those members rejoin."""
+        from kafkamock.broker.groups.coordinator import join_error, parse_subscription, sync_error  # noqa: PLC0415
+        from kafkamock.codec import codec_for  # noqa: PLC0415
 
-    def _replace_static(self, group: ConsumerGroup, old: ConsumerMember, member_id: str) -> ConsumerMember:
-        """KIP-848's static rejoin: the new member takes the old one's place, assignment and epoch, without a
-        rebalance."""
+        group_id = classic.group_id
+        if classic.protocol_type != "consumer":
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer group "
+                                                   f"because the group does not use the consumer embedded protocol.")
+        if len(classic.members) > self.config["group.consumer.max.size"]:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer group "
+                                                   f"because the group size exceeds the consumer group maximum "
+                                                   f"size.")
+        topics = self.broker.cluster.topics
+        group = ConsumerGroup(group_id, group_epoch=classic.generation, assignment_epoch=classic.generation,
+                              creation_time_ms=self.now())
+        for old in classic.members.values():
+            assigned: Partitions = {}
+            if old.assignment:
+                try:
+                    version = max(0, min(int.from_bytes(old.assignment[:2], "big", signed=True), 3))
+                    decoded, _ = codec_for("ConsumerProtocolAssignment", version).decode_from(
+                        bytes(old.assignment[2:]), 0)
+                except Exception:  # noqa: BLE001 - Kafka's SchemaException
+                    raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer "
+                                                           f"group because the embedded consumer protocol is "
+                                                           f"malformed.") from None
+                if decoded.user_data:
+                    raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer "
+                                                           f"group because an unsupported custom assignor is in use."
+                                                           f" Please refer to the documentation or switch to a "
+                                                           f"default assignor before re-attempting the upgrade.")
+                for entry in decoded.assigned_partitions:
+                    if entry.topic in topics and entry.partitions:
+                        assigned[topics[entry.topic].topic_id] = frozenset(entry.partitions)
+            metadata = old.metadata(classic.protocol) if classic.protocol else \
+                (old.protocols[0][1] if old.protocols else b"")
+            subscribed = parse_subscription(metadata)
+            if subscribed is None:
+                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer group "
+                                                       f"because the embedded consumer protocol is malformed.")
+            member = ConsumerMember(old.member_id, instance_id=old.group_instance_id, client_id=old.client_id,
+                                    client_host=old.client_host, subscribed_topic_names=sorted(subscribed),
+                                    rebalance_timeout_ms=old.rebalance_timeout_ms,
+                                    member_epoch=classic.generation, previous_member_epoch=classic.generation,
+                                    assigned={t: dict.fromkeys(ps, classic.generation) for t, ps in
+                                              assigned.items()},
+                                    classic=ClassicDetails(old.session_timeout_ms, list(old.protocols)))
+            group.members[member.member_id] = member
+            group.target[member.member_id] = assigned
+        group.metadata_hash = self._metadata_hash(group)
+        coordinator = self.coordinator
+        for old in classic.members.values():
+            coordinator._notify(old.awaiting_join, join_error(E.REBALANCE_IN_PROGRESS, old.member_id))
+            coordinator._notify(old.awaiting_sync, sync_error(E.REBALANCE_IN_PROGRESS))
+            coordinator._unschedule(("heartbeat", group_id, old.member_id))
+        coordinator._delete_group(group_id, write=True, keep_offsets=True)
+        coordinator.groups[group_id] = group
+        written = [r for m in group.members.values() for r in group.member_records(m)]
+        written.append(group.group_record())
+        written.extend(group.target_member_record(m) for m in group.members)
+        written.append(group.target_metadata_record())
+        written.extend(group.assignment_record(m) for m in group.members.values())
+        coordinator.write_records(group_id, written)
+        for member in group.members.values():
+            self.session_ok(group, member)
+        log.info("group %s: converted the classic group to a consumer group", group_id)
+        return group
+
+    def _dynamic_member(self, group: ConsumerGroup, member_id: str, epoch: int, owned: Partitions | None,
+                        joining: bool) -> ConsumerMember:
+        member = group.members.get(member_id)
+        if member is None:
+            if not joining:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                                      f"{group.group_id}.")
+            return ConsumerMember(member_id)
+        self._check_epoch(member, epoch, owned)
+        return member
+
+    def _check_epoch(self, member: ConsumerMember, epoch: int, owned: Partitions | None) -> None:
+        """Kafka's throwIfConsumerGroupMemberEpochIsInvalid."""
+        if epoch == 0:
+            return
+        if epoch > member.member_epoch:
+            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch ({epoch})"
+                                                    f" than the one known by the group coordinator "
+                                                    f"({member.member_epoch}). The member must abandon all its "
+                                                    f"partitions and rejoin.")
+        if epoch < member.member_epoch and (epoch != member.previous_member_epoch or
+                                            not _is_subset(owned, member.assigned)):
+            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller member epoch ({epoch})"
+                                                    f" than the one known by the group coordinator "
+                                                    f"({member.member_epoch}). The member must abandon all its "
+                                                    f"partitions and rejoin.")
+
+    def _static_member(self, group: ConsumerGroup, member_id: str, epoch: int, instance_id: str,
+                       owned: Partitions | None, joining: bool, written: list) -> ConsumerMember:
+        """Kafka's getOrMaybeSubscribeStaticConsumerGroupMember: a joining instance is new, or replaces the
+        member that left with epoch -2 (taking its assignment over, at epoch 0)."""
+        existing = group.static_member(instance_id)
+        if joining:
+            if existing is None:
+                return group.members.get(member_id) or ConsumerMember(member_id)
+            if existing.classic is None and existing.member_epoch != LEAVE_STATIC_EPOCH:
+                raise KafkaError(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                                                           f"{instance_id} cannot join the group because the "
+                                                           f"instance id is owned by {existing.member_id} member.")
+            return self._replace_static(group, existing, member_id, written)
+        if existing is None:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} was "
+                                                   f"fenced by member {existing.member_id}.")
+        self._check_epoch(existing, epoch, owned)
+        return existing
+
+    def _replace_static(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
+                        written: list) -> ConsumerMember:
+        """KIP-848's static rejoin: the new member takes the old one's place and assignment at epoch 0."""
         self.unschedule_member(group.group_id, old.member_id)
-        written = group.member_tombstones(old.member_id)
+        written.extend(group.member_tombstones(old.member_id))
         del group.members[old.member_id]
         target = group.target.pop(old.member_id, {})
-        member = ConsumerMember(member_id, instance_id=old.instance_id, rack_id=old.rack_id,
-                                client_id=old.client_id, client_host=old.client_host,
-                                subscribed_topic_names=list(old.subscribed_topic_names),
-                                subscribed_topic_regex=old.subscribed_topic_regex,
-                                server_assignor=old.server_assignor, rebalance_timeout_ms=old.rebalance_timeout_ms,
-                                member_epoch=old.previous_member_epoch, previous_member_epoch=old.previous_member_epoch,
-                                state=old.state, assigned=old.assigned, pending_revocation=old.pending_revocation)
+        member = replace(old, member_id=member_id, member_epoch=0, previous_member_epoch=0)
         group.members[member_id] = member
         group.target[member_id] = target
         written.extend(group.member_records(member))
-        written.append(records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                                      {"group_id": group.group_id, "member_id": member_id},
-                                      {"topic_partitions": _partitions_out(target)}))
+        written.append(group.target_member_record(member_id))
         written.append(group.assignment_record(member))
-        self.coordinator.write_records(group.group_id, written)
         log.info("group %s: static member %s replaced %s", group.group_id, member_id, old.member_id)
         return member
 
     def _leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int) -> dict:
-        member = group.members.get(member_id)
-        if instance_id is not None:
-            current = next((m for m in group.members.values() if m.instance_id == instance_id), None)
-            if current is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if current.member_id != member_id:
-                raise KafkaError(E.FENCED_INSTANCE_ID, f"Instance id {instance_id} belongs to another member.")
-            member = current
+        """Kafka's consumerGroupLeave: -1 removes the member; -2 keeps a static member's place (its assignment
+        stays, its partitions' epochs reset to 0) until it comes back or its session runs out."""
+        answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
+                  "member_epoch": epoch, "heartbeat_interval_ms": 0, "assignment": None}
+        if instance_id is None:
+            if member_id not in group.members:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                                      f"{group.group_id}.")
+            log.info("group %s: member %s left", group.group_id, member_id)
+            self._remove_member(group, member_id)
+            return answer
+        member = group.static_member(instance_id)
         if member is None:
-            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if member.member_id != member_id:
+            raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} was "
+                                                   f"fenced by member {member.member_id}.")
         if epoch == LEAVE_STATIC_EPOCH:
-            # A static member leaves for now: it keeps its assignment until its session runs out.
-            member.previous_member_epoch = member.member_epoch
             member.member_epoch = LEAVE_STATIC_EPOCH
+            member.pending_revocation = {}
+            member.assigned = {t: dict.fromkeys(ps, 0) for t, ps in member.assigned.items()}
             self.coordinator.write_records(group.group_id, [group.assignment_record(member)])
             log.info("group %s: static member %s left for now", group.group_id, member_id)
-        else:
-            log.info("group %s: member %s left", group.group_id, member_id)
-            self._remove_member(group, member.member_id)
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                "member_epoch": epoch, "heartbeat_interval_ms": 0, "assignment": None}
+            return {**answer, "member_id": member.member_id}
+        log.info("group %s: static member %s left", group.group_id, member_id)
+        self._remove_member(group, member.member_id)
+        return answer
 
     def _remove_member(self, group: ConsumerGroup, member_id: str) -> None:
+        """Kafka's consumerGroupFenceMember: the member's records go, unused regular expressions too, and the
+        group epoch moves (the target follows on a later heartbeat)."""
         self.unschedule_member(group.group_id, member_id)
         del group.members[member_id]
         group.target.pop(member_id, None)
         written = group.member_tombstones(member_id)
-        group.group_epoch += 1
-        used = {m.subscribed_topic_regex for m in group.members.values()}
-        for regex in [r for r in group.regexes if r not in used]:
+        for regex in [r for r in group.regexes if not group.num_subscribed(r)]:
             del group.regexes[regex]
-            written.append(records.record(records.CONSUMER_GROUP_REGULAR_EXPRESSION,
-                                          {"group_id": group.group_id, "regular_expression": regex}, None))
+            written.append(group.regex_record(regex))
+        group.group_epoch += 1
         group.metadata_hash = self._metadata_hash(group)
         written.append(group.group_record())
         self.coordinator.write_records(group.group_id, written)
 
     # -- subscriptions and assignment ----------------------------------------------------------------------------
 
-    def _refresh_regexes(self, group: ConsumerGroup, describable: Callable[[frozenset[str]], set[str]]) -> list:
-        """Resolve the members' regular expressions against the topics (Kafka matches the whole name, and never
-        an internal topic), keeping only the topics the heartbeating member may DESCRIBE, as Kafka's
-        TopicRegexResolver does with the request that triggers the refresh; a record for each whose matches
-        changed. Classic members (online migration) subscribe by name and refresh nothing."""
+    def _update_regexes(self, group: ConsumerGroup, old: ConsumerMember, member: ConsumerMember,
+                        describable: Callable[[frozenset[str]], set[str]], written: list) -> RegexUpdate:
+        """Kafka's maybeUpdateRegularExpressions: note a changed regex (a new one is validated and must be
+        resolved first; one the group already resolved counts at once) and start a resolution when one is due."""
+        now = self.now()
+        before, after = old.subscribed_topic_regex, member.subscribed_topic_regex
+        update = RegexUpdate.NO_CHANGE
+        require = False
+        subscribed = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
+        if before != after:
+            update = RegexUpdate.UPDATED
+            if before and group.num_subscribed(before) == 1 and group.members.get(old.member_id) is not None:
+                group.regexes.pop(before, None)              # it was the last member on it
+                written.append(group.regex_record(before))
+            if after:
+                if group.num_subscribed(after) == 0:
+                    _regex(after)
+                    require = True
+                elif after in group.regexes:
+                    update = RegexUpdate.UPDATED_AND_RESOLVED
+            elif before:
+                update = RegexUpdate.UPDATED_AND_RESOLVED
+        if not require and not subscribed:
+            return update
+        if group.regex_refreshing or now <= group.regex_refresh_ms + REGEX_REFRESH_MIN_INTERVAL_MS:
+            return update
+        wanted = set(subscribed)
+        if before and group.num_subscribed(before) == 1 and group.members.get(old.member_id) is not None:
+            wanted.discard(before)
+        if after:
+            wanted.add(after)
+        names = frozenset(self.broker.cluster.topics)
+        require = require or len(wanted) != len(group.regexes) or \
+            any(not names <= r.topic_names_seen for r in group.regexes.values()) or \
+            now > group.regex_refresh_ms + REGEX_REFRESH_INTERVAL_MS
+        if require and wanted:
+            group.regex_refreshing = True
+            self.coordinator._schedule(("consumer-regex", group.group_id), 0,
+                                       lambda: self._resolve_regexes(group, frozenset(wanted), describable, now))
+        return update
+
+    def _resolve_regexes(self, group: ConsumerGroup, regexes: frozenset[str],
+                         describable: Callable[[frozenset[str]], set[str]], started_ms: int) -> None:
+        """Kafka's TopicRegexResolver and handleRegularExpressionsResult, after the heartbeat that asked: each
+        regex matches whole topic names (internal topics included), only those the asking member may DESCRIBE;
+        a changed result moves the group epoch."""
+        group.regex_refreshing = False
+        if self.coordinator.groups.get(group.group_id) is not group:
+            return
+        names = frozenset(self.broker.cluster.topics)
+        matched = {regex: frozenset(filter(_regex(regex).fullmatch, names)) for regex in regexes}
+        allowed = describable(frozenset().union(*matched.values())) if matched else set()
+        group.regex_refresh_ms = started_ms
         written = []
-        wanted = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
-        names = [t.name for t in self.broker.cluster.topics.values() if not t.internal]
-        resolved = {regex: frozenset(filter(_regex(regex).fullmatch, names)) for regex in wanted}
-        allowed = describable(frozenset().union(*resolved.values())) if resolved else set()
-        for regex, matches in resolved.items():
-            matched = matches & allowed
-            if group.regexes.get(regex) != matched:
-                group.regexes[regex] = matched
-                written.append(records.record(records.CONSUMER_GROUP_REGULAR_EXPRESSION,
-                                              {"group_id": group.group_id, "regular_expression": regex},
-                                              {"topics": sorted(matched), "version": 0,
-                                               "timestamp": self.coordinator.now()}))
-        return written
+        bump = False
+        for regex, topics in matched.items():
+            if not group.num_subscribed(regex):
+                continue
+            topics = frozenset(topics & allowed)
+            previous = group.regexes.get(regex)
+            if (previous.topics if previous is not None else frozenset()) != topics:
+                bump = True
+            group.regexes[regex] = ResolvedRegex(topics, names, started_ms)
+            written.append(group.regex_record(regex))
+        metadata_hash = self._metadata_hash(group)
+        if metadata_hash != group.metadata_hash:
+            bump = True
+        if bump:
+            group.group_epoch += 1
+            group.metadata_hash = metadata_hash
+            written.append(group.group_record())
+        self.coordinator.write_records(group.group_id, written)
 
     def _metadata_hash(self, group: ConsumerGroup) -> int:
         """A hash of the subscribed topics' ids and partition counts (KIP-1101): a change bumps the epoch."""
@@ -561,42 +839,77 @@ class ConsumerGroups:
                 parts.append(f"{name}:{topic.topic_id}:{len(topic.partitions)}")
         return zlib.crc32("|".join(parts).encode()) if parts else 0
 
+    def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
+        topics = self.broker.cluster.topics
+        return frozenset(topics[n].topic_id for n in group.member_topics(member) if n in topics)
+
+    def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, bump: bool,
+                 subscription_changed: bool, written: list, before: tuple) -> None:
+        """The common tail of every member request (Kafka's steps 1-3): the group epoch, the target (at most
+        once per assignment interval), the member's reconciliation, the records, the session."""
+        metadata_hash = self._metadata_hash(group)
+        if metadata_hash != group.metadata_hash:
+            group.metadata_hash = metadata_hash
+            bump = True
+        if bump:
+            group.group_epoch += 1
+            written.append(group.group_record())
+        if group.group_epoch > group.assignment_epoch and self._may_assign(group):
+            self._assign(group)
+            written.extend(group.target_member_record(m) for m in group.target)
+            written.append(group.target_metadata_record())
+        self._reconcile(group, member, owned, subscription_changed)
+        if (member.member_epoch, member.state, member.assigned, member.pending_revocation) != before:
+            written.append(group.assignment_record(member))
+        self.coordinator.write_records(group.group_id, written)
+        self.session_ok(group, member)
+
+    def _may_assign(self, group: ConsumerGroup) -> bool:
+        """Kafka's canComputeNextTargetAssignment: at once the first time, then once per interval."""
+        interval = self.config["group.consumer.assignment.interval.ms"]
+        return group.assignment_timestamp_ms == 0 or interval == 0 or \
+            self.now() >= group.assignment_timestamp_ms + interval
+
     def _assign(self, group: ConsumerGroup) -> None:
         topics = self.broker.cluster.topics
         subscriptions: dict[str, frozenset[uuid.UUID]] = {}
         partitions: dict[uuid.UUID, int] = {}
         for member in group.members.values():
-            names = set(member.subscribed_topic_names)
-            if member.subscribed_topic_regex:
-                names |= group.regexes.get(member.subscribed_topic_regex, frozenset())
             ids = set()
-            for name in names:
+            for name in group.member_topics(member):
                 topic = topics.get(name)
-                if topic is not None and not topic.internal:
+                if topic is not None:
                     ids.add(topic.topic_id)
                     partitions[topic.topic_id] = len(topic.partitions)
             subscriptions[member.member_id] = frozenset(ids)
         assignor = ASSIGNORS[group.preferred_assignor(self._assignors()[0])]
-        group.target = assignor.assign(subscriptions, partitions, group.target)
+        group.target = assignor.assign(subscriptions, partitions, group.target,
+                                       {m.member_id: m.instance_id for m in group.members.values()})
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp_ms = self.now()
         log.info("group %s epoch %d: target assignment by %s for %d member(s)", group.group_id,
                  group.group_epoch, assignor.name, len(group.members))
 
-    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None) -> None:
-        owners = group.owner_epochs()
+    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None,
+                   subscription_changed: bool = False) -> None:
+        """Kafka's maybeReconcile: the member's next state, and its rebalance timeout while it must revoke."""
+        owners = group.owners()
         result = reconcile(member, group.assignment_epoch, group.target.get(member.member_id, {}), owned,
-                           lambda t, p: owners.get((t, p), member.member_id) == member.member_id)
+                           lambda t, p: (t, p) in owners, self._subscribed_ids(group, member),
+                           subscription_changed)
         if result is None:
             return
-        was_unrevoked = member.state is MemberState.UNREVOKED_PARTITIONS
-        if result.epoch != member.member_epoch:
-            member.previous_member_epoch = member.member_epoch
-        member.member_epoch, member.state = result.epoch, result.state
-        member.assigned, member.pending_revocation = result.assigned, result.pending_revocation
-        if member.state is MemberState.UNREVOKED_PARTITIONS and not was_unrevoked:
-            self.schedule_revocation(group, member)
-        elif member.state is not MemberState.UNREVOKED_PARTITIONS:
-            self.coordinator._unschedule(("consumer-revocation", group.group_id, member.member_id))
+        changed = (result.epoch, result.previous_epoch, result.state, result.assigned, result.pending_revocation) \
+            != (member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
+                member.pending_revocation)
+        member.member_epoch, member.previous_member_epoch = result.epoch, result.previous_epoch
+        member.state, member.assigned, member.pending_revocation = result.state, result.assigned, \
+            result.pending_revocation
+        if changed and member.classic is None:
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                self.schedule_revocation(group, member)
+            else:
+                self.coordinator._unschedule(("consumer-revocation", group.group_id, member.member_id))
 
     # -- classic members of a consumer group (Kafka's online migration) ----------------------------------------
 
@@ -637,12 +950,13 @@ class ConsumerGroups:
                                     client_host=client_host)
             group.members[member_id] = member
         rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
-        changed = created or sorted(topics) != sorted(member.subscribed_topic_names) or \
-            rebalance_timeout != member.rebalance_timeout_ms
+        names_changed = sorted(topics) != sorted(member.subscribed_topic_names)
+        before = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
         member.classic = ClassicDetails(body.session_timeout_ms, protocols)
         member.subscribed_topic_names, member.rebalance_timeout_ms = sorted(topics), rebalance_timeout
         written = group.member_records(member)
-        self._advance(group, member, self._owned_from_subscription(protocols[0][1]), changed, written)
+        self._advance(group, member, self._owned_from_subscription(protocols[0][1]), created or names_changed,
+                      names_changed, written, before)
         return {"throttle_time_ms": 0, "error_code": E.NONE, "generation_id": member.member_epoch,
                 "protocol_type": "consumer", "protocol_name": member.classic.protocol, "leader": "",
                 "skip_assignment": False, "member_id": member_id, "members": []}
@@ -667,27 +981,6 @@ class ConsumerGroups:
             if topic is not None and entry.partitions:
                 owned[topic.topic_id] = frozenset(entry.partitions)
         return owned
-
-    def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, changed: bool,
-                 written: list) -> None:
-        """The common tail of every member request: epochs, target, reconciliation, records, session."""
-        bump = changed
-        metadata_hash = self._metadata_hash(group)
-        if metadata_hash != group.metadata_hash:
-            group.metadata_hash = metadata_hash
-            bump = True
-        if bump:
-            group.group_epoch += 1
-            written.append(group.group_record())
-        if group.group_epoch > group.assignment_epoch:
-            self._assign(group)
-            written.extend(group.target_records(self.coordinator.now()))
-        before = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
-        self._reconcile(group, member, owned)
-        if (member.member_epoch, member.state, member.assigned, member.pending_revocation) != before or changed:
-            written.append(group.assignment_record(member))
-        self.coordinator.write_records(group.group_id, written)
-        self.session_ok(group, member)
 
     def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
         member = group.members.get(member_id)
@@ -720,8 +1013,8 @@ class ConsumerGroups:
         version_out = member.classic.subscription_version
         assignment = version_out.to_bytes(2, "big") + codec.encode("ConsumerProtocolAssignment", version_out, {
             "assigned_partitions": [{"topic": by_id[t].name, "partitions": sorted(ps)}
-                                    for t, ps in sorted(member.assigned.items(), key=lambda i: str(i[0]))
-                                    if t in by_id and ps],
+                                    for t, ps in sorted(plain(member.assigned).items(), key=lambda i: str(i[0]))
+                                    if t in by_id],
             "user_data": None})
         return {"throttle_time_ms": 0, "error_code": E.NONE, "protocol_type": "consumer",
                 "protocol_name": member.classic.protocol, "assignment": assignment}
@@ -735,10 +1028,17 @@ class ConsumerGroups:
         if body.generation_id != member.member_epoch:
             return E.ILLEGAL_GENERATION
         self.session_ok(group, member)
-        target = group.target.get(member.member_id, {})
-        settled = member.state is MemberState.STABLE and member.member_epoch == group.assignment_epoch and \
-            {t: ps for t, ps in member.assigned.items() if ps} == {t: ps for t, ps in target.items() if ps}
-        return E.NONE if settled and group.group_epoch == group.assignment_epoch else E.REBALANCE_IN_PROGRESS
+        # Kafka's classicGroupHeartbeatToConsumerGroup: rejoin when the target moved past the member, when it
+        # must revoke, or when the partitions it waits for have all been released.
+        if member.member_epoch < group.assignment_epoch or member.state is MemberState.UNREVOKED_PARTITIONS:
+            return E.REBALANCE_IN_PROGRESS
+        if member.state is MemberState.UNRELEASED_PARTITIONS:
+            owners = group.owners()
+            waiting = any((t, p) in owners for t, ps in group.target.get(member.member_id, {}).items() for p in ps
+                          if p not in member.assigned.get(t, {}))
+            if not waiting:
+                return E.REBALANCE_IN_PROGRESS
+        return E.NONE
 
     def classic_leave(self, group: ConsumerGroup, identities) -> list[ErrorCode]:
         errors = []
@@ -779,11 +1079,17 @@ class ConsumerGroups:
             return {"topic_partitions": [
                 {"topic_id": t, "topic_name": by_id[t].name, "partitions": sorted(ps)}
                 for t, ps in sorted(partitions.items(), key=lambda i: str(i[0])) if t in by_id and ps]}
+
+        def held(m: ConsumerMember) -> Partitions:      # assigned and still revoking: the member has both
+            out = plain(m.assigned)
+            for t, ps in plain(m.pending_revocation).items():
+                out[t] = out.get(t, frozenset()) | ps
+            return out
         members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                     "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
                     "subscribed_topic_names": sorted(m.subscribed_topic_names),
-                    "subscribed_topic_regex": m.subscribed_topic_regex,
-                    "assignment": shown(m.assigned), "target_assignment": shown(group.target.get(m.member_id, {})),
+                    "subscribed_topic_regex": m.subscribed_topic_regex or "",
+                    "assignment": shown(held(m)), "target_assignment": shown(group.target.get(m.member_id, {})),
                     "member_type": CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE}
                    for m in group.members.values()]
         return {**base, "group_state": group.state_name, "group_epoch": group.group_epoch,
@@ -820,8 +1126,8 @@ def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) ->
         member = group.members.setdefault(member_id, ConsumerMember(member_id))
         member.instance_id, member.rack_id = value.instance_id, value.rack_id
         member.client_id, member.client_host = value.client_id, value.client_host
-        member.subscribed_topic_names = list(value.subscribed_topic_names)
-        member.subscribed_topic_regex = value.subscribed_topic_regex
+        member.subscribed_topic_names = sorted(set(value.subscribed_topic_names))
+        member.subscribed_topic_regex = value.subscribed_topic_regex or None
         member.rebalance_timeout_ms, member.server_assignor = value.rebalance_timeout_ms, value.server_assignor
         classic = value.classic_member_metadata
         member.classic = None if classic is None else ClassicDetails(
@@ -833,8 +1139,8 @@ def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) ->
         member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
         member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
             else MemberState.STABLE
-        member.assigned = _partitions_in(value.assigned_partitions)
-        member.pending_revocation = _partitions_in(value.partitions_pending_revocation)
+        member.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
+        member.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
     elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
         if value is None:
             group.target.pop(member_id, None)
@@ -843,9 +1149,12 @@ def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) ->
     elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
         if value is not None:
             group.assignment_epoch = value.assignment_epoch
+            group.assignment_timestamp_ms = max(0, getattr(value, "assignment_timestamp", 0))
     elif kind == records.CONSUMER_GROUP_REGULAR_EXPRESSION:
         if value is None:
             group.regexes.pop(key.regular_expression, None)
         else:
-            group.regexes[key.regular_expression] = frozenset(value.topics)
+            group.regexes[key.regular_expression] = ResolvedRegex(frozenset(value.topics), frozenset(),
+                                                                  value.timestamp)
+            group.regex_refresh_ms = max(group.regex_refresh_ms, value.timestamp)
     # Partition metadata (type 4) is what Kafka before 4.1 wrote; the metadata hash replaced it.

@@ -30,6 +30,9 @@ from kafkamock.records import CorruptRecordError, decode_batches, decode_control
 
 log = logging.getLogger("kafkamock.groups")
 SUBSCRIPTION_LATEST = 3
+# How long a new member's parked JoinGroup may wait before the member is dropped (Kafka's fixed
+# CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS): its session does not apply while it has no generation.
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 E = ErrorCode
 
 
@@ -155,8 +158,13 @@ class GroupCoordinator:
         else:
             answer = self._join_known_member(group, member_id, instance_id, version, client_id, client_host,
                                              session, rebalance_timeout, body.protocol_type, protocols)
-        if created and not group.members and not group.pending_members and group.state is ClassicState.EMPTY:
-            del self.groups[group_id]
+        if created:
+            # Kafka keeps the group it made for an unknown member even when the join failed or only handed out a
+            # member id: it writes the new group, Empty, and DescribeGroups and ListGroups show it from then on.
+            self._write(group_id, [records.record(records.GROUP_METADATA, {"group": group_id}, {
+                "protocol_type": "", "generation": 0, "protocol": None, "leader": None,
+                "current_state_timestamp": group.state_timestamp_ms, "members": []},
+                records.GROUP_METADATA_VALUE_VERSION)])
         return answer
 
     def _full(self, group: ClassicGroup) -> bool:
@@ -200,38 +208,50 @@ class GroupCoordinator:
         if state is ClassicState.PREPARING_REBALANCE:
             return self._update_member_and_rebalance(group, member, session, rebalance_timeout, protocols)
         if state is ClassicState.COMPLETING_REBALANCE:
-            if member.matches(protocols):
-                self._heartbeat_ok(group, member)
+            if member.matches(protocols):      # the same join again (a lost answer): the same generation
                 return self._join_answer(group, member)
             return self._update_member_and_rebalance(group, member, session, rebalance_timeout, protocols)
         if state is ClassicState.STABLE:
             if member.member_id == group.leader_id or not member.matches(protocols):
                 return self._update_member_and_rebalance(group, member, session, rebalance_timeout, protocols)
-            self._heartbeat_ok(group, member)
             return self._join_answer(group, member)
         return join_error(E.UNKNOWN_MEMBER_ID, member_id)
 
     def _replace_static_member(self, group, instance_id, old_id, new_id, version, session, rebalance_timeout,
                                protocols):
-        """KIP-345: a static member rejoined with a new id; the old one is fenced."""
+        """KIP-345: a static member rejoined with a new id; the old one is fenced (Kafka's
+        updateStaticMemberThenRebalanceOrCompleteJoin). In a Stable group whose selected protocol the rejoin does
+        not change there is no rebalance: the member gets the current generation back. Below JoinGroup v9 the
+        answer names the leader as it was before the rejoin (the old id when the member led), so a restarted
+        leader syncs as a follower and gets its assignment; v9 names the new leader and says skip_assignment."""
         old = group.members[old_id]
         self._notify(old.awaiting_join, join_error(E.FENCED_INSTANCE_ID, old_id))
         self._notify(old.awaiting_sync, sync_error(E.FENCED_INSTANCE_ID))
         old.awaiting_join = old.awaiting_sync = None
         self._unschedule(("heartbeat", group.group_id, old_id))
+        current_leader = group.leader_id
         member = group.replace_static_member(instance_id, old_id, new_id)
-        same = member.matches(protocols)
+        member.protocols = protocols
         member.session_timeout_ms, member.rebalance_timeout_ms = session, rebalance_timeout
-        if group.state is ClassicState.STABLE and same and (group.leader_id != new_id or version >= 9):
-            self._write_group(group)
-            self._heartbeat_ok(group, member)
-            answer = self._join_answer(group, member)
-            if group.leader_id == new_id:
-                answer["skip_assignment"] = True
-            return answer
-        if group.state is ClassicState.PREPARING_REBALANCE:
-            return self._update_member_and_rebalance(group, member, session, rebalance_timeout, protocols)
-        return self._update_member_and_rebalance(group, member, session, rebalance_timeout, protocols)
+        self._heartbeat_ok(group, member)
+        if group.state is ClassicState.STABLE:
+            if group.protocol == group.select_protocol():
+                self._write_group(group)
+                answer = self._join_answer(group, member)
+                if version >= 9:
+                    answer["skip_assignment"] = member.member_id == group.leader_id
+                else:
+                    answer.update(leader=current_leader or "", members=[])
+                return answer
+            pending = member.awaiting_join = Pending()
+            self._prepare_rebalance(group, f"static member {new_id} ({instance_id}) changes the group's protocol")
+            return pending
+        pending = member.awaiting_join = Pending()
+        if group.state is ClassicState.COMPLETING_REBALANCE:
+            self._prepare_rebalance(group, f"static member {new_id} ({instance_id}) rejoined")
+        else:
+            self._maybe_complete_join(group)
+        return pending
 
     def _member_error(self, group, member_id: str, instance_id: str | None) -> ErrorCode:
         """Kafka's validateMember: a static member must be the instance's current member; any other must exist."""
@@ -247,9 +267,10 @@ class GroupCoordinator:
 
     def _add_member_and_rebalance(self, group: ClassicGroup, member: ClassicMember) -> Pending:
         pending = member.awaiting_join = Pending()
+        member.is_new = True
         group.add_member(member)
         group.new_member_added = True
-        self._heartbeat_ok(group, member)
+        self._heartbeat_ok(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         if group.state in (ClassicState.STABLE, ClassicState.COMPLETING_REBALANCE, ClassicState.EMPTY):
             self._prepare_rebalance(group, f"{member.member_id} joined")
         else:
@@ -262,7 +283,6 @@ class GroupCoordinator:
         member.protocols = protocols
         member.session_timeout_ms, member.rebalance_timeout_ms = session, rebalance_timeout
         pending = member.awaiting_join = Pending()
-        self._heartbeat_ok(group, member)
         if group.state in (ClassicState.STABLE, ClassicState.COMPLETING_REBALANCE, ClassicState.EMPTY):
             self._prepare_rebalance(group, f"{member.member_id} rejoined")
         else:
@@ -282,9 +302,12 @@ class GroupCoordinator:
 
     def _prepare_rebalance(self, group: ClassicGroup, reason: str) -> None:
         if group.state is ClassicState.COMPLETING_REBALANCE:
-            for member in group.members.values():   # the assignment in the making is void
-                self._notify(member.awaiting_sync, sync_error(E.REBALANCE_IN_PROGRESS))
-                member.awaiting_sync = None
+            for member in group.members.values():   # the assignment in the making is void, and so is the last one
+                member.assignment = b""
+                if member.awaiting_sync is not None:
+                    self._notify(member.awaiting_sync, sync_error(E.REBALANCE_IN_PROGRESS))
+                    member.awaiting_sync = None
+                    self._heartbeat_ok(group, member)     # answered: its session counts again from now
         self._unschedule(("pending-sync", group.group_id))
         initial = group.state is ClassicState.EMPTY
         group.transition(Event.REBALANCE, self.now())
@@ -325,6 +348,12 @@ class GroupCoordinator:
         for member in group.not_rejoined():
             if member.group_instance_id is None:      # static members keep their place while away
                 self._remove_member(group, member)
+        if group.members and all(m.awaiting_join is None for m in group.members.values()):
+            # Only static members are left and none rejoined: Kafka waits another rebalance timeout (their
+            # sessions run out meanwhile) rather than start a generation nobody joined.
+            log.info("group %s could not complete its rebalance: no member rejoined", group.group_id)
+            self._schedule(("join", group.group_id), group.max_rebalance_timeout(), lambda: self._complete_join(group))
+            return
         now = self.now()
         group.generation += 1
         if group.members:
@@ -346,6 +375,7 @@ class GroupCoordinator:
             pending, member.awaiting_join = member.awaiting_join, None
             self._notify(pending, self._join_answer(group, member))
             self._heartbeat_ok(group, member)
+            member.is_new = False
         generation = group.generation
         self._schedule(("pending-sync", group.group_id), group.max_rebalance_timeout(),
                        lambda: self._pending_sync_expired(group, generation))
@@ -366,7 +396,9 @@ class GroupCoordinator:
 
     def _remove_member(self, group: ClassicGroup, member: ClassicMember) -> None:
         self._unschedule(("heartbeat", group.group_id, member.member_id))
-        self._notify(member.awaiting_join, join_error(E.UNKNOWN_MEMBER_ID, member.member_id))
+        # A parked JoinGroup of a member that leaves or times out: UNKNOWN_MEMBER_ID with no member id, so the
+        # client joins again as a new member (Kafka's removeMemberAndUpdateClassicGroup).
+        self._notify(member.awaiting_join, join_error(E.UNKNOWN_MEMBER_ID, ""))
         self._notify(member.awaiting_sync, sync_error(E.UNKNOWN_MEMBER_ID))
         group.remove_member(member.member_id)
 
@@ -379,28 +411,29 @@ class GroupCoordinator:
 
     # -- heartbeats and session timeouts --------------------------------------------------------------------------
 
-    def _heartbeat_ok(self, group: ClassicGroup, member: ClassicMember) -> None:
-        self._schedule(("heartbeat", group.group_id, member.member_id), member.session_timeout_ms,
-                       lambda: self._session_expired(group, member.member_id))
+    def _heartbeat_ok(self, group: ClassicGroup, member: ClassicMember, timeout_ms: int | None = None) -> None:
+        """The member's session (its heartbeat expiry) starts again from now."""
+        member_id = member.member_id
+        self._schedule(("heartbeat", group.group_id, member_id),
+                       member.session_timeout_ms if timeout_ms is None else timeout_ms,
+                       lambda: self._session_expired(group, member_id))
 
     def _session_expired(self, group: ClassicGroup, member_id: str) -> None:
         member = group.members.get(member_id)
         if member is None or self.groups.get(group.group_id) is not group:
             return
-        if member.awaiting_join is not None or member.awaiting_sync is not None:
-            self._heartbeat_ok(group, member)     # a parked join or sync counts as alive
+        if member.heartbeat_satisfied():
+            # Waiting for its round counts as alive; the round's end starts its session again (Kafka does not
+            # reschedule here either).
             return
         log.info("group %s: member %s's session timed out", group.group_id, member_id)
         self._remove_member_and_update(group, member, f"{member_id}'s session timed out")
 
     def _pending_member_expired(self, group: ClassicGroup, member_id: str) -> None:
+        """KIP-394: an id handed out but never joined with expires after the session timeout (the group stays)."""
         if member_id in group.pending_members:
             group.pending_members.discard(member_id)
             self._maybe_complete_join(group)
-            if group.is_empty() and not group.members and not group.pending_members \
-                    and self.groups.get(group.group_id) is group and group.generation == 0 \
-                    and not self.offsets.get(group.group_id):
-                del self.groups[group.group_id]
 
     def heartbeat(self, body, version: int) -> ErrorCode:
         group = self.groups.get(body.group_id)
@@ -451,7 +484,6 @@ class GroupCoordinator:
         if group.state is ClassicState.PREPARING_REBALANCE:
             return sync_error(E.REBALANCE_IN_PROGRESS)
         group.pending_sync.discard(member.member_id)
-        self._heartbeat_ok(group, member)
         if group.state is ClassicState.STABLE:
             return self._sync_answer(group, member)
         pending = member.awaiting_sync = Pending()
@@ -463,7 +495,9 @@ class GroupCoordinator:
             group.transition(Event.ASSIGNED, self.now())
             for m in group.members.values():
                 waiting, m.awaiting_sync = m.awaiting_sync, None
-                self._notify(waiting, self._sync_answer(group, m))
+                if waiting is not None:          # answered: its session counts from now (Kafka's propagate)
+                    self._notify(waiting, self._sync_answer(group, m))
+                    self._heartbeat_ok(group, m)
         return pending
 
     def _sync_answer(self, group: ClassicGroup, member: ClassicMember) -> dict:
@@ -510,42 +544,39 @@ class GroupCoordinator:
 
     def validate_commit(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
                         version: int, transactional: bool = False):
-        """The group a commit goes to (created for a standalone commit), or KafkaError (Kafka's
-        validateOffsetCommit of each group kind)."""
-        if not group_id:
-            raise KafkaError(E.INVALID_GROUP_ID)
+        """Check who commits (Kafka's validateOffsetCommit of each group kind; a standalone commit creates its
+        group): raises KafkaError, or returns None or a per-partition check ``(topic, topic id, partition) ->
+        None | (ErrorCode, message)`` (KIP-1251: a consumer-group member committing with an older epoch)."""
         group = self.groups.get(group_id)
         if group is None:
-            # Kafka's validateOffsetCommit: without a generation it is a simple (standalone) group, created now;
+            # Kafka's validateOffsetCommit (the empty group id is a group like any other here, as in Kafka): without a generation it is a simple (standalone) group, created now;
             # with one, v9+ says the group is not found and older versions ILLEGAL_GENERATION.
             if generation >= 0:
                 if version >= 9:
                     raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
                 raise KafkaError(E.ILLEGAL_GENERATION, f"Group {group_id} has no generation {generation}.")
-            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
-            return group
+            self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
+            return None
         if group.kind != "classic":
-            group.validate_commit(member_id, instance_id, generation, version, transactional)
-            return group
+            return group.validate_commit(member_id, instance_id, generation, version, transactional)
+        # Kafka's ClassicGroup.validateOffsetCommit, in its order.
         if group.state is ClassicState.DEAD:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
         if generation < 0 and group.state is ClassicState.EMPTY:
-            return group                             # an admin or standalone commit
-        if instance_id is not None:
-            current = group.static_member_id(instance_id)
-            if current is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID)
-            if current != member_id:
-                raise KafkaError(E.FENCED_INSTANCE_ID)
+            return None                              # an admin or standalone commit
+        if generation >= 0 or member_id or instance_id is not None:
+            error = self._member_error(group, member_id, instance_id)
+            if error:
+                raise KafkaError(error)
+            if generation != group.generation:
+                raise KafkaError(E.ILLEGAL_GENERATION)
+        elif not transactional and group.state is not ClassicState.EMPTY:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID)    # no member named: only into an Empty group
         if not transactional and group.state is ClassicState.COMPLETING_REBALANCE:
             raise KafkaError(E.REBALANCE_IN_PROGRESS)
-        if not group.has_member(member_id):
-            raise KafkaError(E.UNKNOWN_MEMBER_ID)
-        if generation != group.generation:
-            raise KafkaError(E.ILLEGAL_GENERATION)
-        member = group.members[member_id]
-        self._heartbeat_ok(group, member)            # a commit from a member counts as a heartbeat (Kafka)
-        return group
+        if not transactional and group.state in (ClassicState.STABLE, ClassicState.PREPARING_REBALANCE):
+            self._heartbeat_ok(group, group.members[member_id])   # a commit keeps the session (Kafka)
+        return None
 
     def commit(self, group_id: str, entries: Iterable[tuple[str, int, int, int, str | None]],
                expire_timestamp_ms: int | None) -> None:
@@ -610,8 +641,10 @@ class GroupCoordinator:
         """(topic, partition, committed or None) for the partitions asked (all of the group's when ``topics`` is
         None). A group that does not exist has no offsets (no error), as in Kafka."""
         group = self.groups.get(group_id)
-        if group is not None and group.kind != "classic" and (member_id or member_epoch >= 0):
-            group.validate_offset_fetch(member_id or "", member_epoch)
+        if group is not None and group.kind == "consumer":
+            # Kafka's ConsumerGroup.validateOffsetFetch: a null member id with no epoch is an admin fetch; an
+            # empty one is a member id like any other (UNKNOWN_MEMBER_ID).
+            group.validate_offset_fetch(member_id, member_epoch)
         offsets = self.offsets.get(group_id)
         if topics is None:
             if offsets is None:

@@ -1,15 +1,18 @@
 """KIP-848 reconciliation: how one member moves from what it owns to its target assignment.
 
-Kafka's CurrentAssignmentBuilder, as a table. A member is in one of three states; on each heartbeat the state's
-step computes the member's next (epoch, state, assigned, pending revocation):
+Kafka 4.3.1's CurrentAssignmentBuilder, as a table. A member is in one of three states; on each heartbeat the
+state's step computes the member's next (epoch, state, assigned, pending revocation), or leaves it as it is:
 
-* ``STABLE``: at the group's assignment epoch; a newer target starts the next step.
+* ``STABLE``: at its epoch; a newer target epoch starts the next step, a changed subscription drops the
+  partitions of topics it no longer subscribes to.
 * ``UNREVOKED_PARTITIONS``: it must give partitions up first. It keeps its epoch and only the partitions it keeps,
   and waits until its heartbeat no longer lists the revoked ones (or its rebalance timeout fences it).
-* ``UNRELEASED_PARTITIONS``: it is at the new epoch but some partitions of its target are still owned by members
-  that have not revoked them; each heartbeat hands over those that became free.
+* ``UNRELEASED_PARTITIONS``: it is at the new epoch but some partitions of its target are still owned by other
+  members; each heartbeat hands over those that became free.
 
-Revocation always comes before assignment: a member never gets a partition another member still owns.
+Revocation always comes before assignment: a member never gets a partition another member still owns. Each
+assigned partition keeps the epoch it was assigned at (KIP-1251): an offset commit with an older member epoch is
+accepted for the partitions assigned at or before it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 Partitions = dict[uuid.UUID, frozenset[int]]
+Epochs = dict[uuid.UUID, dict[int, int]]          # topic id -> partition -> the epoch it was assigned at
 
 
 class MemberState(enum.IntEnum):
@@ -32,62 +36,110 @@ class MemberState(enum.IntEnum):
 @dataclass(frozen=True)
 class Reconciled:
     epoch: int
+    previous_epoch: int
     state: MemberState
-    assigned: Partitions
-    pending_revocation: Partitions
+    assigned: Epochs
+    pending_revocation: Epochs
 
 
-def _next_assignment(epoch: int, target_epoch: int, assigned: Partitions, target: Partitions,
-                     owned: Partitions | None, is_free: Callable[[uuid.UUID, int], bool]) -> Reconciled:
-    """Kafka's computeNextAssignment."""
-    kept: Partitions = {}
-    with_new: Partitions = {}
-    revoke: Partitions = {}
-    unreleased = False
-    for topic_id in set(assigned) | set(target):
-        current = assigned.get(topic_id, frozenset())
-        wanted = target.get(topic_id, frozenset())
-        stays = current & wanted
-        free = {p for p in wanted - current if is_free(topic_id, p)}
-        unreleased = unreleased or len(free) < len(wanted - current)
-        if stays:
-            kept[topic_id] = stays
-        if stays or free:
-            with_new[topic_id] = frozenset(stays | free)
-        if current - wanted:
-            revoke[topic_id] = frozenset(current - wanted)
-    if revoke and _owns_any(owned, revoke):
-        return Reconciled(epoch, MemberState.UNREVOKED_PARTITIONS, kept, revoke)
-    if unreleased:
-        return Reconciled(target_epoch, MemberState.UNRELEASED_PARTITIONS, with_new, {})
-    return Reconciled(target_epoch, MemberState.STABLE, with_new, {})
+def plain(epochs: Mapping[uuid.UUID, Mapping[int, int]]) -> Partitions:
+    """The partitions of an epochs map (topics with none left out)."""
+    return {t: frozenset(ps) for t, ps in epochs.items() if ps}
 
 
-def _owns_any(owned: Partitions | None, partitions: Partitions) -> bool:
-    """Whether the member still reports any of ``partitions`` (an unknown report counts as yes)."""
+def _owns_any(owned: Partitions | None, partitions: Mapping[uuid.UUID, Mapping[int, int]]) -> bool:
+    """Kafka's ownsRevokedPartitions: whether the member still reports any of ``partitions`` (an unknown report
+    counts as yes)."""
     if owned is None:
         return True
-    return any(owned.get(t, frozenset()) & ps for t, ps in partitions.items())
+    return any(p in partitions.get(t, {}) for t, ps in owned.items() for p in ps)
 
 
-def _from_stable(member, target_epoch, target, owned, is_free):
-    if member.member_epoch == target_epoch:
-        return None
-    return _next_assignment(member.member_epoch, target_epoch, member.assigned, target, owned, is_free)
+@dataclass
+class Step:
+    """One reconciliation: the member as it is, and what the heartbeat and the group say."""
+    epoch: int
+    state: MemberState
+    assigned: Epochs
+    pending_revocation: Epochs
+    target_epoch: int
+    target: Mapping[uuid.UUID, frozenset[int]]
+    owned: Partitions | None
+    subscribed: frozenset[uuid.UUID]
+    subscription_changed: bool
+    is_taken: Callable[[uuid.UUID, int], bool]       # owned (assigned or revoking) by any member
+
+    def moved(self, epoch: int, state: MemberState, assigned: Epochs, pending: Epochs) -> Reconciled:
+        return Reconciled(epoch, self.epoch, state, assigned, pending)   # Kafka's updateMemberEpoch
+
+    def next_assignment(self) -> Reconciled:
+        """Kafka's computeNextAssignment."""
+        unreleased = False
+        assigned: Epochs = {}
+        revoke: Epochs = {}
+        to_assign: dict[uuid.UUID, set[int]] = {}
+        for topic_id in set(self.target) | set(self.assigned):
+            wanted = self.target.get(topic_id, frozenset()) if topic_id in self.subscribed else frozenset()
+            current = self.assigned.get(topic_id, {})
+            kept = {p: e for p, e in current.items() if p in wanted}
+            gone = {p: e for p, e in current.items() if p not in wanted}
+            mine_revoking = self.pending_revocation.get(topic_id, {})
+            pending = set(wanted) - set(kept)
+            blocked = {p for p in pending if self.is_taken(topic_id, p) and p not in mine_revoking}
+            unreleased = unreleased or bool(blocked)
+            pending -= blocked
+            if kept:
+                assigned[topic_id] = kept
+            if gone:
+                revoke[topic_id] = gone
+            if pending:
+                to_assign[topic_id] = pending
+        if revoke and _owns_any(self.owned, revoke):
+            return self.moved(self.epoch, MemberState.UNREVOKED_PARTITIONS, assigned, revoke)
+        for topic_id, partitions in to_assign.items():
+            assigned.setdefault(topic_id, {}).update(dict.fromkeys(partitions, self.target_epoch))
+        state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
+        return self.moved(self.target_epoch, state, assigned, {})
+
+    def current_assignment(self) -> Reconciled | None:
+        """Kafka's updateCurrentAssignment: only drop the topics the member no longer subscribes to."""
+        if not self.assigned:
+            return None
+        if not self.subscribed and not self.pending_revocation:
+            assigned: Epochs = {}
+            pending: Epochs = {t: dict(ps) for t, ps in self.assigned.items()}
+        else:
+            assigned = {t: dict(ps) for t, ps in self.assigned.items() if t in self.subscribed}
+            if len(assigned) == len(self.assigned):
+                return None
+            pending = {t: dict(ps) for t, ps in self.pending_revocation.items()}
+            for t, ps in self.assigned.items():
+                if t not in self.subscribed:
+                    pending.setdefault(t, {}).update(ps)
+        if pending and _owns_any(self.owned, pending):
+            return self.moved(self.epoch, MemberState.UNREVOKED_PARTITIONS, assigned, pending)
+        return self.moved(self.epoch, self.state, assigned, self.pending_revocation)
 
 
-def _from_unrevoked(member, target_epoch, target, owned, is_free):
-    if owned is None or _owns_any(owned, member.pending_revocation):
-        return None                                   # still owns what it must give up: wait
-    return _next_assignment(min(member.member_epoch + 1, target_epoch), target_epoch, member.assigned, target,
-                            owned, is_free)
+def _from_stable(step: Step) -> Reconciled | None:
+    if step.epoch != step.target_epoch:
+        return step.next_assignment()
+    if step.subscription_changed:
+        return step.current_assignment()
+    return None
 
 
-def _from_unreleased(member, target_epoch, target, owned, is_free):
-    return _next_assignment(member.member_epoch, target_epoch, member.assigned, target, owned, is_free)
+def _from_unrevoked(step: Step) -> Reconciled | None:
+    if _owns_any(step.owned, step.pending_revocation):
+        return step.current_assignment() if step.subscription_changed else None
+    return step.next_assignment()
 
 
-STEPS: dict[MemberState, Callable] = {
+def _from_unreleased(step: Step) -> Reconciled | None:
+    return step.next_assignment()
+
+
+STEPS: dict[MemberState, Callable[[Step], Reconciled | None]] = {
     MemberState.STABLE: _from_stable,
     MemberState.UNREVOKED_PARTITIONS: _from_unrevoked,
     MemberState.UNRELEASED_PARTITIONS: _from_unreleased,
@@ -95,7 +147,13 @@ STEPS: dict[MemberState, Callable] = {
 
 
 def reconcile(member, target_epoch: int, target: Mapping[uuid.UUID, frozenset[int]], owned: Partitions | None,
-              is_free: Callable[[uuid.UUID, int], bool]) -> Reconciled | None:
-    """The member's next state, or None when it stays as it is. ``owned`` is what its heartbeat reports (None when
-    the heartbeat left it out); ``is_free`` says whether no other member owns a partition."""
-    return STEPS[member.state](member, target_epoch, dict(target), owned, is_free)
+              is_taken: Callable[[uuid.UUID, int], bool], subscribed: frozenset[uuid.UUID],
+              subscription_changed: bool = False) -> Reconciled | None:
+    """The member's next state, or None when it stays as it is (Kafka's maybeReconcile). ``owned`` is what its
+    heartbeat reports (None when the heartbeat left it out); ``subscribed`` the topic ids its subscription names
+    (a target partition of another topic is treated as not targeted)."""
+    if not subscription_changed and member.state is MemberState.STABLE and member.member_epoch == target_epoch:
+        return None
+    step = Step(member.member_epoch, member.state, member.assigned, member.pending_revocation, target_epoch,
+                dict(target), owned, subscribed, subscription_changed, is_taken)
+    return STEPS[member.state](step)

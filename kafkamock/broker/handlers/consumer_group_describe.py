@@ -28,6 +28,9 @@ def authorized_view(broker, request, answer: dict, assignments) -> dict:
 
 
 def _describe(broker, request, group_id: str) -> dict:
+    if not group_id:                             # Kafka answers an empty id before looking for a coordinator
+        return {"error_code": ErrorCode.INVALID_GROUP_ID, "error_message": None, "group_id": "", "group_state": "",
+                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
     try:
         if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)

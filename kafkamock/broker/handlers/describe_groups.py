@@ -1,6 +1,7 @@
 """DescribeGroups (15): classic groups' state, protocol and members.
 
-Members' metadata and assignments are shown only while the group is Stable (Kafka's ClassicGroup.describe). A
+Members' metadata and the protocol are shown only while the group is Stable, their assignments in every state
+(Kafka's ClassicGroupMember.describe and describeNoMetadata). A
 group that does not exist, or is not a classic group (a KIP-848 group: ConsumerGroupDescribe describes it), is
 Dead, with GROUP_ID_NOT_FOUND from v6 on (KIP-1043).
 """
@@ -35,14 +36,16 @@ def _describe(broker, request, group_id: str) -> dict:
             base.update(error_code=ErrorCode.GROUP_ID_NOT_FOUND,
                         error_message=f"Group {group_id} not found." if group is None
                         else f"Group {group_id} is not a classic group.")
-        return base
-    stable = group.state is ClassicState.STABLE
-    members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-                "client_host": m.client_host, "member_metadata": m.metadata(group.protocol) if stable else b"",
-                "member_assignment": m.assignment if stable else b""} for m in group.members.values()]
-    answer = {**base, "group_state": group.state.value, "protocol_type": group.protocol_type or "",
-              "protocol_data": (group.protocol or "") if stable else "", "members": members}
-    if version >= 3 and request.body.include_authorized_operations:
+        answer = base
+    else:
+        stable = group.state is ClassicState.STABLE
+        members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                    "client_host": m.client_host, "member_metadata": m.metadata(group.protocol) if stable else b"",
+                    "member_assignment": m.assignment} for m in group.members.values()]
+        answer = {**base, "group_state": group.state.value, "protocol_type": group.protocol_type or "",
+                  "protocol_data": (group.protocol or "") if stable else "", "members": members}
+    # Kafka fills the operations in for every group answered without an error, a Dead one below v6 included.
+    if version >= 3 and request.body.include_authorized_operations and answer["error_code"] == ErrorCode.NONE:
         answer["authorized_operations"] = broker.authorized_operations(request, ResourceType.GROUP, group_id)
     return answer
 

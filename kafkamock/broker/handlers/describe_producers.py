@@ -19,7 +19,7 @@ def _producers(partition) -> list[dict]:
             for pid, e in producers.entries.items()]
 
 
-def _topic_error(topic_name: str, readable: set[str], topics) -> tuple[ErrorCode, str] | None:
+def _topic_error(topic_name: str, readable: set[str], topics) -> tuple[ErrorCode, str | None] | None:
     """A whole topic's error, with the message Kafka's ApiError gives it (its exception's, else the error's own)."""
     try:
         validate_topic_name(topic_name)

@@ -16,11 +16,15 @@ def handle(broker, request) -> dict:
         identities = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in body.members]
     else:
         identities = [(body.member_id, None, None)]
+    if not body.group_id:
+        return error_response(broker, request, ErrorCode.INVALID_GROUP_ID)
     try:
         broker.groups.check_coordinator(request, body.group_id)
         errors = broker.groups.leave(body.group_id, identities)
     except KafkaError as exc:
-        return error_response(broker, request, exc.code)
+        if exc.code != ErrorCode.UNKNOWN_MEMBER_ID:
+            return error_response(broker, request, exc.code)
+        errors = [exc.code] * len(identities)   # no such group: each member is unknown (Kafka's leaveGroup)
     if version < 3:
         return {"throttle_time_ms": 0, "error_code": errors[0]}
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,

@@ -1,8 +1,10 @@
 """OffsetCommit (8): store a group's committed offsets (``groups/coordinator.py``), v2-v10.
 
-The group checks who commits (a member of the current generation, a KIP-848 member at its epoch, or nobody for
-a standalone or admin commit into an empty group); each partition then gets its own error (unknown topic,
-metadata over ``offset.metadata.max.bytes``). v2-v4's RetentionTimeMs, when not -1, gives the offsets their own
+Unknown or unreadable topics and partitions are answered first, as KafkaApis does, without asking the group;
+the group then checks who commits (a member of the current generation, a KIP-848 member at its epoch, or nobody
+for a standalone or admin commit into an empty group), failing every partition it was asked about when it
+refuses (the unknown ones keep their own error); metadata over
+``offset.metadata.max.bytes`` is refused per partition. v2-v4's RetentionTimeMs, when not -1, gives the offsets their own
 expire timestamp (KIP-211); v10 names topics by id.
 """
 
@@ -26,47 +28,76 @@ def _all_failed(body, version: int, code: ErrorCode) -> dict:
 
 
 def handle(broker, request) -> dict:
+    """As KafkaApis.handleOffsetCommitRequest: topics and partitions the cluster does not have (or the principal
+    may not read) are answered first, without the group; only when some remain does the group check who
+    commits, and an error there (or a partition refused by KIP-1251's check) fails every partition asked."""
     body, version = request.body, request.version
     groups = broker.groups
     instance_id = body.group_instance_id if version >= 7 else None
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
-    try:
-        groups.check_coordinator(request, body.group_id)
-        groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id, instance_id,
-                               version)
-    except KafkaError as exc:
-        return _all_failed(body, version, exc.code)
-    max_metadata = broker.config["offset.metadata.max.bytes"]
     cluster = broker.cluster
-    entries, topics = [], []
     resolved = [cluster.topics_by_id.get(t.topic_id) if version >= 10 else cluster.topics.get(t.name)
                 for t in body.topics]
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC,
                                  [topic.name if version >= 10 else t.name
-                                  for t, topic in zip(body.topics, resolved, strict=True) if topic is not None or version < 10])
+                                  for t, topic in zip(body.topics, resolved, strict=True)
+                                  if topic is not None or version < 10])
+    answered: dict[tuple, list[dict]] = {}     # the answer's topics, in the order Kafka's builder adds them
+    keys: dict[tuple, dict] = {}
+    valid = []
     for t, topic in zip(body.topics, resolved, strict=True):
-        missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= 10 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        name = topic.name if version >= 10 and topic is not None else t.name
-        results = []
-        for p in t.partitions:
-            code = ErrorCode.NONE
-            if (topic is not None or version < 10) and name not in readable:
-                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif topic is None:
-                code = missing
-            elif not 0 <= p.partition_index < len(topic.partitions):
-                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
-                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-            else:
-                entries.append((topic.name, p.partition_index, p.committed_offset,
-                                p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata))
-            results.append({"partition_index": p.partition_index, "error_code": code})
-        topics.append({**_topic_key(t, version), "partitions": results})
-    retention = body.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
-    expire = broker.now_ms() + retention if retention != DEFAULT_RETENTION else None
-    groups.commit(body.group_id, entries, expire)
-    return {"throttle_time_ms": 0, "topics": topics}
+        key = (t.topic_id,) if version >= 10 else (t.name,)
+        keys[key] = _topic_key(t, version)
+        name = topic.name if topic is not None else t.name
+        if version >= 10 and topic is None:
+            answered.setdefault(key, []).extend(_failed(t.partitions, ErrorCode.UNKNOWN_TOPIC_ID))
+        elif name not in readable:
+            answered.setdefault(key, []).extend(_failed(t.partitions, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        elif topic is None:
+            answered.setdefault(key, []).extend(_failed(t.partitions, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        else:
+            ok = []
+            for p in t.partitions:
+                if 0 <= p.partition_index < len(topic.partitions):
+                    ok.append(p)
+                else:
+                    answered.setdefault(key, []).append({"partition_index": p.partition_index,
+                                                         "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+            if ok:
+                valid.append((key, topic, ok))
+    if valid:
+        try:
+            groups.check_coordinator(request, body.group_id)
+            check = groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id,
+                                           instance_id, version)
+            max_metadata = broker.config["offset.metadata.max.bytes"]
+            entries, results = [], []
+            for key, topic, partitions in valid:
+                for p in partitions:
+                    if p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
+                        results.append((key, p.partition_index, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+                        continue
+                    refused = check(topic.name, topic.topic_id, p.partition_index) if check is not None else None
+                    if refused:          # KIP-1251: Kafka's validator throws, failing the whole request
+                        raise KafkaError(*refused)
+                    entries.append((topic.name, p.partition_index, p.committed_offset,
+                                    p.committed_leader_epoch if version >= 6 else -1, p.committed_metadata))
+                    results.append((key, p.partition_index, ErrorCode.NONE))
+        except KafkaError as exc:                # the group refuses: every partition it was asked about
+            for key, _, partitions in valid:
+                answered.setdefault(key, []).extend(_failed(partitions, exc.code))
+            return {"throttle_time_ms": 0, "topics": [{**keys[key], "partitions": parts}
+                                                      for key, parts in answered.items()]}
+        retention = body.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
+        expire = broker.now_ms() + retention if retention != DEFAULT_RETENTION else None
+        groups.commit(body.group_id, entries, expire)
+        for key, index, code in results:
+            answered.setdefault(key, []).append({"partition_index": index, "error_code": code})
+    return {"throttle_time_ms": 0, "topics": [{**keys[key], "partitions": parts} for key, parts in answered.items()]}
+
+
+def _failed(partitions, code: ErrorCode) -> list[dict]:
+    return [{"partition_index": p.partition_index, "error_code": code} for p in partitions]
 
 
 def error_response(broker, request, code) -> dict:

@@ -2,7 +2,7 @@
 
 Refused for a whole non-empty group that does not run the consumer protocol (NON_EMPTY_GROUP), and per
 partition of a topic its members still subscribe to (GROUP_SUBSCRIBED_TO_TOPIC); unknown groups are
-GROUP_ID_NOT_FOUND.
+GROUP_ID_NOT_FOUND; unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION without asking the group.
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ def handle(broker, request) -> dict:
     body = request.body
     broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
-    known = [t for t in body.topics if t.name in broker.cluster.topics and t.name in readable]
+    topics_now = broker.cluster.topics
+    known = [t for t in body.topics if t.name in topics_now and t.name in readable]
     try:
         broker.groups.check_coordinator(request, body.group_id)
         results = broker.groups.delete_offsets(
-            body.group_id, [(t.name, [p.partition_index for p in t.partitions]) for t in known])
+            body.group_id, [(t.name, [p.partition_index for p in t.partitions
+                                      if 0 <= p.partition_index < len(topics_now[t.name].partitions)])
+                            for t in known])
     except KafkaError as exc:
         return error_response(broker, request, exc.code)
     topics: dict[str, list[dict]] = {}
@@ -29,9 +32,13 @@ def handle(broker, request) -> dict:
         if t.name not in readable:
             topics[t.name] = [{"partition_index": p.partition_index,
                                "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for p in t.partitions]
-        elif t.name not in broker.cluster.topics:
+        elif t.name not in topics_now:
             topics[t.name] = [{"partition_index": p.partition_index,
                                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions]
+        else:                                # a partition the topic does not have (KafkaApis checks each)
+            topics[t.name] = [{"partition_index": p.partition_index,
+                               "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions
+                              if not 0 <= p.partition_index < len(topics_now[t.name].partitions)]
     for name, index, code in results:
         topics.setdefault(name, []).append({"partition_index": index, "error_code": code})
     return {"error_code": ErrorCode.NONE, "throttle_time_ms": 0,
