@@ -60,7 +60,7 @@ test: install java kafka js kcat
 	$(BIN)/python -m pytest
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow and not java and not js"
+	$(BIN)/python -m pytest -m "not slow and not java and not js and not kafka"
 
 # The broker fuzzer (tests/fuzz) with fresh random cases for FUZZ_SECONDS (default 10 minutes); `make test` runs
 # a short seeded pass of it.

@@ -68,7 +68,7 @@ def reference_kafka():
         clusters.close()
 
 
-@pytest.fixture(params=["kafkamock", "kafka"])
+@pytest.fixture(params=["kafkamock", pytest.param("kafka", marks=pytest.mark.kafka)])
 def kafka_target(request):
     """The broker a test talks to, once kafkamock (fresh, started with the test's ``kafkamock`` marker options,
     with a WireTap) and once Apache Kafka 4.3.1 (shared by the session): tests taking it prove that their

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-TARGETS = ("kafkamock", "kafka")
+# The two brokers a test runs against; the Kafka run is marked ``kafka`` (``make test-fast`` leaves it out).
+TARGETS = ("kafkamock", pytest.param("kafka", marks=pytest.mark.kafka))
 
 
 def in_ci() -> bool:
