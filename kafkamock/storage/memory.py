@@ -26,6 +26,10 @@ class MemoryStorage:
 
     def write_checkpoints(self) -> None: ...
 
+    def space(self) -> tuple[int, int]:
+        """(total, usable) bytes of the logs' volume: unknown (-1) in memory."""
+        return -1, -1
+
     def close(self, logs: list[PartitionLog], now_ms: int) -> None:
         for partition_log in logs:
             partition_log.close()
