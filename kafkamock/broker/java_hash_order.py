@@ -1,6 +1,7 @@
 """The order in which a ``java.util.HashMap`` (or ``HashSet``) iterates its keys, for answers Kafka builds by
-iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's error results); and the order of a
-Scala 2.13 ``immutable.HashMap``, which ``groupBy`` builds (AlterReplicaLogDirs' topics).
+iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's error results); the order of a
+Scala 2.13 ``immutable.HashMap``, which ``groupBy`` builds (AlterReplicaLogDirs' topics); and the order of the
+controller's ``TimelineHashMap`` (a topic's partitions, in ElectLeaders for every partition).
 
 A HashMap iterates its table's buckets in index order and each bucket's chain in insertion order (resizing splits
 a chain without reordering it). A key's bucket is ``(h ^ (h >>> 16)) & (n - 1)`` for its ``hashCode`` h; the table
@@ -84,4 +85,31 @@ def scala_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], shift: int 
     return alone + [k for group in shared for k in group]
 
 
-__all__ = ["bucket", "java_hash_order", "scala_hash_order", "string_hash", "table_size", "topic_partition_hash"]
+FIBONACCI = -7046029254386353131      # Knuth's multiplicative constant, as Kafka's BaseHashTable uses it
+
+
+def _timeline_slot(hash_code: int, slots: int) -> int:
+    """BaseHashTable.findSlot: the top log2(slots) bits of the hash times the constant (64-bit)."""
+    return ((hash_code * FIBONACCI) & 0xFFFFFFFFFFFFFFFF) >> (65 - slots.bit_length())
+
+
+def timeline_hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[K]:
+    """``keys`` (inserted in this order, none removed) in the order Kafka's ``TimelineHashMap`` iterates them: a
+    table of at least 2 slots that doubles before it would pass three quarters full (moving each slot's keys, in
+    order, to their new slots), iterated slot by slot, each slot's keys last-in first."""
+    slots: list[list[K]] = [[], []]
+    size = 0
+    for key in dict.fromkeys(keys):
+        if (size + 1) * 0.75 > len(slots):
+            grown: list[list[K]] = [[] for _ in range(2 * len(slots))]
+            for old in slots:
+                for k in old:
+                    grown[_timeline_slot(hash_of(k), len(grown))].append(k)
+            slots = grown
+        slots[_timeline_slot(hash_of(key), len(slots))].append(key)
+        size += 1
+    return [k for slot in slots for k in reversed(slot)]
+
+
+__all__ = ["bucket", "java_hash_order", "scala_hash_order", "string_hash", "table_size", "timeline_hash_order",
+           "topic_partition_hash"]

@@ -6,8 +6,9 @@ As Kafka's KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLog
 its logs on disk, else ``log.dir`` (Kafka's default, /tmp/kafka-logs), which is where Kafka would keep them.
 Each replica the node holds among the partitions asked for (``topics`` null: all of them; unknown ones are simply
 absent) is listed with its log's size in bytes and an offset lag of 0: the high watermark minus the log end,
-never negative, and every replica here shares the leader's log. v4+ reports the volume's total and usable bytes
-(unknown, -1, for logs kept in memory); v5 whether the directory is cordoned (``cordoned.log.dirs``).
+never negative, and every replica here shares the leader's log. v4+ reports the total and usable bytes of the
+directory's volume (for logs kept in memory, of the volume Kafka's default directory would be on); v5 whether the
+directory is cordoned (``cordoned.log.dirs``).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def handle(broker, request) -> dict:
             topics.setdefault(topic.name, []).append({"partition_index": p.index, "partition_size": p.log.size_bytes,
                                                       "offset_lag": lag, "is_future_key": False})
     path = log_dir(broker)
-    total, usable = broker.storage.space()
+    total, usable = broker.storage.space(path)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": [{
         "error_code": ErrorCode.NONE, "log_dir": path,
         "topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()],

@@ -5,7 +5,8 @@ As Kafka's controller (ControllerApis.handleElectLeaders, ReplicationControlMana
 the cluster. ``election_type`` (v1+; v0 is preferred) 0 is PREFERRED, 1 UNCLEAN, anything else fails the whole
 request: INVALID_REQUEST, "Unknown election type N", for every partition named. An empty partition list is
 answered with nothing at all; a null one means every partition, and then only the partitions that needed an
-election are listed (every topic is, even with none). Per partition: an unknown topic or partition is
+election are listed (every topic is, even with none), in the order of the controller's hash tables (its
+``TimelineHashMap`` of a topic's partitions; topics in creation order). Per partition: an unknown topic or partition is
 UNKNOWN_TOPIC_OR_PARTITION ("No such topic as T", "No such partition as T-P"); a preferred election where the
 preferred replica leads, or an unclean one where the partition has a leader, ELECTION_NOT_NEEDED; a preferred
 replica out of sync or stopped PREFERRED_LEADER_NOT_AVAILABLE; no live replica for an unclean election
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.java_hash_order import timeline_hash_order
 from kafkamock.errors import default_message
 
 API_KEY = 43
@@ -49,7 +51,7 @@ def handle(broker, request) -> dict:
     if body.topic_partitions is None:
         for topic in list(broker.cluster.topics.values()):
             partitions = []
-            for p in topic.partitions:
+            for p in (topic.partitions[i] for i in timeline_hash_order(range(len(topic.partitions)), int)):
                 code, message, partition, leader = _judge(broker, topic.name, p.index, election_type)
                 if code != ErrorCode.ELECTION_NOT_NEEDED:
                     partitions.append({"partition_id": p.index, "error_code": code, "error_message": message})
