@@ -202,16 +202,16 @@ class Cluster:
         for p in self.partitions():
             if node_id not in p.replicas:
                 continue
-            if node_id in p.adding:
-                # A replica a reassignment adds catches up and joins the ISR; the reassignment may then complete.
-                p.isr = sorted(set(p.isr) | {node_id})
-                if self._complete_reassignment(p):
-                    moved.append(p)
-                continue
-            if node_id not in p.isr:
-                p.isr = [r for r in p.replicas if r in p.isr or r == node_id]
-            if p.leader_id == NO_LEADER or (rebalance and p.replicas[0] == node_id and p.leader_id != node_id):
-                self.set_leader(p, node_id)
+            before = (p.leader_id, p.leader_epoch)
+            if node_id not in p.adding:
+                if node_id not in p.isr:
+                    p.isr = [r for r in p.replicas if r in p.isr or r == node_id]
+                if p.leader_id == NO_LEADER or (rebalance and p.replicas[0] == node_id and p.leader_id != node_id):
+                    self.set_leader(p, node_id)
+            if p.reassigning:
+                # The replicas a reassignment adds catch up once they and a leader are up; it may then complete.
+                self._catch_up(p)
+            if (p.leader_id, p.leader_epoch) != before:
                 moved.append(p)
         self.changed()
         return moved
@@ -374,22 +374,29 @@ class Cluster:
     def reassign(self, partition: Partition, target: list[int]) -> bool:
         """Start reassigning ``partition`` to ``target`` (already validated), as the controller's
         changePartitionReassignment does: the replicas become the target followed by those it removes; the new ones
-        whose node is up catch up at once and join the ISR, and then the reassignment completes. A new replica on a
-        stopped node keeps it in progress until the node starts (or the reassignment is cancelled or replaced).
-        Returns True when the leader changed."""
+        whose node is up catch up at once (from the leader) and join the ISR, and then the reassignment completes. A
+        new replica on a stopped node, or a partition with no leader, keeps it in progress until the node starts
+        (or the reassignment is cancelled or replaced). Returns True when the leader changed."""
         current = list(partition.replicas)
         removing = sorted(set(current) - set(target))
         adding = sorted(set(target) - set(current))
         partition.replicas = list(target) + removing
         partition.adding, partition.removing = adding, removing
-        caught_up = [r for r in adding if self.acceptable_leader(r)]
-        if caught_up:
-            partition.isr = sorted(set(partition.isr) | set(caught_up))
         before = (partition.leader_id, partition.leader_epoch)
-        if not self._complete_reassignment(partition, current):
+        if not self._catch_up(partition, current):
             self._elect_online(partition, current)
         self.changed()
         return (partition.leader_id, partition.leader_epoch) != before
+
+    def _catch_up(self, partition: Partition, previous: list[int] | None = None) -> bool:
+        """The replicas a reassignment adds that are up copy the leader's log at once and join the ISR (sorted, as
+        Kafka's leader sends an expanded ISR); then the reassignment completes if it can. Without a leader there
+        is nothing to copy from. True when it completed."""
+        if partition.leader_id != NO_LEADER:
+            caught_up = [r for r in partition.adding if self.acceptable_leader(r)]
+            if caught_up and not set(caught_up) <= set(partition.isr):
+                partition.isr = sorted(set(partition.isr) | set(caught_up))
+        return self._complete_reassignment(partition, previous)
 
     def cancel_reassignment(self, partition: Partition, unclean_allowed: bool) -> bool:
         """Revert a reassignment in progress (PartitionReassignmentRevert): the replicas it was adding go, those
@@ -435,11 +442,12 @@ class Cluster:
         election); a change that drops any of ``previous_replicas`` bumps the leader epoch even when the leader
         stays."""
         leader = partition.leader_id
+        elected = leader
         if not (leader in partition.isr and self.acceptable_leader(leader)):
-            candidates = [r for r in partition.replicas if r in partition.isr and self.acceptable_leader(r)]
-            self._elect(partition, candidates)
-        elif not set(previous_replicas) <= set(partition.replicas):
-            self.set_leader(partition, leader)
+            elected = next((r for r in partition.replicas if r in partition.isr and self.acceptable_leader(r)),
+                           NO_LEADER)
+        if elected != leader or not set(previous_replicas) <= set(partition.replicas):
+            self._elect(partition, [elected] if elected != NO_LEADER else [])
 
     def preferred_election(self, partition: Partition) -> tuple[ErrorCode, int]:
         """What a preferred-replica election would do (nothing is changed): ELECTION_NOT_NEEDED when the preferred

@@ -211,17 +211,17 @@ def test_elect_needs_alter_on_the_cluster(clock):
 
 # -- AlterPartitionReassignments / ListPartitionReassignments ------------------------------------------------------
 
-def reassign(broker, parts, topic="r", version=0, allow=True):
+def reassign(broker, parts, topic="r", version=0, allow=True, node_id=None):
     body = {"timeout_ms": 1000, "topics": [{"name": topic, "partitions": [
         {"partition_index": i, "replicas": r} for i, r in parts]}]}
     if version >= 1:
         body["allow_replication_factor_change"] = allow
-    answer = call(broker, "AlterPartitionReassignments", version, body)
+    answer = call(broker, "AlterPartitionReassignments", version, body, node_id=node_id)
     return [(p.partition_index, p.error_code, p.error_message) for t in answer.responses for p in t.partitions]
 
 
-def ongoing(broker, topics=None):
-    answer = call(broker, "ListPartitionReassignments", 0, {"timeout_ms": 1000, "topics": topics})
+def ongoing(broker, topics=None, node_id=None):
+    answer = call(broker, "ListPartitionReassignments", 0, {"timeout_ms": 1000, "topics": topics}, node_id=node_id)
     return [(t.name, p.partition_index, list(p.replicas), list(p.adding_replicas), list(p.removing_replicas))
             for t in answer.topics for p in t.partitions]
 
@@ -520,3 +520,14 @@ def test_cluster_apis_need_cluster_permissions(clock):
     answer = call(broker, "UpdateFeatures", 1, {"timeout_ms": 1, "feature_updates": [], "validate_only": True},
                   principal=alice)
     assert answer.error_code == E.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_a_leaderless_partition_is_reassigned_once_it_has_a_leader_again(three):
+    three.cluster.create_topic("lonely", -1, -1, assignments=[[1]])
+    three.stop_node(1)
+    assert reassign(three, [(0, [2])], topic="lonely", node_id=2) == [(0, E.NONE, None)]
+    assert ongoing(three, [{"name": "lonely", "partition_indexes": [0]}], node_id=2) == [
+        ("lonely", 0, [2, 1], [2], [1])]
+    three.start_node(1)             # node 1 leads again; node 2 copies its log, and the reassignment ends
+    assert ongoing(three) == []
+    assert state(three, "lonely") == [(2, 3, [2], [2])]
