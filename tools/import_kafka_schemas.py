@@ -26,7 +26,8 @@ InitProducerId OffsetForLeaderEpoch AddPartitionsToTxn AddOffsetsToTxn EndTxn Wr
 DescribeConfigs AlterConfigs SaslAuthenticate CreatePartitions DeleteGroups IncrementalAlterConfigs OffsetDelete
 DescribeCluster DescribeProducers DescribeTransactions ListTransactions ConsumerGroupHeartbeat
 ConsumerGroupDescribe DescribeTopicPartitions ShareGroupHeartbeat ShareGroupDescribe ShareFetch ShareAcknowledge
-DescribeAcls CreateAcls DeleteAcls
+DescribeAcls CreateAcls DeleteAcls AlterReplicaLogDirs DescribeLogDirs ElectLeaders AlterPartitionReassignments
+ListPartitionReassignments DescribeQuorum UpdateFeatures UnregisterBroker ListConfigResources AddRaftVoter RemoveRaftVoter
 """.split()
 EXTRA = ["RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
          "ControlRecordTypeSchema", "EndTxnMarker"]

@@ -7,6 +7,11 @@ next in-sync replica that is up, with a leader-epoch bump, as KRaft's controller
 
 ``Cluster.lead`` is the one place that looks a partition up for a request and checks that the node it arrived on
 leads it, at the leader epoch the client believes in; every partition handler goes through it.
+
+The controller's partition changes follow KRaft's (ReplicationControlManager, PartitionChangeBuilder): a
+reassignment adds its new replicas, which catch up at once when their node is up (Kafka's expanded ISR is sorted),
+then completes, dropping the removed replicas; a preferred or unclean election moves leadership. A change that
+drops a replica or moves the leader bumps the leader epoch.
 """
 
 from __future__ import annotations
@@ -42,10 +47,17 @@ class Partition:
     isr: list[int] = field(default_factory=list)
     log: PartitionLog = field(default_factory=PartitionLog)
     producers: ProducerStates = field(default_factory=ProducerStates)
+    # A reassignment in progress (KIP-455): ``replicas`` then holds the target followed by the replicas it removes.
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.isr:
             self.isr = list(self.replicas)
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
 
 
 @dataclass
@@ -132,13 +144,19 @@ class Cluster:
         return self.nodes.get(node_id)
 
     def live_nodes(self) -> list[Node]:
-        return [n for n in self.nodes.values() if n.up]
+        """Nodes that are up and registered: those that may lead, host new replicas, and that Metadata lists."""
+        return [n for n in self.nodes.values() if n.up and n.registered]
+
+    def acceptable_leader(self, node_id: int) -> bool:
+        """Kafka's LeaderAcceptor: a registered broker that is not fenced (here: a node that is up)."""
+        node = self.nodes.get(node_id)
+        return node is not None and node.up and node.registered
 
     @property
     def controller_id(self) -> int:
-        """The active controller: the first node that is up (KRaft elects one; every node here can be it)."""
-        live = self.live_nodes()
-        return live[0].node_id if live else -1
+        """The active controller: the first node that is up (KRaft elects one; every node here can be it, and
+        remains a controller when unregistered as a broker)."""
+        return next((n.node_id for n in self.nodes.values() if n.up), -1)
 
     def partitions(self):
         for topic in self.topics.values():
@@ -156,8 +174,21 @@ class Cluster:
             if node_id in p.isr and len(p.isr) > 1:
                 p.isr.remove(node_id)
             if p.leader_id == node_id:
-                self._elect(p, [r for r in p.isr if r != node_id and self.nodes.get(r) and self.nodes[r].up])
+                self._elect(p, [r for r in p.isr if r != node_id and self.acceptable_leader(r)])
                 moved.append(p)
+        self.changed()
+        return moved
+
+    def unregister(self, node_id: int) -> list[Partition]:
+        """UnregisterBroker: the node's registration goes (a running node stays up, unregistered, as Kafka's broker
+        does until it restarts); it leaves the ISRs and leaderships it had, as when it stops. Returns the
+        partitions whose leader changed."""
+        node = self.nodes.get(node_id)
+        if node is None or not node.registered:
+            raise KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, f"Broker ID {node_id} is not currently registered")
+        up = node.up
+        moved = self.stop_node(node_id) if up else []
+        node.up, node.registered = up, False
         self.changed()
         return moved
 
@@ -166,15 +197,21 @@ class Cluster:
         leader, and, with ``rebalance`` (``auto.leader.rebalance.enable``), takes back those it is the preferred
         (first) replica of. Returns the partitions whose leader changed."""
         node = self._known(node_id)
-        node.up = True
+        node.up = node.registered = True
         moved = []
         for p in self.partitions():
             if node_id not in p.replicas:
                 continue
-            if node_id not in p.isr:
-                p.isr = [r for r in p.replicas if r in p.isr or r == node_id]
-            if p.leader_id == NO_LEADER or (rebalance and p.replicas[0] == node_id and p.leader_id != node_id):
-                self.set_leader(p, node_id)
+            before = (p.leader_id, p.leader_epoch)
+            if node_id not in p.adding:
+                if node_id not in p.isr:
+                    p.isr = [r for r in p.replicas if r in p.isr or r == node_id]
+                if p.leader_id == NO_LEADER or (rebalance and p.replicas[0] == node_id and p.leader_id != node_id):
+                    self.set_leader(p, node_id)
+            if p.reassigning:
+                # The replicas a reassignment adds catch up once they and a leader are up; it may then complete.
+                self._catch_up(p)
+            if (p.leader_id, p.leader_epoch) != before:
                 moved.append(p)
         self.changed()
         return moved
@@ -258,15 +295,16 @@ class Cluster:
         self._next_leader += 1
         return [ids[(start + k) % len(ids)] for k in range(replication_factor)]
 
-    def check_assignment(self, replicas: list[int], replication_factor: int | None) -> None:
+    def check_assignment(self, replicas: list[int], replication_factor: int | None, *,
+                         require_live: bool = True) -> None:
         """A manual replica assignment, as Kafka's ReplicationControlManager.validateManualPartitionAssignment
-        checks it (plus: at least one of its nodes must be up)."""
+        checks it (plus, for new partitions: at least one of its nodes must be up)."""
         if not replicas:
             raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                              "The manual partition assignment includes an empty replica list.")
         previous = None
         for broker_id in sorted(replicas):
-            if broker_id not in self.nodes:
+            if broker_id not in self.nodes or not self.nodes[broker_id].registered:
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  f"The manual partition assignment includes broker {broker_id}, but no such broker "
                                  "is registered.")
@@ -279,13 +317,13 @@ class Cluster:
                              f"The manual partition assignment includes a partition with {len(replicas)} "
                              "replica(s), but this is not consistent with previous partitions, which have "
                              f"{replication_factor} replica(s).")
-        if not any(self.nodes[r].up for r in replicas):
+        if require_live and not any(self.acceptable_leader(r) for r in replicas):
             raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                              "All brokers specified in the manual partition assignment are fenced or in "
                              "controlled shutdown.")
 
     def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
-        up = [r for r in replicas if self.nodes.get(r) and self.nodes[r].up]
+        up = [r for r in replicas if self.acceptable_leader(r)]
         partition = Partition(topic.name, index, up[0] if up else NO_LEADER, list(replicas), isr=up or list(replicas),
                               log=self.open_log(topic, index))
         partition.log.assign_epoch(0, partition.log.log_end_offset)
@@ -330,6 +368,120 @@ class Cluster:
         if topic is None or not 0 <= index < len(topic.partitions):
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         return topic.partitions[index]
+
+    # -- the controller's partition changes -----------------------------------------------------------------------
+
+    def reassign(self, partition: Partition, target: list[int]) -> bool:
+        """Start reassigning ``partition`` to ``target`` (already validated), as the controller's
+        changePartitionReassignment does: the replicas become the target followed by those it removes; the new ones
+        whose node is up catch up at once (from the leader) and join the ISR, and then the reassignment completes. A
+        new replica on a stopped node, or a partition with no leader, keeps it in progress until the node starts
+        (or the reassignment is cancelled or replaced). Returns True when the leader changed."""
+        current = list(partition.replicas)
+        removing = sorted(set(current) - set(target))
+        adding = sorted(set(target) - set(current))
+        partition.replicas = list(target) + removing
+        partition.adding, partition.removing = adding, removing
+        before = (partition.leader_id, partition.leader_epoch)
+        if not self._catch_up(partition, current):
+            self._elect_online(partition, current)
+        self.changed()
+        return (partition.leader_id, partition.leader_epoch) != before
+
+    def _catch_up(self, partition: Partition, previous: list[int] | None = None) -> bool:
+        """The replicas a reassignment adds that are up copy the leader's log at once and join the ISR (sorted, as
+        Kafka's leader sends an expanded ISR); then the reassignment completes if it can. Without a leader there
+        is nothing to copy from. True when it completed."""
+        if partition.leader_id != NO_LEADER:
+            caught_up = [r for r in partition.adding if self.acceptable_leader(r)]
+            if caught_up and not set(caught_up) <= set(partition.isr):
+                partition.isr = sorted(set(partition.isr) | set(caught_up))
+        return self._complete_reassignment(partition, previous)
+
+    def cancel_reassignment(self, partition: Partition, unclean_allowed: bool) -> bool:
+        """Revert a reassignment in progress (PartitionReassignmentRevert): the replicas it was adding go, those
+        it was removing stay. When only added replicas were in sync, reverting is an unclean election, allowed by
+        the topic's ``unclean.leader.election.enable``. Returns True when the leader changed."""
+        if not partition.reassigning:
+            raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
+        current = list(partition.replicas)
+        replicas = [r for r in current if r not in partition.adding]
+        isr = [r for r in partition.isr if r not in partition.adding]
+        if not isr:
+            if not unclean_allowed:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"Unable to revert partition assignment for {partition.topic}:{partition.index} "
+                                 "because it would require an unclean leader election.")
+            isr = replicas[:1]
+        before = (partition.leader_id, partition.leader_epoch)
+        partition.replicas, partition.isr, partition.adding, partition.removing = replicas, isr, [], []
+        self._elect_online(partition, current)
+        self.changed()
+        return (partition.leader_id, partition.leader_epoch) != before
+
+    def _complete_reassignment(self, partition: Partition, previous: list[int] | None = None) -> bool:
+        """Finish a reassignment whose added replicas are all in sync (PartitionReassignmentReplicas
+        .maybeCompleteReassignment): the removed replicas leave the replicas and the ISR, and a leader that was
+        removed hands over to the first target replica in sync. False while it cannot complete."""
+        if not partition.reassigning:
+            return False
+        previous = previous if previous is not None else list(partition.replicas)
+        removing = set(partition.removing)
+        isr = [r for r in partition.isr if r not in removing]
+        replicas = [r for r in partition.replicas if r not in removing]
+        if not isr or not replicas or not set(partition.adding) <= set(isr):
+            return False
+        if len(partition.adding) < len(removing) and not set(replicas) <= set(isr):
+            return False
+        partition.replicas, partition.isr, partition.adding, partition.removing = replicas, isr, [], []
+        self._elect_online(partition, previous)
+        return True
+
+    def _elect_online(self, partition: Partition, previous_replicas: list[int]) -> None:
+        """Keep the leader while it is in sync and up, else elect the first replica that is (Kafka's ONLINE
+        election); a change that drops any of ``previous_replicas`` bumps the leader epoch even when the leader
+        stays."""
+        leader = partition.leader_id
+        elected = leader
+        if not (leader in partition.isr and self.acceptable_leader(leader)):
+            elected = next((r for r in partition.replicas if r in partition.isr and self.acceptable_leader(r)),
+                           NO_LEADER)
+        if elected != leader or not set(previous_replicas) <= set(partition.replicas):
+            self._elect(partition, [elected] if elected != NO_LEADER else [])
+
+    def preferred_election(self, partition: Partition) -> tuple[ErrorCode, int]:
+        """What a preferred-replica election would do (nothing is changed): ELECTION_NOT_NEEDED when the preferred
+        replica leads; else the preferred replica if it is in sync and up, or another one when the partition has
+        no valid leader; PREFERRED_LEADER_NOT_AVAILABLE when the leader would stay."""
+        preferred = partition.replicas[0]
+        if partition.leader_id == preferred:
+            return ErrorCode.ELECTION_NOT_NEEDED, NO_LEADER
+        valid = [r for r in partition.replicas if r in partition.isr and self.acceptable_leader(r)]
+        if preferred in valid:
+            return ErrorCode.NONE, preferred
+        if partition.leader_id in valid or not valid:
+            return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, NO_LEADER
+        return ErrorCode.NONE, valid[0]
+
+    def unclean_election(self, partition: Partition) -> tuple[ErrorCode, int]:
+        """What an unclean election would do (nothing is changed): ELECTION_NOT_NEEDED while the partition has a
+        leader; else an in-sync replica that is up, or any replica that is up; ELIGIBLE_LEADERS_NOT_AVAILABLE
+        when none is."""
+        if partition.leader_id != NO_LEADER:
+            return ErrorCode.ELECTION_NOT_NEEDED, NO_LEADER
+        valid = [r for r in partition.replicas if r in partition.isr and self.acceptable_leader(r)]
+        live = valid or [r for r in partition.replicas if self.acceptable_leader(r)]
+        if not live:
+            return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, NO_LEADER
+        return ErrorCode.NONE, live[0]
+
+    def elect(self, partition: Partition, node_id: int) -> None:
+        """Make ``node_id`` (a replica chosen by ``preferred_election`` or ``unclean_election``) the leader, with an
+        epoch bump; a leader from outside the ISR (unclean) becomes the whole ISR."""
+        if node_id not in partition.isr:
+            partition.isr = [node_id]
+        self.set_leader(partition, node_id)
+        self.changed()
 
     # -- requests ------------------------------------------------------------------------------------------------
 
@@ -380,7 +532,9 @@ class Cluster:
                 "name": t.name, "topic_id": kafka_uuid_string(t.topic_id), "internal": t.internal,
                 "configs": {k: v for k, v in t.configs.items()},
                 "partitions": [{"replicas": p.replicas, "isr": p.isr, "leader": p.leader_id,
-                                "leader_epoch": p.leader_epoch} for p in t.partitions],
+                                "leader_epoch": p.leader_epoch,
+                                **({"adding": p.adding, "removing": p.removing} if p.reassigning else {})}
+                               for p in t.partitions],
             } for t in self.topics.values()],
         }
 
@@ -393,7 +547,8 @@ class Cluster:
                           t.get("internal", False))
             for i, p in enumerate(t["partitions"]):
                 partition = Partition(topic.name, i, p["leader"], list(p["replicas"]), p["leader_epoch"],
-                                      list(p.get("isr") or p["replicas"]), log=self.open_log(topic, i))
+                                      list(p.get("isr") or p["replicas"]), log=self.open_log(topic, i),
+                                      adding=list(p.get("adding", [])), removing=list(p.get("removing", [])))
                 if partition.leader_id not in self.nodes:
                     self._elect(partition, [r for r in partition.isr if r in self.nodes])
                 partition.isr = [r for r in partition.isr if r in self.nodes] or partition.isr

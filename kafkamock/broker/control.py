@@ -89,8 +89,9 @@ class Control:
         return self._describe_node(node)
 
     def start_node(self, node_id: Any) -> dict:
+        """Start a stopped node; a running node that UnregisterBroker removed registers again (as on a restart)."""
         node = self._node(node_id)
-        if not node.up:
+        if not node.up or not node.registered:
             self.broker.start_node(node.node_id)
         return self._describe_node(node)
 

@@ -27,10 +27,12 @@ from kafkamock.broker.connections import Connections
 from kafkamock.broker.control import Control
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults, RequestLog
+from kafkamock.broker.features import GROUP_VERSION, SHARE_VERSION, Features
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
+from kafkamock.broker.quorum import Quorum
 from kafkamock.broker.quotas import ClientQuotas
 from kafkamock.broker.security import listeners as security_listeners
 from kafkamock.broker.security.scram import ScramCredentials
@@ -43,6 +45,14 @@ from kafkamock.codec import Message, default_registry
 from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog, cleaner
 
 log = logging.getLogger("kafkamock.broker")
+# APIs that need a finalized feature at level 1 or more (KafkaApis' isConsumerGroupProtocolEnabled and
+# isShareGroupProtocolEnabled): KIP-848 consumer groups and KIP-932 share groups.
+FEATURE_GATES = {
+    **{m.API_KEY: GROUP_VERSION for m in (handlers.consumer_group_heartbeat, handlers.consumer_group_describe)},
+    **{m.API_KEY: SHARE_VERSION for m in (
+        handlers.share_group_heartbeat, handlers.share_group_describe, handlers.share_fetch, handlers.share_acknowledge,
+        handlers.describe_share_group_offsets, handlers.alter_share_group_offsets,
+        handlers.delete_share_group_offsets)}}
 PRODUCER_ID_BLOCK = 1000
 FIRST_PRODUCER_ID = 1000
 
@@ -115,6 +125,7 @@ class Broker:
             node.share_sessions = ShareSessions(
                 lambda node=node: node.config["group.share.max.share.sessions"])  # type: ignore[misc]
         self.cluster = Cluster(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
+        self.quorum = Quorum(self.cluster, self.now_ms)
         self.registry = default_registry()
         self.timers = Timers()
         self.faults = Faults()
@@ -127,6 +138,7 @@ class Broker:
         self._producer_id_block_end = FIRST_PRODUCER_ID
         self._restoring = False
         self.acls = AclStore(changed=self.metadata_changed)   # cluster-wide, persisted with the metadata
+        self.features = Features(self.config["kafkamock.transaction.version"], changed=self.metadata_changed)
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
         self.share = ShareManager(self)
@@ -295,6 +307,10 @@ class Broker:
         return not session.expired(now)
 
     def _run(self, module, request: Request) -> Outcome:
+        gate = FEATURE_GATES.get(request.api_key)
+        if gate is not None and self.features.level(gate) < 1:
+            # Kafka answers these APIs UNSUPPORTED_VERSION while their feature is finalized below level 1.
+            return Respond(self.error_response(module, request, ErrorCode.UNSUPPORTED_VERSION))
         try:
             return as_outcome(module.handle(self, request))
         except AuthorizationFailed as exc:
@@ -527,6 +543,7 @@ class Broker:
 
     def stop_node(self, node_id: int) -> None:
         moved = self.cluster.stop_node(node_id)
+        self.quorum.node_stopped(node_id)
         node = self.cluster.nodes[node_id]
         for listener in self.node_listeners:
             listener("stopped", node)
@@ -535,6 +552,7 @@ class Broker:
 
     def start_node(self, node_id: int) -> None:
         moved = self.cluster.start_node(node_id, rebalance=self.config["auto.leader.rebalance.enable"])
+        self.quorum.node_started(node_id)
         node = self.cluster.nodes[node_id]
         for listener in self.node_listeners:
             listener("started", node)
@@ -546,6 +564,24 @@ class Broker:
         self.cluster.move_leader(partition, node_id)
         self._leaders_moved([partition])
         return partition
+
+    # -- the controller's partition changes (ElectLeaders, AlterPartitionReassignments, UnregisterBroker) ------
+
+    def elect_leader(self, partition: Partition, node_id: int) -> None:
+        self.cluster.elect(partition, node_id)
+        self._leaders_moved([partition])
+
+    def reassign(self, partition: Partition, target: list[int]) -> None:
+        if self.cluster.reassign(partition, target):
+            self._leaders_moved([partition])
+
+    def cancel_reassignment(self, partition: Partition, unclean_allowed: bool) -> None:
+        if self.cluster.cancel_reassignment(partition, unclean_allowed):
+            self._leaders_moved([partition])
+
+    def unregister_broker(self, node_id: int) -> None:
+        self._leaders_moved(self.cluster.unregister(node_id))
+        log.info("node %d unregistered", node_id)
 
     def drop_connections(self, node_id: int | None = None) -> None:
         for node in self.nodes:
@@ -568,6 +604,7 @@ class Broker:
         depends on them (a new topic's flush.ms) take the new one."""
         if self._restoring:
             return
+        self.quorum.appended()
         self.timers.refresh(self.now_ms())
         snapshot = self.cluster.snapshot()
         snapshot["producer_id_block_end"] = self._producer_id_block_end
@@ -575,6 +612,8 @@ class Broker:
         snapshot["client_quotas"] = self.quotas.snapshot()
         snapshot["acls"] = self.acls.snapshot()
         snapshot["scram_credentials"] = self.scram_credentials.snapshot()
+        if self.features.overrides:
+            snapshot["features"] = self.features.snapshot()
         snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
         for node in self.nodes:
             snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
@@ -601,6 +640,7 @@ class Broker:
             self.quotas.restore(snapshot.get("client_quotas", []))
             self.acls.restore(snapshot.get("acls", []))
             self.scram_credentials.restore(snapshot.get("scram_credentials", []))
+            self.features.restore(snapshot.get("features"))
             self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
                                                                                  FIRST_PRODUCER_ID)
             for topic in self.cluster.topics.values():

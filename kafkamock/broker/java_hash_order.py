@@ -1,5 +1,7 @@
 """The order in which a ``java.util.HashMap`` (or ``HashSet``) iterates its keys, for answers Kafka builds by
-iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's error results).
+iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's error results); the order of a
+Scala 2.13 ``immutable.HashMap``, which ``groupBy`` builds (AlterReplicaLogDirs' topics); and the order of the
+controller's ``TimelineHashMap`` (a topic's partitions, in ElectLeaders for every partition).
 
 A HashMap iterates its table's buckets in index order and each bucket's chain in insertion order (resizing splits
 a chain without reordering it). A key's bucket is ``(h ^ (h >>> 16)) & (n - 1)`` for its ``hashCode`` h; the table
@@ -47,11 +49,67 @@ def bucket(hash_code: int, buckets: int) -> int:
     return (h ^ (h >> 16)) & (buckets - 1)
 
 
-def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[K]:
-    """``keys`` (in insertion order, duplicates ignored) in the order a HashMap holding them iterates them."""
+def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], initial_capacity: int | None = None) -> list[K]:
+    """``keys`` (in insertion order, duplicates ignored) in the order a HashMap holding them iterates them; one
+    made with ``new HashMap<>(initial_capacity)`` starts at the power of two at or above that capacity."""
     unique = list(dict.fromkeys(keys))
-    buckets = table_size(len(unique))
+    initial = INITIAL_BUCKETS
+    if initial_capacity is not None:
+        initial = 1
+        while initial < initial_capacity:
+            initial *= 2
+    buckets = table_size(len(unique), initial)
     return [k for _, _, k in sorted((bucket(hash_of(k), buckets), i, k) for i, k in enumerate(unique))]
 
 
-__all__ = ["bucket", "java_hash_order", "string_hash", "table_size", "topic_partition_hash"]
+def scala_improve(hash_code: int) -> int:
+    """Scala's ``Hashing.improve``, which its immutable HashMap applies to a key's hashCode."""
+    h = _int32(hash_code + ~_int32(hash_code << 9))
+    h = _int32(h ^ ((h & 0xFFFFFFFF) >> 14))
+    h = _int32(h + _int32(h << 4))
+    return (h ^ ((h & 0xFFFFFFFF) >> 10)) & 0xFFFFFFFF
+
+
+def scala_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], shift: int = 0) -> list[K]:
+    """``keys`` in the order a Scala 2.13 ``immutable.HashMap`` (a CHAMP trie) iterates them: at each level the
+    keys alone in their 5-bit slot, by slot, then the slots shared by several keys, each a level deeper (keys
+    whose whole hash is equal keep their insertion order)."""
+    unique = list(dict.fromkeys(keys))
+    if shift >= 32:
+        return unique
+    slots: dict[int, list[K]] = {}
+    for k in unique:
+        slots.setdefault((scala_improve(hash_of(k)) >> shift) & 31, []).append(k)
+    alone = [group[0] for _, group in sorted(slots.items()) if len(group) == 1]
+    shared = [scala_hash_order(group, hash_of, shift + 5) for _, group in sorted(slots.items()) if len(group) > 1]
+    return alone + [k for group in shared for k in group]
+
+
+FIBONACCI = -7046029254386353131      # Knuth's multiplicative constant, as Kafka's BaseHashTable uses it
+
+
+def _timeline_slot(hash_code: int, slots: int) -> int:
+    """BaseHashTable.findSlot: the top log2(slots) bits of the hash times the constant (64-bit)."""
+    return ((hash_code * FIBONACCI) & 0xFFFFFFFFFFFFFFFF) >> (65 - slots.bit_length())
+
+
+def timeline_hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[K]:
+    """``keys`` (inserted in this order, none removed) in the order Kafka's ``TimelineHashMap`` iterates them: a
+    table of at least 2 slots that doubles before it would pass three quarters full (moving each slot's keys, in
+    order, to their new slots), iterated slot by slot, each slot's keys last-in first."""
+    slots: list[list[K]] = [[], []]
+    size = 0
+    for key in dict.fromkeys(keys):
+        if (size + 1) * 0.75 > len(slots):
+            grown: list[list[K]] = [[] for _ in range(2 * len(slots))]
+            for old in slots:
+                for k in old:
+                    grown[_timeline_slot(hash_of(k), len(grown))].append(k)
+            slots = grown
+        slots[_timeline_slot(hash_of(key), len(slots))].append(key)
+        size += 1
+    return [k for slot in slots for k in reversed(slot)]
+
+
+__all__ = ["bucket", "java_hash_order", "scala_hash_order", "string_hash", "table_size", "timeline_hash_order",
+           "topic_partition_hash"]

@@ -1,5 +1,5 @@
-"""One emulated broker of the cluster: its id, the address clients reach it at, whether it is up, its own layer of
-broker configs, and its own fetch and share sessions. A request carries the node it arrived on."""
+"""One emulated broker of the cluster: its id, the address clients reach it at, whether it is up (and registered),
+its own layer of broker configs, and its own fetch and share sessions. A request carries the node it arrived on."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ class Node:
     config: BrokerConfig = field(default_factory=BrokerConfig, repr=False)
     rack: str | None = None
     up: bool = True
+    registered: bool = True        # False once UnregisterBroker removed it (until it starts again)
     fetch_sessions: FetchSessions = field(default_factory=FetchSessions, repr=False)
     share_sessions: ShareSessions = field(default_factory=lambda: ShareSessions(lambda: 2000), repr=False)
     endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)   # advertised address per listener

@@ -351,6 +351,11 @@ class DiskStorage:
                 "node.id": str(metadata.get("node_ids", [1])[0]), "version": "1"},
                 time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime()))
 
+    def space(self, log_dir: str | None = None) -> tuple[int, int]:
+        """(total, usable) bytes of the volume holding ``log.dirs``, as DescribeLogDirs v4+ reports them."""
+        usage = shutil.disk_usage(self.root)
+        return usage.total, usage.free
+
     def write_checkpoints(self) -> None:
         """Write the checkpoint files that changed (the broker calls this every
         ``log.flush.offset.checkpoint.interval.ms``, as Kafka's checkpoint task does)."""

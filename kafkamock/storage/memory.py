@@ -3,7 +3,9 @@ process. ``DiskStorage`` (``storage.disk``) is the durable counterpart with the 
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore
 
@@ -25,6 +27,15 @@ class MemoryStorage:
         self.metadata = metadata
 
     def write_checkpoints(self) -> None: ...
+
+    def space(self, log_dir: str) -> tuple[int, int]:
+        """(total, usable) bytes of the volume ``log_dir`` (Kafka's default directory) would be on, as Kafka keeping
+        its logs there would report them: its nearest existing ancestor's (the logs themselves are in memory)."""
+        path = Path(log_dir)
+        while not path.exists() and path != path.parent:
+            path = path.parent
+        usage = shutil.disk_usage(path)
+        return usage.total, usage.free
 
     def close(self, logs: list[PartitionLog], now_ms: int) -> None:
         for partition_log in logs:

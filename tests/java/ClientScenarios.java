@@ -98,6 +98,31 @@
  *             "iterations": [4096], "password"}], "delete": [{"user", "mechanism"}]} -> {"<user>": "ok" | {"error"}}
  *            {"op": "describeUserScramCredentials", "users": [...] (absent: every user)}
  *              -> {"<user>": [{"mechanism", "iterations"}, ...] | {"error"}}
+ *            Cluster operations (TP = "topic:partition"; "ok" or {"error"} per item):
+ *            {"op": "describeLogDirs", "brokers": [ids]}
+ *              -> {"<broker>": [{"error" | null, "replicas": {"<TP>": {"size", "offset_lag", "future"}},
+ *                                "total_known", "usable_known", "cordoned"}, ...]} (one entry per directory)
+ *            {"op": "alterReplicaLogDirs", "replicas": [{"tp", "broker", "dir" (absent: the broker's first
+ *             directory, looked up first)}]} -> {"<TP>@<broker>": "ok" | {"error"}}
+ *            {"op": "electLeaders", "type": "PREFERRED" | "UNCLEAN", "partitions": [TP...] | absent (all)}
+ *              -> {"<TP>": "ok" | {"error"}}
+ *            {"op": "alterPartitionReassignments", "reassignments": {"<TP>": [replicas] | null (cancel)}}
+ *              -> {"<TP>": "ok" | {"error"}}
+ *            {"op": "listPartitionReassignments", "partitions": [TP...] | absent (all)}
+ *              -> {"<TP>": {"replicas", "adding", "removing"}}
+ *            {"op": "describeMetadataQuorum"} -> {"leader_id", "leader_epoch", "high_watermark", "voters":
+ *              [{"id", "directory_id", "log_end_offset", "last_fetch_ms" | null, "last_caught_up_ms" | null}],
+ *              "observers": [...], "nodes": {"<id>": [{"listener", "host", "port"}]}}
+ *            {"op": "describeFeatures"} -> {"finalized": {"<name>": [min, max]}, "supported": {"<name>": [min, max]},
+ *              "epoch_known"}
+ *            {"op": "updateFeatures", "updates": {"<name>": {"level", "type": "UPGRADE" | "SAFE_DOWNGRADE" |
+ *             "UNSAFE_DOWNGRADE"}}, "validate_only": [false]} -> {"<name>": "ok" | {"error"}, "all": "ok" | {"error"}}
+ *            {"op": "unregisterBroker", "broker"} -> "ok" | {"error"}
+ *            {"op": "listConfigResources", "types": ["TOPIC", "BROKER", ...] (absent: all)}
+ *              -> {"resources": [["<name>", "<TYPE>"], ...] (sorted)} | {"error"}
+ *            {"op": "addRaftVoter", "voter", "directory_id" [random], "endpoints": [{"listener", "host", "port"}]}
+ *              -> "ok" | {"error"}
+ *            {"op": "removeRaftVoter", "voter", "directory_id" [random]} -> "ok" | {"error"}
  *            -> {"results": [{"op", "result"} | {"op", "error"}, ...], "failed": n}
  *   group    {"group": required, "topics": [...] | "pattern": java regex (client-side) | "subscription_pattern": RE2J
  *             regex (broker-side, KIP-848 only), "protocol": ["classic"] | "consumer" (group.protocol),
@@ -1789,6 +1814,20 @@ public final class ClientScenarios {
         ops.put("describeClientQuotas", ClientScenarios::describeClientQuotas);
         ops.put("alterUserScramCredentials", ClientScenarios::alterUserScramCredentials);
         ops.put("describeUserScramCredentials", ClientScenarios::describeUserScramCredentials);
+        ops.put("describeLogDirs", ClientScenarios::describeLogDirs);
+        ops.put("alterReplicaLogDirs", ClientScenarios::alterReplicaLogDirs);
+        ops.put("electLeaders", ClientScenarios::electLeaders);
+        ops.put("alterPartitionReassignments", ClientScenarios::alterPartitionReassignments);
+        ops.put("listPartitionReassignments", ClientScenarios::listPartitionReassignments);
+        ops.put("describeMetadataQuorum", ClientScenarios::describeMetadataQuorum);
+        ops.put("describeFeatures", ClientScenarios::describeFeatures);
+        ops.put("updateFeatures", ClientScenarios::updateFeatures);
+        ops.put("unregisterBroker", (admin, op) -> outcome(admin.unregisterBroker(op.path("broker").asInt()).all()));
+        ops.put("listConfigResources", ClientScenarios::listConfigResources);
+        ops.put("addRaftVoter", ClientScenarios::addRaftVoter);
+        ops.put("removeRaftVoter", (admin, op) -> outcome(admin.removeRaftVoter(op.path("voter").asInt(),
+                op.hasNonNull("directory_id") ? Uuid.fromString(op.get("directory_id").asText()) : Uuid.randomUuid())
+                .all()));
         return ops;
     }
 
@@ -2125,6 +2164,212 @@ public final class ClientScenarios {
         ArrayNode nodes = r.putArray("nodes");
         await(d.nodes()).stream().sorted((a, b) -> Integer.compare(a.id(), b.id())).forEach(n -> nodes.add(node(n)));
         return r;
+    }
+
+    // -- admin: cluster operations -----------------------------------------------------------------------------------
+
+    /** "topic:partition" -> TopicPartition (the topic may itself hold colons). */
+    private static TopicPartition topicPartition(String tp) {
+        int colon = tp.lastIndexOf(':');
+        return new TopicPartition(tp.substring(0, colon), Integer.parseInt(tp.substring(colon + 1)));
+    }
+
+    private static String tpName(TopicPartition tp) {
+        return tp.topic() + ":" + tp.partition();
+    }
+
+    /** "ok" when the future completes, else the error. */
+    private static JsonNode outcome(KafkaFuture<?> future) {
+        try {
+            await(future);
+            return JSON.textNode("ok");
+        } catch (Exception ex) {
+            return error(ex);
+        }
+    }
+
+    private static JsonNode describeLogDirs(Admin admin, JsonNode op) throws Exception {
+        List<Integer> brokers = new ArrayList<>();
+        op.path("brokers").forEach(b -> brokers.add(b.asInt()));
+        ObjectNode r = JSON.objectNode();
+        for (var broker : await(admin.describeLogDirs(brokers).allDescriptions()).entrySet()) {
+            ArrayNode dirs = r.putArray(String.valueOf(broker.getKey()));
+            for (var dir : new TreeMap<>(broker.getValue()).entrySet()) {
+                logDirView(dirs.addObject(), dir.getKey(), dir.getValue());
+            }
+        }
+        return r;
+    }
+
+    private static void logDirView(ObjectNode d, String path, org.apache.kafka.clients.admin.LogDirDescription desc) {
+        d.put("path", path);
+        if (desc.error() == null) {
+            d.putNull("error");
+        } else {
+            d.set("error", error(desc.error()));
+        }
+        ObjectNode replicas = d.putObject("replicas");
+        new TreeMap<String, org.apache.kafka.clients.admin.ReplicaInfo>(desc.replicaInfos().entrySet().stream()
+                .collect(java.util.stream.Collectors.toMap(e -> tpName(e.getKey()), Map.Entry::getValue)))
+            .forEach((tp, info) -> {
+                ObjectNode i = replicas.putObject(tp);
+                i.put("size", info.size());
+                i.put("offset_lag", info.offsetLag());
+                i.put("future", info.isFuture());
+            });
+        d.put("total_known", desc.totalBytes().isPresent() && desc.totalBytes().getAsLong() > 0);
+        d.put("usable_known", desc.usableBytes().isPresent() && desc.usableBytes().getAsLong() >= 0);
+        d.put("cordoned", desc.isCordoned());
+    }
+
+    private static JsonNode alterReplicaLogDirs(Admin admin, JsonNode op) throws Exception {
+        Map<org.apache.kafka.common.TopicPartitionReplica, String> moves = new java.util.LinkedHashMap<>();
+        for (JsonNode m : op.path("replicas")) {
+            TopicPartition tp = topicPartition(m.path("tp").asText());
+            int broker = m.path("broker").asInt();
+            String dir = m.hasNonNull("dir") ? m.get("dir").asText()
+                : await(admin.describeLogDirs(List.of(broker)).allDescriptions()).get(broker).keySet().iterator().next();
+            moves.put(new org.apache.kafka.common.TopicPartitionReplica(tp.topic(), tp.partition(), broker), dir);
+        }
+        ObjectNode r = JSON.objectNode();
+        admin.alterReplicaLogDirs(moves).values().forEach((replica, future) ->
+            r.set(replica.topic() + ":" + replica.partition() + "@" + replica.brokerId(), outcome(future)));
+        return r;
+    }
+
+    private static JsonNode electLeaders(Admin admin, JsonNode op) throws Exception {
+        Set<TopicPartition> partitions = null;
+        if (op.has("partitions")) {
+            partitions = new java.util.LinkedHashSet<>();
+            for (JsonNode tp : op.get("partitions")) {
+                partitions.add(topicPartition(tp.asText()));
+            }
+        }
+        var result = admin.electLeaders(org.apache.kafka.common.ElectionType.valueOf(op.path("type").asText("PREFERRED")),
+                partitions);
+        ObjectNode r = JSON.objectNode();
+        for (var e : new TreeMap<String, Optional<Throwable>>(await(result.partitions()).entrySet().stream()
+                .collect(java.util.stream.Collectors.toMap(e -> tpName(e.getKey()), Map.Entry::getValue))).entrySet()) {
+            r.set(e.getKey(), e.getValue().isPresent() ? error(e.getValue().get()) : JSON.textNode("ok"));
+        }
+        return r;
+    }
+
+    private static JsonNode alterPartitionReassignments(Admin admin, JsonNode op) throws Exception {
+        Map<TopicPartition, Optional<org.apache.kafka.clients.admin.NewPartitionReassignment>> wanted =
+            new java.util.LinkedHashMap<>();
+        op.path("reassignments").properties().forEach(e -> {
+            Optional<org.apache.kafka.clients.admin.NewPartitionReassignment> target = Optional.empty();
+            if (!e.getValue().isNull()) {
+                List<Integer> replicas = new ArrayList<>();
+                e.getValue().forEach(b -> replicas.add(b.asInt()));
+                target = Optional.of(new org.apache.kafka.clients.admin.NewPartitionReassignment(replicas));
+            }
+            wanted.put(topicPartition(e.getKey()), target);
+        });
+        ObjectNode r = JSON.objectNode();
+        admin.alterPartitionReassignments(wanted).values().forEach((tp, future) -> r.set(tpName(tp), outcome(future)));
+        return r;
+    }
+
+    private static JsonNode listPartitionReassignments(Admin admin, JsonNode op) throws Exception {
+        var result = op.has("partitions")
+            ? admin.listPartitionReassignments(java.util.stream.StreamSupport.stream(op.get("partitions").spliterator(), false)
+                .map(tp -> topicPartition(tp.asText())).collect(java.util.stream.Collectors.toSet()))
+            : admin.listPartitionReassignments();
+        ObjectNode r = JSON.objectNode();
+        for (var e : await(result.reassignments()).entrySet()) {
+            ObjectNode p = r.putObject(tpName(e.getKey()));
+            e.getValue().replicas().forEach(p.putArray("replicas")::add);
+            e.getValue().addingReplicas().forEach(p.putArray("adding")::add);
+            e.getValue().removingReplicas().forEach(p.putArray("removing")::add);
+        }
+        return r;
+    }
+
+    private static ObjectNode replicaState(org.apache.kafka.clients.admin.QuorumInfo.ReplicaState s) {
+        ObjectNode o = JSON.objectNode();
+        o.put("id", s.replicaId());
+        o.put("directory_id", s.replicaDirectoryId().toString());
+        o.put("log_end_offset", s.logEndOffset());
+        if (s.lastFetchTimestamp().isPresent()) {
+            o.put("last_fetch_ms", s.lastFetchTimestamp().getAsLong());
+        } else {
+            o.putNull("last_fetch_ms");
+        }
+        if (s.lastCaughtUpTimestamp().isPresent()) {
+            o.put("last_caught_up_ms", s.lastCaughtUpTimestamp().getAsLong());
+        } else {
+            o.putNull("last_caught_up_ms");
+        }
+        return o;
+    }
+
+    private static JsonNode describeMetadataQuorum(Admin admin, JsonNode op) throws Exception {
+        var quorum = await(admin.describeMetadataQuorum().quorumInfo());
+        ObjectNode r = JSON.objectNode();
+        r.put("leader_id", quorum.leaderId());
+        r.put("leader_epoch", quorum.leaderEpoch());
+        r.put("high_watermark", quorum.highWatermark());
+        ArrayNode voters = r.putArray("voters");
+        quorum.voters().forEach(v -> voters.add(replicaState(v)));
+        ArrayNode observers = r.putArray("observers");
+        quorum.observers().forEach(v -> observers.add(replicaState(v)));
+        ObjectNode nodes = r.putObject("nodes");
+        new TreeMap<>(quorum.nodes()).forEach((id, n) -> {
+            ArrayNode endpoints = nodes.putArray(String.valueOf(id));
+            n.endpoints().forEach(e -> endpoints.addObject().put("listener", e.listener()).put("host", e.host())
+                .put("port", e.port()));
+        });
+        return r;
+    }
+
+    private static JsonNode describeFeatures(Admin admin, JsonNode op) throws Exception {
+        var features = await(admin.describeFeatures().featureMetadata());
+        ObjectNode r = JSON.objectNode();
+        ObjectNode finalized = r.putObject("finalized");
+        new TreeMap<>(features.finalizedFeatures()).forEach((name, range) ->
+            finalized.putArray(name).add(range.minVersionLevel()).add(range.maxVersionLevel()));
+        ObjectNode supported = r.putObject("supported");
+        new TreeMap<>(features.supportedFeatures()).forEach((name, range) ->
+            supported.putArray(name).add(range.minVersion()).add(range.maxVersion()));
+        r.put("epoch_known", features.finalizedFeaturesEpoch().isPresent());
+        return r;
+    }
+
+    private static JsonNode updateFeatures(Admin admin, JsonNode op) throws Exception {
+        Map<String, org.apache.kafka.clients.admin.FeatureUpdate> updates = new java.util.LinkedHashMap<>();
+        op.path("updates").properties().forEach(e -> updates.put(e.getKey(),
+            new org.apache.kafka.clients.admin.FeatureUpdate((short) e.getValue().path("level").asInt(),
+                org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.valueOf(e.getValue().path("type").asText("UPGRADE")))));
+        var result = admin.updateFeatures(updates,
+            new org.apache.kafka.clients.admin.UpdateFeaturesOptions().validateOnly(op.path("validate_only").asBoolean(false)));
+        ObjectNode r = JSON.objectNode();
+        new TreeMap<>(result.values()).forEach((name, future) -> r.set(name, outcome(future)));
+        r.set("all", outcome(result.all()));
+        return r;
+    }
+
+    private static JsonNode listConfigResources(Admin admin, JsonNode op) throws Exception {
+        Set<ConfigResource.Type> types = new java.util.HashSet<>();
+        op.path("types").forEach(t -> types.add(ConfigResource.Type.valueOf(t.asText())));
+        ObjectNode r = JSON.objectNode();
+        ArrayNode resources = r.putArray("resources");
+        await(admin.listConfigResources(types, new org.apache.kafka.clients.admin.ListConfigResourcesOptions()).all())
+            .stream().map(c -> List.of(c.name(), c.type().name()))
+            .sorted(Comparator.comparing((List<String> c) -> c.get(1)).thenComparing(c -> c.get(0)))
+            .forEach(c -> resources.addArray().add(c.get(0)).add(c.get(1)));
+        return r;
+    }
+
+    private static JsonNode addRaftVoter(Admin admin, JsonNode op) throws Exception {
+        Set<org.apache.kafka.clients.admin.RaftVoterEndpoint> endpoints = new java.util.LinkedHashSet<>();
+        for (JsonNode e : op.path("endpoints")) {
+            endpoints.add(new org.apache.kafka.clients.admin.RaftVoterEndpoint(e.path("listener").asText(),
+                e.path("host").asText(), e.path("port").asInt()));
+        }
+        Uuid directory = op.hasNonNull("directory_id") ? Uuid.fromString(op.get("directory_id").asText()) : Uuid.randomUuid();
+        return outcome(admin.addRaftVoter(op.path("voter").asInt(), directory, endpoints).all());
     }
 
     // -- admin: ACLs -------------------------------------------------------------------------------------------------

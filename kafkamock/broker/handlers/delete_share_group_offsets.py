@@ -10,6 +10,7 @@ import uuid
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.errors import default_message
 
 API_KEY = 92
 ZERO_UUID = uuid.UUID(int=0)
@@ -48,5 +49,6 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
 
 
-def error_response(broker, request, code) -> dict:
-    return _top(code, None)
+def error_response(broker, request, code, message: str | None = None) -> dict:
+    """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
+    return _top(code, message if message is not None else default_message(code))

@@ -4,7 +4,8 @@ As Kafka's AuthHelper.computeDescribeClusterResponse: ``endpoint_type`` (v1+) 1 
 is MISMATCHED_ENDPOINT_TYPE, since this is a broker endpoint, and any other value UNSUPPORTED_ENDPOINT_TYPE
 (both INVALID_REQUEST at v0, which cannot carry the field anyway). ``cluster_authorized_operations`` is
 -2147483648 unless requested; with no authorizer every cluster operation is allowed. A stopped node counts as fenced: it is left out, unless ``include_fenced_brokers`` (v2) asks for it, then with
-``is_fenced`` true. The controller is the first node that is up.
+``is_fenced`` true; a node UnregisterBroker removed is not listed at all. The controller is the first node that is
+up.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def handle(broker, request) -> dict:
     include_fenced = version >= 2 and body.include_fenced_brokers
     listener = request.connection.listener
     brokers = [{"broker_id": n.node_id, "host": n.address(listener)[0], "port": n.address(listener)[1],
-                "rack": n.rack, "is_fenced": not n.up} for n in cluster.nodes.values() if n.up or include_fenced]
+                "rack": n.rack, "is_fenced": not n.up} for n in cluster.nodes.values()
+               if n.registered and (n.up or include_fenced)]
     controller_id = cluster.controller_id
     return {
         "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,

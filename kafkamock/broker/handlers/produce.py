@@ -19,6 +19,7 @@ from kafkamock.broker import legacy, log_validator
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.features import TRANSACTION_VERSION
 from kafkamock.broker.outcome import Close
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, split_batches
@@ -106,7 +107,7 @@ def _verify_transaction(broker, transactional_id: str, topic, partition, batch, 
     partition itself."""
     version = version or 0
     coordinator = broker.transactions
-    adds = version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2
+    adds = version >= IMPLICIT_ADD_VERSION and broker.features.level(TRANSACTION_VERSION) >= 2
     if not adds and not broker.config["transaction.partition.verification.enable"]:
         return False
     entry = partition.producers.entries.get(batch.producer_id)

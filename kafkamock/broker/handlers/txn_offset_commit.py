@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.features import TRANSACTION_VERSION
 
 API_KEY = 28
 IMPLICIT_ADD_VERSION = 5
@@ -35,7 +36,7 @@ def _verify(broker, request) -> None:
     partition not in the transaction TRANSACTION_ABORTABLE, INVALID_TXN_STATE before v4)."""
     body, version = request.body, request.version
     coordinator = broker.transactions
-    adds = version >= IMPLICIT_ADD_VERSION and broker.config["kafkamock.transaction.version"] >= 2
+    adds = version >= IMPLICIT_ADD_VERSION and broker.features.level(TRANSACTION_VERSION) >= 2
     if not adds and not broker.config["transaction.partition.verification.enable"]:
         return
     topic, index = coordinator.offsets_partition(body.group_id)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, TRANSACTION_STATE_TOPIC, partition_for_key
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.features import TRANSACTION_VERSION
 from kafkamock.broker.java_hash_order import java_hash_order, topic_partition_hash
 from kafkamock.broker.transactions import records
 from kafkamock.broker.transactions.state import Event, TxnState, transition
@@ -384,7 +385,7 @@ class TransactionCoordinator:
         log.info("transaction %r (producer %d epoch %d) aborted: %s", meta.transactional_id, meta.producer_id,
                  meta.epoch, why)
         meta.to(Event.FENCE)
-        if self.config["kafkamock.transaction.version"] >= 2:
+        if self.broker.features.level(TRANSACTION_VERSION) >= 2:
             meta.client_version = 2
             self._bump_for_end(meta)
         else:

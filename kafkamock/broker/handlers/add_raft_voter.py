@@ -1,0 +1,75 @@
+"""AddRaftVoter (80): add a controller to the KRaft voter set (KIP-853; Admin.addRaftVoter).
+
+Kafka's broker forwards it to the active controller (ControllerApis.handleAddRaftVoter, with ALTER on the
+cluster), whose Raft client checks, in order (KafkaRaftClient.handleAddVoterRequest, AddVoterHandler): a cluster id
+that is given must be the cluster's (INCONSISTENT_CLUSTER_ID); the voter needs an id of 0 or more and a directory id
+(INVALID_REQUEST "Add voter request didn't include a valid voter"); its endpoints must include the controllers'
+default listener (INVALID_REQUEST, naming the endpoints given); then a quorum at ``kraft.version`` 0 cannot change
+its voters: UNSUPPORTED_VERSION "Cluster doesn't support adding voter because the kraft.version feature is 0".
+kafkamock's quorum is such a static quorum (``quorum.py``), so that is where a well-formed request ends. The
+default listener is the first of ``controller.listener.names``, else CONTROLLER (the reference cluster's name).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kafkamock.broker.acls import AclOperation
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.features import KRAFT_VERSION
+from kafkamock.broker.java_hash_order import java_hash_order, string_hash
+from kafkamock.errors import default_message
+
+API_KEY = 80
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def answer(code: ErrorCode, message: str | None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+
+
+def cluster_id_error(broker, cluster_id: str | None) -> dict | None:
+    """INCONSISTENT_CLUSTER_ID for a given cluster id that is not this cluster's (None: not enforced)."""
+    if cluster_id is None or cluster_id == broker.cluster.cluster_id:
+        return None
+    return answer(ErrorCode.INCONSISTENT_CLUSTER_ID,
+                   f'The given id "{cluster_id}" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
+
+
+def default_listener(broker) -> str:
+    names = [n.strip() for n in str(broker.config["controller.listener.names"] or "").split(",") if n.strip()]
+    return (names[0] if names else "CONTROLLER").upper()
+
+
+def _endpoints(listeners) -> str:
+    """Kafka's Endpoints.toString: a HashMap (sized for the listeners given) of listener names, upper-cased, to
+    unresolved addresses."""
+    found: dict[str, str] = {}
+    for listener in listeners:
+        host = f"[{listener.host}]" if ":" in listener.host else listener.host
+        found[listener.name.upper()] = f"{host}/<unresolved>:{listener.port}"
+    order = java_hash_order(found, string_hash, initial_capacity=len(listeners))
+    entries = ", ".join(f"ListenerName({name})={found[name]}" for name in order)
+    return f"Endpoints(endpoints={{{entries}}})"
+
+
+def handle(broker, request) -> dict:
+    broker.require_cluster(request, AclOperation.ALTER)
+    body = request.body
+    refused = cluster_id_error(broker, body.cluster_id)
+    if refused is not None:
+        return refused
+    if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
+        return answer(ErrorCode.INVALID_REQUEST, "Add voter request didn't include a valid voter")
+    listener = default_listener(broker)
+    if listener not in {entry.name.upper() for entry in body.listeners}:
+        return answer(ErrorCode.INVALID_REQUEST, f"Add voter request didn't include the endpoint "
+                                                  f"({_endpoints(body.listeners)}) for the default listener "
+                                                  f"ListenerName({listener})")
+    return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support adding voter because the kraft.version "
+                                                  f"feature is {broker.features.level(KRAFT_VERSION)}")
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Kafka's getErrorResponse: the error with its own message."""
+    return answer(code, default_message(code))

@@ -1,0 +1,81 @@
+"""ElectLeaders (43): elect the preferred replica, or (unclean) any live replica, as leader of partitions
+(Admin.electLeaders).
+
+As Kafka's controller (ControllerApis.handleElectLeaders, ReplicationControlManager.electLeaders), with ALTER on
+the cluster. ``election_type`` (v1+; v0 is preferred) 0 is PREFERRED, 1 UNCLEAN, anything else fails the whole
+request: INVALID_REQUEST, "Unknown election type N", for every partition named. An empty partition list is
+answered with nothing at all; a null one means every partition, and then only the partitions that needed an
+election are listed (every topic is, even with none), in the order of the controller's hash tables (its
+``TimelineHashMap`` of a topic's partitions; topics in creation order). Per partition: an unknown topic or partition is
+UNKNOWN_TOPIC_OR_PARTITION ("No such topic as T", "No such partition as T-P"); a preferred election where the
+preferred replica leads, or an unclean one where the partition has a leader, ELECTION_NOT_NEEDED; a preferred
+replica out of sync or stopped PREFERRED_LEADER_NOT_AVAILABLE; no live replica for an unclean election
+ELIGIBLE_LEADERS_NOT_AVAILABLE. A successful election moves leadership at once with a leader-epoch bump; as in
+Kafka, every entry is judged against the partitions as they were before the request, so a partition named twice
+is elected twice (two epoch bumps).
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import AclOperation
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.java_hash_order import timeline_hash_order
+from kafkamock.errors import default_message
+
+API_KEY = 43
+PREFERRED, UNCLEAN = 0, 1
+
+
+def _judge(broker, topic_name: str, index: int, election_type: int):
+    """(error code, message, partition, new leader) for one entry; the state is not changed."""
+    topic = broker.cluster.topics.get(topic_name)
+    if topic is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}", None, -1
+    if not 0 <= index < len(topic.partitions):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{index}", None, -1
+    partition = topic.partitions[index]
+    judge = broker.cluster.preferred_election if election_type == PREFERRED else broker.cluster.unclean_election
+    code, leader = judge(partition)
+    return code, default_message(code) if code != ErrorCode.NONE else None, partition, leader
+
+
+def handle(broker, request) -> dict:
+    broker.require_cluster(request, AclOperation.ALTER)
+    body = request.body
+    election_type = body.election_type if request.version >= 1 else PREFERRED
+    if body.topic_partitions is not None and not body.topic_partitions:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": []}
+    if election_type not in (PREFERRED, UNCLEAN):
+        return error_response(broker, request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
+    results, elected = [], []
+    if body.topic_partitions is None:
+        for topic in list(broker.cluster.topics.values()):
+            partitions = []
+            for p in (topic.partitions[i] for i in timeline_hash_order(range(len(topic.partitions)), int)):
+                code, message, partition, leader = _judge(broker, topic.name, p.index, election_type)
+                if code != ErrorCode.ELECTION_NOT_NEEDED:
+                    partitions.append({"partition_id": p.index, "error_code": code, "error_message": message})
+                if code == ErrorCode.NONE:
+                    elected.append((partition, leader))
+            results.append({"topic": topic.name, "partition_result": partitions})
+    else:
+        for wanted in body.topic_partitions:
+            partitions = []
+            for index in wanted.partitions:
+                code, message, partition, leader = _judge(broker, wanted.topic, index, election_type)
+                partitions.append({"partition_id": index, "error_code": code, "error_message": message})
+                if code == ErrorCode.NONE:
+                    elected.append((partition, leader))
+            results.append({"topic": wanted.topic, "partition_result": partitions})
+    for partition, leader in elected:
+        broker.elect_leader(partition, leader)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": results}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Kafka's getErrorResponse: the error at the top and for every partition named."""
+    topics = request.body.topic_partitions or []
+    top = code if request.version >= 1 else ErrorCode.NONE      # v0 has no top-level error code
+    return {"throttle_time_ms": 0, "error_code": top, "replica_election_results": [
+        {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": code, "error_message": message}
+                                                for p in t.partitions]} for t in topics]}

@@ -1,0 +1,49 @@
+"""ListPartitionReassignments (46): the reassignments in progress (KIP-455; Admin.listPartitionReassignments).
+
+As Kafka's controller (ControllerApis.handleListPartitionReassignments, ReplicationControlManager
+.listPartitionReassignments), with DESCRIBE on the cluster. ``topics`` null lists every partition being
+reassigned; otherwise the named partitions that are, unknown topics and partitions being left out. Each shows its
+replicas (the target followed by those being removed) and the replicas being added and removed. kafkamock's
+reassignments complete at once unless a new replica's node is stopped, so most answers are empty.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import AclOperation
+from kafkamock.broker.errors import ErrorCode
+
+API_KEY = 46
+
+
+def _ongoing(partition) -> dict:
+    return {"partition_index": partition.index, "replicas": list(partition.replicas),
+            "adding_replicas": list(partition.adding), "removing_replicas": list(partition.removing)}
+
+
+def handle(broker, request) -> dict:
+    broker.require_cluster(request, AclOperation.DESCRIBE)
+    cluster = broker.cluster
+    topics = []
+    if request.body.topics is None:
+        for topic in cluster.topics.values():
+            partitions = [_ongoing(p) for p in topic.partitions if p.reassigning]
+            if partitions:
+                topics.append({"name": topic.name, "partitions": partitions})
+    else:
+        for wanted in request.body.topics:
+            topic = cluster.topics.get(wanted.name)
+            if topic is None:
+                continue
+            partitions = [_ongoing(topic.partitions[i]) for i in wanted.partition_indexes
+                          if 0 <= i < len(topic.partitions) and topic.partitions[i].reassigning]
+            if partitions:
+                topics.append({"name": topic.name, "partitions": partitions})
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "topics": topics}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Kafka's getErrorResponse: the error, and each named partition with nothing else."""
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": i, "replicas": [], "adding_replicas": [],
+                                         "removing_replicas": []} for i in t.partition_indexes]}
+        for t in request.body.topics or []]}

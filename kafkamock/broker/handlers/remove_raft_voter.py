@@ -1,0 +1,36 @@
+"""RemoveRaftVoter (81): remove a controller from the KRaft voter set (KIP-853; Admin.removeRaftVoter).
+
+Kafka's broker forwards it to the active controller (ControllerApis.handleRemoveRaftVoter, with ALTER on the
+cluster), whose Raft client checks, in order (KafkaRaftClient.handleRemoveVoterRequest, RemoveVoterHandler): a
+cluster id that is given must be the cluster's (INCONSISTENT_CLUSTER_ID); the voter needs an id of 0 or more and a
+directory id (INVALID_REQUEST "Remove voter request didn't include a valid voter"); then a quorum at
+``kraft.version`` 0 cannot change its voters: UNSUPPORTED_VERSION "Cluster doesn't support removing voter because
+the kraft.version feature is 0". kafkamock's quorum is such a static quorum (``quorum.py``).
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import AclOperation
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.features import KRAFT_VERSION
+from kafkamock.broker.handlers.add_raft_voter import ZERO_UUID, answer, cluster_id_error
+from kafkamock.errors import default_message
+
+API_KEY = 81
+
+
+def handle(broker, request) -> dict:
+    broker.require_cluster(request, AclOperation.ALTER)
+    body = request.body
+    refused = cluster_id_error(broker, body.cluster_id)
+    if refused is not None:
+        return refused
+    if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
+        return answer(ErrorCode.INVALID_REQUEST, "Remove voter request didn't include a valid voter")
+    return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support removing voter because the kraft.version "
+                                                  f"feature is {broker.features.level(KRAFT_VERSION)}")
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Kafka's getErrorResponse: the error with its own message."""
+    return answer(code, default_message(code))

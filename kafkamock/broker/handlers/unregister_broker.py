@@ -1,0 +1,30 @@
+"""UnregisterBroker (64): remove a broker's registration (KIP-500; Admin.unregisterBroker), typically of a broker
+that is gone for good.
+
+Kafka's broker forwards it to the controller (ControllerApis.handleUnregisterBroker, with ALTER on the cluster;
+ReplicationControlManager.unregisterBroker). A node that is not registered is BROKER_ID_NOT_REGISTERED, "Broker ID
+N is not currently registered". Otherwise the node leaves the ISRs and leaderships it had (as when it stops),
+DescribeCluster and Metadata no longer list it, and it is no valid target for new replicas. A running node keeps
+running unregistered, as Kafka's broker does (its heartbeats are refused), until it is stopped and started again
+through the control API, which registers it anew.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import AclOperation
+from kafkamock.broker.errors import ErrorCode, KafkaError
+
+API_KEY = 64
+
+
+def handle(broker, request) -> dict:
+    broker.require_cluster(request, AclOperation.ALTER)
+    try:
+        broker.unregister_broker(request.body.broker_id)
+    except KafkaError as exc:
+        return error_response(broker, request, exc.code, exc.message)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": ""}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message}

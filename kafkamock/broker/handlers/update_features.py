@@ -1,0 +1,40 @@
+"""UpdateFeatures (57): change the cluster's finalized feature levels (KIP-584; Admin.updateFeatures).
+
+Kafka's broker forwards it to the controller (ControllerApis.handleUpdateFeatures, with ALTER on the cluster;
+QuorumController.updateFeatures, FeatureControlManager). The checks and their messages are in ``features.py``; the
+first feature that fails fails them all: INVALID_UPDATE_VERSION, "The update failed for all features since the
+following feature had an error: ...", and nothing changes. v1+ asks for a downgrade with ``upgrade_type`` and may
+only validate; v0's ``allow_downgrade`` never reaches Kafka's controller, which reads the absent ``upgrade_type``
+as an upgrade, so a v0 downgrade is refused. On success v0 and v1 list every feature named with
+NONE (a feature named twice twice); v2 lists none. A change is seen at once in ApiVersions' finalized features,
+with a new epoch, and takes effect where kafkamock implements the feature.
+"""
+
+from __future__ import annotations
+
+from kafkamock.broker.acls import AclOperation
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.features import FeatureUpdate, UpdateRefused
+
+API_KEY = 57
+
+
+def handle(broker, request) -> dict:
+    broker.require_cluster(request, AclOperation.ALTER)
+    body, version = request.body, request.version
+    updates = [FeatureUpdate(u.feature, u.max_version_level, u.upgrade_type) for u in body.feature_updates]
+    try:
+        broker.features.update(updates, version >= 1 and body.validate_only, broker.cluster.controller_id)
+    except UpdateRefused as exc:
+        return {"throttle_time_ms": 0, "error_code": exc.code, "results": [],
+                "error_message": "The update failed for all features since the following feature had an error: "
+                                 + exc.message}
+    # Kafka sets each result's message to Errors.NONE's, the text "NONE"
+    results = [{"feature": u.feature, "error_code": ErrorCode.NONE, "error_message": "NONE"}
+               for u in body.feature_updates] if version <= 1 else []
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "results": results}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Kafka's UpdateFeaturesResponse.createWithErrors: the error at the top, no per-feature results."""
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "results": []}

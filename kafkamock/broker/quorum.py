@@ -1,0 +1,52 @@
+"""kafkamock's KRaft quorum, as DescribeQuorum shows it: every node is a voter of a static quorum (kraft.version 0,
+as a cluster formatted with ``controller.quorum.voters`` has it, like the reference cluster's combined nodes), the
+active controller (``Cluster.controller_id``) leads it, and the metadata log grows by one record per metadata
+change. There is no Raft underneath: the leader's epoch starts at 1 and moves on each time another node becomes
+the controller; a stopped voter keeps the log end offset and fetch time it had when it stopped. Voters cannot be
+added or removed (AddRaftVoter and RemoveRaftVoter answer as Kafka does for a static quorum).
+"""
+
+from __future__ import annotations
+
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_PARTITION = 0
+
+
+class Quorum:
+    def __init__(self, cluster, now_ms) -> None:
+        self.cluster = cluster
+        self.now_ms = now_ms
+        self.high_watermark = 0
+        self.leader, self.epoch = -1, 0
+        self.stopped: dict[int, tuple[int, int]] = {}     # node id -> (log end offset, last fetch ms) when it stopped
+
+    def appended(self) -> None:
+        """A metadata change: one more record in the metadata log."""
+        self.high_watermark += 1
+
+    def observe(self) -> tuple[int, int]:
+        """The leader and its epoch now (a new controller starts a new epoch)."""
+        leader = self.cluster.controller_id
+        if leader != self.leader:
+            self.leader = leader
+            if leader >= 0:
+                self.epoch += 1
+        return self.leader, self.epoch
+
+    def node_stopped(self, node_id: int) -> None:
+        self.stopped[node_id] = (self.high_watermark, self.now_ms())
+        self.observe()
+
+    def node_started(self, node_id: int) -> None:
+        self.stopped.pop(node_id, None)
+        self.observe()
+
+    def voters(self) -> list[dict]:
+        """Each voter's replica state, as the leader knows it."""
+        now = self.now_ms()
+        out = []
+        for node_id in sorted(self.cluster.nodes):
+            offset, fetched = self.stopped.get(node_id, (self.high_watermark, now))
+            out.append({"replica_id": node_id, "log_end_offset": offset, "last_fetch_timestamp": fetched,
+                        "last_caught_up_timestamp": fetched})
+        return out
