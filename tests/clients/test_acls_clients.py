@@ -191,10 +191,13 @@ def test_kafka_python_producer_and_consumer_denied_then_allowed(kafka_broker):
 
 
 @pytest.mark.kafkamock(config={**OPEN_UNLESS_GUARDED, "group.consumer.heartbeat.interval.ms": 500,
-                               "group.consumer.min.heartbeat.interval.ms": 100})
+                               "group.consumer.min.heartbeat.interval.ms": 100,
+                               "group.consumer.regex.refresh.interval.ms": 10_000})
 def test_librdkafka_regex_subscription_gets_only_describable_topics(kafka_broker):
     """KIP-848: librdkafka sends its "^rx-.*" subscription to the broker as a regular expression; the group
-    resolves it to the topics the member may DESCRIBE (Kafka's TopicRegexResolver), and a later ACL adds one."""
+    resolves it to the topics the member may DESCRIBE (Kafka's TopicRegexResolver), and a later ACL adds one at
+    the group's next regex refresh (Kafka's internal group.consumer.regex.refresh.interval.ms, at its 10 s minimum
+    here)."""
     client = admin(kafka_broker)
     create_topic(client, "rx-open")
     create_topic(client, "rx-guarded")
@@ -212,7 +215,7 @@ def test_librdkafka_regex_subscription_gets_only_describable_topics(kafka_broker
         assert [{tp.topic for tp in m.assignment.topic_partitions} for m in described.members] == [{"rx-open"}]
 
         create_acls(client, binding("rx-guarded", AclOperation.DESCRIBE), binding("rx-guarded", AclOperation.READ))
-        wait_until(lambda: assigned() == {"rx-open", "rx-guarded"}, timeout=20,
+        wait_until(lambda: assigned() == {"rx-open", "rx-guarded"}, timeout=40,
                    what="the newly describable topic in the assignment", step=lambda: consumer.poll(0.2))
     finally:
         consumer.close()

@@ -38,7 +38,6 @@ LEAVE_EPOCH, LEAVE_STATIC_EPOCH = -1, -2
 CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1
 INITIAL_EPOCH = 1                                  # a new group's epoch and target epoch (Kafka 4.3)
 REGEX_REFRESH_MIN_INTERVAL_MS = 10_000             # Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
-REGEX_REFRESH_INTERVAL_MS = 600_000                # group.consumer.regex.refresh.interval.ms (internal) default
 
 
 class RegexUpdate(enum.Enum):
@@ -790,7 +789,7 @@ class ConsumerGroups:
         names = frozenset(self.broker.cluster.topics)
         require = require or len(wanted) != len(group.regexes) or \
             any(not names <= r.topic_names_seen for r in group.regexes.values()) or \
-            now > group.regex_refresh_ms + REGEX_REFRESH_INTERVAL_MS
+            now > group.regex_refresh_ms + self.config["group.consumer.regex.refresh.interval.ms"]
         if require and wanted:
             group.regex_refreshing = True
             self.coordinator._schedule(("consumer-regex", group.group_id), 0,
