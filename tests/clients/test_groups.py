@@ -561,15 +561,17 @@ def test_classic_join_to_a_consumer_protocol_group(group_cluster):
 @pytest.mark.kafkamock(brokers=3)
 def test_group_requests_to_a_node_that_is_not_the_coordinator(group_cluster):
     """Every group request sent to a node that does not lead the group's __consumer_offsets partition is answered
-    NOT_COORDINATOR (as Kafka; the reference Kafka is a single node, so this runs on a kafkamock cluster only)."""
-    handle = group_cluster.kafkamock("three nodes, so that one is not the coordinator")
+    NOT_COORDINATOR (three nodes, so that one is not the coordinator; on Kafka, a three-node cluster)."""
+    from confluent_kafka.admin import AdminClient
+
     topic, group = group_cluster.name("topic"), group_cluster.name("group")
     group_cluster.create_topic(topic, 2)
     raw = Raw(group_cluster)
     try:
         ensure_coordinator(group_cluster, raw, group)
         coordinator = raw.find_coordinator(group)
-        nodes = {n["node_id"]: n for n in handle.control.nodes()}
+        brokers = AdminClient({"bootstrap.servers": group_cluster.bootstrap_servers}).list_topics(timeout=10).brokers
+        nodes = {b.id: {"host": b.host, "port": b.port} for b in brokers.values()}
         (other_id, *_) = sorted(set(nodes) - {coordinator.node_id})
         other_address = f"{nodes[other_id]['host']}:{nodes[other_id]['port']}"
         wrong = Raw(group_cluster, other_address)
