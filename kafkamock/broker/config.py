@@ -1,4 +1,6 @@
-"""Broker and topic configuration, with Kafka's names, types and defaults.
+"""Broker and topic configuration: every config of Kafka 4.3.1 (``kafka_configs``), with kafkamock's own few, its
+defaults where they are not Kafka's, and its limits, the values Kafka accepts that kafkamock cannot carry out
+(refused with a reason rather than stored unused).
 
 Topic configs fall back to their broker-level synonym (``retention.ms`` -> ``log.retention.ms``), and a few broker
 configs without a default derive from others (``log.retention.ms`` -> ``log.retention.minutes`` ->
@@ -170,7 +172,6 @@ KAFKAMOCK_LIMITS: dict[str, Callable[[Any], str | None]] = {
     "kafkamock maps certificate principals with Kafka's DEFAULT rule only",
     "authorizer.class.name": lambda v: None if v == "" or v in AUTHORIZER_CLASS_NAMES else
     "kafkamock serves StandardAuthorizer's ACLs (org.apache.kafka.metadata.authorizer.StandardAuthorizer)",
-
     "group.consumer.assignors": lambda v: None if _server_assignors(v) else
     "kafkamock serves the uniform and range server assignors",
     "group.coordinator.rebalance.protocols": _rebalance_protocols,
@@ -197,40 +198,48 @@ DEFAULT_ONLY: dict[str, str] = {
 _JAVA_CLASSES = "kafkamock cannot load Java classes"
 
 
-def _limit(name: str, kafka: KafkaConfig | None, default: Any) -> Callable[[Any], str | None] | None:
-    if name in KAFKAMOCK_LIMITS:
-        return KAFKAMOCK_LIMITS[name]
-    why = DEFAULT_ONLY.get(name)
-    if why is None and kafka is not None and (kafka.type == "CLASS" or name in ("metric.reporters",
-                                                                                 "kafka.metrics.reporters",
-                                                                                 "security.providers")):
-        why = _JAVA_CLASSES
+# Kafka's class-list configs (the CLASS-typed ones are refused the same way).
+_CLASS_LISTS = ("metric.reporters", "kafka.metrics.reporters", "security.providers")
+# Topic configs with a limit of their own.
+TOPIC_LIMITS: dict[str, Callable[[Any], str | None]] = {"preallocate": KAFKAMOCK_LIMITS["log.preallocate"]}
+
+
+def _broker_limit(kafka: KafkaConfig, default: Any) -> Callable[[Any], str | None] | None:
+    """A broker config's limit: its own (KAFKAMOCK_LIMITS), else any value but the default refused, with a reason,
+    for DEFAULT_ONLY configs and Java class names."""
+    if kafka.name in KAFKAMOCK_LIMITS:
+        return KAFKAMOCK_LIMITS[kafka.name]
+    why = DEFAULT_ONLY.get(kafka.name) or (_JAVA_CLASSES if kafka.name in _CLASS_LISTS else None)
     if why is None:
         return None
-    return lambda v: None if v == default or v in ("", None) and default in ("", None) else why
-
-
-def _from_kafka(kafka: KafkaConfig, *, topic: bool) -> ConfigDef:
-    default = KAFKAMOCK_DEFAULTS.get(kafka.name, _joined(kafka.default_value)) if not topic else \
-        _joined(kafka.default_value)
-    return ConfigDef(kafka.name, kafka.type, default,
-                     synonym=(kafka.synonyms[0] if kafka.synonyms else None) if topic else None,
-                     sensitive=kafka.type == "PASSWORD", kafka=kafka, dynamic=kafka.dynamic if not topic else "topic",
-                     limit=None if topic and kafka.name != "preallocate" else
-                     (_limit(kafka.name, kafka, default) if not topic else KAFKAMOCK_LIMITS["log.preallocate"]))
+    unset = ("", None)
+    return lambda v: None if v == default or (v in unset and default in unset) else why
 
 
 def _joined(value: Any) -> Any:
     return ",".join(value) if isinstance(value, list) else value
 
 
+def _broker_config(kafka: KafkaConfig) -> ConfigDef:
+    default = KAFKAMOCK_DEFAULTS.get(kafka.name, _joined(kafka.default_value))
+    return ConfigDef(kafka.name, kafka.type, default, sensitive=kafka.type == "PASSWORD", kafka=kafka,
+                     dynamic=kafka.dynamic, limit=_broker_limit(kafka, default))
+
+
+def _topic_config(kafka: KafkaConfig) -> ConfigDef:
+    """A topic config, defaulting to its broker synonym (the first of Kafka's synonyms), dynamic by nature."""
+    return ConfigDef(kafka.name, kafka.type, _joined(kafka.default_value),
+                     synonym=kafka.synonyms[0] if kafka.synonyms else None, sensitive=kafka.type == "PASSWORD",
+                     kafka=kafka, dynamic="per-topic", limit=TOPIC_LIMITS.get(kafka.name))
+
+
 # Every broker config of Kafka 4.3.1 (internal ones too: Kafka accepts them at start), then kafkamock's own.
 BROKER_CONFIGS: dict[str, ConfigDef] = {
-    **{name: _from_kafka(k, topic=False) for name, k in kafka_configs.BROKER.items()},
+    **{name: _broker_config(k) for name, k in kafka_configs.BROKER.items()},
     **{c.name: c for c in OWN_CONFIGS},
 }
-# Every topic config of Kafka 4.3.1 (LogConfig), each defaulting to its broker synonym.
-TOPIC_CONFIGS: dict[str, ConfigDef] = {name: _from_kafka(k, topic=True) for name, k in kafka_configs.TOPIC.items()}
+# Every topic config of Kafka 4.3.1 (LogConfig).
+TOPIC_CONFIGS: dict[str, ConfigDef] = {name: _topic_config(k) for name, k in kafka_configs.TOPIC.items()}
 
 # Broker configs without a default that derive from others when unset, as Kafka's KafkaConfig computes them
 # (logRetentionTimeMillis, logRollTimeMillis, logRollTimeJitterMillis, logFlushIntervalMs): the first of the
