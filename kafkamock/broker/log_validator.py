@@ -31,6 +31,10 @@ def check_batch(batch: BatchView, version: int | None, max_bytes: int) -> None:
         # Kafka's ProduceRequest.validateRecords: zstd arrived with Produce v7 (KIP-110).
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
                          f"produce requests with version {version} are not allowed to use ZStandard compression")
+    if batch.compression.startswith("unknown"):
+        # Kafka's CompressionType.forId throws an IllegalArgumentException while appending: no ApiException, so
+        # UNKNOWN_SERVER_ERROR (with the log start offset), CRC or not.
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"unknown compression type in {batch.compression}")
     try:
         batch.validate()
     except CorruptRecordError as exc:

@@ -28,6 +28,8 @@ def handle(broker, request) -> dict:
             error = ErrorCode.INVALID_REQUEST
         else:
             request.connection.software_name, request.connection.software_version = name, version
+    if error:      # Kafka's ApiVersionsRequest.getErrorResponse: the error alone, no API list
+        return {"error_code": error, "api_keys": [], "throttle_time_ms": 0}
     features = broker.features
     return {"error_code": error, "api_keys": supported(broker), "throttle_time_ms": 0,
             "supported_features": [{"name": name, "min_version": low, "max_version": high}

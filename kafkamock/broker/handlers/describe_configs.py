@@ -54,10 +54,10 @@ from kafkamock.broker.handlers.alter_configs import (
     authorize_config,
     check_broker_name,
 )
+from kafkamock.errors import default_message
 
 API_KEY = 32
-INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
-                           "the message was sent to an incompatible broker. See the broker logs for more details.")
+INVALID_REQUEST_MESSAGE = default_message(ErrorCode.INVALID_REQUEST)
 
 
 def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[str, Any, str]],

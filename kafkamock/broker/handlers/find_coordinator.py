@@ -22,6 +22,7 @@ from kafkamock.broker.cluster import (
     partition_for_key,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.errors import default_message
 
 API_KEY = 10
 GROUP, TRANSACTION, SHARE = 0, 1, 2
@@ -56,7 +57,8 @@ def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
         if key_type == SHARE and version >= 6:
             broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
         if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+            # (Kafka's InvalidRequestException for an unknown key type carries the error's default message)
+            raise KafkaError(ErrorCode.INVALID_REQUEST, default_message(ErrorCode.INVALID_REQUEST)
                              if key_type not in KEY_TYPES else "share coordinators need FindCoordinator v6+")
         partition = coordinator_partition(broker, key_type, key)
         node = broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None

@@ -72,8 +72,11 @@ def handle(broker, request) -> dict:
     allow_create = body.allow_auto_topic_creation if version >= 4 else True
     if requested is not None and version < 12 and any(t.name is None or t.topic_id != ZERO_UUID for t in requested):
         # Kafka's handleTopicMetadataRequest: topic ids (and so null names) only from v12, else the whole request
-        # is an InvalidRequestException, answered by MetadataRequest.getErrorResponse (a null name becomes "").
-        return _frame(broker, [_error_topic(t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST) for t in requested])
+        # is an InvalidRequestException, answered by MetadataRequest.getErrorResponse: no brokers, no cluster id, no
+        # controller, each topic with the error (a null name becomes "").
+        return {"throttle_time_ms": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
+                "cluster_authorized_operations": OMITTED_OPERATIONS,
+                "topics": [_error_topic(t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST) for t in requested]}
     topics = []
     denied = []
     by_id = version >= 10 and requested is not None and any(t.topic_id != ZERO_UUID for t in requested)

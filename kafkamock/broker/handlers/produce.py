@@ -23,7 +23,13 @@ from kafkamock.broker.features import TRANSACTION_VERSION
 from kafkamock.broker.outcome import Close
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, split_batches
-from kafkamock.records.layout import ATTRIBUTES_OFFSET, MAGIC_OFFSET, TRANSACTIONAL_BIT
+from kafkamock.records.layout import (
+    ATTRIBUTES_OFFSET,
+    LEGACY_OVERHEAD_V0,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    TRANSACTIONAL_BIT,
+)
 
 API_KEY = 0
 PARTITIONED = True
@@ -148,15 +154,21 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
         views, partial = split_batches(buffer)
     except CorruptRecordError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    if partial or len(views) != 1:
-        raise log_validator.RequestRecordsError(ErrorCode.INVALID_RECORD if not partial else ErrorCode.CORRUPT_MESSAGE,
-                                  "a produce request needs exactly one whole record batch per partition")
+    if len(views) != 1:
+        # As ProduceRequest.validateRecords: none (a batch longer than the bytes sent is no batch to Kafka's
+        # iterator) or more than one is INVALID_RECORD.
+        raise log_validator.RequestRecordsError(ErrorCode.INVALID_RECORD,
+                                                "a produce request needs exactly one whole record batch per partition")
     (batch,) = views
 
     def config(name: str):
         return broker.topic_config(topic, name, node)
 
     log_validator.check_batch(batch, version, config("max.message.bytes"))
+    if partial:
+        # Bytes after the batch that are not a whole batch: Kafka's iterator stops before them; kafkamock does not
+        # store them with the batch.
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{partial} bytes after the batch are not a record batch")
     if acks == -1 and len(partition.isr) < config("min.insync.replicas"):
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"The size of the current ISR {partition.isr} is insufficient to satisfy the min.isr "
@@ -205,13 +217,35 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                              log_start_offset=plog.log_start_offset)
 
 
+RECORD_OVERHEAD_V0 = LEGACY_OVERHEAD_V0 - LOG_OVERHEAD   # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: the smallest size
+
+
+class MalformedBatches(KafkaError):
+    """A batch header Kafka cannot even walk (its ByteBufferLogInputStream): the whole request fails."""
+
+
 def _has_transactional_records(body) -> bool:
-    """Kafka's RequestUtils.hasTransactionalRecords: a v2 batch with the transactional bit in any partition."""
+    """Kafka's RequestUtils.hasTransactionalRecords: whether the first batch of some partition is transactional,
+    partitions in order, stopping at the first that is. Reading a first batch's header walks it as Kafka's
+    ByteBufferLogInputStream does, so a size below a message's or an unknown magic fails the whole request with
+    CORRUPT_MESSAGE and Kafka's message (MalformedBatches)."""
     for topic_data in body.topic_data:
         for pd in topic_data.partition_data:
             records = pd.records
-            if records is not None and len(records) > ATTRIBUTES_OFFSET + 1 and records[MAGIC_OFFSET] == 2 \
-                    and records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_BIT:
+            if records is None or len(records) < LOG_OVERHEAD:
+                continue
+            size = int.from_bytes(records[8:12], "big", signed=True)
+            if size < RECORD_OVERHEAD_V0:
+                raise MalformedBatches(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum "
+                                                                  f"record overhead ({RECORD_OVERHEAD_V0})")
+            if len(records) <= MAGIC_OFFSET:
+                continue
+            magic = int.from_bytes(records[MAGIC_OFFSET:MAGIC_OFFSET + 1], "big", signed=True)
+            if not 0 <= magic <= 2:
+                raise MalformedBatches(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
+            if len(records) < LOG_OVERHEAD + size:
+                continue                       # a partial first batch: no batch to Kafka's iterator
+            if magic == 2 and records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_BIT:
                 return True
     return False
 
@@ -220,7 +254,13 @@ def handle(broker, request):
     body, version = request.body, request.version
     acks = body.acks
     node = request.node
-    if _has_transactional_records(body) and (
+    try:
+        transactional = _has_transactional_records(body)
+    except MalformedBatches as exc:
+        if acks == 0:
+            return Close(f"acks=0 produce failed: {exc.message}")
+        return error_response(broker, request, exc.code, exc.message)
+    if transactional and (
             body.transactional_id is None or not broker.authorize(request, AclOperation.WRITE,
                                                                   ResourceType.TRANSACTIONAL_ID,
                                                                   body.transactional_id)):
@@ -279,9 +319,11 @@ def handle(broker, request):
     return response
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
-    """Every partition of the request answered with ``code`` (ProduceRequest.getErrorResponse)."""
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Every partition of the request answered with ``code`` (ProduceRequest.getErrorResponse, which carries the
+    exception's message)."""
     return {"throttle_time_ms": 0, "responses": [
-        {"name": t.name, "topic_id": t.topic_id, "partition_responses": [_partition_result(pd.index, code)
+        {"name": t.name, "topic_id": t.topic_id, "partition_responses": [_partition_result(pd.index, code,
+                                                                                           message=message)
                                                                          for pd in t.partition_data]}
         for t in request.body.topic_data]}
