@@ -72,7 +72,8 @@ def test_produce_errors(broker):
     corrupt = bytearray(batch(b"x"))
     corrupt[-1] ^= 1
     assert produce(broker, bytes(corrupt)).error_code == E.CORRUPT_MESSAGE
-    assert produce(broker, batch(b"x")[:-3]).error_code == E.CORRUPT_MESSAGE
+    # cut short: no whole batch to Kafka 4.3.1's iterator, INVALID_RECORD (as the differential suite shows)
+    assert produce(broker, batch(b"x")[:-3]).error_code == E.INVALID_RECORD
     assert produce(broker, batch(b"x", magic=1)).error_code == E.INVALID_RECORD
     assert produce(broker, batch(b"x") + batch(b"y")).error_code == E.INVALID_RECORD
     assert produce(broker, batch(b"x"), topic="nope").error_code == E.UNKNOWN_TOPIC_OR_PARTITION

@@ -423,18 +423,18 @@ def test_list_partition_reassignments(differ, request, case):
 
 # -- DescribeQuorum ------------------------------------------------------------------------------------------
 
-def quorum_view(run, answer, exact_epoch: bool = True) -> dict:
+def quorum_view(run, answer) -> dict:
     """What a DescribeQuorum answer says about the quorum, without the metadata log's offsets and fetch times
-    (they move with every record) or the leader's id (Kafka elects one; kafkamock's is its first node): whether a
-    voter leads, at which epoch (several voters may need more than one election round to agree: then only
-    whether there is one), who votes and observes."""
+    (they move with every record), the leader's id (Kafka elects one; kafkamock's is its first node) or its
+    epoch's exact value (an election round more on a busy machine, even with one voter, moves Kafka's): whether a
+    voter leads in some epoch, who votes and observes."""
     view = {"error": [answer.error_code, answer.error_message], "topics": len(answer.topics)}
     for t in answer.topics:
         for p in t.partitions:
             view[f"{t.topic_name}-{p.partition_index}"] = {
                 "error": [p.error_code, p.error_message],
                 "leader is a voter": p.leader_id in [v.replica_id for v in p.current_voters],
-                "leader epoch": p.leader_epoch if exact_epoch else p.leader_epoch >= 1,
+                "leader epoch": p.leader_epoch >= 1,
                 "high watermark positive": p.high_watermark > 0,
                 "voters": [[v.replica_id, str(v.replica_directory_id), v.log_end_offset > 0,
                             v.last_fetch_timestamp > 0 or v.last_fetch_timestamp,
@@ -457,7 +457,7 @@ def test_describe_quorum_three_voters(differ, request):
     def scenario(run):
         for node in range(3):
             answer = run.call("DescribeQuorum", 2, {"topics": METADATA_PARTITION}, node=node, see=False)
-            run.see(f"from node {node + 1}", quorum_view(run, answer, exact_epoch=False))
+            run.see(f"from node {node + 1}", quorum_view(run, answer))
 
     differ.check(request.node.name, scenario, nodes=3)
 

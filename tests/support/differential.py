@@ -206,14 +206,14 @@ class Run:
             raise AssertionError(f"{self.target.name}: {exc}") from None
 
     def produce(self, topic: str, partition: int, records: Iterable[Mapping[str, Any]], *, version: int = 11,
-                acks: int = -1, see: bool = True, label: str | None = None, node: int = 0, **batch: Any) -> Any:
+                acks: int = -1, transactional_id: str | None = None, see: bool = True, label: str | None = None,
+                node: int = 0, **batch: Any) -> Any:
         """Produce one batch (``kafkamock.records.encode_batch`` keywords in ``batch``)."""
         from kafkamock.records import encode_batch
 
         data = encode_batch(list(records), **batch)
         return self.call("Produce", version, {
-            "transactional_id": batch.pop("transactional_id", None) if "transactional_id" in batch else None,
-            "acks": acks, "timeout_ms": 10000,
+            "transactional_id": transactional_id, "acks": acks, "timeout_ms": 10000,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": data}]}]},
             see=see, label=label, node=node)
 
