@@ -3,7 +3,7 @@ compared.
 
 A scenario is a function of a ``Run``. It drives one broker through ``run.call`` (a raw request through kafkamock's
 codec; the decoded response is observed) or any real client, and says what it saw with ``run.see(label, value)``.
-``Differ.check`` runs it on Kafka, then on kafkamock, with the same topic and group names, normalises what must
+``Differ.check`` runs it on Kafka and on kafkamock at once, with the same topic and group names, normalises what must
 differ between two clusters (``normalise``), flattens both into ``path -> value`` leaves and compares them. A
 difference fails the scenario unless ``tests/differential/known.toml`` lists it with its reason.
 
@@ -23,6 +23,7 @@ import time
 import tomllib
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -478,18 +479,27 @@ class Differ:
         would change what others rely on (deleting an internal topic)."""
         kafka, mock = self._targets(nodes, dict(config or {}), own)
         token = f"{re.sub(r'[^A-Za-z0-9]+', '-', scenario_id).strip('-')[:80]}-{uuid.uuid4().hex[:6]}"
-        seen = []
-        for target in (kafka, mock):
+
+        def on(target: Target) -> list[tuple[str, Any]]:
             run = Run(target, scenario_id, token)
             try:
                 scenario(run)
-            except Exception as exc:
-                raise AssertionError(f"scenario {scenario_id} failed on {target.name}: "
-                                     f"{type(exc).__name__}: {exc}") from exc
             finally:
                 run.close()
             norm = Normaliser(target)
-            seen.append([(label, norm.value(None, value)) for label, value in run.observations])
+            return [(label, norm.value(None, value)) for label, value in run.observations]
+
+        # The two brokers are independent clusters under the same names: the scenario runs on both at once (most of
+        # its time is spent waiting on a broker), and the first failure is reported with the broker it failed on.
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="differential") as pool:
+            futures = [(target, pool.submit(on, target)) for target in (kafka, mock)]
+        seen = []
+        for target, future in futures:
+            exc = future.exception()
+            if exc is not None:
+                raise AssertionError(f"scenario {scenario_id} failed on {target.name}: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+            seen.append(future.result())
         result = compare(scenario_id, seen[0], seen[1], self.known)
         self.stats.add(result, self.known)
         if result.unlisted:
