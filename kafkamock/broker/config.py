@@ -254,6 +254,14 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("group.share.max.share.sessions", "INT", 2000, validator=_at_least(1)),
     ConfigDef("group.share.delivery.count.limit", "INT", 5, validator=_at_least(2)),
     ConfigDef("group.share.partition.max.record.locks", "INT", 2000, validator=_at_least(100)),
+    # The bounds of the share group configs (KIP-1240; Kafka 4.3's ShareGroupConfig / GroupCoordinatorConfig).
+    ConfigDef("group.share.min.delivery.count.limit", "INT", 2, validator=_between(2, 5)),
+    ConfigDef("group.share.max.delivery.count.limit", "INT", 10, validator=_between(5, 25)),
+    ConfigDef("group.share.min.partition.max.record.locks", "INT", 100, validator=_between(100, 2000)),
+    ConfigDef("group.share.max.partition.max.record.locks", "INT", 4000, validator=_between(2000, 10000)),
+    ConfigDef("group.share.assignment.interval.ms", "INT", 1000, validator=_at_least(0)),
+    ConfigDef("group.share.min.assignment.interval.ms", "INT", 0, validator=_at_least(0)),
+    ConfigDef("group.share.max.assignment.interval.ms", "INT", 15000, validator=_at_least(0)),
     # kafkamock's own: after this many SHARE_DELTA batches a share-partition writes a fresh SHARE_CHECKPOINT, so a
     # restart replays a short chain (the KIP-932 seed page leaves the length to the implementation).
     ConfigDef("kafkamock.share.delta.chain.max", "INT", 64, validator=_at_least(1)),

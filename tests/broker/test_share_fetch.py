@@ -18,7 +18,8 @@ GROUP = "sg"
 
 
 def make_broker(clock, storage=None, **config):
-    b = Broker({"group.share.delivery.count.limit": 3, "group.share.session.timeout.ms": 600_000, **config},
+    b = Broker({"group.share.delivery.count.limit": 3, "group.share.session.timeout.ms": 600_000,
+                "group.share.max.session.timeout.ms": 600_000, **config},
                clock=clock, storage=storage)
     if "t" not in b.cluster.topics:
         b.cluster.create_topic("t", 1, 1)
@@ -392,7 +393,8 @@ def test_share_auto_offset_reset_earliest_and_by_duration(clock):
 
 def test_read_committed_share_groups_stop_at_the_lso_and_skip_aborted_records(clock):
     broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1,
-                     "group.share.session.timeout.ms": 600_000}, clock=clock)
+                     "group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
+                    clock=clock)
     broker.cluster.create_topic("t", 1, 1)
     broker.groups.configs.set(GROUP, {"share.isolation.level": "read_committed", "share.auto.offset.reset": "earliest"})
     init = call(broker, "InitProducerId", 5, {"transactional_id": "tx", "transaction_timeout_ms": 60_000,
@@ -446,7 +448,8 @@ def test_delete_groups_removes_an_empty_share_group_and_its_state(broker):
 
 
 def test_a_node_that_does_not_lead_the_partition_names_the_leader(clock):
-    broker = Broker({"group.share.session.timeout.ms": 600_000}, clock=clock, brokers=2)
+    broker = Broker({"group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
+                    clock=clock, brokers=2)
     broker.cluster.create_topic("t", 1, 1)
     leader = broker.cluster.topics["t"].partitions[0].leader_id
     other = next(n for n in broker.cluster.nodes if n != leader)

@@ -81,10 +81,10 @@ class ShareManager:
         return SharePartition(group_id, start, **self._limits(group_id))
 
     def _limits(self, group_id: str) -> dict:
-        config = self.broker.config
+        """The group configs a share-partition runs with, read live (KIP-1240: a change applies at once)."""
         return {"lock_duration_ms": lambda: self.lock_duration_ms(group_id),
-                "delivery_limit": lambda: config["group.share.delivery.count.limit"],
-                "max_in_flight": lambda: config["group.share.partition.max.record.locks"]}
+                "delivery_limit": lambda: self.group_config(group_id, "share.delivery.count.limit"),
+                "max_in_flight": lambda: self.group_config(group_id, "share.partition.max.record.locks")}
 
     # -- share-partitions -----------------------------------------------------------------------------------------
 

@@ -1,0 +1,444 @@
+"""Share groups (KIP-932, KIP-1206, KIP-1222, KIP-1240): ShareGroupHeartbeat and ShareGroupDescribe, ShareFetch and
+ShareAcknowledge with their share sessions, acquisition locks, delivery counts and acknowledgement types, the share
+group configs, the share-group offsets admin APIs, DeleteGroups, and what a share consumer's close does to the records
+of its last poll; on Apache Kafka 4.3.1 and kafkamock alike.
+
+Member ids are chosen by the client (KIP-932), so a scenario uses the same ids on both brokers (``member``) and
+error messages naming them compare as they are.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+HB, DESCRIBE, FETCH, ACK = "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"
+GROUP_RESOURCE = 32
+ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
+BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1
+# A pair with short acquisition locks (and the bounds that allow them), for lock expiry and RENEW.
+SHORT_LOCKS = {"group.share.record.lock.duration.ms": 2000, "group.share.min.record.lock.duration.ms": 1000}
+
+
+# -- helpers -----------------------------------------------------------------------------------------------------
+
+def member(run, n: int = 1) -> str:
+    """A member id of the scenario, the same on both brokers."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run.token}/{n}"))
+
+
+def topic_id(run, topic: str) -> uuid.UUID:
+    md = run.call("Metadata", 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}],
+                                   "allow_auto_topic_creation": False,
+                                   "include_topic_authorized_operations": False}, see=False)
+    return md.topics[0].topic_id
+
+
+def warm_up(run):
+    """Kafka creates ``__share_group_state`` on the first share-coordinator lookup, and initializes a share group's
+    partitions (which gates their assignment) only once it exists. Set-up only: kafkamock keeps share state in the
+    partitions themselves."""
+    if run.target.cache.get("share-warm"):
+        return
+    run.call("FindCoordinator", 6, {"key_type": 2, "coordinator_keys": ["warm-up:AAAAAAAAAAAAAAAAAAAAAA:0"]},
+             see=False)
+    if run.target.name == "kafka":
+        def probe():
+            md = run.call("Metadata", 12, {"topics": [{"name": "__share_group_state", "topic_id": uuid.UUID(int=0)}],
+                                           "allow_auto_topic_creation": False,
+                                           "include_topic_authorized_operations": False}, see=False)
+            return md.topics[0].error_code == 0 and all(p.leader_id >= 0 for p in md.topics[0].partitions)
+        run.until("__share_group_state", probe, timeout=30, interval=0.2)
+    run.target.cache["share-warm"] = True
+
+
+def coordinator(run, group):
+    """Until the group's coordinator answers (Kafka creates and loads __consumer_offsets on first use)."""
+    warm_up(run)
+    if group in run.target.cache.setdefault("coordinators", set()):
+        return
+
+    def probe():
+        r = run.call("FindCoordinator", 6, {"key_type": 0, "coordinator_keys": [group]}, see=False)
+        if r.coordinators[0].error_code:
+            return False
+        d = run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False}, see=False)
+        return d.groups[0].error_code not in (14, 15, 16)
+    run.until("group coordinator", probe, timeout=30, interval=0.1)
+    run.target.cache["coordinators"].add(group)
+
+
+def heartbeat(run, group, member_id, epoch, topics=None, *, rack=None, see=True, label=None, conn=None):
+    if group:
+        coordinator(run, group)
+    return run.call(HB, 1, {"group_id": group, "member_id": member_id, "member_epoch": epoch, "rack_id": rack,
+                            "subscribed_topic_names": topics}, see=see, label=label, conn=conn)
+
+
+def assigned(response) -> dict | None:
+    if response.assignment is None:
+        return None
+    return {str(t.topic_id): sorted(t.partitions) for t in response.assignment.topic_partitions}
+
+
+def join_assigned(run, group, member_id, topics, partitions: int, *, see=True, conn=None):
+    """Join (epoch 0) and heartbeat until the member holds ``partitions`` partitions (Kafka assigns a share group's
+    partitions once their share state is initialized, which follows the first heartbeat). Observes the first answer
+    and the one that brought the assignment. Returns the member's epoch."""
+    first = heartbeat(run, group, member_id, 0, topics, see=see, label="join", conn=conn)
+    epoch = first.member_epoch
+    got = assigned(first) or {}
+    if sum(len(p) for p in got.values()) >= partitions:
+        if see:
+            run.see("assigned", {"epoch": epoch, "partitions": sum(len(p) for p in got.values())})
+        return epoch
+    state = {"epoch": epoch}
+
+    def probe():
+        r = heartbeat(run, group, member_id, state["epoch"], see=False, conn=conn)
+        if r.error_code:
+            raise AssertionError(f"heartbeat error {r.error_code} {r.error_message}")
+        state["epoch"] = r.member_epoch
+        a = assigned(r)
+        if a is not None and sum(len(p) for p in a.values()) >= partitions:
+            return r
+        return None
+
+    run.until("assignment", probe, timeout=20, interval=0.1)
+    if see:
+        run.see("assigned", {"epoch": state["epoch"], "partitions": partitions})
+    return state["epoch"]
+
+
+def fetch_body(group, member_id, epoch, partitions, *, max_wait=0, min_bytes=1, max_bytes=1 << 20, max_records=500,
+               batch_size=500, mode=BATCH_OPTIMIZED, renew=False, forgotten=()):
+    """``partitions``: [(topic_id, index, [ack batches])] (ack batches optional)."""
+    topics: dict = {}
+    for entry in partitions:
+        tid, index, acks = (*entry, [])[:3]
+        topics.setdefault(tid, []).append({"partition_index": index, "acknowledgement_batches": list(acks)})
+    return {"group_id": group, "member_id": member_id, "share_session_epoch": epoch, "max_wait_ms": max_wait,
+            "min_bytes": min_bytes, "max_bytes": max_bytes, "max_records": max_records, "batch_size": batch_size,
+            "share_acquire_mode": mode, "is_renew_ack": renew,
+            "topics": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()],
+            "forgotten_topics_data": [{"topic_id": t, "partitions": list(ps)} for t, ps in forgotten]}
+
+
+def fetch(run, group, member_id, epoch, partitions, *, version=2, see=True, label=None, conn=None, **kw):
+    return run.call(FETCH, version, fetch_body(group, member_id, epoch, partitions, **kw), see=see, label=label,
+                    conn=conn)
+
+
+def ack(run, group, member_id, epoch, partitions, *, renew=False, version=2, see=True, label=None, conn=None):
+    topics: dict = {}
+    for tid, index, batches in partitions:
+        topics.setdefault(tid, []).append({"partition_index": index, "acknowledgement_batches": list(batches)})
+    body = {"group_id": group, "member_id": member_id, "share_session_epoch": epoch, "is_renew_ack": renew,
+            "topics": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()]}
+    return run.call(ACK, version, body, see=see, label=label, conn=conn)
+
+
+def batch(first, last, *types):
+    return {"first_offset": first, "last_offset": last, "acknowledge_types": list(types)}
+
+
+def produce(run, topic, count, *, partition=0, first=0, see=False):
+    return run.produce(topic, partition, [{"key": b"k%d" % i, "value": b"v%d" % i, "timestamp": 1000 + i}
+                                          for i in range(first, first + count)], see=see)
+
+
+def acquired(response, index=0) -> list:
+    """[(first, last, delivery count)] of one partition's AcquiredRecords (the first topic)."""
+    for t in response.responses:
+        for p in t.partitions:
+            if p.partition_index == index:
+                return [(a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records]
+    return []
+
+
+def fetch_until(run, group, member_id, epoch, partitions, count, *, what="records", **kw):
+    """ShareFetch (with MaxWaitMs) until ``count`` records were acquired in all; returns (answers, next epoch)."""
+    got, answers = 0, []
+    state = {"epoch": epoch}
+
+    def probe():
+        nonlocal got
+        r = fetch(run, group, member_id, state["epoch"], partitions, max_wait=kw.pop("max_wait", 3000), see=False,
+                  **kw)
+        state["epoch"] += 1
+        if r.error_code:
+            raise AssertionError(f"ShareFetch error {r.error_code} {r.error_message}")
+        answers.append(r)
+        got += sum(last - first + 1 for t in r.responses for p in t.partitions
+                   for first, last in ((a.first_offset, a.last_offset) for a in p.acquired_records))
+        return got >= count
+
+    run.until(what, probe, timeout=20, interval=0)
+    return answers, state["epoch"]
+
+
+def set_group_configs(run, group, configs: dict, *, see=True, label="IncrementalAlterConfigs", op=0):
+    return run.call("IncrementalAlterConfigs", 1, {"resources": [{
+        "resource_type": GROUP_RESOURCE, "resource_name": group,
+        "configs": [{"name": k, "config_operation": op, "value": None if v is None else str(v)}
+                    for k, v in configs.items()]}], "validate_only": False}, see=see, label=label)
+
+
+def earliest(run, group):
+    set_group_configs(run, group, {"share.auto.offset.reset": "earliest"}, see=False)
+
+
+def ready(run, group, topic, partitions=1, *, n=1, conn=None):
+    """A member of ``group`` holding every partition of a new ``topic`` (share.auto.offset.reset=earliest) and its
+    open share session (epoch 1 next). Returns (member id, topic id)."""
+    run.create_topic(topic, partitions)
+    earliest(run, group)
+    m = member(run, n)
+    join_assigned(run, group, m, [topic], partitions, see=False, conn=conn)
+    tid = topic_id(run, topic)
+    fetch(run, group, m, 0, [(tid, i) for i in range(partitions)], see=False, conn=conn)
+    return m, tid
+
+
+# -- ShareGroupHeartbeat ---------------------------------------------------------------------------------------
+
+def test_heartbeat_join_and_assignment(differ, request):
+    def scenario(run):
+        topic, group = run.name("t"), run.name("g")
+        run.create_topic(topic, 3)
+        m = member(run)
+        epoch = join_assigned(run, group, m, [topic], 3)
+        r = heartbeat(run, group, m, epoch, label="steady heartbeat")
+        run.see("steady assignment", assigned(r))
+        run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_unknown_topic_subscription(differ, request):
+    def scenario(run):
+        group = run.name("g")
+        m = member(run)
+        heartbeat(run, group, m, 0, [run.name("missing")])
+        heartbeat(run, group, m, 1)
+        run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": True})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_two_members_share_partitions(differ, request):
+    def scenario(run):
+        topic, group = run.name("t"), run.name("g")
+        run.create_topic(topic, 2)
+        m1, m2 = member(run, 1), member(run, 2)
+        e1 = join_assigned(run, group, m1, [topic], 2)
+        e2 = join_assigned(run, group, m2, [topic], 1)
+        state = {"e1": e1}
+
+        def settled():
+            r = heartbeat(run, group, m1, state["e1"], see=False)
+            state["e1"] = r.member_epoch
+            d = run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False}, see=False)
+            return all(m.member_epoch == d.groups[0].assignment_epoch for m in d.groups[0].members) and d
+        d = run.until("members reconciled", settled, timeout=20, interval=0.1)
+        g = d.groups[0]
+        run.see("group", {"epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch, "state": g.group_state,
+                          "assignor": g.assignor_name,
+                          "members": sorted([m.member_id == m1, m.member_epoch, sorted(
+                              p for t in m.assignment.topic_partitions for p in t.partitions)]
+                              for m in g.members)})
+        run.see("e2", e2)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_leave(differ, request):
+    def scenario(run):
+        topic, group = run.name("t"), run.name("g")
+        run.create_topic(topic, 1)
+        m = member(run)
+        epoch = join_assigned(run, group, m, [topic], 1)
+        heartbeat(run, group, m, -1, label="leave")
+        heartbeat(run, group, m, -1, label="leave again")
+        heartbeat(run, group, m, epoch, label="heartbeat after leaving")
+        run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_fenced_and_unknown(differ, request):
+    def scenario(run):
+        topic, group = run.name("t"), run.name("g")
+        run.create_topic(topic, 1)
+        m = member(run)
+        epoch = join_assigned(run, group, m, [topic], 1, see=False)
+        heartbeat(run, group, m, epoch + 5, label="epoch ahead")
+        heartbeat(run, group, m, epoch - 1, label="epoch behind") if epoch > 1 else None
+        heartbeat(run, group, member(run, 9), 3, label="unknown member")
+        heartbeat(run, group, m, 0, [topic], label="rejoin with epoch 0")
+        heartbeat(run, run.name("other"), m, 4, label="no such group")
+
+    differ.check(request.node.name, scenario)
+
+
+@pytest.mark.parametrize("case", ["empty-group", "empty-member", "no-subscription", "empty-subscription",
+                                  "epoch-minus-2", "empty-rack"])
+def test_heartbeat_invalid_request(differ, request, case):
+    def scenario(run):
+        group, m = run.name("g"), member(run)
+        body = {"empty-group": ("", m, 0, ["t"], None), "empty-member": (group, "", 0, ["t"], None),
+                "no-subscription": (group, m, 0, None, None), "empty-subscription": (group, m, 0, [], None),
+                "epoch-minus-2": (group, m, -2, None, None), "empty-rack": (group, m, 0, ["t"], "")}[case]
+        heartbeat(run, body[0], body[1], body[2], body[3], rack=body[4])
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_on_a_consumer_group(differ, request):
+    def scenario(run):
+        topic, group = run.name("t"), run.name("g")
+        run.create_topic(topic, 1)
+        run.call("ConsumerGroupHeartbeat", 0, {
+            "group_id": group, "member_id": member(run, 5), "member_epoch": 0, "instance_id": None, "rack_id": None,
+            "rebalance_timeout_ms": 30000, "subscribed_topic_names": [topic], "server_assignor": None,
+            "topic_partitions": []}, label="consumer join")
+        heartbeat(run, group, member(run), 0, [topic], label="share join on a consumer group")
+        run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_subscription_change(differ, request):
+    def scenario(run):
+        t1, t2, group = run.name("a"), run.name("b"), run.name("g")
+        run.create_topic(t1, 1)
+        run.create_topic(t2, 2)
+        m = member(run)
+        epoch = join_assigned(run, group, m, [t1], 1)
+        r = heartbeat(run, group, m, epoch, [t1, t2], label="subscribe to both")
+        state = {"epoch": r.member_epoch}
+
+        def probe():
+            h = heartbeat(run, group, m, state["epoch"], see=False)
+            state["epoch"] = h.member_epoch
+            a = assigned(h)
+            return a is not None and sum(len(p) for p in a.values()) == 3 and h
+        h = run.until("three partitions", probe, timeout=20, interval=0.1)
+        run.see("final", {"epoch": h.member_epoch, "assignment": sorted(len(p) for p in assigned(h).values())})
+        d = run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False}, see=False)
+        run.see("subscribed", sorted(d.groups[0].members[0].subscribed_topic_names))
+
+    differ.check(request.node.name, scenario)
+
+
+def test_describe_groups(differ, request):
+    def scenario(run):
+        topic, group = run.name("t"), run.name("g")
+        run.create_topic(topic, 1)
+        join_assigned(run, group, member(run), [topic], 1, see=False)
+        run.call(DESCRIBE, 1, {"group_ids": [group, run.name("none"), ""], "include_authorized_operations": True})
+        run.call("ListGroups", 5, {"states_filter": [], "types_filter": ["share"]}, see=False)
+        listed = run.call("ListGroups", 5, {"states_filter": [], "types_filter": ["share"]}, see=False)
+        run.see("listed", [[g.group_id, g.group_state, g.group_type, g.protocol_type]
+                           for g in listed.groups if g.group_id == group])
+        run.call("DescribeGroups", 6, {"groups": [group], "include_authorized_operations": False})
+
+    differ.check(request.node.name, scenario)
+
+
+# -- group configs (KIP-932, KIP-1240) ----------------------------------------------------------------------------
+
+def describe_group_configs(run, group, names=None, *, label="DescribeConfigs", synonyms=True):
+    r = run.call("DescribeConfigs", 4, {"resources": [{"resource_type": GROUP_RESOURCE, "resource_name": group,
+                                                       "configuration_keys": names}],
+                                        "include_synonyms": synonyms, "include_documentation": False}, see=False)
+    res = r.results[0]
+    run.see(label, {"error": [res.error_code, res.error_message],
+                    "configs": {c.name: [c.value, c.read_only, c.config_source, c.is_sensitive, c.config_type,
+                                         [[s.name, s.value, s.source] for s in c.synonyms]]
+                                for c in res.configs if c.name.startswith("share.")}})
+    return res
+
+
+SHARE_GROUP_CONFIGS = {
+    "share.delivery.count.limit": [2, 7, 10], "share.partition.max.record.locks": [100, 2500, 4000],
+    "share.renew.acknowledge.enable": ["false", "true", "TRUE"], "share.record.lock.duration.ms": [15000, 45000],
+    "share.session.timeout.ms": [45000, 60000], "share.heartbeat.interval.ms": [5000, 6000],
+    "share.auto.offset.reset": ["earliest", "by_duration:PT1H"], "share.isolation.level": ["read_committed"],
+    "share.assignment.interval.ms": [0, 500],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARE_GROUP_CONFIGS))
+def test_group_config_accepted(differ, request, name):
+    """Each share group config takes good values; DescribeConfigs shows the group's value and its synonyms."""
+    def scenario(run):
+        group = run.name("g")
+        for value in SHARE_GROUP_CONFIGS[name]:
+            set_group_configs(run, group, {name: value}, label=f"set {value}")
+            describe_group_configs(run, group, [name], label=f"describe after {value}")
+        set_group_configs(run, group, {name: None}, op=1, label="delete")
+        describe_group_configs(run, group, [name], label="describe after delete")
+
+    differ.check(request.node.name, scenario)
+
+
+BAD_GROUP_CONFIGS = [
+    ("share.delivery.count.limit", 1), ("share.delivery.count.limit", 11), ("share.delivery.count.limit", "x"),
+    ("share.partition.max.record.locks", 99), ("share.partition.max.record.locks", 4001),
+    ("share.renew.acknowledge.enable", "maybe"), ("share.renew.acknowledge.enable", ""),
+    ("share.record.lock.duration.ms", 999), ("share.record.lock.duration.ms", 14999),
+    ("share.record.lock.duration.ms", 60001), ("share.session.timeout.ms", 44999),
+    ("share.session.timeout.ms", 60001), ("share.heartbeat.interval.ms", 4999), ("share.heartbeat.interval.ms", 15001),
+    ("share.auto.offset.reset", "none"), ("share.auto.offset.reset", "by_duration:-PT1H"),
+    ("share.auto.offset.reset", "by_duration:xyz"), ("share.isolation.level", "READ_COMMITTED"),
+    ("share.assignment.interval.ms", 15001), ("share.assignment.interval.ms", -1),
+    ("share.delivery.count.limit", None), ("share.unknown.config", 1),
+]
+
+
+@pytest.mark.parametrize("name,value", BAD_GROUP_CONFIGS, ids=[f"{n}={v}" for n, v in BAD_GROUP_CONFIGS])
+def test_group_config_refused(differ, request, name, value):
+    def scenario(run):
+        group = run.name("g")
+        set_group_configs(run, group, {name: value})
+        describe_group_configs(run, group, [name] if name.startswith("share.") else None)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_group_config_session_must_exceed_heartbeat(differ, request):
+    def scenario(run):
+        group = run.name("g")
+        set_group_configs(run, group, {"share.heartbeat.interval.ms": 15000}, label="heartbeat 15000")
+        set_group_configs(run, group, {"share.session.timeout.ms": 45000, "share.heartbeat.interval.ms": 15000},
+                          label="both")
+        set_group_configs(run, group, {"share.delivery.count.limit": 3, "share.partition.max.record.locks": 5},
+                          label="one good one bad")
+        describe_group_configs(run, group)
+        run.call("AlterConfigs", 2, {"resources": [{"resource_type": GROUP_RESOURCE, "resource_name": group,
+                                                    "configs": [{"name": "share.delivery.count.limit",
+                                                                 "value": "4"}]}],
+                                     "validate_only": False}, label="AlterConfigs")
+        describe_group_configs(run, group, label="after AlterConfigs")
+        set_group_configs(run, group, {"share.delivery.count.limit": 6}, label="validate only")
+        run.call("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": GROUP_RESOURCE, "resource_name": group,
+            "configs": [{"name": "share.delivery.count.limit", "config_operation": 0, "value": "8"}]}],
+            "validate_only": True}, label="validate_only")
+        describe_group_configs(run, group, ["share.delivery.count.limit"], label="after validate_only")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_group_config_describe_all(differ, request):
+    def scenario(run):
+        group = run.name("g")
+        describe_group_configs(run, group, label="unset")
+        set_group_configs(run, group, {"share.delivery.count.limit": 3, "share.renew.acknowledge.enable": "false",
+                                       "share.partition.max.record.locks": 200})
+        describe_group_configs(run, group, label="set")
+        describe_group_configs(run, group, label="set, no synonyms", synonyms=False)
+
+    differ.check(request.node.name, scenario)
