@@ -89,6 +89,31 @@ def partition_for_key(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+def java_hashmap_order(keys, hash_of) -> list:
+    """The order a java.util.HashMap, filled with ``keys`` in this order (default capacity, load factor 0.75),
+    iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then in insertion order (a resize keeps it)."""
+    distinct = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(distinct) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key) -> int:
+        h = hash_of(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(distinct))]
+
+
+def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
+    """Group ids batched by ``__consumer_offsets`` partition in the order Kafka's GroupCoordinatorService walks its
+    ``HashMap<TopicPartition, List<String>>`` (describe and delete calls answer in that order)."""
+    by_partition: dict[int, list[str]] = {}
+    for group_id in group_ids:
+        by_partition.setdefault(partition_for_key(group_id, partitions), []).append(group_id)
+    topic_hash = java_string_hash(GROUP_METADATA_TOPIC)
+    order = java_hashmap_order(list(by_partition), lambda p: (31 * (31 + p) + topic_hash) & 0xFFFFFFFF)
+    return [by_partition[p] for p in order]
+
+
 def validate_topic_name(name: str | None) -> None:
     if not name:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")

@@ -262,6 +262,11 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("group.share.assignment.interval.ms", "INT", 1000, validator=_at_least(0)),
     ConfigDef("group.share.min.assignment.interval.ms", "INT", 0, validator=_at_least(0)),
     ConfigDef("group.share.max.assignment.interval.ms", "INT", 15000, validator=_at_least(0)),
+    # The share coordinator's state topic, __share_group_state (Kafka 4.3's ShareCoordinatorConfig).
+    ConfigDef("share.coordinator.state.topic.num.partitions", "INT", 50, validator=_at_least(1)),
+    ConfigDef("share.coordinator.state.topic.replication.factor", "SHORT", 3, validator=_at_least(1)),
+    ConfigDef("share.coordinator.state.topic.min.isr", "SHORT", 2, validator=_at_least(1)),
+    ConfigDef("share.coordinator.state.topic.segment.bytes", "INT", 104857600, validator=_at_least(1)),
     # kafkamock's own: after this many SHARE_DELTA batches a share-partition writes a fresh SHARE_CHECKPOINT, so a
     # restart replays a short chain (the KIP-932 seed page leaves the length to the implementation).
     ConfigDef("kafkamock.share.delta.chain.max", "INT", 64, validator=_at_least(1)),

@@ -1,6 +1,8 @@
-"""ShareFetch and ShareAcknowledge in the core, on a ManualClock, with raw requests through the codec: acquisition,
-long-poll, acknowledgements piggy-backed and alone, lock expiry, KIP-1222 RENEW and its request rules, share-session
-errors, the delivery limit, members leaving, and the durable state (control batches, restart from a data dir).
+"""ShareFetch and ShareAcknowledge in the core, on a ManualClock, with raw requests through the codec, as Kafka 4.3.1
+answers them (checked by tests/differential/test_share_groups.py): acquisition in in-flight batches, long-poll,
+acknowledgements piggy-backed and alone with Kafka's codes and words, lock expiry, KIP-1222 RENEW and its request
+rules, share-session errors and what closing a session or its connection releases, the delivery limit, the KIP-1240
+group configs taking effect, and the durable state (``__share_group_state``, restart from a data dir).
 No sockets, no sleeping."""
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from support.broker_calls import call
 
 from kafkamock.broker import Broker, Waiter
 from kafkamock.broker.errors import ErrorCode as E
-from kafkamock.records import decode_batches, decode_control, encode_batch
+from kafkamock.records import decode_batches, encode_batch
 from kafkamock.storage import DiskStorage
 
 LOCK = 30_000
@@ -51,7 +53,7 @@ def join(broker, member):
 
 
 def share_fetch(broker, member, epoch, acks=None, *, version=2, wait=0, min_bytes=1, max_records=500,
-                max_bytes=1 << 20, renew=False, mode=0, batch_size=500, partitions=(0,), forget=()):
+                max_bytes=1 << 20, renew=False, mode=0, batch_size=500, partitions=(0,), forget=(), conn_id=1):
     acks = acks or {}
     body = {"group_id": GROUP, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": wait,
             "min_bytes": min_bytes, "max_bytes": max_bytes, "max_records": max_records, "batch_size": batch_size,
@@ -59,14 +61,14 @@ def share_fetch(broker, member, epoch, acks=None, *, version=2, wait=0, min_byte
             "topics": [{"topic_id": topic_id(broker), "partitions": [
                 {"partition_index": p, "acknowledgement_batches": acks.get(p, [])} for p in partitions]}],
             "forgotten_topics_data": [{"topic_id": topic_id(broker), "partitions": list(forget)}] if forget else []}
-    return call(broker, "ShareFetch", version, body)
+    return call(broker, "ShareFetch", version, body, conn_id=conn_id)
 
 
-def share_ack(broker, member, epoch, acks, *, version=2, renew=False):
+def share_ack(broker, member, epoch, acks, *, version=2, renew=False, conn_id=1):
     body = {"group_id": GROUP, "member_id": member, "share_session_epoch": epoch, "is_renew_ack": renew,
             "topics": [{"topic_id": topic_id(broker), "partitions": [
                 {"partition_index": p, "acknowledgement_batches": batches} for p, batches in acks.items()]}]}
-    return call(broker, "ShareAcknowledge", version, body)
+    return call(broker, "ShareAcknowledge", version, body, conn_id=conn_id)
 
 
 def batch(first, last, *types):
@@ -96,138 +98,187 @@ def answered(waiter: Waiter):
     return decode_response("ShareFetch", 2, waiter.result.body)
 
 
-def earliest(broker):
-    broker.share.partitions.clear()
-    config = getattr(broker.groups, "configs", None)
-    if config is not None:
-        config.set(GROUP, {"share.auto.offset.reset": "earliest"})
+def opened(broker, member, conn_id=1):
+    """Join and open the member's share session: the first fetch loads the share-partition (SPSO "latest")."""
+    join(broker, member)
+    first = share_fetch(broker, member, 0, conn_id=conn_id)
+    assert first.error_code == E.NONE and first.responses == []      # still loading: not read by this request
+    return first
+
+
+def state_records(broker):
+    """(kind, topic id, partition, value) of every ``__share_group_state`` record."""
+    from kafkamock.broker.share.manager import read_state_record
+    out = []
+    for partition in broker.cluster.topics["__share_group_state"].partitions:
+        for stored in partition.log.batches():
+            for b in decode_batches(bytes(stored.data)):
+                out += [read_state_record(r.key, r.value) for r in b.records]
+    return out
 
 
 # -- acquiring and acknowledging ----------------------------------------------------------------------------------
 
 def test_members_acquire_disjoint_records_and_a_release_wakes_a_waiting_fetch(broker):
-    join(broker, "a")
+    opened(broker, "a")
     join(broker, "b")
-    first = share_fetch(broker, "a", 0)                       # opens the session; the SPSO is "latest": 0
-    assert first.error_code == E.NONE and first.acquisition_lock_timeout_ms == LOCK
-    assert acquired(first) == []
     produce(broker, [b"v%d" % n for n in range(10)])
     got = share_fetch(broker, "a", 1)
-    assert acquired(got) == [(1, 10, 1)] and values(got) == [b"v%d" % n for n in range(10)]
+    assert got.acquisition_lock_timeout_ms == LOCK
+    assert acquired(got) == [(0, 9, 1)] and values(got) == [b"v%d" % n for n in range(10)]
     waiting = share_fetch(broker, "b", 0, wait=5000)          # nothing left to acquire: b waits
     assert isinstance(waiting, Waiter) and not waiting.done
-    released = share_ack(broker, "a", 2, {0: [batch(1, 5, 2)]})   # a gives 1-5 back
+    released = share_ack(broker, "a", 2, {0: [batch(0, 4, 2)]})   # a gives 0-4 back
     assert released.error_code == E.NONE and part(released).error_code == E.NONE
     assert released.acquisition_lock_timeout_ms == LOCK
-    assert acquired(answered(waiting)) == [(1, 5, 2)]         # b is answered at once, delivery count 2
-    accepted = share_fetch(broker, "a", 3, {0: [batch(6, 10, 1)]})
+    assert acquired(answered(waiting)) == [(0, 4, 2)]         # b is answered at once, delivery count 2
+    accepted = share_fetch(broker, "a", 3, {0: [batch(5, 9, 1)]})
     assert part(accepted).acknowledge_error_code == E.NONE
     share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
-    assert share.start_offset == 1 and share.end_offset == 11   # offset 0: the first checkpoint, a gap
-    assert share_ack(broker, "b", 1, {0: [batch(1, 5, 1)]}).error_code == E.NONE
-    assert share.start_offset == 11                           # everything acknowledged: the SPSO moved on
+    assert (share.start_offset, share.end_offset) == (0, 9)   # Kafka's end offset: the last offset acquired
+    assert share_ack(broker, "b", 1, {0: [batch(0, 4, 1)]}).error_code == E.NONE
+    assert (share.start_offset, share.cached) == (10, {})      # everything acknowledged: the SPSO moved on
 
 
 def test_piggy_backed_acks_are_applied_before_the_fetch(broker):
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    opened(broker, "a")
     produce(broker, [b"x", b"y", b"z"])
-    assert acquired(share_fetch(broker, "a", 1)) == [(1, 3, 1)]
-    again = share_fetch(broker, "a", 2, {0: [batch(1, 3, 2, 1, 2)]})   # per-offset types: release, accept, release
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 2, 1)]
+    again = share_fetch(broker, "a", 2, {0: [batch(0, 2, 2, 1, 2)]})   # per-offset types: release, accept, release
     assert part(again).acknowledge_error_code == E.NONE
-    assert acquired(again) == [(1, 1, 2), (3, 3, 2)]
+    assert acquired(again) == [(0, 0, 2), (2, 2, 2)]
+    assert values(again) == [b"x", b"y", b"z"]                  # the whole stored batch goes out
 
 
 def test_lock_expiry_makes_records_available_again_with_the_next_delivery_count(broker, clock):
-    join(broker, "a")
+    opened(broker, "a")
     join(broker, "b")
-    share_fetch(broker, "a", 0)
+    share_fetch(broker, "b", 0)
     produce(broker, [b"a", b"b"])
-    assert acquired(share_fetch(broker, "a", 1)) == [(1, 2, 1)]
-    waiting = share_fetch(broker, "b", 0, wait=60_000)
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 1, 1)]
+    waiting = share_fetch(broker, "b", 1, wait=60_000)
     clock.advance(LOCK - 1)
     broker.tick()
     assert not waiting.done
     clock.advance(1)
     broker.tick()                                             # the lock ran out: b gets the records
-    assert acquired(answered(waiting)) == [(1, 2, 2)]
-    late = share_ack(broker, "a", 2, {0: [batch(1, 2, 1)]})
-    assert part(late).error_code == E.INVALID_RECORD_STATE    # a no longer holds them
+    assert acquired(answered(waiting)) == [(0, 1, 2)]
+    late = share_ack(broker, "a", 2, {0: [batch(0, 1, 1)]})
+    assert (part(late).error_code, part(late).error_message) == (
+        E.INVALID_RECORD_STATE, "Member is not the owner of batch record")
 
 
 def test_the_delivery_limit_archives_a_record(broker, clock):
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    opened(broker, "a")
     produce(broker, [b"poison"])
     epoch = 1
     for delivery in (1, 2, 3):
         got = share_fetch(broker, "a", epoch)
-        assert acquired(got) == [(1, 1, delivery)]
-        assert share_ack(broker, "a", epoch + 1, {0: [batch(1, 1, 2)]}).error_code == E.NONE
+        assert acquired(got) == [(0, 0, delivery)]
+        assert share_ack(broker, "a", epoch + 1, {0: [batch(0, 0, 2)]}).error_code == E.NONE
         epoch += 2
     assert acquired(share_fetch(broker, "a", epoch)) == []    # archived after 3 deliveries
-    assert broker.share.partitions[(GROUP, topic_id(broker), 0)].start_offset == 2
+    assert broker.share.partitions[(GROUP, topic_id(broker), 0)].start_offset == 1
 
 
 def test_record_limit_mode_max_records_and_batch_size(broker):
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    opened(broker, "a")
     produce(broker, [b"%d" % n for n in range(6)])
-    assert acquired(share_fetch(broker, "a", 1, max_records=2, mode=1)) == [(1, 2, 1)]
-    assert acquired(share_fetch(broker, "a", 2, max_records=1, mode=0)) == [(3, 6, 1)]   # the batch is completed
-    share_ack(broker, "a", 3, {0: [batch(1, 6, 2)]})
-    assert acquired(share_fetch(broker, "a", 4, batch_size=4)) == [(1, 4, 2), (5, 6, 2)]
+    assert acquired(share_fetch(broker, "a", 1, max_records=2, mode=1)) == [(0, 1, 1)]
+    assert acquired(share_fetch(broker, "a", 2, max_records=1, mode=0)) == [(2, 5, 1)]   # the batch is completed
+    share_ack(broker, "a", 3, {0: [batch(0, 5, 3)]})
+    for first in (6, 8, 10):                                   # three batches of two records
+        produce(broker, [b"%d" % first, b"%d" % (first + 1)])
+    assert acquired(share_fetch(broker, "a", 4, batch_size=4)) == [(6, 9, 1), (10, 11, 1)]   # log batch boundaries
 
 
-def test_a_member_that_leaves_releases_what_it_holds(broker):
-    join(broker, "a")
+def test_leaving_the_group_keeps_the_session_and_a_closed_connection_releases(broker):
+    opened(broker, "a", conn_id=1)
     join(broker, "b")
-    share_fetch(broker, "a", 0)
+    share_fetch(broker, "b", 0, conn_id=2)
     produce(broker, [b"1", b"2"])
-    assert acquired(share_fetch(broker, "a", 1)) == [(1, 2, 1)]
+    assert acquired(share_fetch(broker, "a", 1, conn_id=1)) == [(0, 1, 1)]
     call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": "a", "member_epoch": -1,
                                             "rack_id": None, "subscribed_topic_names": None})
-    assert acquired(share_fetch(broker, "b", 0)) == [(1, 2, 2)]
-    assert share_fetch(broker, "a", 2).error_code == E.SHARE_SESSION_NOT_FOUND   # its session closed with it
+    assert acquired(share_fetch(broker, "b", 1, conn_id=2)) == []   # a's records stay a's: it left the group only
+    assert part(share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})).error_code == E.NONE   # its session works
+    broker.share.connection_closed(1)                           # a's connection closes: its session goes
+    assert share_fetch(broker, "a", 3, conn_id=1).error_code == E.SHARE_SESSION_NOT_FOUND
+    assert acquired(share_fetch(broker, "b", 2, conn_id=2)) == [(1, 1, 2)]   # and what a held is released
+    broker.share.connection_closed(2)                           # the group's last session: unloaded
+    assert not any(k[0] == GROUP for k in broker.share.loaded)
+
+
+def test_closing_the_share_session_releases_what_the_member_holds(broker):
+    opened(broker, "a")
+    join(broker, "b")
+    share_fetch(broker, "b", 0, conn_id=2)
+    produce(broker, [b"1", b"2"])
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 1, 1)]
+    assert share_ack(broker, "a", -1, {0: [batch(0, 0, 1)]}).error_code == E.NONE   # 0 accepted, 1 still held
+    assert acquired(share_fetch(broker, "b", 1, conn_id=2)) == [(1, 1, 2)]          # released by the close
+    assert share_fetch(broker, "a", 2).error_code == E.SHARE_SESSION_NOT_FOUND
 
 
 # -- KIP-1222 RENEW -----------------------------------------------------------------------------------------------
 
 def test_renew_restarts_the_lock_and_keeps_the_record_acquired(broker, clock):
-    join(broker, "a")
+    opened(broker, "a")
     join(broker, "b")
-    share_fetch(broker, "a", 0)
+    share_fetch(broker, "b", 0)
     produce(broker, [b"slow"])
-    assert acquired(share_fetch(broker, "a", 1)) == [(1, 1, 1)]
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 0, 1)]
     clock.advance(LOCK - 1000)
     broker.tick()
-    renewed = share_ack(broker, "a", 2, {0: [batch(1, 1, 4)]}, renew=True)
+    renewed = share_ack(broker, "a", 2, {0: [batch(0, 0, 4)]}, renew=True)
     assert renewed.error_code == E.NONE and part(renewed).error_code == E.NONE
     assert renewed.acquisition_lock_timeout_ms == LOCK
     clock.advance(LOCK - 1)                                   # past the first deadline, before the renewed one
     broker.tick()
-    assert acquired(share_fetch(broker, "b", 0)) == []        # still a's
-    by_fetch = share_fetch(broker, "a", 3, {0: [batch(1, 1, 4)]}, renew=True, wait=0, min_bytes=0, max_records=0,
+    assert acquired(share_fetch(broker, "b", 1)) == []        # still a's
+    by_fetch = share_fetch(broker, "a", 3, {0: [batch(0, 0, 4)]}, renew=True, wait=0, min_bytes=0, max_records=0,
                            max_bytes=0)
     assert by_fetch.error_code == E.NONE and part(by_fetch).acknowledge_error_code == E.NONE
     assert acquired(by_fetch) == []                           # a renew request acquires nothing
     clock.advance(LOCK)
     broker.tick()                                             # no more renewals: the lock runs out
-    assert acquired(share_fetch(broker, "b", 1)) == [(1, 1, 2)]
+    assert acquired(share_fetch(broker, "b", 2)) == [(0, 0, 2)]
 
 
 def test_renew_rules_give_invalid_request(broker):
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    opened(broker, "a")
     produce(broker, [b"r"])
     share_fetch(broker, "a", 1)
-    bad = share_fetch(broker, "a", 2, {0: [batch(1, 1, 4)]}, renew=True)   # limits not zero
-    assert bad.error_code == E.INVALID_REQUEST
-    at_v1 = share_ack(broker, "a", 2, {0: [batch(1, 1, 4)]}, version=1)
+    bad = share_fetch(broker, "a", 2, {0: [batch(0, 0, 4)]}, renew=True)   # limits not zero: the code alone
+    assert (bad.error_code, bad.error_message, bad.acquisition_lock_timeout_ms) == (E.INVALID_REQUEST, None, 0)
+    no_flag = share_ack(broker, "a", 2, {0: [batch(0, 0, 4)]})
+    assert (part(no_flag).error_code, part(no_flag).error_message) == (E.INVALID_REQUEST, None)
+    at_v1 = share_ack(broker, "a", 3, {0: [batch(0, 0, 4)]}, version=1)
     assert part(at_v1).error_code == E.INVALID_REQUEST       # RENEW is unknown at v1
-    unknown = share_ack(broker, "a", 3, {0: [batch(1, 1, 5)]})
+    unknown = share_ack(broker, "a", 4, {0: [batch(0, 0, 5)]})
     assert part(unknown).error_code == E.INVALID_REQUEST
-    assert share_ack(broker, "a", 4, {0: [batch(1, 1, 1)]}).responses[0].partitions[0].error_code == E.NONE
+    assert share_ack(broker, "a", 5, {0: [batch(0, 0, 1)]}).responses[0].partitions[0].error_code == E.NONE
+
+
+# -- KIP-1240 group configs taking effect ----------------------------------------------------------------------------
+
+def test_group_configs_set_the_delivery_limit_the_record_locks_and_renewing(broker):
+    broker.groups.configs.set(GROUP, {"share.delivery.count.limit": 2, "share.partition.max.record.locks": 100,
+                                      "share.renew.acknowledge.enable": "false"})
+    opened(broker, "a")
+    produce(broker, [b"%d" % n for n in range(150)])
+    assert acquired(share_fetch(broker, "a", 1, max_records=500)) == [(0, 149, 1)]   # one batch: whole
+    refused = share_ack(broker, "a", 2, {0: [batch(0, 149, 4)]}, renew=True)
+    assert (part(refused).error_code, part(refused).error_message) == (
+        E.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.")
+    share_ack(broker, "a", 3, {0: [batch(0, 149, 2)]})
+    assert acquired(share_fetch(broker, "a", 4)) == [(0, 149, 2)]
+    share_ack(broker, "a", 5, {0: [batch(0, 149, 2)]})         # the second delivery was the last (limit 2)
+    assert acquired(share_fetch(broker, "a", 6)) == []
+    produce(broker, [b"%d" % n for n in range(150, 300)])
+    assert acquired(share_fetch(broker, "a", 7)) == [(150, 299, 1)]
+    produce(broker, [b"more"])
+    assert acquired(share_fetch(broker, "a", 8)) == []          # 150 in flight: past the 100 record locks
 
 
 # -- bad input ------------------------------------------------------------------------------------------------------
@@ -235,25 +286,43 @@ def test_renew_rules_give_invalid_request(broker):
 def test_share_session_and_acknowledgement_errors(broker):
     join(broker, "a")
     assert share_fetch(broker, "a", 3).error_code == E.SHARE_SESSION_NOT_FOUND
-    assert share_fetch(broker, "a", 0, {0: [batch(1, 1, 1)]}).error_code == E.INVALID_REQUEST
+    assert share_fetch(broker, "a", 0, {0: [batch(0, 0, 1)]}).error_code == E.INVALID_REQUEST
     assert share_fetch(broker, "a", 0).error_code == E.NONE
     assert share_fetch(broker, "a", 5).error_code == E.INVALID_SHARE_SESSION_EPOCH
-    assert share_ack(broker, "a", 0, {0: [batch(1, 1, 1)]}).error_code == E.INVALID_SHARE_SESSION_EPOCH
+    assert share_ack(broker, "a", 0, {0: [batch(0, 0, 1)]}).error_code == E.INVALID_SHARE_SESSION_EPOCH
     produce(broker, [b"1", b"2", b"3"])
     share_fetch(broker, "a", 1)
-    not_held = share_ack(broker, "a", 2, {0: [batch(1, 6, 1)]})
-    assert part(not_held).error_code == E.INVALID_RECORD_STATE
-    reversed_batch = share_ack(broker, "a", 3, {0: [batch(3, 2, 1)]})
-    assert part(reversed_batch).error_code == E.INVALID_REQUEST
-    overlapping = share_ack(broker, "a", 4, {0: [batch(1, 2, 1), batch(2, 3, 1)]})
-    assert part(overlapping).error_code == E.INVALID_REQUEST
-    wrong_count = share_ack(broker, "a", 5, {0: [batch(1, 3, 1, 1)]})
-    assert part(wrong_count).error_code == E.INVALID_REQUEST
-    unknown_partition = share_ack(broker, "a", 6, {7: [batch(1, 1, 1)]})
-    assert part(unknown_partition, 7).error_code == E.UNKNOWN_TOPIC_ID
-    assert part(share_ack(broker, "a", 7, {0: [batch(1, 3, 1)]})).error_code == E.NONE   # nothing was half-applied
+
+    def refused(epoch, *batches, index=0):
+        p = part(share_ack(broker, "a", epoch, {index: list(batches)}), index)
+        return p.error_code, p.error_message
+    assert refused(2, batch(5, 5, 1)) == (E.INVALID_REQUEST, "Batch record not found. The first offset in request "
+                                                             "is past acquired records.")
+    assert refused(3, batch(0, 6, 1)) == (E.INVALID_REQUEST, "Batch record not found. The last offset in request is "
+                                                             "past acquired records.")
+    assert refused(4, batch(2, 1, 1)) == (E.INVALID_REQUEST, None)
+    assert refused(5, batch(0, 1, 1), batch(1, 2, 1)) == (     # touching batches pass the request check
+        E.INVALID_RECORD_STATE, "The offset cannot be acknowledged. The offset is not acquired.")
+    assert refused(6, batch(0, 2, 1, 1)) == (E.INVALID_REQUEST, None)
+    assert refused(7, batch(0, 0, 1), index=7) == (E.UNKNOWN_TOPIC_OR_PARTITION, None)
+    assert refused(8, batch(0, 2, 1)) == (E.NONE, None)         # nothing was half-applied
     assert share_ack(broker, "a", -1, {}).error_code == E.NONE                          # -1 closes
-    assert share_fetch(broker, "a", 8).error_code == E.SHARE_SESSION_NOT_FOUND
+    assert share_fetch(broker, "a", 9).error_code == E.SHARE_SESSION_NOT_FOUND
+
+
+def test_a_session_naming_what_does_not_exist_fails_the_whole_fetch(broker):
+    import uuid as _uuid
+    opened(broker, "a")
+    body = {"group_id": GROUP, "member_id": "a", "share_session_epoch": 1, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,
+            "topics": [{"topic_id": _uuid.UUID(int=7), "partitions": [{"partition_index": 0,
+                                                                       "acknowledgement_batches": []}]}],
+            "forgotten_topics_data": []}
+    assert call(broker, "ShareFetch", 2, body).error_code == E.UNKNOWN_SERVER_ERROR
+    assert share_fetch(broker, "a", 2).error_code == E.UNKNOWN_SERVER_ERROR          # the session still names it
+    body.update(share_session_epoch=3, topics=[], forgotten_topics_data=[{"topic_id": _uuid.UUID(int=7),
+                                                                          "partitions": [0]}])
+    assert call(broker, "ShareFetch", 2, body).error_code == E.NONE
 
 
 def test_share_session_limit(clock):
@@ -266,57 +335,41 @@ def test_share_session_limit(clock):
 
 # -- durable state --------------------------------------------------------------------------------------------------
 
-def control_kinds(broker):
-    plog = broker.cluster.topics["t"].partitions[0].log
-    kinds = []
-    for stored in plog.batches(0):
-        for b in decode_batches(bytes(stored.data)):
-            if b.is_control:
-                kinds.extend(decode_control(r.key, r.value)[0] for r in b.records)
-    return kinds
-
-
-def test_state_is_written_as_control_batches_that_consumers_skip(broker):
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+def test_state_goes_to_the_share_group_state_topic_not_the_partition(broker):
+    opened(broker, "a")
     produce(broker, [b"1", b"2", b"3"])
     share_fetch(broker, "a", 1)
-    share_ack(broker, "a", 2, {0: [batch(1, 1, 1), batch(2, 2, 2), batch(3, 3, 3)]})
-    assert control_kinds(broker) == ["SHARE_CHECKPOINT", "SHARE_DELTA"]
-    fetched = call(broker, "Fetch", 12, {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
-        "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
-        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
-                                                  "current_leader_epoch": -1, "log_start_offset": -1,
-                                                  "last_fetched_epoch": -1}]}]})
-    records = fetched.responses[0].partitions[0].records
-    data = b"".join(bytes(r) for r in records) if isinstance(records, list) else bytes(records)
-    assert [r.value for b in decode_batches(data) if not b.is_control for r in b.records] == [b"1", b"2", b"3"]
-    again = share_fetch(broker, "a", 3)                       # the released record again; the delta is a gap
-    assert acquired(again) == [(2, 2, 2)] and values(again) == [b"1", b"2", b"3"]
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1), batch(1, 1, 2), batch(2, 2, 3)]})
+    assert [(kind, index) for kind, _, index, _ in state_records(broker)] == [
+        ("SHARE_CHECKPOINT", 0), ("SHARE_DELTA", 0)]
+    assert len(broker.cluster.topics["__share_group_state"].partitions) == 50
+    plog = broker.cluster.topics["t"].partitions[0].log
+    assert plog.log_end_offset == 3                            # the partition holds its records only
+    assert not any(b.is_control for s in plog.batches() for b in decode_batches(bytes(s.data)))
+    again = share_fetch(broker, "a", 3)                       # the released record again
+    assert acquired(again) == [(1, 1, 2)] and values(again) == [b"1", b"2", b"3"]
 
 
 def test_a_restart_rebuilds_the_state_from_checkpoint_and_deltas(clock, tmp_path):
     broker = make_broker(clock, DiskStorage(tmp_path), **{"kafkamock.share.delta.chain.max": 2})
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    opened(broker, "a")
     produce(broker, [b"%d" % n for n in range(6)])
-    share_fetch(broker, "a", 1)                               # 1-6 acquired (delivery 1)
-    share_ack(broker, "a", 2, {0: [batch(1, 1, 1)]})          # delta 1: 1 acknowledged
-    share_ack(broker, "a", 3, {0: [batch(2, 2, 2)]})          # delta 2: 2 released (delivery 1)
-    share_ack(broker, "a", 4, {0: [batch(3, 3, 3)]})          # chain full: a checkpoint
-    assert control_kinds(broker) == ["SHARE_CHECKPOINT", "SHARE_DELTA", "SHARE_DELTA", "SHARE_CHECKPOINT"]
-    share_fetch(broker, "a", 5)                               # 2 acquired again (delivery 2), not written
-    assert list(tmp_path.glob("t-0/*.sharestate"))
+    share_fetch(broker, "a", 1)                               # 0-5 acquired (delivery 1)
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})          # delta 1: 0 acknowledged
+    share_ack(broker, "a", 3, {0: [batch(1, 1, 2)]})          # delta 2: 1 released (delivery 1)
+    share_ack(broker, "a", 4, {0: [batch(2, 2, 3)]})          # chain full: a checkpoint
+    assert [kind for kind, *_ in state_records(broker)] == ["SHARE_CHECKPOINT"]   # what came before it: pruned
+    assert broker.share.state_partition((GROUP, topic_id(broker), 0)).log.log_start_offset == 3
+    share_fetch(broker, "a", 5)                               # 1 acquired again (delivery 2), not written
     # No close: the process dies here (kill -9). A new broker on the same directory rebuilds the state.
     restarted = make_broker(clock, DiskStorage(tmp_path))
     share = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
-    assert share.start_offset == 2
-    assert [share.state_of(o) for o in range(2, 7)] == [
+    assert share.start_offset == 1
+    assert [share.state_of(o) for o in range(1, 6)] == [
         (0, 1), (4, 1), (0, 0), (0, 0), (0, 0)]               # Available; the acquired ones as delivery count - 1
-    join(restarted, "b")
-    got = share_fetch(restarted, "b", 0)
-    assert acquired(got) == [(2, 2, 2), (4, 6, 1)]            # 3 was rejected: archived, never again
+    opened(restarted, "b")
+    got = share_fetch(restarted, "b", 1)
+    assert acquired(got) == [(1, 1, 2), (3, 5, 1)]            # 2 was rejected: archived, never again
 
 
 # -- the share-group offsets admin APIs (keys 90-92) ------------------------------------------------------------------
@@ -331,49 +384,51 @@ def describe_offsets(broker, topics=None, version=1):
 
 def test_describe_alter_and_delete_share_group_offsets(clock, tmp_path):
     broker = make_broker(clock, DiskStorage(tmp_path))
-    assert describe_offsets(broker)[0] == E.GROUP_ID_NOT_FOUND
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    assert describe_offsets(broker) == (E.NONE, {})                                 # no group: nothing
+    opened(broker, "a")
+    assert describe_offsets(broker) == (E.NONE, {("t", 0): (-1, -1, E.NONE)})      # nothing written yet
     produce(broker, [b"1", b"2", b"3"])
     share_fetch(broker, "a", 1)
-    share_ack(broker, "a", 2, {0: [batch(1, 1, 1)]})
-    assert describe_offsets(broker) == (E.NONE, {("t", 0): (2, 2, E.NONE)})     # 2-3 not yet delivered completely
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})
+    assert describe_offsets(broker) == (E.NONE, {("t", 0): (0, 2, E.NONE)})   # as written: from before the move
     assert describe_offsets(broker, {"t": [0], "nope": [0]}, version=0)[1] == {
-        ("t", 0): (2, -1, E.NONE), ("nope", 0): (-1, -1, E.UNKNOWN_TOPIC_OR_PARTITION)}
+        ("t", 0): (0, -1, E.NONE), ("nope", 0): (-1, -1, E.NONE)}
     alter = {"group_id": GROUP, "topics": [{"topic_name": "t", "partitions": [{"partition_index": 0,
-                                                                               "start_offset": 3}]}]}
-    assert call(broker, "AlterShareGroupOffsets", 0, alter).error_code == E.NON_EMPTY_GROUP
+                                                                               "start_offset": 2}]}]}
+    refused = call(broker, "AlterShareGroupOffsets", 0, alter)
+    assert (refused.error_code, refused.error_message) == (E.NON_EMPTY_GROUP, "The group is not empty.")
     delete = {"group_id": GROUP, "topics": [{"topic_name": "t"}]}
     assert call(broker, "DeleteShareGroupOffsets", 0, delete).error_code == E.NON_EMPTY_GROUP
     call(broker, "ShareGroupHeartbeat", 1, {"group_id": GROUP, "member_id": "a", "member_epoch": -1,
                                             "rack_id": None, "subscribed_topic_names": None})
     altered = call(broker, "AlterShareGroupOffsets", 0, alter)
     assert altered.error_code == E.NONE and altered.responses[0].partitions[0].error_code == E.NONE
-    assert describe_offsets(broker)[1][("t", 0)][0] == 3
-    deleted = call(broker, "DeleteShareGroupOffsets", 0, {"group_id": GROUP, "topics": [{"topic_name": "t"},
-                                                                                        {"topic_name": "nope"}]})
-    assert [r.error_code for r in deleted.responses] == [E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION]
+    assert describe_offsets(broker)[1][("t", 0)] == (2, 1, E.NONE)
+    deleted = call(broker, "DeleteShareGroupOffsets", 0, {"group_id": GROUP, "topics": [{"topic_name": "nope"},
+                                                                                        {"topic_name": "t"}]})
+    assert [(r.topic_name, r.error_code) for r in deleted.responses] == [
+        ("t", E.NONE), ("nope", E.UNKNOWN_TOPIC_OR_PARTITION)]                      # the deleted ones first
     assert describe_offsets(broker) == (E.NONE, {})
     restarted = make_broker(clock, DiskStorage(tmp_path))      # the tombstone keeps the deleted state away
     assert not restarted.share.partitions
 
 
-def test_delete_records_moves_the_spso_and_keeps_a_checkpoint_for_recovery(clock, tmp_path):
+def test_delete_records_moves_the_spso(clock, tmp_path):
     broker = make_broker(clock, DiskStorage(tmp_path))
-    join(broker, "a")
-    share_fetch(broker, "a", 0)                               # the first checkpoint, at offset 0
-    produce(broker, [b"%d" % n for n in range(4)])           # 1-4
-    assert acquired(share_fetch(broker, "a", 1)) == [(1, 4, 1)]
-    share_ack(broker, "a", 2, {0: [batch(1, 2, 2)]})          # 1-2 released
+    opened(broker, "a")
+    produce(broker, [b"%d" % n for n in range(4)])           # 0-3
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 3, 1)]
+    share_ack(broker, "a", 2, {0: [batch(0, 1, 2)]})          # 0-1 released
     deleted = call(broker, "DeleteRecords", 2, {"topics": [{"name": "t", "partitions": [
-        {"partition_index": 0, "offset": 3}]}], "timeout_ms": 1000})
-    assert deleted.topics[0].partitions[0].low_watermark == 3
+        {"partition_index": 0, "offset": 2}]}], "timeout_ms": 1000})
+    assert deleted.topics[0].partitions[0].low_watermark == 2
     share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
-    assert share.start_offset == 3                            # the released 1-2 are gone with the log
-    assert broker.share.checkpoint_offsets[(GROUP, topic_id(broker), 0)] >= 3   # a new checkpoint after the start
+    assert share.start_offset == 2                            # the released 0-1 are gone with the log
     restarted = make_broker(clock, DiskStorage(tmp_path))
     again = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
-    assert again.start_offset == 3 and [again.state_of(o) for o in (3, 4)] == [(0, 0), (0, 0)]
+    assert again.start_offset == 2 and [again.state_of(o) for o in (2, 3)] == [None, None]   # never delivered
+    opened(restarted, "b")
+    assert acquired(share_fetch(restarted, "b", 1)) == [(2, 3, 1)]
 
 
 # -- group configs: share.auto.offset.reset, share.isolation.level, share.record.lock.duration.ms ------------------
@@ -383,15 +438,16 @@ def test_share_auto_offset_reset_earliest_and_by_duration(clock):
     produce(broker, [b"old"])                                  # offset 0, at t0
     clock.advance(3_600_000)
     produce(broker, [b"new"])                                  # offset 1, an hour later
-    join(broker, "a")
     broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "by_duration:PT30M"})
-    assert acquired(share_fetch(broker, "a", 0)) == [(1, 1, 1)]     # only what came in the last 30 minutes
+    opened(broker, "a")
+    assert acquired(share_fetch(broker, "a", 1)) == [(1, 1, 1)]     # only what came in the last 30 minutes
     broker.share.group_deleted(GROUP)
     broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "earliest"})
-    assert acquired(share_fetch(broker, "a", 1)) == [(0, 1, 1)]
+    opened(broker, "b")
+    assert acquired(share_fetch(broker, "b", 1)) == [(0, 1, 1)]
 
 
-def test_read_committed_share_groups_stop_at_the_lso_and_skip_aborted_records(clock):
+def test_read_committed_share_groups_stop_at_the_lso_and_archive_aborted_records(clock):
     broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1,
                      "group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
                     clock=clock)
@@ -416,26 +472,15 @@ def test_read_committed_share_groups_stop_at_the_lso_and_skip_aborted_records(cl
     txn([b"aborted-1", b"aborted-2"], 0, False)                # 0-1, marker 2
     txn([b"kept"], 2, True)                                    # 3, marker 4
     txn([b"open"], 3, None)                                    # 5: still open, the LSO
-    join(broker, "a")
-    got = share_fetch(broker, "a", 0)
-    assert acquired(got) == [(3, 3, 1)]                        # not the aborted ones, not past the LSO
+    opened(broker, "a")
+    got = share_fetch(broker, "a", 1)
+    assert acquired(got) == [(2, 4, 1)]          # the markers too (the client acknowledges them as gaps)
     share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
-    assert share.start_offset == 3                             # 0-2 were gaps
-
-
-def test_closing_the_share_session_releases_what_the_member_holds(broker):
-    join(broker, "a")
-    join(broker, "b")
-    share_fetch(broker, "a", 0)
-    produce(broker, [b"1", b"2"])
-    assert acquired(share_fetch(broker, "a", 1)) == [(1, 2, 1)]
-    assert share_ack(broker, "a", -1, {0: [batch(1, 1, 1)]}).error_code == E.NONE   # 1 accepted, 2 still held
-    assert acquired(share_fetch(broker, "b", 0)) == [(2, 2, 2)]                     # released by the close
+    assert share.start_offset == 2 and share.state_of(1) is None     # the aborted 0-1: archived at once
 
 
 def test_delete_groups_removes_an_empty_share_group_and_its_state(broker):
-    join(broker, "a")
-    share_fetch(broker, "a", 0)
+    opened(broker, "a")
     assert broker.share.of_group(GROUP)
     deleted = call(broker, "DeleteGroups", 2, {"groups_names": [GROUP]})
     assert deleted.results[0].error_code == E.NON_EMPTY_GROUP
@@ -444,7 +489,8 @@ def test_delete_groups_removes_an_empty_share_group_and_its_state(broker):
     assert call(broker, "DeleteGroups", 2, {"groups_names": [GROUP]}).results[0].error_code == E.NONE
     assert not broker.share.of_group(GROUP)
     described = call(broker, "ShareGroupDescribe", 1, {"group_ids": [GROUP], "include_authorized_operations": False})
-    assert described.groups[0].error_code == E.GROUP_ID_NOT_FOUND
+    assert (described.groups[0].error_code, described.groups[0].error_message) == (
+        E.GROUP_ID_NOT_FOUND, f"Group {GROUP} not found.")
 
 
 def test_a_node_that_does_not_lead_the_partition_names_the_leader(clock):
@@ -463,5 +509,7 @@ def test_a_node_that_does_not_lead_the_partition_names_the_leader(clock):
     p = part(wrong)
     assert p.error_code == E.NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id == leader
     assert [n.node_id for n in wrong.node_endpoints] == [leader]
+    call(broker, "ShareFetch", 2, body, node_id=leader)        # loads the share-partition
+    body["share_session_epoch"] = 0
     right = call(broker, "ShareFetch", 2, body, node_id=leader)
     assert part(right).error_code == E.NONE

@@ -1,8 +1,9 @@
 """Share-group state across a crash, end to end: a ``kafkamock serve --data-dir`` process and the share consumer that
 was using it are both killed (SIGKILL) mid-stream; after the restart the group receives exactly the records that were
 not acknowledged, with the delivery counts the KIP-932 page's rule gives (a released record counts its delivery; an
-acquired one is persisted as Available with its count less one). The SHARE_CHECKPOINT / SHARE_DELTA control batches
-are in the segment files, and plain consumers (librdkafka, kcat) never show them and still reach the end.
+acquired one is persisted as Available with its count less one). The SHARE_CHECKPOINT / SHARE_DELTA records are in
+``__share_group_state``'s segment files, as Kafka keeps share state, and plain consumers (librdkafka, kcat) read the
+topic's records only.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from confluent_kafka import AcknowledgeType, Consumer, KafkaError, Producer, Sha
 from confluent_kafka.admin import AdminClient, NewTopic
 from support.serve_process import ServeProcess
 
-from kafkamock.records import decode_batches, decode_control
+from kafkamock.broker.share.manager import read_state_record
+from kafkamock.records import decode_batches
 
 pytestmark = pytest.mark.slow
 TOPIC, GROUP = "jobs", "workers"
@@ -52,13 +54,24 @@ def share_offsets(bootstrap: str) -> dict[int, int]:
         else {}
 
 
-def control_kinds(data_dir) -> list[str]:
+def state_kinds(data_dir) -> list[str]:
+    """The kinds of the share-state records in ``__share_group_state``'s segment files."""
     kinds = []
-    for segment in sorted((data_dir / f"{TOPIC}-0").glob("*.log")):
-        for batch in decode_batches(segment.read_bytes()):
-            if batch.is_control:
-                kinds.extend(decode_control(r.key, r.value)[0] for r in batch.records)
+    for directory in sorted(data_dir.glob("__share_group_state-*")):
+        for segment in sorted(directory.glob("*.log")):
+            for batch in decode_batches(segment.read_bytes()):
+                kinds.extend(read_state_record(r.key, r.value)[0] for r in batch.records)
     return kinds
+
+
+def earliest(bootstrap: str) -> None:
+    """share.auto.offset.reset=earliest for the group, so records produced before its first fetch count."""
+    with RawClient(bootstrap, timeout=10) as raw:
+        _, answer = raw.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": 32, "resource_name": GROUP, "configs": [{
+                "name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"}]}],
+            "validate_only": False})
+    assert answer.responses[0].error_code == 0, answer
 
 
 def test_a_crash_gives_back_exactly_the_unacknowledged_records(tmp_path):
@@ -66,9 +79,9 @@ def test_a_crash_gives_back_exactly_the_unacknowledged_records(tmp_path):
         bootstrap = broker.bootstrap
         admin = AdminClient({"bootstrap.servers": bootstrap})          # kept alive until the result is in
         admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(30)
+        earliest(bootstrap)
         first = subprocess.Popen([sys.executable, "-c", FIRST_LIFE, bootstrap], stdout=subprocess.PIPE, text=True)
         try:
-            wait_until(lambda: share_offsets(bootstrap).get(0) == 0, 30, "the share group to start partition 0")
             producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
             for n in range(10):
                 producer.produce(TOPIC, value=b"v%d" % n, partition=0)
@@ -96,8 +109,9 @@ def test_a_crash_gives_back_exactly_the_unacknowledged_records(tmp_path):
         finally:
             second.close()
 
-        kinds = control_kinds(tmp_path)
-        assert kinds[0] == "SHARE_CHECKPOINT" and "SHARE_DELTA" in kinds     # in the segment files
+        kinds = state_kinds(tmp_path)
+        assert "SHARE_CHECKPOINT" in kinds and "SHARE_DELTA" in kinds        # in the segment files
+        assert share_offsets(bootstrap) == {0: 6}             # as last written: v0-v5 done, v6 on
         assert read_plain(bootstrap) == [b"v%d" % n for n in range(10)]
         kcat = subprocess.run(["kcat", "-b", bootstrap, "-C", "-t", TOPIC, "-e", "-q", "-f", "%s\\n"],
                               capture_output=True, text=True, timeout=60)

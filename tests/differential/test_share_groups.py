@@ -9,6 +9,7 @@ error messages naming them compare as they are.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -126,16 +127,20 @@ def fetch_body(group, member_id, epoch, partitions, *, max_wait=0, min_bytes=1, 
 
 
 def fetch(run, group, member_id, epoch, partitions, *, version=2, see=True, label=None, conn=None, **kw):
-    return run.call(FETCH, version, fetch_body(group, member_id, epoch, partitions, **kw), see=see, label=label,
-                    conn=conn)
+    body = fetch_body(group, member_id, epoch, partitions, **kw)
+    if version < 2:
+        del body["share_acquire_mode"], body["is_renew_ack"]
+    return run.call(FETCH, version, body, see=see, label=label, conn=conn)
 
 
 def ack(run, group, member_id, epoch, partitions, *, renew=False, version=2, see=True, label=None, conn=None):
     topics: dict = {}
     for tid, index, batches in partitions:
         topics.setdefault(tid, []).append({"partition_index": index, "acknowledgement_batches": list(batches)})
-    body = {"group_id": group, "member_id": member_id, "share_session_epoch": epoch, "is_renew_ack": renew,
+    body = {"group_id": group, "member_id": member_id, "share_session_epoch": epoch,
             "topics": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()]}
+    if version >= 2:
+        body["is_renew_ack"] = renew
     return run.call(ACK, version, body, see=see, label=label, conn=conn)
 
 
@@ -243,11 +248,12 @@ def test_heartbeat_two_members_share_partitions(differ, request):
             return all(m.member_epoch == d.groups[0].assignment_epoch for m in d.groups[0].members) and d
         d = run.until("members reconciled", settled, timeout=20, interval=0.1)
         g = d.groups[0]
+        # Which member gets which partition follows Kafka's hash-map order over random topic ids: how many each
+        # member gets, and that every partition is covered, is what compares.
+        held = [sorted(p for t in m.assignment.topic_partitions for p in t.partitions) for m in g.members]
         run.see("group", {"epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch, "state": g.group_state,
-                          "assignor": g.assignor_name,
-                          "members": sorted([m.member_id == m1, m.member_epoch, sorted(
-                              p for t in m.assignment.topic_partitions for p in t.partitions)]
-                              for m in g.members)})
+                          "assignor": g.assignor_name, "epochs": sorted(m.member_epoch for m in g.members),
+                          "counts": sorted(len(h) for h in held), "covered": sorted({p for h in held for p in h})})
         run.see("e2", e2)
 
     differ.check(request.node.name, scenario)
@@ -302,7 +308,7 @@ def test_heartbeat_on_a_consumer_group(differ, request):
         run.call("ConsumerGroupHeartbeat", 0, {
             "group_id": group, "member_id": member(run, 5), "member_epoch": 0, "instance_id": None, "rack_id": None,
             "rebalance_timeout_ms": 30000, "subscribed_topic_names": [topic], "server_assignor": None,
-            "topic_partitions": []}, label="consumer join")
+            "topic_partitions": []}, see=False)
         heartbeat(run, group, member(run), 0, [topic], label="share join on a consumer group")
         run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False})
 
@@ -440,5 +446,490 @@ def test_group_config_describe_all(differ, request):
                                        "share.partition.max.record.locks": 200})
         describe_group_configs(run, group, label="set")
         describe_group_configs(run, group, label="set, no synonyms", synonyms=False)
+
+    differ.check(request.node.name, scenario)
+
+
+# -- ShareFetch and ShareAcknowledge ------------------------------------------------------------------------------
+
+def seen_fetch(run, label, answers):
+    """What a run of ShareFetch answers acquired, merged: [(first, last, delivery count)] and the values."""
+    runs, values = [], []
+    for r in answers:
+        for t in r.responses:
+            for p in t.partitions:
+                runs += [[p.partition_index, a.first_offset, a.last_offset, a.delivery_count]
+                         for a in p.acquired_records]
+                from kafkamock.records import decode_batches
+                values += [[p.partition_index, rec.offset, rec.value.decode() if rec.value else None]
+                           for b in (decode_batches(bytes(p.records)) if p.records else []) for rec in b.records]
+    run.see(label, {"acquired": sorted(runs), "records": sorted(values)})
+
+
+def test_fetch_open_session_and_empty_fetches(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 2)
+        earliest(run, group)
+        m = member(run)
+        join_assigned(run, group, m, [topic], 2, see=False)
+        tid = topic_id(run, topic)
+        # An opening fetch loads the share-partitions; one that does not wait may find them still loading on Kafka.
+        fetch(run, group, m, 0, [(tid, 0), (tid, 1)], max_wait=300, label="open")
+        fetch(run, group, m, 1, [], label="incremental, nothing new")
+        fetch(run, group, m, 2, [], max_wait=200, label="incremental, waits")
+        fetch(run, group, m, 3, [], label="incremental again")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_fetch_records_then_accept(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 5)
+        answers, epoch = fetch_until(run, group, m, 1, [], 5)
+        seen_fetch(run, "fetched", answers)
+        run.see("lock timeout", answers[-1].acquisition_lock_timeout_ms)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 4, ACCEPT)])], label="accept all")
+        fetch(run, group, m, epoch + 1, [], label="nothing left")
+        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+
+    differ.check(request.node.name, scenario)
+
+
+@pytest.mark.parametrize("mode", [BATCH_OPTIMIZED, RECORD_LIMIT])
+def test_fetch_max_records(differ, request, mode):
+    """MaxRecords 3 over batches of 4: batch-optimized completes the batch it started, record-limit stops at 3."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        for first in (0, 4, 8):
+            produce(run, topic, 4, first=first)
+        r = fetch(run, group, m, 1, [], max_wait=5000, max_records=3, mode=mode, see=False)
+        seen_fetch(run, "first fetch", [r])
+        r = fetch(run, group, m, 2, [], max_wait=5000, max_records=3, mode=mode, see=False)
+        seen_fetch(run, "second fetch", [r])
+
+    differ.check(request.node.name, scenario)
+
+
+def test_fetch_batch_size(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 5)
+        produce(run, topic, 5, first=5)
+        answers, _ = fetch_until(run, group, m, 1, [], 10, batch_size=3)
+        seen_fetch(run, "fetched", answers)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_release_redelivers_and_reject_archives(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 4)
+        answers, epoch = fetch_until(run, group, m, 1, [], 4)
+        seen_fetch(run, "first", answers)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 3, RELEASE, REJECT, RELEASE, ACCEPT)])], label="per offset")
+        answers, epoch = fetch_until(run, group, m, epoch + 1, [], 2)
+        seen_fetch(run, "redelivered", answers)
+        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_delivery_count_limit_archives(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        set_group_configs(run, group, {"share.delivery.count.limit": 2})
+        produce(run, topic, 2)
+        epoch = 1
+        for attempt in range(2):
+            answers, epoch = fetch_until(run, group, m, epoch, [], 2)
+            seen_fetch(run, f"delivery {attempt + 1}", answers)
+            ack(run, group, m, epoch, [(tid, 0, [batch(0, 1, RELEASE)])], label=f"release {attempt + 1}")
+            epoch += 1
+        fetch(run, group, m, epoch, [], max_wait=300, label="archived: nothing")
+        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_acknowledge_piggybacked_on_fetch(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 3)
+        answers, epoch = fetch_until(run, group, m, 1, [], 3)
+        fetch(run, group, m, epoch, [(tid, 0, [batch(0, 0, ACCEPT), batch(1, 2, RELEASE)])], max_wait=3000,
+              label="ack and fetch")
+        fetch(run, group, m, epoch + 1, [(tid, 0, [batch(7, 7, ACCEPT)])], label="ack of what is not acquired")
+
+    differ.check(request.node.name, scenario)
+
+
+ACK_ERRORS = {
+    "not-acquired": [batch(5, 5, ACCEPT)],
+    "first-after-last": [batch(1, 0, ACCEPT)],
+    "overlap": [batch(0, 1, ACCEPT), batch(1, 2, ACCEPT)],
+    "out-of-order": [batch(2, 2, ACCEPT), batch(0, 0, ACCEPT)],
+    "types-count": [batch(0, 2, ACCEPT, ACCEPT)],
+    "no-types": [batch(0, 0)],
+    "unknown-type": [batch(0, 0, 5)],
+    "gap-type": [batch(0, 0, 0)],
+    "renew-without-flag": [batch(0, 0, RENEW)],
+    "partly-acquired": [batch(0, 6, ACCEPT)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACK_ERRORS))
+def test_acknowledge_errors(differ, request, case):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 3)
+        answers, epoch = fetch_until(run, group, m, 1, [], 3)
+        ack(run, group, m, epoch, [(tid, 0, ACK_ERRORS[case])], label="ShareAcknowledge")
+        fetch(run, group, m, epoch + 1, [(tid, 0, ACK_ERRORS[case])], label="ShareFetch")
+        ack(run, group, m, epoch + 2, [(tid, 0, [batch(0, 2, ACCEPT)])], label="then accept all")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_acknowledge_unknown_partitions(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        other = run.name("o")
+        run.create_topic(other, 1)
+        ack(run, group, m, 1, [(uuid.UUID(int=7), 0, [batch(0, 0, ACCEPT)])], label="unknown topic id")
+        ack(run, group, m, 2, [(tid, 5, [batch(0, 0, ACCEPT)])], label="unknown partition")
+        ack(run, group, m, 3, [(topic_id(run, other), 0, [batch(0, 0, ACCEPT)])], label="never fetched")
+        ack(run, group, m, 4, [(tid, 0, [])], label="no batches")
+        fetch(run, group, m, 5, [(uuid.UUID(int=7), 0, [batch(0, 0, ACCEPT)])], label="fetch: unknown topic id")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_share_session_errors(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        m = member(run)
+        join_assigned(run, group, m, [topic], 1, see=False)
+        tid = topic_id(run, topic)
+        fetch(run, group, m, 3, [(tid, 0)], label="no session yet")
+        ack(run, group, m, 3, [(tid, 0, [batch(0, 0, ACCEPT)])], label="ack, no session yet")
+        fetch(run, group, m, -1, [(tid, 0)], label="close, no session yet")
+        fetch(run, group, m, 0, [(tid, 0, [batch(0, 0, ACCEPT)])], label="open with acks")
+        fetch(run, group, m, 0, [(tid, 0)], label="open")
+        fetch(run, group, m, 5, [], label="wrong epoch")
+        ack(run, group, m, 5, [], label="ack, wrong epoch")
+        ack(run, group, m, 0, [], label="ack, epoch 0")
+        fetch(run, group, m, 1, [], label="right epoch")
+        ack(run, group, m, 2, [], label="ack, right epoch")
+        fetch(run, group, m, 0, [(tid, 0)], label="reopen")
+        fetch(run, group, m, 1, [], label="after reopen")
+        fetch(run, group, m, -1, [], label="close")
+        fetch(run, group, m, 2, [], label="after close")
+        ack(run, group, m, -1, [], label="ack close after close")
+        fetch(run, group, "", 0, [(tid, 0)], label="empty member id")
+        fetch(run, group, m, 0, [(tid, 0)], label="open again")
+        ack(run, group, m, -1, [], label="ack close")
+        fetch(run, group, m, 1, [], label="after ack close")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_share_session_add_and_forget_partitions(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 3)
+        earliest(run, group)
+        m = member(run)
+        join_assigned(run, group, m, [topic], 3, see=False)
+        tid = topic_id(run, topic)
+        fetch(run, group, m, 0, [(tid, 0)], max_wait=300, label="open with 0")
+        produce(run, topic, 1, partition=0)
+        produce(run, topic, 1, partition=1)
+        produce(run, topic, 1, partition=2)
+        answers, epoch = fetch_until(run, group, m, 1, [(tid, 1)], 2, what="partitions 0 and 1")
+        seen_fetch(run, "0 and 1", answers)
+        r = fetch(run, group, m, epoch, [(tid, 2)], forgotten=[(tid, [0, 1])], max_wait=3000, see=False)
+        seen_fetch(run, "2 only", [r])
+        run.see("partitions answered", sorted(p.partition_index for t in r.responses for p in t.partitions))
+
+    differ.check(request.node.name, scenario)
+
+
+def test_renew_by_share_acknowledge(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 1, RENEW)])], renew=True, label="renew")
+        ack(run, group, m, epoch + 1, [(tid, 0, [batch(0, 1, RENEW)])], renew=False, label="renew without flag")
+        ack(run, group, m, epoch + 2, [(tid, 0, [batch(0, 0, RENEW)])], renew=True, version=1, label="renew at v1")
+        ack(run, group, m, epoch + 3, [(tid, 0, [batch(0, 0, ACCEPT), batch(1, 1, RENEW)])], renew=True,
+            label="accept and renew")
+        ack(run, group, m, epoch + 4, [(tid, 0, [batch(1, 1, ACCEPT)])], label="accept the renewed")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_renew_by_share_fetch(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        fetch(run, group, m, epoch, [(tid, 0, [batch(0, 1, RENEW)])], renew=True, max_wait=5000, label="limits set")
+        fetch(run, group, m, epoch, [(tid, 0, [batch(0, 1, RENEW)])], renew=True, max_wait=0, min_bytes=0,
+              max_bytes=0, max_records=0, label="renew")
+        fetch(run, group, m, epoch + 1, [(tid, 0, [batch(0, 1, RENEW)])], renew=False, label="renew without flag")
+        fetch(run, group, m, epoch + 2, [(tid, 0, [batch(0, 1, ACCEPT)])], renew=True, max_wait=0, min_bytes=0,
+              max_bytes=0, max_records=0, label="accept with the flag")
+        fetch(run, group, m, epoch + 3, [(tid, 0, [batch(0, 1, RENEW)])], renew=True, version=1, label="v1")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_renew_disabled_by_group_config(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        set_group_configs(run, group, {"share.renew.acknowledge.enable": "false"})
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 1, RENEW)])], renew=True, label="renew by ShareAcknowledge")
+        fetch(run, group, m, epoch + 1, [(tid, 0, [batch(0, 0, RENEW)])], renew=True, max_wait=0, min_bytes=0,
+              max_bytes=0, max_records=0, label="renew by ShareFetch")
+        ack(run, group, m, epoch + 2, [(tid, 0, [batch(0, 1, ACCEPT)])], label="accept still works")
+
+    differ.check(request.node.name, scenario)
+
+
+# -- acquisition locks (a pair with short locks) ------------------------------------------------------------------
+
+def test_lock_expiry_redelivers(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        seen_fetch(run, "first delivery", answers)
+        run.see("lock", answers[-1].acquisition_lock_timeout_ms)
+        answers, epoch = fetch_until(run, group, m, epoch, [], 2, what="the lock to run out")
+        seen_fetch(run, "after the lock ran out", answers)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 1, ACCEPT)])], label="accept the redelivery")
+
+    differ.check(request.node.name, scenario, config=SHORT_LOCKS)
+
+
+def test_renew_keeps_records_past_the_lock(differ, request):
+    """RENEW every half lock for longer than a lock lasts: the records stay with the member, who then accepts them."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        state = {"epoch": epoch, "start": time.monotonic(), "codes": set()}
+
+        def renewed_long_enough():
+            r = ack(run, group, m, state["epoch"], [(tid, 0, [batch(0, 1, RENEW)])], renew=True, see=False)
+            state["epoch"] += 1
+            state["codes"].add(r.responses[0].partitions[0].error_code)
+            return time.monotonic() - state["start"] > 3.5
+        run.until("renewing for longer than a lock", renewed_long_enough, timeout=20, interval=0.6)
+        run.see("renew outcomes", sorted(state["codes"]))
+        ack(run, group, m, state["epoch"], [(tid, 0, [batch(0, 1, ACCEPT)])], label="accept after renewing")
+
+    differ.check(request.node.name, scenario, config=SHORT_LOCKS)
+
+
+# -- closing: what happens to a member's acquired records ----------------------------------------------------------
+
+@pytest.mark.parametrize("api", [ACK, FETCH])
+def test_close_with_acknowledgements(differ, request, api):
+    """A last request (epoch -1) carrying acknowledgements: they are applied, then what the member still holds is
+    released for the next member, and the session is gone."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 3)
+        answers, epoch = fetch_until(run, group, m, 1, [], 3)
+        acks = [(tid, 0, [batch(0, 1, ACCEPT)])]
+        if api == ACK:
+            ack(run, group, m, -1, acks, label="close with acks")
+        else:
+            fetch(run, group, m, -1, acks, label="close with acks")
+        fetch(run, group, m, epoch, [], label="after close")
+        ack(run, group, m, -1, [], label="close again")
+        m2 = member(run, 2)
+        conn = run.new_conn()
+        join_assigned(run, group, m2, [topic], 1, see=False, conn=conn)
+        fetch(run, group, m2, 0, [(tid, 0)], see=False, conn=conn)
+        answers, _ = fetch_until(run, group, m2, 1, [], 1, conn=conn)
+        seen_fetch(run, "the next member gets", answers)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_disconnect_releases_and_leave_keeps_the_session(differ, request):
+    """Leaving the group does not end the member's share session; closing its connection does, releasing what it
+    held."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        earliest(run, group)
+        conn = run.new_conn()
+        m = member(run)
+        epoch = join_assigned(run, group, m, [topic], 1, see=False, conn=conn)
+        tid = topic_id(run, topic)
+        fetch(run, group, m, 0, [(tid, 0)], see=False, conn=conn)
+        produce(run, topic, 4)
+        answers, sepoch = fetch_until(run, group, m, 1, [], 4, conn=conn)
+        heartbeat(run, group, m, epoch, label="still a member")
+        heartbeat(run, group, m, -1, label="leave", conn=conn)
+        ack(run, group, m, sepoch, [(tid, 0, [batch(0, 0, ACCEPT)])], label="ack after leaving", conn=conn)
+        conn.close()
+        m2 = member(run, 2)
+        join_assigned(run, group, m2, [topic], 1, see=False)
+        fetch(run, group, m2, 0, [(tid, 0)], see=False)
+        answers, _ = fetch_until(run, group, m2, 1, [], 3, what="the records released by the disconnect")
+        seen_fetch(run, "the next member gets", answers)
+
+    differ.check(request.node.name, scenario)
+
+
+def test_share_consumer_close_acknowledges_its_last_poll(differ, request):
+    """confluent-kafka's share consumer (librdkafka) in implicit mode: the records of its last poll are
+    acknowledged when it closes, so the next consumer gets only what came later."""
+    from confluent_kafka import ShareConsumer
+
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        earliest(run, group)
+        produce(run, topic, 3)
+        first = ShareConsumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group,
+                               "share.acknowledgement.mode": "implicit"})
+        first.subscribe([topic])
+        got: list = []
+        try:
+            run.until("the first consumer's records", lambda: got.extend(
+                m.value() for m in first.poll(0.5) if m.error() is None) or len(got) >= 3, timeout=30, interval=0)
+        finally:
+            first.close()
+        run.see("first consumer", sorted(got))
+        produce(run, topic, 1, first=3)
+        second = ShareConsumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group,
+                                "share.acknowledgement.mode": "implicit"})
+        second.subscribe([topic])
+        later: list = []
+        try:
+            run.until("the record produced after the close", lambda: later.extend(
+                m.value() for m in second.poll(0.5) if m.error() is None) or b"v3" in later, timeout=30, interval=0)
+        finally:
+            second.close()
+        run.see("second consumer", sorted(later))
+        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+
+    differ.check(request.node.name, scenario)
+
+
+# -- the share-group offsets admin APIs and DeleteGroups -----------------------------------------------------------
+
+def describe_offsets(run, group, topics=None, *, version=1, label=None):
+    return run.call("DescribeShareGroupOffsets", version, {"groups": [{"group_id": group, "topics": None if topics is None
+                                                                       else [{"topic_name": t, "partitions": ps}
+                                                                             for t, ps in topics.items()]}]},
+                    label=label)
+
+
+def test_describe_share_group_offsets(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        describe_offsets(run, group, label="unknown group")
+        run.create_topic(topic, 2)
+        earliest(run, group)
+        m = member(run)
+        join_assigned(run, group, m, [topic], 2, see=False)
+        describe_offsets(run, group, label="initialized, never fetched")
+        tid = topic_id(run, topic)
+        fetch(run, group, m, 0, [(tid, 0), (tid, 1)], see=False)
+        produce(run, topic, 3)
+        answers, epoch = fetch_until(run, group, m, 1, [], 3)
+        describe_offsets(run, group, label="records acquired")
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 0, ACCEPT), batch(1, 1, RELEASE)])], see=False)
+        describe_offsets(run, group, label="after acknowledging")
+        describe_offsets(run, group, {topic: [1, 0]}, label="named partitions")
+        describe_offsets(run, group, {run.name("missing"): [0]}, label="a topic that does not exist")
+        describe_offsets(run, group, {topic: [0]}, version=0, label="v0")
+        describe_offsets(run, "", label="empty group id")
+
+    differ.check(request.node.name, scenario)
+
+
+def alter_offsets(run, group, offsets, *, label=None):
+    return run.call("AlterShareGroupOffsets", 0, {"group_id": group, "topics": [
+        {"topic_name": t, "partitions": [{"partition_index": p, "start_offset": o} for p, o in ps.items()]}
+        for t, ps in offsets.items()]}, label=label)
+
+
+def delete_offsets(run, group, topics, *, label=None):
+    return run.call("DeleteShareGroupOffsets", 0, {"group_id": group, "topics": [{"topic_name": t} for t in topics]},
+                    label=label)
+
+
+def test_alter_and_delete_share_group_offsets(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        alter_offsets(run, group, {topic: {0: 1}}, label="alter, no such topic or group")
+        delete_offsets(run, group, [topic], label="delete, no such group")
+        run.create_topic(topic, 1)
+        produce(run, topic, 5)
+        m, tid = member(run), topic_id(run, topic)
+        epoch = join_assigned(run, group, m, [topic], 1, see=False)
+        alter_offsets(run, group, {topic: {0: 2}}, label="alter, group has a member")
+        delete_offsets(run, group, [topic], label="delete, group has a member")
+        heartbeat(run, group, m, -1, see=False)
+        alter_offsets(run, group, {topic: {0: 2, 3: 1}, run.name("missing"): {0: 0}}, label="alter, empty group")
+        describe_offsets(run, group, label="after alter")
+        m2 = member(run, 2)
+        join_assigned(run, group, m2, [topic], 1, see=False)
+        fetch(run, group, m2, 0, [(tid, 0)], see=False)
+        answers, _ = fetch_until(run, group, m2, 1, [], 3)
+        seen_fetch(run, "fetched from the altered offset", answers)
+        heartbeat(run, group, m2, epoch, see=False)
+        run.call("DeleteGroups", 2, {"groups_names": [group]}, label="delete group with a member")
+
+    differ.check(request.node.name, scenario)
+
+
+def test_delete_share_group_offsets_and_group(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        earliest(run, group)
+        m, tid = member(run), topic_id(run, topic)
+        join_assigned(run, group, m, [topic], 1, see=False)
+        fetch(run, group, m, 0, [(tid, 0)], see=False)
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 1, ACCEPT)])], see=False)
+        fetch(run, group, m, -1, [], see=False)
+        heartbeat(run, group, m, -1, see=False)
+        describe_offsets(run, group, label="before delete")
+        delete_offsets(run, group, [topic, run.name("missing")], label="delete offsets")
+        describe_offsets(run, group, label="after delete")
+        run.call("DeleteGroups", 2, {"groups_names": [group, run.name("nope")]}, label="delete groups")
+        run.call(DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False}, label="described")
+        describe_offsets(run, group, label="offsets of the deleted group")
 
     differ.check(request.node.name, scenario)

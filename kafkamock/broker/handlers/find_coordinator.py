@@ -4,9 +4,9 @@ As Kafka's KafkaApis.getCoordinator: a group id (key type 0) hashes onto a parti
 and a transactional id (1) onto one of ``__transaction_state`` (``abs(key.hashCode()) % partitions``, Java's
 String.hashCode); the coordinator is that partition's leader. The internal topic is created on first use (Kafka
 answers COORDINATOR_NOT_AVAILABLE once while it creates it; kafkamock creates it at once). A partition with no
-leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``:
-share-partition state lives in the partition itself here (KIP-932's control records), so its coordinator is that
-partition's leader. Any other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
+leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``
+(SharePartitionKey's format, else INVALID_REQUEST): it hashes onto a partition of ``__share_group_state``, where
+the share-partition's state lives. Any other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
 A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), a share key CLUSTER_ACTION (else the whole request fails).
 """
@@ -33,16 +33,18 @@ def coordinator_partition(broker, key_type: int, key: str):
     if key_type in (GROUP, TRANSACTION):
         topic = broker.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
         return topic.partitions[partition_for_key(key, len(topic.partitions))]
-    group, _, rest = key.rpartition(":")
-    group, _, topic_id = group.rpartition(":")
+    tokens = key.split(":")
+    if len(tokens) < 3 or not ":".join(tokens[:-2]).strip():
+        raise KafkaError(ErrorCode.INVALID_REQUEST, None)
     try:
-        topic = broker.cluster.topics_by_id.get(parse_kafka_uuid(topic_id))
-        index = int(rest)
+        topic_id = parse_kafka_uuid(tokens[-2])
+        index = int(tokens[-1])
     except ValueError:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"share key {key!r} is not groupId:topicId:partition") from None
-    if not group or topic is None or not 0 <= index < len(topic.partitions):
-        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"no share-partition {key!r}")
-    return topic.partitions[index]
+        raise KafkaError(ErrorCode.INVALID_REQUEST, None) from None
+    from kafkamock.broker.share.manager import STATE_TOPIC, coordinator_key
+    topic = broker.internal_topic(STATE_TOPIC)
+    return topic.partitions[partition_for_key(coordinator_key(":".join(tokens[:-2]), topic_id, index),
+                                              len(topic.partitions))]
 
 
 def _answer(broker, request, key: str, key_type: int, version: int) -> dict:

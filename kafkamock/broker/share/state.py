@@ -57,7 +57,12 @@ ACK_EVENTS = {AckType.GAP: Event.GAP, AckType.ACCEPT: Event.ACCEPT, AckType.RELE
 
 
 class InvalidRecordState(ValueError):
-    pass
+    """INVALID_RECORD_STATE, with Kafka's message."""
+
+
+class InvalidAckRequest(ValueError):
+    """INVALID_REQUEST from a share-partition (an acknowledgement of offsets past those in flight), with Kafka's
+    message."""
 
 
 def transition(state: RecordState, event: Event) -> RecordState:
