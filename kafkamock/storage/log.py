@@ -96,14 +96,6 @@ class SegmentStore:
     def load_producer_snapshot(self, up_to: int) -> tuple[int, list] | None:
         return None
 
-    def save_share_snapshot(self, snapshot) -> None:
-        """Persist where a share-partition's latest SHARE_CHECKPOINT is (memory: nothing outlives the process)."""
-
-    def load_share_snapshots(self) -> list:
-        return []
-
-    def remove_share_snapshot(self, group_id: str) -> None: ...
-
     def maintain(self, now_ms: int) -> None:
         """Time-driven housekeeping of the store (segment files whose deletion was delayed)."""
 
