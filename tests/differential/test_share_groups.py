@@ -945,3 +945,109 @@ def test_delete_share_group_offsets_and_group(differ, request):
         describe_offsets(run, group, label="offsets of the deleted group")
 
     differ.check(request.node.name, scenario)
+
+
+# -- transactions: what a share group acquires around markers and aborted records ----------------------------------
+
+@pytest.mark.parametrize("isolation", ["read_committed", "read_uncommitted"])
+def test_transactional_records(differ, request, isolation):
+    """An aborted transaction, a committed one and an open one: under read_committed the share group reads up to the
+    LSO and archives the aborted records; the markers' offsets are acquired with the records around them."""
+    from confluent_kafka import Producer
+
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        set_group_configs(run, group, {"share.auto.offset.reset": "earliest", "share.assignment.interval.ms": 0,
+                                       "share.isolation.level": isolation}, see=False)
+        producer = Producer({"bootstrap.servers": run.target.bootstrap_servers, "transactional.id": run.name("tx"),
+                             "linger.ms": 0})
+        producer.init_transactions(20)
+        for values, commit in (([b"aborted-1", b"aborted-2"], False), ([b"kept"], True), ([b"open"], None)):
+            producer.begin_transaction()
+            for v in values:
+                producer.produce(topic, value=v, partition=0)
+            producer.flush(20)
+            if commit is True:
+                producer.commit_transaction(20)
+            elif commit is False:
+                producer.abort_transaction(20)
+        m = member(run)
+        join_assigned(run, group, m, [topic], 1, see=False)
+        tid = topic_id(run, topic)
+        answers, epoch = fetch_until(run, group, m, 0, [(tid, 0)], 1)
+        seen_fetch(run, "acquired", answers)
+        r = fetch(run, group, m, epoch, [], max_wait=300, see=False)
+        seen_fetch(run, "then", [r])
+        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+        producer.abort_transaction(20)
+
+    differ.check(request.node.name, scenario)
+
+
+# -- group ids in Kafka's order ---------------------------------------------------------------------------------------
+
+def test_describe_and_delete_several_groups(differ, request):
+    """Several group ids in one ShareGroupDescribe or DeleteGroups: answered in the order Kafka's coordinator walks
+    its partitions."""
+    def scenario(run):
+        topic = run.name("t")
+        run.create_topic(topic, 1)
+        groups = [run.name(f"g{i}") for i in range(6)]
+        for i, group in enumerate(groups[:3]):
+            heartbeat(run, group, member(run, i), 0, [topic], see=False)
+        ids = [*groups, groups[1]]
+        d = run.call(DESCRIBE, 1, {"group_ids": ids, "include_authorized_operations": False}, see=False)
+        run.see("described", [[g.group_id, g.error_code, g.group_state] for g in d.groups])
+        for i, group in enumerate(groups[:2]):
+            heartbeat(run, group, member(run, i), -1, see=False)
+        run.call("DeleteGroups", 2, {"groups_names": ids}, label="deleted")
+        listed = run.call("ListGroups", 5, {"states_filter": [], "types_filter": ["share"]}, see=False)
+        run.see("still listed", sorted([g.group_id, g.group_state] for g in listed.groups if g.group_id in groups))
+
+    differ.check(request.node.name, scenario)
+
+
+def test_heartbeat_sees_a_topic_created_after_subscribing(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m = member(run)
+        r = heartbeat(run, group, m, 0, [topic], label="join before the topic exists")
+        run.create_topic(topic, 2)
+        state = {"epoch": r.member_epoch}
+
+        def probe():
+            h = heartbeat(run, group, m, state["epoch"], see=False)
+            state["epoch"] = h.member_epoch
+            a = assigned(h)
+            return a is not None and sum(len(p) for p in a.values()) == 2 and h
+        h = run.until("the new topic's partitions", probe, timeout=20, interval=0.2)
+        run.see("assigned", {"epoch": h.member_epoch, "partitions": sorted(len(p) for p in assigned(h).values())})
+
+    differ.check(request.node.name, scenario)
+
+
+def test_group_record_locks_limit_what_is_in_flight(differ, request):
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        set_group_configs(run, group, {"share.auto.offset.reset": "earliest", "share.assignment.interval.ms": 0,
+                                       "share.partition.max.record.locks": 100})
+        run.produce(topic, 0, [{"value": b"a%d" % i, "timestamp": 1} for i in range(60)], see=False)
+        run.produce(topic, 0, [{"value": b"b%d" % i, "timestamp": 1} for i in range(60)], see=False)
+        run.produce(topic, 0, [{"value": b"c%d" % i, "timestamp": 1} for i in range(60)], see=False)
+        m = member(run)
+        join_assigned(run, group, m, [topic], 1, see=False)
+        tid = topic_id(run, topic)
+        answers, epoch = fetch_until(run, group, m, 0, [(tid, 0)], 100)
+        run.see("acquired", [[p.partition_index, a.first_offset, a.last_offset, a.delivery_count]
+                             for r in answers for t in r.responses for p in t.partitions for a in p.acquired_records])
+        r = fetch(run, group, m, epoch, [], max_wait=300, see=False)
+        run.see("at the limit", [a.last_offset for t in r.responses for p in t.partitions for a in p.acquired_records])
+        ack(run, group, m, epoch + 1, [(tid, 0, [batch(0, 59, ACCEPT)])], see=False)
+        answers, _ = fetch_until(run, group, m, epoch + 2, [], 60)
+        run.see("after accepting the first batch", [[a.first_offset, a.last_offset] for r in answers
+                                                    for t in r.responses for p in t.partitions
+                                                    for a in p.acquired_records])
+
+    differ.check(request.node.name, scenario)
