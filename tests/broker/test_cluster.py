@@ -268,3 +268,13 @@ def test_topics_configs_leaders_and_producer_ids_survive_a_restart(tmp_path):
     assert fresh > pid
     again.close()
     assert isinstance(again.storage, DiskStorage)
+
+
+def test_coordinator_batches_follow_kafkas_hash_map_walk():
+    """Kafka 4.3.1 answered ShareGroupDescribe / DeleteGroups for these ids in this order (a HashMap of
+    __consumer_offsets partitions, filled in request order)."""
+    from kafkamock.broker.cluster import coordinator_batches
+
+    ids = [f"g{i}-0df3935c" for i in range(6)]
+    assert [g for batch in coordinator_batches(ids, 50) for g in batch] == [
+        "g3-0df3935c", "g2-0df3935c", "g4-0df3935c", "g1-0df3935c", "g5-0df3935c", "g0-0df3935c"]
