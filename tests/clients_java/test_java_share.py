@@ -93,7 +93,9 @@ def test_without_renew_an_expired_lock_redelivers_with_delivery_count_two(java_c
              {"op": "consumer", "consumer": "slow", "mode": "explicit"},
              {"op": "poll", "consumer": "slow", "count": 1, "label": "slow"},
              {"op": "consumer", "consumer": "other", "mode": "explicit"},
-             {"op": "poll", "consumer": "other", "count": 1, "timeout_ms": 10_000, "ack": "accept", "label": "other"},
+             # A member joining within share.assignment.interval.ms (1 s) of the last assignment waits for its
+             # next heartbeat (5 s) to be assigned, as in Kafka 4.3.1.
+             {"op": "poll", "consumer": "other", "count": 1, "timeout_ms": 20_000, "ack": "accept", "label": "other"},
              {"op": "commit", "consumer": "other"}]
     got = run_share(java_clients, kafka_target, group, topic, steps)
     assert records(got["slow"]) == [("k0", 1)] and got["slow"]["result"]["lock_timeout_ms"] == LOCK_MS
