@@ -89,9 +89,11 @@ def partition_for_key(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-def java_hashmap_order(keys, hash_of) -> list:
+def java_hashmap_order(keys, hash_of, *, head_insert: bool = False) -> list:
     """The order a java.util.HashMap, filled with ``keys`` in this order (default capacity, load factor 0.75),
-    iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then in insertion order (a resize keeps it)."""
+    iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then within a bucket in insertion order (``put``)
+    or, for a map filled by ``computeIfAbsent`` (which links a new node at the head of its bucket), the reverse; a
+    resize keeps the order within a bucket."""
     distinct = list(dict.fromkeys(keys))
     capacity = 16
     while len(distinct) > capacity * 3 // 4:
@@ -100,7 +102,8 @@ def java_hashmap_order(keys, hash_of) -> list:
     def bucket(key) -> int:
         h = hash_of(key) & 0xFFFFFFFF
         return (h ^ (h >> 16)) & (capacity - 1)
-    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(distinct))]
+    order = sorted((bucket(k), -i if head_insert else i, k) for i, k in enumerate(distinct))
+    return [k for _, _, k in order]
 
 
 def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
@@ -110,7 +113,8 @@ def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
     for group_id in group_ids:
         by_partition.setdefault(partition_for_key(group_id, partitions), []).append(group_id)
     topic_hash = java_string_hash(GROUP_METADATA_TOPIC)
-    order = java_hashmap_order(list(by_partition), lambda p: (31 * (31 + p) + topic_hash) & 0xFFFFFFFF)
+    order = java_hashmap_order(list(by_partition), lambda p: (31 * (31 + p) + topic_hash) & 0xFFFFFFFF,
+                               head_insert=True)
     return [by_partition[p] for p in order]
 
 

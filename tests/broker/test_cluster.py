@@ -278,3 +278,7 @@ def test_coordinator_batches_follow_kafkas_hash_map_walk():
     ids = [f"g{i}-0df3935c" for i in range(6)]
     assert [g for batch in coordinator_batches(ids, 50) for g in batch] == [
         "g3-0df3935c", "g2-0df3935c", "g4-0df3935c", "g1-0df3935c", "g5-0df3935c", "g0-0df3935c"]
+    # ya16, yb0, yc34 and yd39 hash onto partitions 1, 17, 33 and 49: one bucket, which computeIfAbsent fills at its
+    # head, so the last id in comes out first.
+    assert [g for b in coordinator_batches(["yb0", "yd39", "ya16", "yc34"], 50) for g in b] == [
+        "yc34", "ya16", "yd39", "yb0"]

@@ -200,11 +200,28 @@ def fetch_until(run, group, member_id, epoch, partitions, count, *, what="record
     return answers, state["epoch"]
 
 
+def wait_group_configs(run, group, expected: dict) -> None:
+    """Until DescribeConfigs shows the group's configs as ``expected`` (None: not set on the group). Kafka's brokers
+    learn group configs from the controller's metadata asynchronously; kafkamock's at once."""
+    def probe():
+        r = run.call("DescribeConfigs", 4, {"resources": [{"resource_type": GROUP_RESOURCE, "resource_name": group,
+                                                           "configuration_keys": list(expected)}],
+                                            "include_synonyms": False, "include_documentation": False}, see=False)
+        found = {c.name: c for c in r.results[0].configs}
+        return all((found[n].config_source != 8) if v is None else
+                   (found[n].config_source == 8 and found[n].value.lower() == str(v).strip().lower())
+                   for n, v in expected.items() if n in found)
+    run.until("the group configs to take effect", probe, timeout=20, interval=0.05)
+
+
 def set_group_configs(run, group, configs: dict, *, see=True, label="IncrementalAlterConfigs", op=0):
-    return run.call("IncrementalAlterConfigs", 1, {"resources": [{
+    r = run.call("IncrementalAlterConfigs", 1, {"resources": [{
         "resource_type": GROUP_RESOURCE, "resource_name": group,
         "configs": [{"name": k, "config_operation": op, "value": None if v is None else str(v)}
                     for k, v in configs.items()]}], "validate_only": False}, see=see, label=label)
+    if r.responses[0].error_code == 0:
+        wait_group_configs(run, group, {k: None if op == 1 else v for k, v in configs.items()})
+    return r
 
 
 def earliest(run, group):
@@ -447,6 +464,8 @@ def test_group_config_session_must_exceed_heartbeat(differ, request):
                                                     "configs": [{"name": "share.delivery.count.limit",
                                                                  "value": "4"}]}],
                                      "validate_only": False}, label="AlterConfigs")
+        wait_group_configs(run, group, {"share.delivery.count.limit": 4, "share.session.timeout.ms": None,
+                                        "share.heartbeat.interval.ms": None})
         describe_group_configs(run, group, label="after AlterConfigs")
         set_group_configs(run, group, {"share.delivery.count.limit": 6}, label="validate only")
         run.call("IncrementalAlterConfigs", 1, {"resources": [{
@@ -825,40 +844,48 @@ def test_disconnect_releases_and_leave_keeps_the_session(differ, request):
     differ.check(request.node.name, scenario)
 
 
-@pytest.mark.parametrize("mode", ["implicit", "explicit"])
-def test_share_consumer_close_and_its_last_poll(differ, request, mode):
-    """confluent-kafka's share consumer (librdkafka) closing after a poll. Implicit mode acknowledges a poll's records
-    at the next poll or commit, so closing right after one releases them (the next member gets them again, delivery
-    count 2); acknowledgements made in explicit mode and not yet sent go with the consumer's last request."""
+def test_share_consumer_close_and_its_last_poll(differ, request):
+    """confluent-kafka's share consumers (librdkafka) closing after a poll, one per group and mode, side by side.
+    Implicit mode acknowledges a poll's records at the next poll or commit, so closing right after one releases them
+    (the next member gets them again, delivery count 2); acknowledgements made in explicit mode and not yet sent go
+    with the consumer's last request."""
     from confluent_kafka import AcknowledgeType, ShareConsumer
 
     def scenario(run):
-        group, topic = run.name("g"), run.name("t")
+        topic = run.name("t")
         run.create_topic(topic, 1)
-        earliest(run, group)
         produce(run, topic, 3)
-        first = ShareConsumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group,
-                               "share.acknowledgement.mode": mode})
-        first.subscribe([topic])
-        got: list = []
+        modes = {"implicit": run.name("gi"), "explicit": run.name("ge")}
+        consumers, got = {}, {mode: [] for mode in modes}
+        for mode, group in modes.items():
+            earliest(run, group)
+            consumers[mode] = ShareConsumer({"bootstrap.servers": run.target.bootstrap_servers, "group.id": group,
+                                             "share.acknowledgement.mode": mode})
+            consumers[mode].subscribe([topic])
         try:
             def polled():
-                for m in first.poll(0.5):
-                    if m.error() is None:
-                        got.append(m.value())
-                        if mode == "explicit":
-                            first.acknowledge(m, AcknowledgeType.ACCEPT)
-                return len(got) >= 3
-            run.until("the first consumer's records", polled, timeout=30, interval=0)
+                for mode, consumer in consumers.items():
+                    if len(got[mode]) < 3:
+                        for m in consumer.poll(0.25):
+                            if m.error() is None:
+                                got[mode].append(m.value())
+                                if mode == "explicit":
+                                    consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+                return all(len(v) >= 3 for v in got.values())
+            run.until("the first consumers' records", polled, timeout=30, interval=0)
         finally:
-            first.close()
-        run.see("first consumer", sorted(got))
+            for consumer in consumers.values():
+                consumer.close()
         produce(run, topic, 1, first=3)
-        m2 = member(run, 2)
-        join_assigned(run, group, m2, [topic], 1, see=False)
-        answers, _ = fetch_until(run, group, m2, 0, [(topic_id(run, topic), 0)], 1)
-        seen_fetch(run, "the next member gets", answers)
-        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+        tid = topic_id(run, topic)
+        for mode, group in modes.items():
+            run.see(f"{mode}: first consumer", sorted(got[mode]))
+            m2 = member(run, 2)
+            join_assigned(run, group, m2, [topic], 1, see=False)
+            answers, _ = fetch_until(run, group, m2, 0, [(tid, 0)], 1)
+            seen_fetch(run, f"{mode}: the next member gets", answers)
+            run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]},
+                     label=f"{mode}: offsets")
 
     differ.check(request.node.name, scenario)
 
@@ -923,8 +950,7 @@ def test_alter_and_delete_share_group_offsets(differ, request):
         describe_offsets(run, group, label="after alter")
         m2 = member(run, 2)
         join_assigned(run, group, m2, [topic], 1, see=False)
-        fetch(run, group, m2, 0, [(tid, 0)], see=False)
-        answers, _ = fetch_until(run, group, m2, 1, [], 3)
+        answers, _ = fetch_until(run, group, m2, 0, [(tid, 0)], 3)
         seen_fetch(run, "fetched from the altered offset", answers)
         heartbeat(run, group, m2, epoch, see=False)
         run.call("DeleteGroups", 2, {"groups_names": [group]}, label="delete group with a member")
@@ -957,17 +983,15 @@ def test_delete_share_group_offsets_and_group(differ, request):
 
 # -- transactions: what a share group acquires around markers and aborted records ----------------------------------
 
-@pytest.mark.parametrize("isolation", ["read_committed", "read_uncommitted"])
-def test_transactional_records(differ, request, isolation):
-    """An aborted transaction, a committed one and an open one: under read_committed the share group reads up to the
-    LSO and archives the aborted records; the markers' offsets are acquired with the records around them."""
+def test_transactional_records(differ, request):
+    """An aborted transaction, a committed one and an open one, read by a read_committed and a read_uncommitted
+    group: read_committed reads up to the LSO and archives the aborted records; the markers' offsets are acquired
+    with the records around them."""
     from confluent_kafka import Producer
 
     def scenario(run):
-        group, topic = run.name("g"), run.name("t")
+        topic = run.name("t")
         run.create_topic(topic, 1)
-        set_group_configs(run, group, {"share.auto.offset.reset": "earliest", "share.assignment.interval.ms": 0,
-                                       "share.isolation.level": isolation}, see=False)
         producer = Producer({"bootstrap.servers": run.target.bootstrap_servers, "transactional.id": run.name("tx"),
                              "linger.ms": 0})
         producer.init_transactions(20)
@@ -980,14 +1004,19 @@ def test_transactional_records(differ, request, isolation):
                 producer.commit_transaction(20)
             elif commit is False:
                 producer.abort_transaction(20)
-        m = member(run)
-        join_assigned(run, group, m, [topic], 1, see=False)
         tid = topic_id(run, topic)
-        answers, epoch = fetch_until(run, group, m, 0, [(tid, 0)], 1)
-        seen_fetch(run, "acquired", answers)
-        r = fetch(run, group, m, epoch, [], max_wait=300, see=False)
-        seen_fetch(run, "then", [r])
-        run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]})
+        for n, isolation in enumerate(("read_committed", "read_uncommitted")):
+            group = run.name(f"g{n}")
+            set_group_configs(run, group, {"share.auto.offset.reset": "earliest", "share.assignment.interval.ms": 0,
+                                           "share.isolation.level": isolation}, see=False)
+            m = member(run, n)
+            join_assigned(run, group, m, [topic], 1, see=False)
+            answers, epoch = fetch_until(run, group, m, 0, [(tid, 0)], 1)
+            seen_fetch(run, f"{isolation}: acquired", answers)
+            r = fetch(run, group, m, epoch, [], max_wait=300, see=False)
+            seen_fetch(run, f"{isolation}: then", [r])
+            run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]},
+                     label=f"{isolation}: offsets")
         producer.abort_transaction(20)
 
     differ.check(request.node.name, scenario)

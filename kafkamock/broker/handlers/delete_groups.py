@@ -2,7 +2,8 @@
 
 A group with members is NON_EMPTY_GROUP; one that does not exist GROUP_ID_NOT_FOUND. Each id is answered once, in
 Kafka's order: batched by ``__consumer_offsets`` partition as its GroupCoordinatorService walks them
-(``cluster.coordinator_batches``), then the ids the principal may not delete (GROUP_AUTHORIZATION_FAILED).
+(``cluster.coordinator_batches``; in a batch, the share groups it refuses first), then the ids the principal may
+not delete (GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -26,10 +27,19 @@ def handle(broker, request) -> dict:
     ids = list(dict.fromkeys(request.body.groups_names))
     denied = [g for g in ids if not broker.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
-    batches = coordinator_batches(allowed, broker.config["offsets.topic.num.partitions"])
+    results = []
+    for batch in coordinator_batches(allowed, broker.config["offsets.topic.num.partitions"]):
+        answers = [_delete(broker, request, g) for g in batch]
+        # Kafka deletes a batch's share groups first: those it refuses are answered before the others.
+        refused = [a for a in answers if a["error_code"] == ErrorCode.NON_EMPTY_GROUP and _is_share(broker, a)]
+        results += refused + [a for a in answers if a not in refused]
     return {"throttle_time_ms": 0, "results": [
-        *(_delete(broker, request, g) for batch in batches for g in batch),
-        *({"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in denied)]}
+        *results, *({"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in denied)]}
+
+
+def _is_share(broker, answer: dict) -> bool:
+    group = broker.groups.groups.get(answer["group_id"])
+    return group is not None and group.kind == "share"
 
 
 def error_response(broker, request, code) -> dict:
