@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kafkamock.broker.share.state import AckType, InvalidAckRequest, InvalidRecordState, RecordState
+from kafkamock.broker.share.state import AckType, InvalidAckRequest, InvalidRecordState, RecordState, allowed
 
 NEVER = 2**63 - 1
 S = RecordState
@@ -48,8 +48,7 @@ class InFlight:
         at the delivery limit archives it instead."""
         if new_state is S.AVAILABLE and self.delivery_count >= max_delivery:
             new_state = S.ARCHIVED
-        if new_state is self.state or self.state in (S.ACKNOWLEDGED, S.ARCHIVED) or (
-                self.state is S.AVAILABLE and new_state is not S.ACQUIRED):
+        if not allowed(self.state, new_state):
             return False
         self.state = new_state
         if new_state is not S.ARCHIVED:
