@@ -323,6 +323,9 @@ def test_a_session_naming_what_does_not_exist_fails_the_whole_fetch(broker):
     body.update(share_session_epoch=3, topics=[], forgotten_topics_data=[{"topic_id": _uuid.UUID(int=7),
                                                                           "partitions": [0]}])
     assert call(broker, "ShareFetch", 2, body).error_code == E.NONE
+    body.update(group_id="", share_session_epoch=0, forgotten_topics_data=[], topics=[{
+        "topic_id": topic_id(broker), "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}])
+    assert part(call(broker, "ShareFetch", 2, body)).error_code == E.UNKNOWN_SERVER_ERROR   # the group "": no load
 
 
 def test_share_session_limit(clock):

@@ -1088,3 +1088,21 @@ def test_group_record_locks_limit_what_is_in_flight(differ, request):
                                                     for a in p.acquired_records])
 
     differ.check(request.node.name, scenario)
+
+
+def test_share_requests_with_bad_ids(differ, request):
+    """Group and member ids a share request may not carry: Kafka answers the code alone."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        tid = topic_id(run, topic)
+        long_id = "m" * 37
+        fetch(run, group, long_id, 0, [(tid, 0)], label="ShareFetch, member id of 37 characters")
+        fetch(run, group, "", 0, [(tid, 0)], label="ShareFetch, empty member id")
+        fetch(run, "", member(run), 0, [(tid, 0)], label="ShareFetch, empty group id")
+        ack(run, group, long_id, 1, [], label="ShareAcknowledge, member id of 37 characters")
+        ack(run, group, "", 1, [], label="ShareAcknowledge, empty member id")
+        heartbeat(run, group, long_id, 0, [topic], label="ShareGroupHeartbeat, member id of 37 characters")
+        fetch(run, "", member(run), -1, [], label="ShareFetch, empty group id, closing")
+
+    differ.check(request.node.name, scenario)

@@ -10,7 +10,7 @@ session's partitions. Errors of the whole request carry only a code, as Kafka's 
 
 The fetch waits, as Kafka's DelayedShareFetch, until MinBytes can be read for acquisition, a partition has an error,
 or MaxWaitMs passes (a session naming a topic id or partition that does not exist fails the whole request with
-UNKNOWN_SERVER_ERROR, as Kafka 4.3.1 does). A share-partition the node has not loaded yet (the group's first fetch of it, or the first
+UNKNOWN_SERVER_ERROR, as Kafka 4.3.1 does; each partition of the group "" fails to load with it). A share-partition the node has not loaded yet (the group's first fetch of it, or the first
 since its group's last share session on the node ended) is loaded by the request and can be read from only once the
 request waits. MaxRecords bounds the records acquired by the whole request (batch-optimized mode, KIP-1206's
 default, completes the batches it started; record-limit mode never exceeds it), BatchSize groups new batches into
@@ -102,6 +102,8 @@ def handle(broker, request):
             return error_response(broker, request, ErrorCode.UNKNOWN_SERVER_ERROR)
         try:
             check_read(broker, request, key[0])
+            if not group_id:        # Kafka's persister cannot load a share-partition of the group "": the load fails
+                raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
             targets[key] = (topic, broker.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
         except NotLeader as exc:
             errors[key] = _fetch_entry(key[1], exc.code, None, leader=(exc.leader_id, exc.leader_epoch))
