@@ -150,6 +150,26 @@ def test_piggy_backed_acks_are_applied_before_the_fetch(broker):
     assert values(again) == [b"x", b"y", b"z"]                  # the whole stored batch goes out
 
 
+def test_a_waiting_fetch_reads_what_is_loaded_at_once_and_a_loading_partition_once_it_loads(clock):
+    """Kafka's DelayedShareFetch: the share-partitions loaded already answer at once; one the request loads is read
+    by the waiting request as soon as it is loaded, not at MaxWaitMs."""
+    broker = Broker({"group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
+                    clock=clock)
+    broker.cluster.create_topic("t", 3, 1)
+    broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "earliest"})
+    opened(broker, "a")
+    produce(broker, [b"p0"], partition=0)
+    produce(broker, [b"p1"], partition=1)
+    produce(broker, [b"p2"], partition=2)
+    got = share_fetch(broker, "a", 1, partitions=(0, 1), wait=5000)     # 1 is loading: 0 answers alone
+    assert acquired(got, 0) == [(0, 0, 1)] and acquired(got, 1) == []
+    assert acquired(share_fetch(broker, "a", 2, partitions=(), wait=5000), 1) == [(0, 0, 1)]
+    waiting = share_fetch(broker, "a", 3, partitions=(2,), forget=(0, 1), wait=5000)
+    assert isinstance(waiting, Waiter) and not waiting.done
+    broker.tick()                                             # the load is done: no MaxWaitMs to wait out
+    assert acquired(answered(waiting), 2) == [(0, 0, 1)] and values(answered(waiting), 2) == [b"p2"]
+
+
 def test_lock_expiry_makes_records_available_again_with_the_next_delivery_count(broker, clock):
     opened(broker, "a")
     join(broker, "b")

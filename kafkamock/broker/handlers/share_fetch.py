@@ -144,11 +144,12 @@ def handle(broker, request):
 
     if not targets or body.max_wait_ms <= 0:
         return complete(True)
-    ready = complete(False) if not loading else None
+    waking = set(loading)
+    ready = complete(False)                     # what is loaded already may answer at once
     if ready is not None:
         return ready
     keys = tuple(log_key(topic.name, partition.index) for topic, partition in targets.values())
-    for key in loading:                         # loaded now: a waiting request may read them at once
+    for key in waking:                          # loaded now: the waiting request looks at once
         topic, partition = targets[key]
         broker.timers.schedule(("share-loaded", group_id, *key), broker.now_ms(),
                                lambda p=partition: broker.appended(p))
