@@ -72,11 +72,15 @@ def test_explicit_mode_accept_release_reject(java_clients, kafka_target):
              {"op": "commit", "consumer": "a", "label": "commit"},
              {"op": "consumer", "consumer": "b", "mode": "explicit"},
              {"op": "poll", "consumer": "b", "count": 2, "timeout_ms": 3000, "ack": "accept", "label": "again"},
-             {"op": "commit", "consumer": "b"}]
+             {"op": "poll", "consumer": "a", "count": 1, "timeout_ms": 3000, "ack": "accept", "label": "a again"},
+             {"op": "commit", "consumer": "b"}, {"op": "commit", "consumer": "a"}]
     got = run_share(java_clients, kafka_target, group, topic, steps)
     assert records(got["first"]) == [("k0", 1), ("k1", 1), ("k2", 1)]
     assert set(got["commit"]["result"].values()) == {"ok"}
-    assert records(got["again"]) == [("k1", 2)]          # only the released one, on its second delivery
+    # Only the released one comes again, on its second delivery. Consumer a, still open, fetches ahead: when its
+    # ShareFetch is waiting at the broker, the release wakes it and a gets k1 back (Kafka 4.3.1 does so), else b
+    # gets it.
+    assert records(got["again"]) + records(got["a again"]) == [("k1", 2)]
     # A plain KafkaConsumer reads the three records and nothing else, and its position passes the share group's
     # control batches (on kafkamock: the checkpoint and deltas in the partition) to the end of the partition.
     plain = java_clients.consume(kafka_target.bootstrap_servers, topic, count=3, extra_poll_ms=500)
