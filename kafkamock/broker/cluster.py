@@ -89,13 +89,12 @@ def partition_for_key(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-def java_hashmap_order(keys, hash_of, *, head_insert: bool = False) -> list:
-    """The order a java.util.HashMap, filled with ``keys`` in this order (default capacity, load factor 0.75),
-    iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then within a bucket in insertion order (``put``)
-    or, for a map filled by ``computeIfAbsent`` (which links a new node at the head of its bucket), the reverse; a
-    resize keeps the order within a bucket."""
+def java_hashmap_order(keys, hash_of, *, head_insert: bool = False, capacity: int = 16) -> list:
+    """The order a java.util.HashMap, filled with ``keys`` in this order (``capacity`` buckets to start with, load
+    factor 0.75), iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then within a bucket in insertion
+    order (``put``) or, for a map filled by ``computeIfAbsent`` (which links a new node at the head of its bucket),
+    the reverse; a resize keeps the order within a bucket."""
     distinct = list(dict.fromkeys(keys))
-    capacity = 16
     while len(distinct) > capacity * 3 // 4:
         capacity *= 2
 
@@ -104,6 +103,14 @@ def java_hashmap_order(keys, hash_of, *, head_insert: bool = False) -> list:
         return (h ^ (h >> 16)) & (capacity - 1)
     order = sorted((bucket(k), -i if head_insert else i, k) for i, k in enumerate(distinct))
     return [k for _, _, k in order]
+
+
+def java_hashset_order(keys: list[str]) -> list[str]:
+    """The order of ``new HashSet<>(keys)`` (a String set sized for the collection) iterated."""
+    capacity = 1
+    while capacity < max(int(len(keys) / 0.75) + 1, 16):
+        capacity *= 2
+    return java_hashmap_order(keys, java_string_hash, capacity=capacity)
 
 
 def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:

@@ -282,3 +282,13 @@ def test_coordinator_batches_follow_kafkas_hash_map_walk():
     # head, so the last id in comes out first.
     assert [g for b in coordinator_batches(["yb0", "yd39", "ya16", "yc34"], 50) for g in b] == [
         "yc34", "ya16", "yd39", "yb0"]
+
+
+def test_delete_groups_answers_a_batch_in_its_hash_set_order():
+    """Kafka 4.3.1's GroupCoordinatorService makes a HashSet of a partition's group ids before deleting them: these two
+    ids (one __consumer_offsets partition, neither a group) came back g5 first."""
+    from kafkamock.broker.cluster import java_hashset_order
+
+    token = "test-describe-and-delete-several-groups-4c0b12"
+    assert partition_for_key(f"g3-{token}", 50) == partition_for_key(f"g5-{token}", 50) == 0
+    assert java_hashset_order([f"g3-{token}", f"g5-{token}"]) == [f"g5-{token}", f"g3-{token}"]

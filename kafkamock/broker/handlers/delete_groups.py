@@ -2,14 +2,15 @@
 
 A group with members is NON_EMPTY_GROUP; one that does not exist GROUP_ID_NOT_FOUND. Each id is answered once, in
 Kafka's order: batched by ``__consumer_offsets`` partition as its GroupCoordinatorService walks them
-(``cluster.coordinator_batches``; in a batch, the share groups it refuses first), then the ids the principal may
+(``cluster.coordinator_batches``); in a batch, the share groups it refuses first (in the order of its HashMap of
+their errors), then the others in the order of the HashSet it makes of the batch; then the ids the principal may
 not delete (GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.cluster import coordinator_batches
+from kafkamock.broker.cluster import coordinator_batches, java_hashmap_order, java_hashset_order, java_string_hash
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 42
@@ -29,10 +30,11 @@ def handle(broker, request) -> dict:
     allowed = [g for g in ids if g not in denied]
     results = []
     for batch in coordinator_batches(allowed, broker.config["offsets.topic.num.partitions"]):
-        answers = [_delete(broker, request, g) for g in batch]
+        answers = {g: _delete(broker, request, g) for g in batch}
         # Kafka deletes a batch's share groups first: those it refuses are answered before the others.
-        refused = [a for a in answers if a["error_code"] == ErrorCode.NON_EMPTY_GROUP and _is_share(broker, a)]
-        results += refused + [a for a in answers if a not in refused]
+        refused = [g for g, a in answers.items() if a["error_code"] == ErrorCode.NON_EMPTY_GROUP and _is_share(broker, a)]
+        results += [answers[g] for g in java_hashmap_order(refused, java_string_hash)]
+        results += [answers[g] for g in java_hashset_order(batch) if g not in refused]
     return {"throttle_time_ms": 0, "results": [
         *results, *({"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in denied)]}
 
