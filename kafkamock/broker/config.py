@@ -262,7 +262,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("group.share.assignment.interval.ms", "INT", 1000, validator=_at_least(0)),
     ConfigDef("group.share.min.assignment.interval.ms", "INT", 0, validator=_at_least(0)),
     ConfigDef("group.share.max.assignment.interval.ms", "INT", 15000, validator=_at_least(0)),
-    # The share coordinator's state topic, __share_group_state (Kafka 4.3's ShareCoordinatorConfig).
+    # Kafka 4.3's ShareCoordinatorConfig for its state topic, __share_group_state: accepted and described as Kafka
+    # does; kafkamock keeps share state in the topic-partitions themselves (KIP-932's control records), so they
+    # configure nothing.
     ConfigDef("share.coordinator.state.topic.num.partitions", "INT", 50, validator=_at_least(1)),
     ConfigDef("share.coordinator.state.topic.replication.factor", "SHORT", 3, validator=_at_least(1)),
     ConfigDef("share.coordinator.state.topic.min.isr", "SHORT", 2, validator=_at_least(1)),

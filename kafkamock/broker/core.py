@@ -506,25 +506,17 @@ class Broker:
         return pid
 
     def internal_topic(self, name: str) -> Topic:
-        """``__consumer_offsets``, ``__transaction_state`` or ``__share_group_state``, created on first use as Kafka
-        creates them (``offsets.topic.*`` / ``transaction.state.log.*`` compacted; ``share.coordinator.state.topic.*``
-        with cleanup ``delete`` and no retention, as ShareCoordinatorService; replication capped at the number of
-        nodes)."""
+        """``__consumer_offsets`` or ``__transaction_state``, created on first use as Kafka creates them (compacted,
+        ``offsets.topic.*`` / ``transaction.state.log.*`` settings; replication capped at the number of nodes)."""
         topic = self.cluster.topics.get(name)
         if topic is not None:
             return topic
+        prefix = "offsets.topic" if name == "__consumer_offsets" else "transaction.state.log"
         config = self.config
-        if name == "__share_group_state":
-            prefix = "share.coordinator.state.topic"
-            configs = {"cleanup.policy": "delete", "compression.type": "producer", "retention.ms": -1,
-                       "segment.bytes": config[f"{prefix}.segment.bytes"],
-                       "min.insync.replicas": config[f"{prefix}.min.isr"]}
-        else:
-            prefix = "offsets.topic" if name == "__consumer_offsets" else "transaction.state.log"
-            configs = {"cleanup.policy": "compact", "compression.type": "producer",
-                       "segment.bytes": config[f"{prefix}.segment.bytes"]}
         rf = min(config[f"{prefix}.replication.factor"], len(self.cluster.live_nodes()) or 1)
-        return self.cluster.create_topic(name, config[f"{prefix}.num.partitions"], rf, configs, internal=True)
+        return self.cluster.create_topic(name, config[f"{prefix}.num.partitions"], rf, {
+            "cleanup.policy": "compact", "compression.type": "producer",
+            "segment.bytes": config[f"{prefix}.segment.bytes"]}, internal=True)
 
     # -- nodes (the control API) ---------------------------------------------------------------------------------
 
@@ -612,7 +604,7 @@ class Broker:
                     for base_offset, header in partition.log.headers():
                         partition.producers.replay(header, base_offset, _marker(partition.log, base_offset, header))
                     partition.producers.changed = False
-            self.share.restore_all()
+                    self.share.restore(topic, partition)
         finally:
             self._restoring = False
         self.metadata_changed()

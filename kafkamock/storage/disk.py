@@ -38,7 +38,7 @@ import uuid
 from pathlib import Path
 
 from kafkamock.records.layout import HEADER_SIZE
-from kafkamock.storage import checkpoint, producer_snapshot
+from kafkamock.storage import checkpoint, producer_snapshot, share_snapshot
 from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore, StoredBatch
 from kafkamock.storage.recovery import scan_segment
 from kafkamock.storage.segment import Buffer, Segment
@@ -289,6 +289,16 @@ class DiskStore(SegmentStore):
 
     def load_producer_snapshot(self, up_to: int) -> tuple[int, list] | None:
         return producer_snapshot.read_latest(self.directory, up_to)
+
+    def save_share_snapshot(self, snapshot) -> None:
+        share_snapshot.write(self.directory, snapshot)
+
+    def load_share_snapshots(self) -> list | None:
+        snapshots, unreadable = share_snapshot.read_all(self.directory)
+        return None if unreadable else snapshots
+
+    def remove_share_snapshot(self, group_id: str) -> None:
+        share_snapshot.remove(self.directory, group_id)
 
     def close(self) -> None:
         for _, paths in self.pending_deletes:

@@ -197,17 +197,18 @@ def test_find_coordinator_routes_to_the_leader_of_the_hashed_partition(cluster):
     assert (txn.error_code, txn.node_id) == (E.NONE, state.partitions[partition_for_key("tx-1", 50)].leader_id)
     assert call(cluster, "FindCoordinator", 4, {"key_type": 7, "coordinator_keys": ["x"]}) \
         .coordinators[0].error_code == E.INVALID_REQUEST
-    # A share-partition key (v6+ only) hashes onto __share_group_state, where Kafka keeps share state; the topic
-    # need not exist, the key must be groupId:topicId:partition.
+    # A share-partition key (v6+ only) must be groupId:topicId:partition. Share state lives in the partition itself
+    # here (KIP-932's control records), so its leader coordinates it; a key naming no partition is answered too, as
+    # Kafka answers it (hashed onto the live nodes: there is no state anywhere). No __share_group_state is made.
     from kafkamock.broker.cluster import kafka_uuid_string
     key = f"g:{kafka_uuid_string(cluster.cluster.topics['r3'].topic_id)}:1"
+    nowhere = "g:AAAAAAAAAAAAAAAAAAAAAA:0"
     share = call(cluster, "FindCoordinator", 6, {"key_type": 2, "coordinator_keys": [
-        key, "g:bad:x", "g:AAAAAAAAAAAAAAAAAAAAAA:0"]}).coordinators
-    state = cluster.cluster.topics["__share_group_state"]
-    assert state.internal and len(state.partitions) == 50 and state.configs["cleanup.policy"] == "delete"
-    assert (share[0].error_code, share[0].node_id) == (E.NONE, state.partitions[partition_for_key(key, 50)].leader_id)
-    assert share[1].error_code == E.INVALID_REQUEST
-    assert share[2].error_code == E.NONE
+        key, "g:bad:x", nowhere, ":AAAAAAAAAAAAAAAAAAAAAA:0"]}).coordinators
+    assert (share[0].error_code, share[0].node_id) == (E.NONE, cluster.cluster.topics["r3"].partitions[1].leader_id)
+    assert [c.error_code for c in share[1:]] == [E.INVALID_REQUEST, E.NONE, E.INVALID_REQUEST]
+    assert share[2].node_id == sorted(cluster.cluster.nodes)[partition_for_key(nowhere, 3)]
+    assert "__share_group_state" not in cluster.cluster.topics
     assert call(cluster, "FindCoordinator", 5, {"key_type": 2, "coordinator_keys": [key]}) \
         .coordinators[0].error_code == E.INVALID_REQUEST
 

@@ -2,17 +2,21 @@
 answers them (checked by tests/differential/test_share_groups.py): acquisition in in-flight batches, long-poll,
 acknowledgements piggy-backed and alone with Kafka's codes and words, lock expiry, KIP-1222 RENEW and its request
 rules, share-session errors and what closing a session or its connection releases, the delivery limit, the KIP-1240
-group configs taking effect, and the durable state (``__share_group_state``, restart from a data dir).
-No sockets, no sleeping."""
+group configs taking effect, and the durable state (SHARE_CHECKPOINT / SHARE_DELTA control batches in the partition,
+which ShareFetch never hands out; restart from a data dir, property-tested). No sockets, no sleeping."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from support.broker_calls import call
+from support.share_state import as_persisted, assert_restored
 
 from kafkamock.broker import Broker, Waiter
 from kafkamock.broker.errors import ErrorCode as E
-from kafkamock.records import decode_batches, encode_batch
+from kafkamock.broker.share import RecordState
+from kafkamock.records import decode_batches, decode_control, encode_batch
 from kafkamock.storage import DiskStorage
 
 LOCK = 30_000
@@ -106,15 +110,17 @@ def opened(broker, member, conn_id=1):
     return first
 
 
-def state_records(broker):
-    """(kind, topic id, partition, value) of every ``__share_group_state`` record."""
-    from kafkamock.broker.share.manager import read_state_record
+def control_records(broker, index=0):
+    """(offset, kind, value) of every control record of partition ``index`` of ``t``."""
     out = []
-    for partition in broker.cluster.topics["__share_group_state"].partitions:
-        for stored in partition.log.batches():
-            for b in decode_batches(bytes(stored.data)):
-                out += [read_state_record(r.key, r.value) for r in b.records]
+    for stored in broker.cluster.topics["t"].partitions[index].log.batches():
+        for b in decode_batches(bytes(stored.data)):
+            out += [(r.offset, *decode_control(r.key, r.value)) for r in b.records if b.is_control]
     return out
+
+
+def control_kinds(broker, index=0):
+    return [kind for _, kind, _ in control_records(broker, index)]
 
 
 # -- acquiring and acknowledging ----------------------------------------------------------------------------------
@@ -206,10 +212,10 @@ def test_record_limit_mode_max_records_and_batch_size(broker):
     produce(broker, [b"%d" % n for n in range(6)])
     assert acquired(share_fetch(broker, "a", 1, max_records=2, mode=1)) == [(0, 1, 1)]
     assert acquired(share_fetch(broker, "a", 2, max_records=1, mode=0)) == [(2, 5, 1)]   # the batch is completed
-    share_ack(broker, "a", 3, {0: [batch(0, 5, 3)]})
-    for first in (6, 8, 10):                                   # three batches of two records
+    share_ack(broker, "a", 3, {0: [batch(0, 5, 3)]})             # the first state write: a checkpoint at 6
+    for first in (7, 9, 11):                                   # three batches of two records
         produce(broker, [b"%d" % first, b"%d" % (first + 1)])
-    assert acquired(share_fetch(broker, "a", 4, batch_size=4)) == [(6, 9, 1), (10, 11, 1)]   # log batch boundaries
+    assert acquired(share_fetch(broker, "a", 4, batch_size=4)) == [(7, 10, 1), (11, 12, 1)]   # log batch boundaries
 
 
 def test_leaving_the_group_keeps_the_session_and_a_closed_connection_releases(broker):
@@ -295,8 +301,9 @@ def test_group_configs_set_the_delivery_limit_the_record_locks_and_renewing(brok
     assert acquired(share_fetch(broker, "a", 4)) == [(0, 149, 2)]
     share_ack(broker, "a", 5, {0: [batch(0, 149, 2)]})         # the second delivery was the last (limit 2)
     assert acquired(share_fetch(broker, "a", 6)) == []
+    assert control_kinds(broker) == ["SHARE_CHECKPOINT", "SHARE_DELTA"]   # at 150 and 151: the releases
     produce(broker, [b"%d" % n for n in range(150, 300)])
-    assert acquired(share_fetch(broker, "a", 7)) == [(150, 299, 1)]
+    assert acquired(share_fetch(broker, "a", 7)) == [(152, 301, 1)]
     produce(broker, [b"more"])
     assert acquired(share_fetch(broker, "a", 8)) == []          # 150 in flight: past the 100 record locks
 
@@ -358,19 +365,56 @@ def test_share_session_limit(clock):
 
 # -- durable state --------------------------------------------------------------------------------------------------
 
-def test_state_goes_to_the_share_group_state_topic_not_the_partition(broker):
+def test_state_is_written_as_control_batches_that_consumers_skip(broker):
     opened(broker, "a")
     produce(broker, [b"1", b"2", b"3"])
+    assert control_records(broker) == []                      # starting and acquiring write nothing (as Kafka)
     share_fetch(broker, "a", 1)
     share_ack(broker, "a", 2, {0: [batch(0, 0, 1), batch(1, 1, 2), batch(2, 2, 3)]})
-    assert [(kind, index) for kind, _, index, _ in state_records(broker)] == [
-        ("SHARE_CHECKPOINT", 0), ("SHARE_DELTA", 0)]
-    assert len(broker.cluster.topics["__share_group_state"].partitions) == 50
-    plog = broker.cluster.topics["t"].partitions[0].log
-    assert plog.log_end_offset == 3                            # the partition holds its records only
-    assert not any(b.is_control for s in plog.batches() for b in decode_batches(bytes(s.data)))
-    again = share_fetch(broker, "a", 3)                       # the released record again
+    share_ack(broker, "a", 3, {0: [batch(0, 0, 1)]})           # refused: nothing changes, nothing is written
+    [(offset, kind, value)] = control_records(broker)
+    assert (offset, kind, value.checkpoint_epoch, value.start_offset, value.end_offset) == (
+        3, "SHARE_CHECKPOINT", 1, 1, 3)                        # 0 is done: the SPSO moved past it
+    assert [(r.base_offset, r.last_offset, r.state, r.delivery_count) for r in value.states] == [
+        (1, 1, 0, 1), (2, 2, 4, 1)]
+    assert (value.summary_start_offset, value.delivery_complete_count) == (0, 2)   # from before the move, as Kafka
+    fetched = call(broker, "Fetch", 12, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
+                                                  "current_leader_epoch": -1, "log_start_offset": -1,
+                                                  "last_fetched_epoch": -1}]}]})
+    records = fetched.responses[0].partitions[0].records
+    data = b"".join(bytes(r) for r in records) if isinstance(records, list) else bytes(records)
+    got = decode_batches(data)                                 # Fetch hands the checkpoint over as a control batch,
+    assert [r.value for b in got if not b.is_control for r in b.records] == [b"1", b"2", b"3"]   # which consumers
+    assert [b.base_offset for b in got if b.is_control] == [3]                  # skip, as transaction markers
+    again = share_fetch(broker, "a", 4)                       # the released record again, never the checkpoint
     assert acquired(again) == [(1, 1, 2)] and values(again) == [b"1", b"2", b"3"]
+
+
+def test_records_after_the_state_are_acquired_around_its_control_batches(broker):
+    """A record produced after a state write lands past its control batch: an acquisition never spans one, and the
+    control batches are neither returned nor counted as lag."""
+    opened(broker, "a")
+    produce(broker, [b"a"])                                    # 0
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 0, 1)]
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})           # checkpoint at 1
+    produce(broker, [b"b"])                                    # 2
+    assert acquired(share_fetch(broker, "a", 3)) == [(2, 2, 1)]
+    share_ack(broker, "a", 4, {0: [batch(2, 2, 2)]})           # released: a delta at 3
+    produce(broker, [b"c"])                                    # 4
+    again = share_fetch(broker, "a", 5)
+    assert acquired(again) == [(2, 2, 2), (4, 4, 1)] and values(again) == [b"b", b"c"]
+    assert not any(b.is_control for b in decode_batches(b"".join(bytes(r) for t in again.responses
+                                                                  for p in t.partitions for r in [p.records])))
+    share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
+    assert share.state_of(3) is None and share.start_offset == 2
+    share_ack(broker, "a", 6, {0: [batch(2, 2, 1), batch(4, 4, 1)]})          # a delta at 5
+    assert [o for o, *_ in control_records(broker)] == [1, 3, 5] and share.start_offset == 5   # past the records
+    assert describe_offsets(broker)[1][("t", 0)] == (2, 0, E.NONE)          # lag 0: the records are all done
+    waiting = share_fetch(broker, "a", 7, wait=5000)          # MinBytes 1: the control batches do not count
+    assert isinstance(waiting, Waiter) and not waiting.done
 
 
 def test_a_restart_rebuilds_the_state_from_checkpoint_and_deltas(clock, tmp_path):
@@ -378,21 +422,165 @@ def test_a_restart_rebuilds_the_state_from_checkpoint_and_deltas(clock, tmp_path
     opened(broker, "a")
     produce(broker, [b"%d" % n for n in range(6)])
     share_fetch(broker, "a", 1)                               # 0-5 acquired (delivery 1)
-    share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})          # delta 1: 0 acknowledged
-    share_ack(broker, "a", 3, {0: [batch(1, 1, 2)]})          # delta 2: 1 released (delivery 1)
-    share_ack(broker, "a", 4, {0: [batch(2, 2, 3)]})          # chain full: a checkpoint
-    assert [kind for kind, *_ in state_records(broker)] == ["SHARE_CHECKPOINT"]   # what came before it: pruned
-    assert broker.share.state_partition((GROUP, topic_id(broker), 0)).log.log_start_offset == 3
-    share_fetch(broker, "a", 5)                               # 1 acquired again (delivery 2), not written
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})          # the first write, a checkpoint: 0 acknowledged
+    share_ack(broker, "a", 3, {0: [batch(1, 1, 2)]})          # delta 1: 1 released (delivery 1)
+    share_ack(broker, "a", 4, {0: [batch(2, 2, 3)]})          # delta 2: 2 rejected
+    share_ack(broker, "a", 5, {0: [batch(3, 3, 1)]})          # chain full: a checkpoint
+    assert [(o, kind) for o, kind, _ in control_records(broker)] == [
+        (6, "SHARE_CHECKPOINT"), (7, "SHARE_DELTA"), (8, "SHARE_DELTA"), (9, "SHARE_CHECKPOINT")]
+    assert list(tmp_path.glob("t-0/*.sharestate"))            # the share snapshot file locates the last checkpoint
+    share_fetch(broker, "a", 6)                               # 1 acquired again (delivery 2), not written
+    live = broker.share.partitions[(GROUP, topic_id(broker), 0)]
     # No close: the process dies here (kill -9). A new broker on the same directory rebuilds the state.
     restarted = make_broker(clock, DiskStorage(tmp_path))
     share = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
-    assert share.start_offset == 1
+    assert share.start_offset == 1 and restarted.share.checkpoint_offsets[(GROUP, topic_id(restarted), 0)] == 9
     assert [share.state_of(o) for o in range(1, 6)] == [
-        (0, 1), (4, 1), (0, 0), (0, 0), (0, 0)]               # Available; the acquired ones as delivery count - 1
+        (0, 1), (4, 1), (2, 1), (0, 0), (0, 0)]               # Available; the acquired ones as delivery count - 1
+    assert share.reported == live.reported == (1, 2)          # what DescribeShareGroupOffsets reports, kept
     opened(restarted, "b")
     got = share_fetch(restarted, "b", 1)
-    assert acquired(got) == [(1, 1, 2), (3, 5, 1)]            # 2 was rejected: archived, never again
+    assert acquired(got) == [(1, 1, 2), (4, 5, 1)]            # 2 rejected, 3 accepted: never again
+    share_ack(restarted, "b", 2, {0: [batch(1, 1, 1), batch(4, 5, 1)]})
+    assert [(o, kind) for o, kind, _ in control_records(restarted)][-1] == (10, "SHARE_DELTA")   # the chain goes on
+
+
+def test_a_restart_without_share_snapshots_scans_the_log(clock, tmp_path):
+    """A share snapshot file that does not read back (or points past the log end) sends recovery through the whole
+    log: the checkpoints are there."""
+    broker = make_broker(clock, DiskStorage(tmp_path))
+    opened(broker, "a")
+    produce(broker, [b"x", b"y"])
+    share_fetch(broker, "a", 1)
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1), batch(1, 1, 2)]})
+    (snapshot,) = tmp_path.glob("t-0/*.sharestate")
+    snapshot.write_bytes(b"garbage")
+    restarted = make_broker(clock, DiskStorage(tmp_path))
+    share = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
+    assert (share.start_offset, share.state_of(1)) == (1, (0, 1))
+
+
+def test_a_restart_skips_the_control_batches_inside_the_state(clock, tmp_path):
+    """Control batches between the SPSO and the SPEO (records produced after a state write) come back out of the
+    in-flight cache, as the live state has them: the SPSO can move past them."""
+    broker = make_broker(clock, DiskStorage(tmp_path))
+    opened(broker, "a")
+    produce(broker, [b"a", b"b"])                              # 0-1
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 1, 1)]
+    share_ack(broker, "a", 2, {0: [batch(1, 1, 1)]})           # checkpoint at 2 (0 still acquired)
+    produce(broker, [b"c"])                                    # 3
+    assert acquired(share_fetch(broker, "a", 3)) == [(3, 3, 1)]
+    share_ack(broker, "a", 4, {0: [batch(3, 3, 2)]})           # delta at 4: 3 released
+    restarted = make_broker(clock, DiskStorage(tmp_path))
+    share = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
+    assert [share.state_of(o) for o in range(0, 4)] == [(0, 0), (2, 1), None, (0, 1)]
+    opened(restarted, "b")
+    assert acquired(share_fetch(restarted, "b", 1)) == [(0, 0, 1), (3, 3, 2)]
+    share_ack(restarted, "b", 2, {0: [batch(0, 0, 1), batch(3, 3, 1)]})
+    share = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
+    assert share.start_offset == 4 and not share.cached        # past the records and the control batch among them
+
+
+ACTIONS = st.lists(st.one_of(
+    st.tuples(st.just("produce"), st.integers(1, 3)),
+    st.tuples(st.just("fetch"), st.sampled_from("ab"), st.integers(1, 4)),
+    st.tuples(st.just("ack"), st.sampled_from("ab"), st.integers(0, 3), st.sampled_from([1, 2, 3])),
+    st.tuples(st.just("ack"), st.sampled_from("ab"), st.integers(0, 3), st.sampled_from([1, 2, 3])),
+    st.tuples(st.just("expire"),),
+    st.tuples(st.just("close"), st.sampled_from("ab"))), max_size=25)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ACTIONS)
+def test_any_history_restores_from_the_partitions_control_batches(actions):
+    """Property: whatever members did (records produced between state writes, acknowledgements of any kind,
+    expired locks, closed sessions, checkpoints every 2 deltas), a broker restarted on the data directory rebuilds
+    each share-partition from the share snapshot, the checkpoint and its deltas in the partition: the same SPSO,
+    every record in the state the seed's rule gives, what DescribeShareGroupOffsets reports, and no control batch in
+    flight."""
+    import tempfile
+    from pathlib import Path
+
+    from kafkamock.broker.clock import ManualClock
+
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = ManualClock()
+        broker = make_broker(clock, DiskStorage(Path(tmp)), **{"kafkamock.share.delta.chain.max": 2,
+                                                                "group.share.record.lock.duration.ms": 15_000})
+        restarted = None
+        try:
+            restarted = _live_then_restarted(broker, clock, Path(tmp), actions)
+        finally:
+            for b in (broker, restarted):
+                if b is not None:
+                    b.close()
+
+
+def _live_then_restarted(broker, clock, directory, actions):
+    from kafkamock.broker.share.manager import share_control_offsets
+
+    broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "earliest"})
+    epochs, held, conn = {}, {"a": [], "b": []}, {"a": 1, "b": 2}
+    for m in "ab":
+        join(broker, m)
+        share_fetch(broker, m, 0, conn_id=conn[m])
+        epochs[m] = 1
+    for action in [("produce", 3), ("fetch", "a", 2), *actions]:
+        kind, *args = action
+        if kind == "produce":
+            produce(broker, [b"v"] * args[0])
+        elif kind == "fetch":
+            m, n = args
+            got = share_fetch(broker, m, epochs[m], max_records=n, mode=1, conn_id=conn[m])
+            epochs[m] += 1
+            held[m] += [o for f, last, _ in acquired(got) for o in range(f, last + 1)]
+        elif kind == "ack":
+            m, i, kind_ = args
+            if held[m]:
+                o = held[m].pop(i % len(held[m]))
+                share_ack(broker, m, epochs[m], {0: [batch(o, o, kind_)]}, conn_id=conn[m])
+                epochs[m] += 1
+        elif kind == "expire":
+            clock.advance(15_000)
+            broker.tick()
+            held = {"a": [], "b": []}
+        else:
+            (m,) = args
+            broker.share.connection_closed(conn[m])
+            held[m] = []
+            join(broker, m)
+            share_fetch(broker, m, 0, conn_id=conn[m])
+            epochs[m] = 1
+    key = (GROUP, topic_id(broker), 0)
+    live = broker.share.partitions[key]
+    restarted = make_broker(clock, DiskStorage(directory))     # no close first: as after kill -9
+    rebuilt = restarted.share.partitions.get(key)
+    if key not in broker.share.checkpoint_offsets:             # nothing ever written: starts afresh, as Kafka's
+        event("nothing written")
+        assert rebuilt is None
+        return restarted
+    plog = broker.cluster.topics["t"].partitions[0].log
+    event(f"{min(len(share_control_offsets(plog, live.start_offset, live.spe_offset)), 2)} control batch(es) in "
+          f"flight, {min(len(share_control_offsets(plog, 0, plog.log_end_offset)), 3)}+ in the log")
+    assert rebuilt is not None
+    controls = set(share_control_offsets(plog, 0, plog.log_end_offset))
+    assert_restored(rebuilt, live, controls)
+    assert rebuilt.reported == live.reported                    # what DescribeShareGroupOffsets reports
+    assert not any(rebuilt.state_of(o) for o in controls)
+    # A new member then gets exactly the records whose delivery is not complete (those near the delivery limit a
+    # few at a time), and never a control batch.
+    pending = {o for o in range(rebuilt.start_offset, plog.log_end_offset) if o not in controls
+               and (as_persisted(rebuilt.state_of(o)) or (RecordState.AVAILABLE,))[0] is RecordState.AVAILABLE}
+    opened(restarted, "c", conn_id=3)
+    got: set[int] = set()
+    for epoch in range(1, 20):
+        more = {o for f, last, _ in acquired(share_fetch(restarted, "c", epoch, max_records=1000, conn_id=3))
+                for o in range(f, last + 1)}
+        if not more:
+            break
+        got |= more
+    assert got == pending
+    return restarted
 
 
 # -- the share-group offsets admin APIs (keys 90-92) ------------------------------------------------------------------
@@ -436,22 +624,24 @@ def test_describe_alter_and_delete_share_group_offsets(clock, tmp_path):
     assert not restarted.share.partitions
 
 
-def test_delete_records_moves_the_spso(clock, tmp_path):
+def test_delete_records_moves_the_spso_and_keeps_a_checkpoint_for_recovery(clock, tmp_path):
     broker = make_broker(clock, DiskStorage(tmp_path))
     opened(broker, "a")
     produce(broker, [b"%d" % n for n in range(4)])           # 0-3
     assert acquired(share_fetch(broker, "a", 1)) == [(0, 3, 1)]
-    share_ack(broker, "a", 2, {0: [batch(0, 1, 2)]})          # 0-1 released
+    share_ack(broker, "a", 2, {0: [batch(0, 1, 2)]})          # 0-1 released: the first checkpoint, at 4
+    produce(broker, [b"4", b"5"])                             # 5-6
     deleted = call(broker, "DeleteRecords", 2, {"topics": [{"name": "t", "partitions": [
-        {"partition_index": 0, "offset": 2}]}], "timeout_ms": 1000})
-    assert deleted.topics[0].partitions[0].low_watermark == 2
+        {"partition_index": 0, "offset": 5}]}], "timeout_ms": 1000})
+    assert deleted.topics[0].partitions[0].low_watermark == 5
     share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
-    assert share.start_offset == 2                            # the released 0-1 are gone with the log
+    assert share.start_offset == 5                            # the released 0-1 are gone with the log
+    assert broker.share.checkpoint_offsets[(GROUP, topic_id(broker), 0)] == 7   # a new checkpoint after the start
     restarted = make_broker(clock, DiskStorage(tmp_path))
     again = restarted.share.partitions[(GROUP, topic_id(restarted), 0)]
-    assert again.start_offset == 2 and [again.state_of(o) for o in (2, 3)] == [None, None]   # never delivered
+    assert again.start_offset == 5 and [again.state_of(o) for o in (5, 6)] == [None, None]   # never delivered
     opened(restarted, "b")
-    assert acquired(share_fetch(restarted, "b", 1)) == [(2, 3, 1)]
+    assert acquired(share_fetch(restarted, "b", 1)) == [(5, 6, 1)]
 
 
 # -- group configs: share.auto.offset.reset, share.isolation.level, share.record.lock.duration.ms ------------------

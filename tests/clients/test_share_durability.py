@@ -1,9 +1,9 @@
 """Share-group state across a crash, end to end: a ``kafkamock serve --data-dir`` process and the share consumer that
 was using it are both killed (SIGKILL) mid-stream; after the restart the group receives exactly the records that were
 not acknowledged, with the delivery counts the KIP-932 page's rule gives (a released record counts its delivery; an
-acquired one is persisted as Available with its count less one). The SHARE_CHECKPOINT / SHARE_DELTA records are in
-``__share_group_state``'s segment files, as Kafka keeps share state, and plain consumers (librdkafka, kcat) read the
-topic's records only.
+acquired one is persisted as Available with its count less one). The SHARE_CHECKPOINT / SHARE_DELTA control batches
+are in the partition's own segment files (located by its share snapshot file), and plain consumers (librdkafka, kcat)
+never show them and still reach the end of the partition.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from confluent_kafka import AcknowledgeType, Consumer, KafkaError, Producer, Sha
 from confluent_kafka.admin import AdminClient, NewTopic
 from support.serve_process import ServeProcess
 
-from kafkamock.broker.share.manager import read_state_record
-from kafkamock.records import decode_batches
+from kafkamock.records import decode_batches, decode_control
 
 pytestmark = pytest.mark.slow
 TOPIC, GROUP = "jobs", "workers"
@@ -54,13 +53,13 @@ def share_offsets(bootstrap: str) -> dict[int, int]:
         else {}
 
 
-def state_kinds(data_dir) -> list[str]:
-    """The kinds of the share-state records in ``__share_group_state``'s segment files."""
+def control_kinds(data_dir) -> list[str]:
+    """The kinds of the control records in the partition's segment files."""
     kinds = []
-    for directory in sorted(data_dir.glob("__share_group_state-*")):
-        for segment in sorted(directory.glob("*.log")):
-            for batch in decode_batches(segment.read_bytes()):
-                kinds.extend(read_state_record(r.key, r.value)[0] for r in batch.records)
+    for segment in sorted((data_dir / f"{TOPIC}-0").glob("*.log")):
+        for batch in decode_batches(segment.read_bytes()):
+            if batch.is_control:
+                kinds.extend(decode_control(r.key, r.value)[0] for r in batch.records)
     return kinds
 
 
@@ -109,10 +108,11 @@ def test_a_crash_gives_back_exactly_the_unacknowledged_records(tmp_path):
         finally:
             second.close()
 
-        kinds = state_kinds(tmp_path)
-        assert "SHARE_CHECKPOINT" in kinds and "SHARE_DELTA" in kinds        # in the segment files
+        kinds = control_kinds(tmp_path)
+        assert kinds[0] == "SHARE_CHECKPOINT" and "SHARE_DELTA" in kinds     # in the partition's segment files
+        assert list((tmp_path / f"{TOPIC}-0").glob("*.sharestate"))           # and the snapshot locating them
         assert share_offsets(bootstrap) == {0: 6}             # as last written: v0-v5 done, v6 on
-        assert read_plain(bootstrap) == [b"v%d" % n for n in range(10)]
+        assert read_plain(bootstrap) == [b"v%d" % n for n in range(10)]     # past the control batches to the end
         kcat = subprocess.run(["kcat", "-b", bootstrap, "-C", "-t", TOPIC, "-e", "-q", "-f", "%s\\n"],
                               capture_output=True, text=True, timeout=60)
         assert kcat.returncode == 0, kcat.stderr

@@ -215,9 +215,9 @@ def test_bad_write_schema_is_refused(spark, kafka_broker_session):
          .option("kafka.bootstrap.servers", kafka_broker_session.bootstrap_servers).option("topic", "t").save())
 
 
-def test_a_share_group_reading_the_topic_leaves_its_offsets_to_the_records(spark, kafka_broker_session):
-    """A share group's state goes to ``__share_group_state``, as in Kafka: the topic it reads keeps consecutive
-    offsets, and Spark reads every record and reaches the end offset."""
+def test_share_state_control_batches_are_never_rows(spark, kafka_broker_session):
+    """A share group's SHARE_CHECKPOINT / SHARE_DELTA batches sit between the records and at the end of the partition;
+    Spark reads every record, none of them, and reaches the end offset."""
     broker, topic = kafka_broker_session, "spark-share-state"
     broker.create_topic(topic, 1)
     append_batch(broker, topic, 0, [{"key": None, "value": b"a%d" % i, "timestamp": TS} for i in range(3)])
@@ -230,26 +230,31 @@ def test_a_share_group_reading_the_topic_leaves_its_offsets_to_the_records(spark
                 "subscribed_topic_names": [topic]})
             assert joined.error_code == 0
             got = []
-            for epoch in (0, 1, 2):
-                if epoch == 1:          # after the share-partition started ("latest": past a0-a2)
-                    data = records.encode_batch([{"key": None, "value": b"b%d" % i, "timestamp": TS}
-                                                 for i in range(3)])
+            # The share-partition starts ("latest": past a0-a2); b0-b2 (3-5) are acquired and accepted, which writes
+            # a checkpoint at 6; c0 (7) is acquired and accepted: a delta at 8, the end of the partition.
+            for epoch, produced, acks in ((0, None, []), (1, b"b", []), (2, None, [(3, 5)]), (3, b"c", []),
+                                          (4, None, [(7, 7)])):
+                if produced is not None:
+                    data = records.encode_batch([{"key": None, "value": produced + b"%d" % i, "timestamp": TS}
+                                                 for i in range(3 if produced == b"b" else 1)])
                     await conn.request("Produce", {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
                                                    "topic_data": [{"name": topic, "topic_id": client.topic_ids[topic],
                                                                    "partition_data": [{"index": 0, "records": data}]}]})
-                acks = [{"first_offset": 3, "last_offset": 5, "acknowledge_types": [1]}] if epoch == 2 else []
                 answer = await conn.request("ShareFetch", {
                     "group_id": "spark-sg", "member_id": "m", "share_session_epoch": epoch,
-                    "max_wait_ms": 2000 if epoch == 1 else 0, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+                    "max_wait_ms": 2000 if produced else 0, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
                     "batch_size": 100, "share_acquire_mode": 0, "is_renew_ack": False, "forgotten_topics_data": [],
                     "topics": [{"topic_id": client.topic_ids[topic], "partitions": [
-                        {"partition_index": 0, "acknowledgement_batches": acks}]}]})
+                        {"partition_index": 0, "acknowledgement_batches": [
+                            {"first_offset": f, "last_offset": last, "acknowledge_types": [1]}
+                            for f, last in acks]}]}]})
                 assert answer.error_code == 0
                 got += [(r.first_offset, r.last_offset) for t in answer.responses for p in t.partitions
                         for r in p.acquired_records]
             return got
 
-    assert trio.run(share) == [(3, 5)]
+    assert trio.run(share) == [(3, 5), (7, 7)]
+    assert broker.call(lambda b=broker.broker: b.cluster.topics[topic].partitions[0].log.high_watermark) == 9
     rows = reader(spark, broker, subscribe=topic).collect()
     assert sorted((r.offset, r.value) for r in rows) == [(0, b"a0"), (1, b"a1"), (2, b"a2"), (3, b"b0"), (4, b"b1"),
-                                                         (5, b"b2")]
+                                                         (5, b"b2"), (7, b"c0")]

@@ -208,6 +208,7 @@ class GroupConfigs:
         for spec in (SPEC[n] for n in BOUNDS_ORDER):
             if (not spec.broker_default and spec.name not in parsed):
                 continue
+            assert spec.bounds is not None                # BOUNDS_ORDER names bounded configs only
             low, high = spec.bounds
             if merged[spec.name] < self.broker_config[low]:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"{spec.name} must be greater than or equal to {low}")

@@ -5,8 +5,10 @@ and a transactional id (1) onto one of ``__transaction_state`` (``abs(key.hashCo
 String.hashCode); the coordinator is that partition's leader. The internal topic is created on first use (Kafka
 answers COORDINATOR_NOT_AVAILABLE once while it creates it; kafkamock creates it at once). A partition with no
 leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``
-(SharePartitionKey's format, else INVALID_REQUEST): it hashes onto a partition of ``__share_group_state``, where
-the share-partition's state lives. Any other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
+(SharePartitionKey's format, else INVALID_REQUEST, as Kafka). Kafka hashes it onto ``__share_group_state``; here the
+share-partition's state is in the topic-partition itself (KIP-932's control records), so its coordinator is that
+partition's leader; a key naming no partition (Kafka answers it all the same) is hashed onto the live nodes. Any
+other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
 A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), a share key CLUSTER_ACTION (else the whole request fails).
 """
@@ -29,7 +31,7 @@ KEY_TYPES = {GROUP: "group", TRANSACTION: "transaction", SHARE: "share"}
 
 
 def coordinator_partition(broker, key_type: int, key: str):
-    """The partition whose leader coordinates ``key``."""
+    """The partition whose leader coordinates ``key`` (None for a share key naming no partition)."""
     if key_type in (GROUP, TRANSACTION):
         topic = broker.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
         return topic.partitions[partition_for_key(key, len(topic.partitions))]
@@ -41,10 +43,19 @@ def coordinator_partition(broker, key_type: int, key: str):
         index = int(tokens[-1])
     except ValueError:
         raise KafkaError(ErrorCode.INVALID_REQUEST, None) from None
-    from kafkamock.broker.share.manager import STATE_TOPIC, coordinator_key
-    topic = broker.internal_topic(STATE_TOPIC)
-    return topic.partitions[partition_for_key(coordinator_key(":".join(tokens[:-2]), topic_id, index),
-                                              len(topic.partitions))]
+    topic = broker.cluster.topics_by_id.get(topic_id)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return None
+    return topic.partitions[index]
+
+
+def _coordinator_node(broker, key_type: int, key: str):
+    """The node coordinating ``key`` (None when its partition has no leader)."""
+    partition = coordinator_partition(broker, key_type, key)
+    if partition is None:              # a share key naming no partition: no state anywhere, any live node will do
+        live = sorted(broker.cluster.live_nodes(), key=lambda n: n.node_id)
+        return live[partition_for_key(key, len(live))] if live else None
+    return broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
 
 
 def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
@@ -60,15 +71,15 @@ def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
         if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
                              if key_type not in KEY_TYPES else "share coordinators need FindCoordinator v6+")
-        partition = coordinator_partition(broker, key_type, key)
-        node = broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
+        node = _coordinator_node(broker, key_type, key)
         if node is None or not node.up:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         host, port = node.address(listener)
         return {"key": key, "node_id": node.node_id, "host": host, "port": port,
-                "error_code": ErrorCode.NONE, "error_message": None}
+                "error_code": ErrorCode.NONE, "error_message": "" if key_type == SHARE else None}
     except KafkaError as exc:
-        return _error(key, exc.code, exc.message)
+        # Kafka's answers to share keys never carry a message (its coordinator entries leave the field empty).
+        return _error(key, exc.code, "" if key_type == SHARE and version >= 4 else exc.message)
 
 
 def _error(key: str, code: ErrorCode, message: str | None) -> dict:

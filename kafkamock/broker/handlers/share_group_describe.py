@@ -5,6 +5,8 @@ INVALID_GROUP_ID. Kafka's order: ids the principal may not describe, empty ids, 
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -29,8 +31,8 @@ def handle(broker, request) -> dict:
     ids = request.body.group_ids
     denied = [g for g in ids if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
-    empty = {"error_message": None, "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
-             "members": [], "authorized_operations": -2147483648}
+    empty: dict[str, Any] = {"error_message": None, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                             "assignor_name": "", "members": [], "authorized_operations": -2147483648}
     return {"throttle_time_ms": 0, "groups": [
         *({**empty, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": g} for g in denied),
         *({**empty, "error_code": ErrorCode.INVALID_GROUP_ID, "group_id": ""} for g in allowed if not g),

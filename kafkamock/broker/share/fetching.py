@@ -3,11 +3,15 @@ acquires (Kafka's DelayedShareFetch log read, SharePartition.acquire and ShareFe
 
 The log is read from the share-partition's next fetch offset (past the last offset acquired, or back at the first
 record released again) up to a limit: the high watermark, or the last stable offset for
-``share.isolation.level=read_committed``. Every batch read counts, control batches (transaction markers) too: as in
-Kafka their offsets are acquired with the rest, and the client acknowledges them as gaps. Under read_committed the
-batches of aborted transactions are acquired and archived at once, and left out of the AcquiredRecords. The
-response carries the read's batches from the one holding the first acquired offset to the one holding the last, as
-stored.
+``share.isolation.level=read_committed``. Every batch read counts, transaction markers too: as in Kafka their
+offsets are acquired with the rest, and the client acknowledges them as gaps. Under read_committed the batches of
+aborted transactions are acquired and archived at once, and left out of the AcquiredRecords. The response carries
+the read's batches from the one holding the first acquired offset to the one holding the last, as stored.
+
+The share-state control batches (SHARE_CHECKPOINT / SHARE_DELTA, the seed page's "not returned to consumer at all")
+are the exception: never acquired, never returned, and not counted towards MinBytes. The data between them is
+acquired piece by piece, so AcquiredRecords never span one; with none in the read (the share state is written after
+the records it is about, so a read only meets one when records were produced after it) the acquisition is Kafka's.
 """
 
 from __future__ import annotations
@@ -48,6 +52,33 @@ def read(plog, share: SharePartition, *, max_bytes: int, limit: int) -> tuple[in
     return offset, views
 
 
+def is_share_state(view: BatchView) -> bool:
+    """A SHARE_CHECKPOINT / SHARE_DELTA batch: a control batch no transaction wrote."""
+    return view.is_control and not view.is_transactional
+
+
+def data_bytes(views: list[BatchView]) -> int:
+    """Bytes of what a fetch could hand out (MinBytes): the share-state batches are nobody's records."""
+    return sum(v.size for v in views if not is_share_state(v))
+
+
+def _pieces(fetch_offset: int, views: list[BatchView]) -> list[tuple[int, list[BatchView]]]:
+    """The read split at its share-state batches: (fetch offset, batches) of each run of other batches."""
+    out: list[tuple[int, list[BatchView]]] = []
+    current: list[BatchView] = []
+    offset = fetch_offset
+    for view in views:
+        if is_share_state(view):
+            if current:
+                out.append((offset, current))
+            current, offset = [], view.last_offset + 1
+        else:
+            current.append(view)
+    if current:
+        out.append((offset, current))
+    return out
+
+
 def aborted_views(views: list[BatchView], aborted) -> list[BatchView]:
     """The transactional data batches of aborted transactions among ``views`` (the read_committed reader's
     aborted-transaction index)."""
@@ -62,13 +93,20 @@ def acquire(share: SharePartition, member: str, fetch_offset: int, views: list[B
     """Acquire for ``member`` among ``views`` (from ``read``) and pick the batches to return."""
     if max_records <= 0 or not views:
         return EMPTY
-    runs = share.acquire(member, [(v.base_offset, v.last_offset) for v in views], max_records, now_ms,
-                         record_limit=record_limit, batch_size=batch_size, fetch_offset=fetch_offset)
+    runs: list[AcquiredRun] = []
+    taken = 0
+    for offset, piece in _pieces(fetch_offset, views):
+        if taken >= max_records:
+            break
+        got = share.acquire(member, [(v.base_offset, v.last_offset) for v in piece], max_records - taken, now_ms,
+                            record_limit=record_limit, batch_size=batch_size, fetch_offset=offset)
+        runs += got
+        taken += sum(r.last_offset - r.first_offset + 1 for r in got)
     for view in aborted_views(views, aborted):
         runs = share.archive(view.base_offset, view.last_offset, runs)
     if not runs:
         return EMPTY
-    chosen = _slice(views, runs[0].first_offset, runs[-1].last_offset)
+    chosen = _slice([v for v in views if not is_share_state(v)], runs[0].first_offset, runs[-1].last_offset)
     records = [memoryview(v.buffer)[v.start:v.end] for v in chosen]
     count = sum(r.last_offset - r.first_offset + 1 for r in runs)
     return ShareRead(records, runs, count, sum(v.size for v in chosen))

@@ -274,7 +274,7 @@ class ShareGroups:
 
     def _initialize(self, group: ShareGroup) -> None:
         """The share state of subscribed partitions not yet initialized is initialized (Kafka: asynchronously, by the
-        persister, once the heartbeat is answered); ``__share_group_state`` exists from then on, as in Kafka."""
+        persister, once the heartbeat is answered; here nothing is written until a share-partition has state)."""
         topics = self.broker.cluster.topics
         for name in group.subscribed_topics():
             topic = topics.get(name)
@@ -282,8 +282,6 @@ class ShareGroups:
                 continue
             have = group.initialized.get(topic.topic_id, frozenset())
             if len(have) < len(topic.partitions):
-                from kafkamock.broker.share.manager import STATE_TOPIC
-                self.broker.internal_topic(STATE_TOPIC)
                 group.initialized[topic.topic_id] = frozenset(range(len(topic.partitions)))
 
     # -- members leaving ------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Every share-partition of the cluster, and what ShareFetch / ShareAcknowledge do to them (Kafka's
-SharePartitionManager), with their durable state.
+SharePartitionManager), with the durable state of the KIP-932 seed page.
 
 A share-partition (group, topic-partition) comes to life at its group's first ShareFetch of the partition, its start
 offset (SPSO) chosen by the group's ``share.auto.offset.reset`` (latest, earliest, by_duration:<ISO-8601>). Its
@@ -7,64 +7,41 @@ acquisition locks run on the core's timers (one timer per share-partition, at it
 records become Available again (a lock ran out, a release, a member left) the fetches waiting on the partition look
 again.
 
-Durability: as Kafka 4.3's share coordinator, the state goes to the internal topic ``__share_group_state`` (created
-on first use with Kafka's settings: ``share.coordinator.state.topic.*``, cleanup ``delete``, retention -1), in the
-partition ``abs(hash("group:topicId:partition")) % partitions`` that FindCoordinator's share keys name, so the
-topic-partitions themselves hold only their records (no offset is spent on share state). Each record is keyed by
-the topic id and partition and holds the KIP-932 page's values: a SHARE_CHECKPOINT (the whole state, under a new
-checkpoint epoch) when the share-partition starts and after ``kafkamock.share.delta.chain.max`` deltas, a SHARE_DELTA
-after each acknowledgement, released lock or departed member. Acquisitions are not written: an Acquired record is
-persisted as Available with its delivery count less one, which is what it was before. Once every share-partition
-of a state partition has a newer checkpoint, the records before the oldest of them are deleted (Kafka's share
-coordinator prunes the same way); ``restore_all`` rebuilds each checkpoint and the deltas chained to it.
+Durability, as the seed page says: the state is written into the topic-partition itself as control batches through
+``Broker.append_internal``, where Kafka 4.3's share coordinator writes to ``__share_group_state``: nothing while the
+share-partition only starts and acquires (Kafka's persister gets its first write with the first acknowledgement,
+release or expired lock; until then a restart starts it afresh, as Kafka's does), then a SHARE_CHECKPOINT (the whole
+state, under a new checkpoint epoch), a SHARE_DELTA after each later change (acknowledgements, releases, expired
+locks, aborted records archived), a new checkpoint after ``kafkamock.share.delta.chain.max`` deltas and when
+retention or DeleteRecords passes the last one (the SPSO moves instead: recovery never needs a deleted batch).
+Acquisitions are not written: an Acquired record is persisted as Available with its delivery count less one, which
+is what it was before. A share snapshot file per share-partition (``storage/share_snapshot.py``) locates the latest
+checkpoint; ``restore`` rebuilds snapshot -> checkpoint -> deltas. The control batches take offsets in the
+partition, as transaction markers do, but hold no record for anyone: ShareFetch never acquires or returns them
+(``fetching.py``), and the lag counts records only.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import struct
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from kafkamock.broker.cluster import kafka_uuid_string, partition_for_key
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.share import fetching
 from kafkamock.broker.share.fetching import EMPTY, ShareRead
 from kafkamock.broker.share.partition import NEVER, SharePartition
 from kafkamock.broker.share.state import InvalidAckRequest, InvalidRecordState
-from kafkamock.records import decode_batches, decode_control, encode_batch
-from kafkamock.records.control import control_key, control_value
+from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, share_delta_batch
+from kafkamock.records.layout import CONTROL_BIT, HEADER, MAGIC_OFFSET, TRANSACTIONAL_BIT
+from kafkamock.storage.share_snapshot import ShareSnapshot
 
 log = logging.getLogger("kafkamock.share")
 Key = tuple[str, uuid.UUID, int]
 READ_COMMITTED = "read_committed"
 DELETED = -1        # a SHARE_CHECKPOINT with SPSO -1 is a tombstone: the share-partition was deleted
-STATE_TOPIC = "__share_group_state"
-STATE_KEY = struct.Struct(">16si")     # after the control key (version, type): topic id, partition
-
-
-def coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
-    """Kafka's SharePartitionKey.asCoordinatorKey: ``group:topicId:partition`` (the id in Kafka's base64)."""
-    return f"{group_id}:{kafka_uuid_string(topic_id)}:{partition}"
-
-
-def state_record(kind: str, topic_id: uuid.UUID, partition: int, value: dict) -> dict:
-    """One ``__share_group_state`` record: SHARE_CHECKPOINT or SHARE_DELTA ``value`` of (topic, partition)."""
-    return {"key": control_key(kind) + STATE_KEY.pack(topic_id.bytes, partition),
-            "value": control_value(kind, value)}
-
-
-def read_state_record(key: bytes | None, value: bytes | None):
-    """(kind, topic id, partition, value) of a ``__share_group_state`` record, or None for anything else."""
-    if key is None or len(key) != 4 + STATE_KEY.size:
-        return None
-    kind, decoded = decode_control(key[:4], value)
-    if kind not in ("SHARE_CHECKPOINT", "SHARE_DELTA") or decoded is None:
-        return None
-    topic_bytes, partition = STATE_KEY.unpack_from(key, 4)
-    return kind, uuid.UUID(bytes=topic_bytes), partition, decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +102,6 @@ class ShareManager:
             share = self.partitions[key] = self._new(group_id, self._initial_offset(group_id, partition))
             log.info("share group %s: share-partition %s-%d starts at offset %d", group_id, topic.name,
                      partition.index, share.start_offset)
-            self._checkpoint(key, share, partition)
         return share
 
     def load(self, group_id: str, topic, partition) -> bool:
@@ -137,6 +113,7 @@ class ShareManager:
         share = self.partitions.get(key)
         if share is not None:
             share = self.partitions[key] = share.reloaded(**self._limits(group_id))
+            self._forget_controls(share, partition.log)
         self.share_partition(group_id, topic, partition)
         self.loaded.add(key)
         return False
@@ -159,7 +136,7 @@ class ShareManager:
         for node in self.broker.nodes:
             key, group_id = node.share_sessions.disconnected(conn_id)
             if key is not None:
-                self.release_session(*key, node)
+                self.release_session(key[0], key[1], node)
             if group_id is not None and not node.share_sessions.members(group_id):
                 self.loaded.difference_update([k for k in self.loaded if k[0] == group_id])
 
@@ -193,7 +170,7 @@ class ShareManager:
         """Bytes a fetch could read for acquisition from now (what MinBytes is measured against)."""
         share = self.share_partition(group_id, topic, partition)
         _, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=self.limit(group_id, partition))
-        return sum(v.size for v in views)
+        return fetching.data_bytes(views)
 
     def fetch(self, group_id: str, member_id: str, topic, partition, *, max_records: int, max_bytes: int,
               record_limit: bool, batch_size: int) -> ShareRead:
@@ -206,7 +183,7 @@ class ShareManager:
                                 record_limit=record_limit, batch_size=batch_size,
                                 aborted=self._aborted(group_id, partition, share, limit))
         key = (group_id, topic.topic_id, partition.index)
-        if share.pending_changes:
+        if share.pending_changes:                   # aborted records archived (read_committed)
             self._persist(key, share, partition)
         self._schedule_locks(key, share, partition)
         return read
@@ -296,13 +273,16 @@ class ShareManager:
         """Forget a share-partition, durably: a tombstone checkpoint (SPSO and SPEO -1, no runs) ends its chain, so
         a restart does not bring it back; the next ShareFetch starts it afresh by ``share.auto.offset.reset``."""
         share = self.partitions.pop(key, None)
-        self.checkpoint_offsets.pop(key, None)
+        written = self.checkpoint_offsets.pop(key, None)
         self.loaded.discard(key)
         self.broker.timers.unschedule(("share-locks", *key))
-        if share is None:
+        partition = self._partition(key)
+        if share is None or partition is None or written is None:      # nothing of it in the log
             return
-        self._write(key, "SHARE_CHECKPOINT", {"group_id": key[0], "checkpoint_epoch": share.checkpoint_epoch + 1,
-                                              "start_offset": DELETED, "end_offset": DELETED, "states": []})
+        tombstone = share_checkpoint_batch(key[0], share.checkpoint_epoch + 1, DELETED, DELETED, [],
+                                           timestamp=self.broker.now_ms())
+        self.broker.append_internal(partition, tombstone, notify=False)
+        partition.log.store.remove_share_snapshot(key[0])
 
     def reset(self, group_id: str, topic, partition, start_offset: int) -> None:
         """AlterShareGroupOffsets: the share-partition starts over at ``start_offset`` (the group is empty)."""
@@ -320,12 +300,16 @@ class ShareManager:
     def summary(self, key: Key, partition) -> tuple[int, int, int]:
         """(start offset, leader epoch, lag) as Kafka's ReadShareGroupStateSummary and KIP-1226 lag give them: what
         the persister last received (-1 and no lag before the first acknowledgement), the lag being the partition's
-        end offset less the start offset less the records past it whose delivery is complete."""
+        end offset less the start offset less the records past it whose delivery is complete. Lag counts records:
+        the share-state control batches past the start offset, which Kafka's partition does not have, are left
+        out."""
         share = self.partitions.get(key)
         if share is None or share.reported is None:
             return -1, 0, -1
         start, complete = share.reported
-        return start, partition.leader_epoch, partition.log.high_watermark - start - complete
+        end = partition.log.high_watermark
+        controls = len(share_control_offsets(partition.log, start, end))
+        return start, partition.leader_epoch, end - start - complete - controls
 
     # -- locks and persistence ------------------------------------------------------------------------------------
 
@@ -361,97 +345,120 @@ class ShareManager:
             self.broker.appended(partition)
 
     def _persist(self, key: Key, share: SharePartition, partition) -> None:
-        if share.delta_index >= self.broker.config["kafkamock.share.delta.chain.max"]:
-            self._checkpoint(key, share, partition)
+        """Write what changed: the first write of a share-partition, and every ``kafkamock.share.delta.chain.max``
+        deltas, is a checkpoint; the others are deltas (none when nothing changed)."""
+        written = key in self.checkpoint_offsets
+        if not written or share.delta_index >= self.broker.config["kafkamock.share.delta.chain.max"]:
+            if written or share.dirty:
+                self._checkpoint(key, share, partition)
             return
         delta = share.take_delta()
         if delta is not None:
-            self._write(key, "SHARE_DELTA", delta)
+            self.broker.append_internal(partition, share_delta_batch(**delta, timestamp=self.broker.now_ms()),
+                                        notify=False)
 
-    def _checkpoint(self, key: Key, share: SharePartition, partition=None) -> None:
-        self.checkpoint_offsets[key] = self._write(key, "SHARE_CHECKPOINT", share.checkpoint())
-        self._prune(self.state_partition(key))
-
-    def state_partition(self, key: Key):
-        """The ``__share_group_state`` partition holding a share-partition's state (created on first use)."""
-        topic = self.broker.internal_topic(STATE_TOPIC)
-        return topic.partitions[partition_for_key(coordinator_key(*key), len(topic.partitions))]
-
-    def _write(self, key: Key, kind: str, value: dict) -> int:
-        """Append one state record; returns its offset in its ``__share_group_state`` partition."""
-        data = encode_batch([{**state_record(kind, key[1], key[2], value), "timestamp": self.broker.now_ms()}])
-        offset, _ = self.broker.append_internal(self.state_partition(key), data)
-        return offset
-
-    def _prune(self, state_partition) -> None:
-        """Delete the state records no share-partition of ``state_partition`` needs any longer: everything before
-        the oldest of their latest checkpoints."""
-        index = state_partition.index
-        needed = [offset for key, offset in self.checkpoint_offsets.items()
-                  if self.state_partition(key).index == index]
-        if needed and min(needed) > state_partition.log.log_start_offset:
-            state_partition.log.delete_before(min(needed), self.broker.now_ms())
+    def _checkpoint(self, key: Key, share: SharePartition, partition) -> None:
+        value = share.checkpoint()
+        offset, _ = self.broker.append_internal(
+            partition, share_checkpoint_batch(**value, timestamp=self.broker.now_ms()), notify=False)
+        self.checkpoint_offsets[key] = offset
+        if partition.log.store.durable:
+            partition.log.store.save_share_snapshot(ShareSnapshot(key[0], value["checkpoint_epoch"], offset))
 
     def log_start_moved(self, partition, topic) -> None:
-        """Retention or DeleteRecords moved the log start: share-partitions whose SPSO it passed move on (and
-        write it down)."""
+        """Retention or DeleteRecords moved the log start: share-partitions whose SPSO it passed move on (the next
+        write carries it), and one whose last checkpoint it removed writes a new one, so recovery never needs a
+        deleted batch."""
         start = partition.log.log_start_offset
         for key, share in list(self.partitions.items()):
-            if key[1] == topic.topic_id and key[2] == partition.index and share.start_offset < start:
+            if key[1] != topic.topic_id or key[2] != partition.index:
+                continue
+            if share.start_offset < start:
                 share.move_start(start)
-                self._persist(key, share, partition)
+            if self.checkpoint_offsets.get(key, start) < start:
+                self._checkpoint(key, share, partition)
 
     # -- recovery -------------------------------------------------------------------------------------------------
 
-    def restore_all(self) -> None:
-        """Rebuild every share-partition from ``__share_group_state``: each SHARE_CHECKPOINT, then the SHARE_DELTAs
-        chained to it by epoch and index (a checkpoint with SPSO -1 is a tombstone)."""
-        topic = self.broker.cluster.topics.get(STATE_TOPIC)
-        if topic is None:
-            return
-        found: dict[Key, SharePartition] = {}
-        offsets: dict[Key, int] = {}
-        for state_partition in topic.partitions:
-            for offset, kind, topic_id, index, value in _state_records(state_partition.log):
-                key = (value.group_id, topic_id, index)
-                if kind == "SHARE_CHECKPOINT" and value.start_offset == DELETED:
-                    found.pop(key, None)
-                    offsets.pop(key, None)
-                elif kind == "SHARE_CHECKPOINT":
-                    current = found.get(key)
-                    if current is None or value.checkpoint_epoch > current.checkpoint_epoch:
-                        found[key] = SharePartition.restore(value, **self._limits(value.group_id))
-                        offsets[key] = offset
-                else:
-                    current = found.get(key)
-                    if current is not None and value.checkpoint_epoch == current.checkpoint_epoch \
-                            and value.delta_index == current.delta_index + 1:
-                        current.apply_delta(value)
-        for key, share in found.items():
-            partition = self._partition(key)
-            if partition is None:
-                continue
-            share.move_start(partition.log.log_start_offset)
+    def restore(self, topic, partition) -> None:
+        """Rebuild a topic-partition's share-partitions from its log: from the share snapshot files' checkpoints
+        (the whole log when a file did not read back or points past the log end), each SHARE_CHECKPOINT then the
+        SHARE_DELTAs chained to it by epoch and index; a checkpoint with SPSO -1 is a tombstone."""
+        plog = partition.log
+        snapshots = plog.store.load_share_snapshots()
+        if snapshots is None or any(s.checkpoint_offset >= plog.log_end_offset for s in snapshots):
+            start = plog.log_start_offset
+        else:
+            start = max(min((s.checkpoint_offset for s in snapshots), default=plog.log_start_offset),
+                        plog.log_start_offset)
+        found: dict[str, SharePartition] = {}
+        offsets: dict[str, int] = {}
+        for base_offset, kind, value in _share_control_records(plog, start):
+            group_id = value.group_id
+            if kind == "SHARE_CHECKPOINT" and value.start_offset == DELETED:
+                found.pop(group_id, None)
+                offsets.pop(group_id, None)
+            elif kind == "SHARE_CHECKPOINT":
+                current = found.get(group_id)
+                if current is None or value.checkpoint_epoch > current.checkpoint_epoch:
+                    found[group_id] = SharePartition.restore(value, **self._limits(group_id))
+                    offsets[group_id] = base_offset
+            else:
+                current = found.get(group_id)
+                if current is not None and value.checkpoint_epoch == current.checkpoint_epoch \
+                        and value.delta_index == current.delta_index + 1:
+                    current.apply_delta(value)
+        for group_id, share in found.items():
+            key = (group_id, topic.topic_id, partition.index)
+            share.move_start(plog.log_start_offset)
+            self._forget_controls(share, plog)
             self.partitions[key] = share
-            self.checkpoint_offsets[key] = offsets[key]
+            self.checkpoint_offsets[key] = offsets[group_id]
             log.info("share group %s: share-partition %s-%d restored: SPSO %d, SPEO %d, checkpoint epoch %d, "
-                     "%d delta(s)", key[0], partition.topic, partition.index, share.start_offset, share.end_offset,
+                     "%d delta(s)", group_id, topic.name, partition.index, share.start_offset, share.spe_offset,
                      share.checkpoint_epoch, share.delta_index)
 
+    def _forget_controls(self, share: SharePartition, plog) -> None:
+        """The control batches between a rebuilt share-partition's SPSO and SPEO hold no record: out of its cache."""
+        holes = share_control_offsets(plog, share.start_offset, share.spe_offset)
+        if holes:
+            share.forget(holes)
 
-def _state_records(plog):
-    """(offset, kind, topic id, partition, value) of each share-state record of a ``__share_group_state`` log."""
-    for stored in plog.batches():
-        try:
-            for batch in decode_batches(stored.data):
-                if batch.is_control:
-                    continue
-                for record in batch.records:
-                    found = read_state_record(record.key, record.value)
-                    if found is not None:
-                        yield (record.offset, *found)
-        except Exception as exc:  # noqa: BLE001 - an unreadable batch is skipped, as recovery would
-            log.warning("__share_group_state batch at offset %d unreadable: %s", stored.base_offset, exc)
+
+def share_control_offsets(plog, first: int, end: int) -> list[int]:
+    """Offsets in ``[first, end)`` of the SHARE_CHECKPOINT / SHARE_DELTA batches: control batches no transaction
+    wrote (transaction markers are the only other control batches a data partition holds)."""
+    out = []
+    for base_offset, header in plog.headers(first):
+        if base_offset >= end:
+            break
+        if base_offset >= first and _is_share_state(header):
+            out.append(base_offset)
+    return out
+
+
+def _is_share_state(header) -> bool:
+    if len(header) < HEADER.size or header[MAGIC_OFFSET] != 2:     # legacy messages have no control batches
+        return False
+    attributes = HEADER.unpack_from(header, 0)[5]
+    return bool(attributes & CONTROL_BIT) and not attributes & TRANSACTIONAL_BIT
+
+
+def _share_control_records(plog, start: int):
+    """(base offset, kind, value) of each SHARE_CHECKPOINT / SHARE_DELTA record at or after ``start``."""
+    for base_offset, header in plog.headers(start):
+        if base_offset < start or not _is_share_state(header):
+            continue
+        for stored in plog.batches(base_offset, base_offset + 1):
+            try:
+                for batch in decode_batches(stored.data):
+                    for record in batch.records:
+                        kind, value = decode_control(record.key, record.value)
+                        if kind in ("SHARE_CHECKPOINT", "SHARE_DELTA"):
+                            yield base_offset, kind, value
+            except Exception as exc:  # noqa: BLE001 - an unreadable control batch is skipped, as recovery would
+                log.warning("control batch at offset %d unreadable: %s", base_offset, exc)
+            break
 
 
 def validated_acks(batches, version: int, renew: bool = False) -> list[Ack]:

@@ -79,11 +79,25 @@ class InFlightBatch:
             self.offsets = {o: self.batch.copy() for o in range(self.first, self.last + 1)}
             self.batch = None
 
+    @property
+    def whole(self) -> InFlight:
+        """The batch's one state (before ``split``)."""
+        assert self.batch is not None
+        return self.batch
+
+    @property
+    def per_offset(self) -> dict[int, InFlight]:
+        """The per-offset states (after ``split``)."""
+        assert self.offsets is not None
+        return self.offsets
+
+    def state_at(self, offset: int) -> InFlight:
+        return self.whole if self.offsets is None else self.offsets[offset]
+
     def states(self) -> Iterable[tuple[int, InFlight]]:
         if self.offsets is not None:
             return self.offsets.items()
-        assert self.batch is not None
-        return ((o, self.batch) for o in range(self.first, self.last + 1))
+        return ((o, self.whole) for o in range(self.first, self.last + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +171,7 @@ class SharePartition:
         """Where the next log read starts: the first Available record when released ones may exist, else past
         the last offset acquired (SharePartition.nextFetchOffset)."""
         last = self.last_cached
-        if not self.cached or self.start_offset > last:
+        if last is None or self.start_offset > last:
             self.find_next = False
             return self.end_offset
         if not self.find_next:
@@ -214,7 +228,7 @@ class SharePartition:
                 break
             if not full or batch.offsets is not None or subset_limit or throttle:
                 if batch.offsets is None:
-                    if batch.batch.state is not S.AVAILABLE:
+                    if batch.whole.state is not S.AVAILABLE:
                         continue
                     batch.split()
                 taken = self._acquire_offsets(member, record_limit, remaining, first_base, last_to_acquire, batch,
@@ -224,7 +238,7 @@ class SharePartition:
                     max_records = 0
                     break
                 continue
-            state = batch.batch
+            state = batch.whole
             if state.state is not S.AVAILABLE or not state.update(S.ACQUIRED, INCREASE, limit, member):
                 continue
             state.deadline = deadline
@@ -250,7 +264,7 @@ class SharePartition:
         and smaller groups, so a record that keeps failing does not take its neighbours with it."""
         threshold = max(MIN_THROTTLE_LIMIT, -(-limit // 2))
         if batch.offsets is None:
-            return batch.batch.state is S.AVAILABLE and batch.batch.delivery_count >= threshold
+            return batch.whole.state is S.AVAILABLE and batch.whole.delivery_count >= threshold
         counts = [s.delivery_count for o, s in batch.offsets.items() if first <= o <= last and s.state is S.AVAILABLE]
         return max(counts, default=0) >= threshold
 
@@ -277,7 +291,7 @@ class SharePartition:
             batch = InFlightBatch(first, last_acquired, InFlight(S.ACQUIRED, 1, member, deadline))
             cut = first + max_records - 1
             batch.split()
-            for offset, state in batch.offsets.items():
+            for offset, state in batch.per_offset.items():
                 if offset > cut:
                     state.state, state.delivery_count, state.member, state.deadline = S.AVAILABLE, 0, EMPTY_MEMBER, NEVER
             self.find_next = True
@@ -300,7 +314,7 @@ class SharePartition:
         count, throttled_max = 0, -1
         threshold = max(MIN_THROTTLE_LIMIT, -(-limit // 2))
         offsets: list[AcquiredRun] = []
-        for offset, state in batch.offsets.items():
+        for offset, state in batch.per_offset.items():
             if offset < first:
                 continue
             if offset > last:
@@ -310,7 +324,7 @@ class SharePartition:
             if limit > 2 and state.delivery_count == limit - 1 and count > 0:
                 break                                   # its last attempt goes out alone, next time
             if state.delivery_count >= threshold and throttled_max < 0:
-                throttled_max = max(1, len(batch.offsets) >> (state.delivery_count - threshold + 1))
+                throttled_max = max(1, len(batch.per_offset) >> (state.delivery_count - threshold + 1))
             if not state.update(S.ACQUIRED, INCREASE, limit, member):
                 continue
             state.deadline = deadline
@@ -368,16 +382,16 @@ class SharePartition:
             if batch.last < self.start_offset:
                 continue
             if batch.offsets is None:
-                if batch.batch.member == EMPTY_MEMBER:
+                if batch.whole.member == EMPTY_MEMBER:
                     raise InvalidRecordState("The batch cannot be acknowledged. The batch is not in the acquired "
                                              "state.")
-                if batch.batch.member != member:
+                if batch.whole.member != member:
                     raise InvalidRecordState("Member is not the owner of batch record")
             full = batch.first >= first and batch.last <= last
             start_within = batch.first < self.start_offset <= batch.last
             if not full or batch.offsets is not None or per_offset or start_within:
                 if batch.offsets is None:
-                    if batch.batch.state is not S.ACQUIRED:
+                    if batch.whole.state is not S.ACQUIRED:
                         raise InvalidRecordState("The batch cannot be acknowledged. The subset batch is not in the "
                                                  "acquired state.")
                     batch.split()
@@ -387,7 +401,7 @@ class SharePartition:
 
     def _acknowledge_offsets(self, member: str, first: int, last: int, types: list[int], batch: InFlightBatch,
                              now_ms: int) -> None:
-        for offset, state in batch.offsets.items():
+        for offset, state in batch.per_offset.items():
             if offset < first or offset < self.start_offset:
                 continue
             if offset > last:
@@ -408,7 +422,7 @@ class SharePartition:
                 self.find_next = True
 
     def _acknowledge_batch(self, batch: InFlightBatch, kind: int, now_ms: int) -> None:
-        state = batch.batch
+        state = batch.whole
         if state.state is not S.ACQUIRED:
             raise InvalidRecordState("The batch cannot be acknowledged. The batch is not in the acquired state.")
         if kind == AckType.RENEW:
@@ -438,11 +452,11 @@ class SharePartition:
         limit = self.delivery_limit()
         for key in list(self._keys):
             batch = self.cached[key]
-            if batch.offsets is None and batch.batch.state is S.ACQUIRED and batch.batch.deadline <= now_ms \
+            if batch.offsets is None and batch.whole.state is S.ACQUIRED and batch.whole.deadline <= now_ms \
                     and batch.first < self.start_offset <= batch.last:
                 batch.split()
             if batch.offsets is None:
-                state = batch.batch
+                state = batch.whole
                 if state.state is S.ACQUIRED and state.deadline <= now_ms:
                     target = S.ARCHIVED if batch.last < self.start_offset else S.AVAILABLE
                     if state.update(target, NO_OP, limit, EMPTY_MEMBER):
@@ -468,11 +482,11 @@ class SharePartition:
         limit = self.delivery_limit()
         for key in list(self._keys):
             batch = self.cached[key]
-            if batch.offsets is None and batch.batch.state is S.ACQUIRED and batch.batch.member == member \
+            if batch.offsets is None and batch.whole.state is S.ACQUIRED and batch.whole.member == member \
                     and batch.first < self.start_offset <= batch.last:
                 batch.split()
             if batch.offsets is None:
-                state = batch.batch
+                state = batch.whole
                 if state.state is S.ACQUIRED and state.member == member:
                     state.update(S.ARCHIVED if batch.last < self.start_offset else S.AVAILABLE, NO_OP, limit,
                                  EMPTY_MEMBER)
@@ -556,6 +570,7 @@ class SharePartition:
             self._forget_changes_before(self.start_offset)
             return
         entry = self._floor(last_done)
+        assert entry is not None
         if last_done == entry.last:
             higher = self._keys[bisect.bisect_right(self._keys, last_done)]
             self.start_offset = max(self.start_offset, higher)
@@ -587,8 +602,8 @@ class SharePartition:
             if batch.offsets is None and batch.last >= offset:
                 batch.split()
             if batch.offsets is None:
-                if batch.batch.state is S.AVAILABLE:
-                    batch.batch.state, batch.batch.member = S.ARCHIVED, EMPTY_MEMBER
+                if batch.whole.state is S.AVAILABLE:
+                    batch.whole.state, batch.whole.member = S.ARCHIVED, EMPTY_MEMBER
                 continue
             for o, s in batch.offsets.items():
                 if o < offset and s.state is S.AVAILABLE:
@@ -601,15 +616,19 @@ class SharePartition:
         batch = self._floor(offset)
         if batch is None or offset > batch.last or offset < self.start_offset:
             return None
-        state = batch.batch if batch.offsets is None else batch.offsets[offset]
+        state = batch.state_at(offset)
         return state.state, state.delivery_count
 
     # -- the durable form (the KIP-932 seed page) ------------------------------------------------------------------------
 
     @property
     def spe_offset(self) -> int:
-        """The seed page's SPEO: the first offset never acquired."""
-        return self.end_offset + 1 if self.cached else self.start_offset
+        """The seed page's SPEO: the first offset never acquired (the SPSO when nothing past it is in flight, as
+        after the log start moved past every cached batch)."""
+        last = self.last_cached
+        if last is None or self.start_offset > last:
+            return max(self.start_offset, self.end_offset)
+        return self.end_offset + 1
 
     def _runs(self, offsets: Iterable[int]) -> list[dict[str, int]]:
         """Runs of consecutive offsets with the same in-memory state and delivery count, as persisted: Acquired is
@@ -637,7 +656,7 @@ class SharePartition:
         self._persisted_start = self.start_offset
         return {"group_id": self.group_id, "checkpoint_epoch": self.checkpoint_epoch,
                 "start_offset": self.start_offset, "end_offset": self.spe_offset,
-                "states": self._runs(range(self.start_offset, self.spe_offset))}
+                "states": self._runs(range(self.start_offset, self.spe_offset)), **self._summary()}
 
     def take_delta(self) -> dict[str, Any] | None:
         """The next SHARE_DELTA value (the runs that changed since the last checkpoint or delta, and the SPSO), or
@@ -649,17 +668,33 @@ class SharePartition:
         self._persisted_start = self.start_offset
         self.delta_index += 1
         return {"group_id": self.group_id, "checkpoint_epoch": self.checkpoint_epoch,
-                "delta_index": self.delta_index, "start_offset": self.start_offset, "states": self._runs(changed)}
+                "delta_index": self.delta_index, "start_offset": self.start_offset, "states": self._runs(changed),
+                **self._summary()}
+
+    def _summary(self) -> dict[str, int]:
+        """What DescribeShareGroupOffsets reports (``reported``), written with the state so a restart keeps it."""
+        start, complete = self.reported if self.reported is not None else (-1, -1)
+        return {"summary_start_offset": start, "delivery_complete_count": complete}
+
+    def _read_summary(self, value) -> None:
+        if value.summary_start_offset >= 0:
+            self.reported = (value.summary_start_offset, value.delivery_complete_count)
 
     @property
     def pending_changes(self) -> bool:
         return bool(self._changed)
+
+    @property
+    def dirty(self) -> bool:
+        """Something to write down: records whose state changed, or a start offset moved, since the last write."""
+        return bool(self._changed) or self.start_offset != self._persisted_start
 
     @classmethod
     def restore(cls, checkpoint, **limits) -> SharePartition:
         """Rebuild from a SHARE_CHECKPOINT value (then ``apply_delta`` each later delta of the same epoch, in order)."""
         partition = cls(checkpoint.group_id, checkpoint.start_offset, **limits)
         partition.checkpoint_epoch = checkpoint.checkpoint_epoch
+        partition._read_summary(checkpoint)
         partition._apply_runs(checkpoint.states, checkpoint.end_offset)
         partition._advance()
         partition._changed.clear()
@@ -683,11 +718,33 @@ class SharePartition:
         if delta.checkpoint_epoch != self.checkpoint_epoch:
             raise ValueError(f"delta of checkpoint epoch {delta.checkpoint_epoch}, not {self.checkpoint_epoch}")
         self.delta_index = delta.delta_index
+        self._read_summary(delta)
         self.move_start(delta.start_offset)
         self._apply_runs(delta.states, None)
         self._advance()
         self._changed.clear()
         self._persisted_start = self.start_offset
+
+    def forget(self, offsets: Iterable[int]) -> None:
+        """Take offsets that hold no record for any consumer out of the cache (the share-state control batches a
+        restore brought back as runs): the log reads skip them, so an in-flight entry there would never finish.
+        Their batches are split around them; the SPSO moves to the first cached batch past them."""
+        for offset in sorted(offsets):
+            batch = self._floor(offset)
+            if batch is None or offset > batch.last:
+                continue
+            del self.cached[batch.first]
+            self._keys.remove(batch.first)
+            for first, last in ((batch.first, offset - 1), (offset + 1, batch.last)):
+                if first <= last:
+                    self._put(_piece(batch, first, last))
+            self._changed.discard(offset)
+        last_cached = self.last_cached
+        if last_cached is None:
+            self.end_offset = self.start_offset
+            return
+        self.start_offset = max(self.start_offset, self._keys[0])
+        self.end_offset = min(self.end_offset, last_cached)
 
     def _apply_runs(self, runs, end: int | None) -> None:
         """Persisted runs back into the cache: each run its own in-flight batch (as Kafka loads the persister's
@@ -728,14 +785,21 @@ class _Run:
 def _distinct(batch: InFlightBatch) -> Iterable[tuple[int, InFlight]]:
     if batch.offsets is not None:
         return batch.offsets.items()
-    return [(batch.first, batch.batch)]
+    return [(batch.first, batch.whole)]
+
+
+def _piece(batch: InFlightBatch, first: int, last: int) -> InFlightBatch:
+    """Offsets ``first..last`` of ``batch`` as a batch of their own, with their states."""
+    if batch.offsets is None:
+        return InFlightBatch(first, last, batch.whole.copy())
+    piece = InFlightBatch(first, last, batch.offsets[first].copy())
+    piece.offsets = {o: s.copy() for o, s in batch.offsets.items() if first <= o <= last}
+    piece.batch = None
+    return piece
 
 
 def _copy_batch(batch: InFlightBatch) -> InFlightBatch:
-    copy = InFlightBatch(batch.first, batch.last, batch.batch.copy() if batch.batch is not None else None)
-    if batch.offsets is not None:
-        copy.offsets = {o: s.copy() for o, s in batch.offsets.items()}
-    return copy
+    return _piece(batch, batch.first, batch.last)
 
 
 def _last_of_batch_with(batches: list[tuple[int, int]], offset: int) -> int:
