@@ -858,7 +858,8 @@ def test_share_consumer_close_and_its_last_poll(differ, request):
     """confluent-kafka's share consumers (librdkafka) closing after a poll, one per group and mode, side by side.
     Implicit mode acknowledges a poll's records at the next poll or commit, so closing right after one releases them
     (the next member gets them again, delivery count 2); acknowledgements made in explicit mode and not yet sent go
-    with the consumer's last request."""
+    with the consumer's last request (the next member gets nothing). Nothing is produced after the first consumers:
+    kafkamock writes share state into the partition (KIP-932's control records), which takes the next offsets."""
     from confluent_kafka import AcknowledgeType, ShareConsumer
 
     def scenario(run):
@@ -886,13 +887,16 @@ def test_share_consumer_close_and_its_last_poll(differ, request):
         finally:
             for consumer in consumers.values():
                 consumer.close()
-        produce(run, topic, 1, first=3)
         tid = topic_id(run, topic)
         for mode, group in modes.items():
             run.see(f"{mode}: first consumer", sorted(got[mode]))
             m2 = member(run, 2)
             join_assigned(run, group, m2, [topic], 1, see=False)
-            answers, _ = fetch_until(run, group, m2, 0, [(tid, 0)], 1)
+            if mode == "implicit":
+                answers, _ = fetch_until(run, group, m2, 0, [(tid, 0)], 3)
+            else:                                   # the opening fetch loads the share-partition; the next one waits
+                answers = [fetch(run, group, m2, 0, [(tid, 0)], max_wait=500, see=False),
+                           fetch(run, group, m2, 1, [], max_wait=1000, see=False)]
             seen_fetch(run, f"{mode}: the next member gets", answers)
             run.call("DescribeShareGroupOffsets", 1, {"groups": [{"group_id": group, "topics": None}]},
                      label=f"{mode}: offsets")
@@ -1119,5 +1123,54 @@ def test_share_requests_with_bad_ids(differ, request):
         ack(run, group, "", 1, [], label="ShareAcknowledge, empty member id")
         heartbeat(run, group, long_id, 0, [topic], label="ShareGroupHeartbeat, member id of 37 characters")
         fetch(run, "", member(run), -1, [], label="ShareFetch, empty group id, closing")
+
+    differ.check(request.node.name, scenario)
+
+
+# -- where kafkamock keeps share state (KIP-932's control records, not __share_group_state) ------------------------
+
+def test_find_coordinator_share_keys(differ, request):
+    """FindCoordinator for share-partition keys (key type 2, v6+: what a broker asks to find a share-partition's
+    state): well-formed keys are answered, whether or not the topic exists; malformed ones are INVALID_REQUEST."""
+    from kafkamock.broker.cluster import kafka_uuid_string
+
+    def scenario(run):
+        warm_up(run)
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 2)
+        tid = kafka_uuid_string(topic_id(run, topic))
+        keys = [f"{group}:{tid}:1", f"{group}:AAAAAAAAAAAAAAAAAAAAAA:0", f"a:b:{group}:{tid}:0", f"{group}:{tid}",
+                f"{group}:bad:0", f"{group}:{tid}:x", f" :{tid}:0", "nothing"]
+        for version, asked in ((6, keys), (5, keys[:1])):        # (keys hold random topic ids: seen by position)
+            r = run.call("FindCoordinator", version, {"key_type": 2, "coordinator_keys": asked}, see=False)
+            run.see(f"v{version}", [[c.key == asked[i], c.error_code, c.error_message, c.node_id, c.port > 0]
+                                    for i, c in enumerate(r.coordinators)])
+
+    differ.check(request.node.name, scenario)
+
+
+def test_records_produced_after_share_state_is_written(differ, request):
+    """A group consuming as records keep coming: what it acquires and acknowledges is Kafka's, but kafkamock writes
+    the share state into the partition (a SHARE_CHECKPOINT at the first acknowledgement, then SHARE_DELTAs), where
+    each control batch takes an offset as a transaction marker does: the records produced after it, and the log end
+    offset, are further on than on Kafka (listed in known.toml). The lag counts records only, as Kafka's."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        m, tid = ready(run, group, topic)
+        produce(run, topic, 2)
+        answers, epoch = fetch_until(run, group, m, 1, [], 2)
+        seen_fetch(run, "first records", answers)
+        ack(run, group, m, epoch, [(tid, 0, [batch(0, 0, ACCEPT), batch(1, 1, RELEASE)])], label="accept and release")
+        produce(run, topic, 2, first=2)
+        answers, epoch = fetch_until(run, group, m, epoch + 1, [], 3)
+        seen_fetch(run, "the released one and the new ones", answers)
+        describe_offsets(run, group, label="in flight")
+        acquired_now = sorted({(a.first_offset, a.last_offset) for r in answers for t in r.responses
+                               for p in t.partitions for a in p.acquired_records})
+        ack(run, group, m, epoch, [(tid, 0, [batch(f, last, ACCEPT) for f, last in acquired_now])],
+            label="accept them")
+        describe_offsets(run, group, label="all done")
+        run.call("ListOffsets", 7, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": topic, "partitions": [
+            {"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}, label="log end offset")
 
     differ.check(request.node.name, scenario)

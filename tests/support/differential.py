@@ -14,7 +14,7 @@ still compared while the ids themselves are not. Fields that only measure the br
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import itertools
 import re
 import socket
@@ -328,16 +328,29 @@ def flatten(value: Any, path: str = "") -> dict[str, Any]:
     return {path: value}
 
 
+@functools.cache
+def _glob(pattern: str) -> re.Pattern:
+    return re.compile(re.escape(pattern).replace(r"\*", ".*").replace(r"\?", "."))
+
+
+def glob_match(pattern: str, text: str) -> bool:
+    """``*`` (any run) and ``?`` (one character) are the only wildcards: brackets in scenario ids and field paths
+    (``test_x[log.dirs]``, ``a[0]``) are literal."""
+    return _glob(pattern).fullmatch(text) is not None
+
+
 @dataclass(frozen=True)
 class Known:
-    scenario: str
-    field: str
+    scenario: str | tuple[str, ...]   # a glob, or several
+    field: str | tuple[str, ...]
     reason: str
     kafka: Any = None           # when set, the difference is listed only for this value on Kafka's side
     kafkamock: Any = None
 
     def matches(self, scenario: str, path: str, kafka: Any, mock: Any) -> bool:
-        if not fnmatch.fnmatchcase(scenario, self.scenario) or not fnmatch.fnmatchcase(path, self.field):
+        scenarios = (self.scenario,) if isinstance(self.scenario, str) else self.scenario
+        fields = (self.field,) if isinstance(self.field, str) else self.field
+        if not any(glob_match(s, scenario) for s in scenarios) or not any(glob_match(f, path) for f in fields):
             return False
         return (self.kafka is None or self.kafka == kafka) and (self.kafkamock is None or self.kafkamock == mock)
 
@@ -355,6 +368,9 @@ def load_known(path: Path = KNOWN_FILE) -> list[Known]:
         unknown = set(entry) - {"scenario", "field", "reason", "kafka", "kafkamock"}
         if unknown:
             raise ValueError(f"{path}: unknown keys {sorted(unknown)} in {entry}")
+        for key in ("scenario", "field"):
+            if isinstance(entry[key], list):
+                entry[key] = tuple(entry[key])
         out.append(Known(**entry))
     return out
 
