@@ -134,10 +134,16 @@ def test_control_batches():
     assert checkpoint.is_control and not checkpoint.is_transactional
     assert rec.control_type == "SHARE_CHECKPOINT" and rec.key == hx("0000 0005")
     assert rec.control_value == {"group_id": "G1", "checkpoint_epoch": 1, "start_offset": 110, "end_offset": 121,
-                                 "states": runs}
-    (delta,) = records.decode_batches(records.share_delta_batch("G1", 1, 2, 111, runs[1:], timestamp=6))
+                                 "states": runs, "summary_start_offset": -1, "delivery_complete_count": -1}
+    (delta,) = records.decode_batches(records.share_delta_batch("G1", 1, 2, 111, runs[1:], timestamp=6,
+                                                                summary_start_offset=110, delivery_complete_count=1))
     assert delta.records[0].control_type == "SHARE_DELTA"
     assert delta.records[0].control_value.delta_index == 2 and delta.records[0].control_value.states == runs[1:]
+    summary = delta.records[0].control_value
+    assert (summary.summary_start_offset, summary.delivery_complete_count) == (110, 1)
+    # The summary is tagged: a record that leaves it unset is byte for byte the page's layout.
+    assert len(delta.records[0].value) > len(records.decode_batches(records.share_delta_batch(
+        "G1", 1, 2, 111, runs[1:], timestamp=6))[0].records[0].value)
 
 
 def test_many_batches_and_a_partial_trailing_batch():

@@ -101,6 +101,42 @@ def partition_for_key(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+def java_hashmap_order(keys, hash_of, *, head_insert: bool = False, capacity: int = 16) -> list:
+    """The order a java.util.HashMap, filled with ``keys`` in this order (``capacity`` buckets to start with, load
+    factor 0.75), iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then within a bucket in insertion
+    order (``put``) or, for a map filled by ``computeIfAbsent`` (which links a new node at the head of its bucket),
+    the reverse; a resize keeps the order within a bucket."""
+    distinct = list(dict.fromkeys(keys))
+    while len(distinct) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key) -> int:
+        h = hash_of(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    order = sorted((bucket(k), -i if head_insert else i, k) for i, k in enumerate(distinct))
+    return [k for _, _, k in order]
+
+
+def java_hashset_order(keys: list[str]) -> list[str]:
+    """The order of ``new HashSet<>(keys)`` (a String set sized for the collection) iterated."""
+    capacity = 1
+    while capacity < max(int(len(keys) / 0.75) + 1, 16):
+        capacity *= 2
+    return java_hashmap_order(keys, java_string_hash, capacity=capacity)
+
+
+def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
+    """Group ids batched by ``__consumer_offsets`` partition in the order Kafka's GroupCoordinatorService walks its
+    ``HashMap<TopicPartition, List<String>>`` (describe and delete calls answer in that order)."""
+    by_partition: dict[int, list[str]] = {}
+    for group_id in group_ids:
+        by_partition.setdefault(partition_for_key(group_id, partitions), []).append(group_id)
+    topic_hash = java_string_hash(GROUP_METADATA_TOPIC)
+    order = java_hashmap_order(list(by_partition), lambda p: (31 * (31 + p) + topic_hash) & 0xFFFFFFFF,
+                               head_insert=True)
+    return [by_partition[p] for p in order]
+
+
 def invalid_topic_reason(name: str | None) -> str | None:
     """Why a topic name is invalid, in Kafka 4.3's words (Topic.detectInvalidTopic), or None."""
     if not name:

@@ -97,6 +97,7 @@ class Connections:
         if not self.per_ip[conn.node_id, conn.host]:
             del self.per_ip[conn.node_id, conn.host]
         self.broker.timers.unschedule(("connection-idle", conn_id))
+        self.broker.share.connection_closed(conn_id)
 
     # -- idleness ------------------------------------------------------------------------------------------------
 

@@ -84,23 +84,28 @@ def end_txn_marker_batch(commit: bool, *, producer_id: int, producer_epoch: int,
 
 def share_checkpoint_batch(group_id: str, checkpoint_epoch: int, start_offset: int, end_offset: int,
                            states: Iterable[Mapping[str, int]], *, timestamp: int, base_offset: int = 0,
-                           partition_leader_epoch: int = -1) -> bytes:
+                           partition_leader_epoch: int = -1, summary_start_offset: int = -1,
+                           delivery_complete_count: int = -1) -> bytes:
     """A SHARE_CHECKPOINT control batch (KIP-932): the whole durable state of a share-partition.
 
     ``states`` are runs ``{"base_offset", "last_offset", "state", "delivery_count"}``; persist an Acquired
-    record as Available (0) with its delivery count less one, as the KIP says.
+    record as Available (0) with its delivery count less one, as the KIP says. The two tagged summary fields carry
+    what DescribeShareGroupOffsets reports (-1: nothing yet).
     """
     value = {"group_id": group_id, "checkpoint_epoch": checkpoint_epoch, "start_offset": start_offset,
-             "end_offset": end_offset, "states": list(states)}
+             "end_offset": end_offset, "states": list(states), "summary_start_offset": summary_start_offset,
+             "delivery_complete_count": delivery_complete_count}
     return _control_batch("SHARE_CHECKPOINT", value, timestamp, base_offset, partition_leader_epoch)
 
 
 def share_delta_batch(group_id: str, checkpoint_epoch: int, delta_index: int, start_offset: int,
                       states: Iterable[Mapping[str, int]], *, timestamp: int, base_offset: int = 0,
-                      partition_leader_epoch: int = -1) -> bytes:
+                      partition_leader_epoch: int = -1, summary_start_offset: int = -1,
+                      delivery_complete_count: int = -1) -> bytes:
     """A SHARE_DELTA control batch (KIP-932): the runs that changed, chained to checkpoint ``checkpoint_epoch``."""
     value = {"group_id": group_id, "checkpoint_epoch": checkpoint_epoch, "delta_index": delta_index,
-             "start_offset": start_offset, "states": list(states)}
+             "start_offset": start_offset, "states": list(states), "summary_start_offset": summary_start_offset,
+             "delivery_complete_count": delivery_complete_count}
     return _control_batch("SHARE_DELTA", value, timestamp, base_offset, partition_leader_epoch)
 
 

@@ -2,9 +2,10 @@
 
 A control record's key is ``int16 version`` + ControlRecordTypeSchema; its value is ``int16 version`` + the
 type's value schema. Layouts live in schemas/ as ``"type": "data"`` messages, so the codec compiles them.
-SHARE_CHECKPOINT (5) and SHARE_DELTA (6) follow the KIP-932 page (docs/architecture.md): they are written by the broker
-into its own logs and never returned by Fetch or ShareFetch. (Shipped Kafka later used 5 and 6 for KRaft
-records, which never appear in a data partition either.)
+SHARE_CHECKPOINT (5) and SHARE_DELTA (6) follow the KIP-932 page (docs/architecture.md): the broker writes them into
+the topic-partition whose delivery they reflect, and no application ever sees them: ShareFetch never acquires or
+returns them, and Fetch hands them over as control batches, which consumers skip as they skip transaction markers.
+(Shipped Kafka later used 5 and 6 for KRaft records, which never appear in a data partition either.)
 """
 
 from __future__ import annotations

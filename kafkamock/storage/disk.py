@@ -293,8 +293,9 @@ class DiskStore(SegmentStore):
     def save_share_snapshot(self, snapshot) -> None:
         share_snapshot.write(self.directory, snapshot)
 
-    def load_share_snapshots(self) -> list:
-        return share_snapshot.read_all(self.directory)
+    def load_share_snapshots(self) -> list | None:
+        snapshots, unreadable = share_snapshot.read_all(self.directory)
+        return None if unreadable else snapshots
 
     def remove_share_snapshot(self, group_id: str) -> None:
         share_snapshot.remove(self.directory, group_id)

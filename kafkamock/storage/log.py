@@ -99,7 +99,8 @@ class SegmentStore:
     def save_share_snapshot(self, snapshot) -> None:
         """Persist where a share-partition's latest SHARE_CHECKPOINT is (memory: nothing outlives the process)."""
 
-    def load_share_snapshots(self) -> list:
+    def load_share_snapshots(self) -> list | None:
+        """The share snapshots of this partition; None when one did not read back (recovery scans the whole log)."""
         return []
 
     def remove_share_snapshot(self, group_id: str) -> None: ...
@@ -198,10 +199,10 @@ class PartitionLog:
                 i += 1
             k, i = k + 1, 0
 
-    def headers(self) -> Iterator[tuple[int, Buffer]]:
-        """(base offset, header bytes) of every batch from the log start: what rebuilding producer state needs,
-        without reading the records."""
-        k, i = self._locate(self.log_start_offset)
+    def headers(self, from_offset: int | None = None) -> Iterator[tuple[int, Buffer]]:
+        """(base offset, header bytes) of every batch from the one containing ``from_offset`` (default: the log
+        start): what rebuilding producer state, or finding control batches, needs without reading the records."""
+        k, i = self._locate(self.log_start_offset if from_offset is None else max(from_offset, self.log_start_offset))
         while k < len(self.segments):
             segment = self.segments[k]
             while i < len(segment):

@@ -4,7 +4,7 @@ the latest SHARE_CHECKPOINT control batch is, so a restart reads it and the delt
 Name: the group id's UTF-8 bytes in hex, ``.sharestate`` (any group id is a valid file name that way). Layout:
 int16 version (0), uint32 CRC-32C of everything after it, int32 checkpoint epoch, int64 offset of the checkpoint
 batch, int16 length + the group id in UTF-8. Written atomically (temp file, fsync, rename). A file that does not read
-back is logged and ignored: the log itself still holds the checkpoints, and recovery scans for them.
+back is logged and counted: the log itself still holds the checkpoints, so recovery then scans the whole log for them.
 """
 
 from __future__ import annotations
@@ -66,14 +66,16 @@ def write(directory: Path, snapshot: ShareSnapshot) -> Path:
     return path
 
 
-def read_all(directory: Path) -> list[ShareSnapshot]:
-    out = []
+def read_all(directory: Path) -> tuple[list[ShareSnapshot], int]:
+    """The snapshots of a partition directory, and how many files did not read back."""
+    out, unreadable = [], 0
     for path in sorted(directory.glob(f"*{SUFFIX}")):
         try:
             out.append(decode(path.read_bytes()))
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             log.warning("ignoring share snapshot %s/%s: %s", directory.name, path.name, exc)
-    return out
+            unreadable += 1
+    return out, unreadable
 
 
 def remove(directory: Path, group_id: str) -> None:

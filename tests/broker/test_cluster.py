@@ -197,12 +197,18 @@ def test_find_coordinator_routes_to_the_leader_of_the_hashed_partition(cluster):
     assert (txn.error_code, txn.node_id) == (E.NONE, state.partitions[partition_for_key("tx-1", 50)].leader_id)
     assert call(cluster, "FindCoordinator", 4, {"key_type": 7, "coordinator_keys": ["x"]}) \
         .coordinators[0].error_code == E.INVALID_REQUEST
-    # Share-partition state lives in the partition itself here: its leader coordinates it (v6+ only).
+    # A share-partition key (v6+ only) must be groupId:topicId:partition. Share state lives in the partition itself
+    # here (KIP-932's control records), so its leader coordinates it; a key naming no partition is answered too, as
+    # Kafka answers it (hashed onto the live nodes: there is no state anywhere). No __share_group_state is made.
     from kafkamock.broker.cluster import kafka_uuid_string
     key = f"g:{kafka_uuid_string(cluster.cluster.topics['r3'].topic_id)}:1"
-    share = call(cluster, "FindCoordinator", 6, {"key_type": 2, "coordinator_keys": [key, "g:bad:x"]}).coordinators
-    assert (share[0].error_code, share[0].node_id) == (E.NONE, 2)
-    assert share[1].error_code == E.INVALID_REQUEST
+    nowhere = "g:AAAAAAAAAAAAAAAAAAAAAA:0"
+    share = call(cluster, "FindCoordinator", 6, {"key_type": 2, "coordinator_keys": [
+        key, "g:bad:x", nowhere, ":AAAAAAAAAAAAAAAAAAAAAA:0"]}).coordinators
+    assert (share[0].error_code, share[0].node_id) == (E.NONE, cluster.cluster.topics["r3"].partitions[1].leader_id)
+    assert [c.error_code for c in share[1:]] == [E.INVALID_REQUEST, E.NONE, E.INVALID_REQUEST]
+    assert share[2].node_id == sorted(cluster.cluster.nodes)[partition_for_key(nowhere, 3)]
+    assert "__share_group_state" not in cluster.cluster.topics
     assert call(cluster, "FindCoordinator", 5, {"key_type": 2, "coordinator_keys": [key]}) \
         .coordinators[0].error_code == E.INVALID_REQUEST
 
@@ -263,3 +269,27 @@ def test_topics_configs_leaders_and_producer_ids_survive_a_restart(tmp_path):
     assert fresh > pid
     again.close()
     assert isinstance(again.storage, DiskStorage)
+
+
+def test_coordinator_batches_follow_kafkas_hash_map_walk():
+    """Kafka 4.3.1 answered ShareGroupDescribe / DeleteGroups for these ids in this order (a HashMap of
+    __consumer_offsets partitions, filled in request order)."""
+    from kafkamock.broker.cluster import coordinator_batches
+
+    ids = [f"g{i}-0df3935c" for i in range(6)]
+    assert [g for batch in coordinator_batches(ids, 50) for g in batch] == [
+        "g3-0df3935c", "g2-0df3935c", "g4-0df3935c", "g1-0df3935c", "g5-0df3935c", "g0-0df3935c"]
+    # ya16, yb0, yc34 and yd39 hash onto partitions 1, 17, 33 and 49: one bucket, which computeIfAbsent fills at its
+    # head, so the last id in comes out first.
+    assert [g for b in coordinator_batches(["yb0", "yd39", "ya16", "yc34"], 50) for g in b] == [
+        "yc34", "ya16", "yd39", "yb0"]
+
+
+def test_delete_groups_answers_a_batch_in_its_hash_set_order():
+    """Kafka 4.3.1's GroupCoordinatorService makes a HashSet of a partition's group ids before deleting them: these two
+    ids (one __consumer_offsets partition, neither a group) came back g5 first."""
+    from kafkamock.broker.cluster import java_hashset_order
+
+    token = "test-describe-and-delete-several-groups-4c0b12"
+    assert partition_for_key(f"g3-{token}", 50) == partition_for_key(f"g5-{token}", 50) == 0
+    assert java_hashset_order([f"g3-{token}", f"g5-{token}"]) == [f"g5-{token}", f"g3-{token}"]

@@ -85,3 +85,49 @@ def test_group_configs_survive_a_restart(clock, tmp_path):
     alter(broker, "g", ("share.auto.offset.reset", SET, "earliest"))
     again = Broker(clock=clock, storage=DiskStorage(tmp_path))
     assert describe(again, "g")[1]["share.auto.offset.reset"] == ("earliest", 8)
+
+
+def test_kip_1240_share_configs_are_validated_as_kafka_validates_them(clock):
+    broker = Broker(clock=clock)
+    assert alter(broker, "g", ("share.delivery.count.limit", SET, "7"), ("share.partition.max.record.locks", SET, "200"),
+                 ("share.renew.acknowledge.enable", SET, "FALSE"), ("share.assignment.interval.ms", SET, "0")) == (
+        E.NONE, None)
+    assert broker.groups.configs.value("g", "share.renew.acknowledge.enable") is False
+    cases = {
+        ("share.delivery.count.limit", "1"):
+            "Invalid value 1 for configuration share.delivery.count.limit: Value must be at least 2",
+        ("share.delivery.count.limit", "11"):
+            "share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit",
+        ("share.delivery.count.limit", "x"):
+            "Invalid value x for configuration share.delivery.count.limit: Not a number of type INT",
+        ("share.partition.max.record.locks", "4001"):
+            "share.partition.max.record.locks must be less than or equal to group.share.max.partition.max.record.locks",
+        ("share.renew.acknowledge.enable", "maybe"):
+            "Invalid value maybe for configuration share.renew.acknowledge.enable: Expected value to be either true or "
+            "false",
+        ("share.isolation.level", "READ_COMMITTED"):
+            "Invalid value READ_COMMITTED for configuration share.isolation.level: String must be one of: "
+            "read_committed, read_uncommitted",
+        ("share.assignment.interval.ms", "15001"):
+            "share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms",
+        ("share.unknown.config", "1"): "Unknown group config name: share.unknown.config",
+    }
+    for (name, value), message in cases.items():
+        assert alter(broker, "h", (name, SET, value)) == (E.INVALID_CONFIG, message), name
+
+
+def test_group_values_are_clamped_into_the_brokers_bounds_and_described_with_synonyms(clock):
+    broker = Broker(clock=clock)
+    assert alter(broker, "g", ("share.delivery.count.limit", SET, "9"))[0] == E.NONE
+    broker.config.replace_dynamic({"group.share.max.delivery.count.limit": 6}, cluster_default=True)
+    assert broker.groups.configs.value("g", "share.delivery.count.limit") == 6      # GroupConfig.evaluate
+    answer = call(broker, "DescribeConfigs", 4, {"resources": [{"resource_type": GROUP, "resource_name": "g",
+                                                                "configuration_keys": ["share.delivery.count.limit",
+                                                                                       "share.isolation.level"]}],
+                                                 "include_synonyms": True, "include_documentation": False})
+    configs = {c.name: (c.value, c.config_source, [(s.name, s.value, s.source) for s in c.synonyms])
+               for c in answer.results[0].configs}
+    assert configs["share.delivery.count.limit"] == ("9", 8, [("share.delivery.count.limit", "9", 8),
+                                                              ("group.share.delivery.count.limit", "5", 5)])
+    assert configs["share.isolation.level"] == ("read_uncommitted", 5,
+                                                [("share.isolation.level", "read_uncommitted", 5)])

@@ -2,7 +2,8 @@
 was using it are both killed (SIGKILL) mid-stream; after the restart the group receives exactly the records that were
 not acknowledged, with the delivery counts the KIP-932 page's rule gives (a released record counts its delivery; an
 acquired one is persisted as Available with its count less one). The SHARE_CHECKPOINT / SHARE_DELTA control batches
-are in the segment files, and plain consumers (librdkafka, kcat) never show them and still reach the end.
+are in the partition's own segment files (located by its share snapshot file), and plain consumers (librdkafka, kcat)
+never show them and still reach the end of the partition.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def share_offsets(bootstrap: str) -> dict[int, int]:
 
 
 def control_kinds(data_dir) -> list[str]:
+    """The kinds of the control records in the partition's segment files."""
     kinds = []
     for segment in sorted((data_dir / f"{TOPIC}-0").glob("*.log")):
         for batch in decode_batches(segment.read_bytes()):
@@ -61,14 +63,24 @@ def control_kinds(data_dir) -> list[str]:
     return kinds
 
 
+def earliest(bootstrap: str) -> None:
+    """share.auto.offset.reset=earliest for the group, so records produced before its first fetch count."""
+    with RawClient(bootstrap, timeout=10) as raw:
+        _, answer = raw.request("IncrementalAlterConfigs", 1, {"resources": [{
+            "resource_type": 32, "resource_name": GROUP, "configs": [{
+                "name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"}]}],
+            "validate_only": False})
+    assert answer.responses[0].error_code == 0, answer
+
+
 def test_a_crash_gives_back_exactly_the_unacknowledged_records(tmp_path):
     with ServeProcess(["--data-dir", str(tmp_path)]) as broker:
         bootstrap = broker.bootstrap
         admin = AdminClient({"bootstrap.servers": bootstrap})          # kept alive until the result is in
         admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(30)
+        earliest(bootstrap)
         first = subprocess.Popen([sys.executable, "-c", FIRST_LIFE, bootstrap], stdout=subprocess.PIPE, text=True)
         try:
-            wait_until(lambda: share_offsets(bootstrap).get(0) == 0, 30, "the share group to start partition 0")
             producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
             for n in range(10):
                 producer.produce(TOPIC, value=b"v%d" % n, partition=0)
@@ -97,8 +109,10 @@ def test_a_crash_gives_back_exactly_the_unacknowledged_records(tmp_path):
             second.close()
 
         kinds = control_kinds(tmp_path)
-        assert kinds[0] == "SHARE_CHECKPOINT" and "SHARE_DELTA" in kinds     # in the segment files
-        assert read_plain(bootstrap) == [b"v%d" % n for n in range(10)]
+        assert kinds[0] == "SHARE_CHECKPOINT" and "SHARE_DELTA" in kinds     # in the partition's segment files
+        assert list((tmp_path / f"{TOPIC}-0").glob("*.sharestate"))           # and the snapshot locating them
+        assert share_offsets(bootstrap) == {0: 6}             # as last written: v0-v5 done, v6 on
+        assert read_plain(bootstrap) == [b"v%d" % n for n in range(10)]     # past the control batches to the end
         kcat = subprocess.run(["kcat", "-b", bootstrap, "-C", "-t", TOPIC, "-e", "-q", "-f", "%s\\n"],
                               capture_output=True, text=True, timeout=60)
         assert kcat.returncode == 0, kcat.stderr

@@ -1,6 +1,7 @@
 """Share-group requests from a raw socket against a live kafkamock: the bad ones (wrong share-session epochs, acks for
 offsets not acquired, RENEW at v1, IsRenewAck with limits, malformed acknowledgement batches, a ShareFetch that
-cannot be decoded) get Kafka's error codes or a closed connection, and the broker keeps serving the group."""
+cannot be decoded) get Kafka's error codes or a closed connection, and the broker keeps serving the group. A share
+session belongs to the connection that opened it, as in Kafka."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_bad_share_requests_get_kafkas_codes_and_the_broker_keeps_serving(kafka_
         _, joined = raw.request("ShareGroupHeartbeat", 1, {"group_id": "raw-sg", "member_id": "m1",
                                                            "member_epoch": 0, "rack_id": None,
                                                            "subscribed_topic_names": ["raw-share"]})
-        assert joined.error_code == NONE and joined.member_epoch == 1
+        assert joined.error_code == NONE and joined.member_epoch == 2      # a new group starts at epoch 1
         assert raw.request("ShareFetch", 2, fetch_body(topic_id, 4))[1].error_code == SHARE_SESSION_NOT_FOUND
         assert raw.request("ShareFetch", 2, fetch_body(topic_id, 0))[1].error_code == NONE
         assert raw.request("ShareFetch", 2, fetch_body(topic_id, 9))[1].error_code == INVALID_SHARE_SESSION_EPOCH
@@ -54,7 +55,7 @@ def test_bad_share_requests_get_kafkas_codes_and_the_broker_keeps_serving(kafka_
         offset = acquired[0][0]
         cases = [   # (api, version, body, where the code is, expected)
             ("ShareAcknowledge", 2, ack_body(topic_id, 2, [batch(offset + 5, offset + 5, 1)]), "partition",
-             INVALID_RECORD_STATE),
+             INVALID_REQUEST),                                   # past the acquired records, in Kafka's words
             ("ShareAcknowledge", 1, ack_body(topic_id, 3, [batch(offset, offset, 4)]), "partition", INVALID_REQUEST),
             ("ShareAcknowledge", 2, ack_body(topic_id, 4, [batch(offset, offset, 9)]), "partition", INVALID_REQUEST),
             ("ShareAcknowledge", 2, ack_body(topic_id, 5, [batch(offset, offset - 1, 1)]), "partition",
@@ -76,6 +77,8 @@ def test_bad_share_requests_get_kafkas_codes_and_the_broker_keeps_serving(kafka_
     with RawClient(bootstrap) as raw:                   # garbage where a ShareFetch should be: that connection closes
         raw.send_frame(b"\x00\x00\x00\x0a" + b"\x00\x4e\x00\x02" + b"\xff" * 6)
         assert raw.closed_by_peer()
-    with RawClient(bootstrap) as raw:                   # and the next client is served: -1 closes the session
-        assert raw.request("ShareFetch", 2, fetch_body(topic_id, -1))[1].error_code == NONE
+    with RawClient(bootstrap) as raw:                   # and the next client is served: the session went with the
+        assert raw.request("ShareFetch", 2, fetch_body(topic_id, -1))[1].error_code == SHARE_SESSION_NOT_FOUND
+        assert raw.request("ShareFetch", 2, fetch_body(topic_id, 0))[1].error_code == NONE    # first connection
+        assert raw.request("ShareFetch", 2, fetch_body(topic_id, -1))[1].error_code == NONE   # -1 closes it
         assert raw.request("ShareFetch", 2, fetch_body(topic_id, -1))[1].error_code == SHARE_SESSION_NOT_FOUND

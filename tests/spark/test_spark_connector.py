@@ -222,28 +222,39 @@ def test_share_state_control_batches_are_never_rows(spark, kafka_broker_session)
     broker.create_topic(topic, 1)
     append_batch(broker, topic, 0, [{"key": None, "value": b"a%d" % i, "timestamp": TS} for i in range(3)])
 
-    async def share(epoch, acks=()):
-        async with KafkaClient(broker.bootstrap_servers) as client:
+    async def share():
+        async with KafkaClient(broker.bootstrap_servers) as client:      # one connection: the session is its own
             conn = await client.leader(topic, 0)
-            if epoch == 0:
-                joined = await conn.request("ShareGroupHeartbeat", {
-                    "group_id": "spark-sg", "member_id": "m", "member_epoch": 0, "rack_id": None,
-                    "subscribed_topic_names": [topic]})
-                assert joined.error_code == 0
-            answer = await conn.request("ShareFetch", {
-                "group_id": "spark-sg", "member_id": "m", "share_session_epoch": epoch, "max_wait_ms": 0,
-                "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100, "batch_size": 100, "share_acquire_mode": 0,
-                "is_renew_ack": False, "forgotten_topics_data": [],
-                "topics": [{"topic_id": client.topic_ids[topic], "partitions": [
-                    {"partition_index": 0, "acknowledgement_batches": list(acks)}]}]})
-            assert answer.error_code == 0
-            return [(r.first_offset, r.last_offset) for t in answer.responses for p in t.partitions
-                    for r in p.acquired_records]
+            joined = await conn.request("ShareGroupHeartbeat", {
+                "group_id": "spark-sg", "member_id": "m", "member_epoch": 0, "rack_id": None,
+                "subscribed_topic_names": [topic]})
+            assert joined.error_code == 0
+            got = []
+            # The share-partition starts ("latest": past a0-a2); b0-b2 (3-5) are acquired and accepted, which writes
+            # a checkpoint at 6; c0 (7) is acquired and accepted: a delta at 8, the end of the partition.
+            for epoch, produced, acks in ((0, None, []), (1, b"b", []), (2, None, [(3, 5)]), (3, b"c", []),
+                                          (4, None, [(7, 7)])):
+                if produced is not None:
+                    data = records.encode_batch([{"key": None, "value": produced + b"%d" % i, "timestamp": TS}
+                                                 for i in range(3 if produced == b"b" else 1)])
+                    await conn.request("Produce", {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
+                                                   "topic_data": [{"name": topic, "topic_id": client.topic_ids[topic],
+                                                                   "partition_data": [{"index": 0, "records": data}]}]})
+                answer = await conn.request("ShareFetch", {
+                    "group_id": "spark-sg", "member_id": "m", "share_session_epoch": epoch,
+                    "max_wait_ms": 2000 if produced else 0, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+                    "batch_size": 100, "share_acquire_mode": 0, "is_renew_ack": False, "forgotten_topics_data": [],
+                    "topics": [{"topic_id": client.topic_ids[topic], "partitions": [
+                        {"partition_index": 0, "acknowledgement_batches": [
+                            {"first_offset": f, "last_offset": last, "acknowledge_types": [1]}
+                            for f, last in acks]}]}]})
+                assert answer.error_code == 0
+                got += [(r.first_offset, r.last_offset) for t in answer.responses for p in t.partitions
+                        for r in p.acquired_records]
+            return got
 
-    assert trio.run(share, 0) == []                           # the share-partition starts: a checkpoint at 3
-    append_batch(broker, topic, 0, [{"key": None, "value": b"b%d" % i, "timestamp": TS} for i in range(3)])
-    assert trio.run(share, 1) == [(4, 6)]
-    trio.run(share, 2, [{"first_offset": 4, "last_offset": 6, "acknowledge_types": [1]}])   # a delta at 7: the end
+    assert trio.run(share) == [(3, 5), (7, 7)]
+    assert broker.call(lambda b=broker.broker: b.cluster.topics[topic].partitions[0].log.high_watermark) == 9
     rows = reader(spark, broker, subscribe=topic).collect()
-    assert sorted((r.offset, r.value) for r in rows) == [(0, b"a0"), (1, b"a1"), (2, b"a2"), (4, b"b0"), (5, b"b1"),
-                                                         (6, b"b2")]
+    assert sorted((r.offset, r.value) for r in rows) == [(0, b"a0"), (1, b"a1"), (2, b"a2"), (3, b"b0"), (4, b"b1"),
+                                                         (5, b"b2"), (7, b"c0")]

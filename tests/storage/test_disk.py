@@ -169,3 +169,23 @@ def test_leftovers_and_another_topics_directory_are_cleared(tmp_path, caplog):
         other = DiskStorage(tmp_path).open_log("orders", uuid.UUID(int=7), 3, LogConfig(), 0)
     assert other.log_end_offset == 0                                # a new topic of the same name starts empty
     assert f"orders-3 holds topic id {kafka_uuid_string(TOPIC_ID)}" in caplog.text
+
+
+def test_share_snapshots_locate_checkpoints_and_a_bad_one_sends_recovery_through_the_log(tmp_path, caplog):
+    """KIP-932's share snapshot file: one per share-partition in its partition directory, naming the offset and
+    epoch of its latest SHARE_CHECKPOINT; one that does not read back makes ``load_share_snapshots`` say so (None)."""
+    from kafkamock.storage.share_snapshot import ShareSnapshot, file_name
+
+    _, plog = open_disk(tmp_path)
+    store, d = plog.store, tmp_path / "orders-3"
+    store.save_share_snapshot(ShareSnapshot("g:1", 2, 40))
+    store.save_share_snapshot(ShareSnapshot("é/..", 1, 7))          # any group id makes a file name
+    store.save_share_snapshot(ShareSnapshot("g:1", 3, 50))          # the next checkpoint replaces the file
+    assert sorted(store.load_share_snapshots()) == [("g:1", 3, 50), ("é/..", 1, 7)]
+    assert sorted(p.name for p in d.glob("*.sharestate")) == sorted([file_name("g:1"), file_name("é/..")])
+    (d / file_name("é/..")).write_bytes(b"\x00\x00garbage")
+    with caplog.at_level(logging.WARNING, logger="kafkamock.storage"):
+        assert store.load_share_snapshots() is None
+    assert "ignoring share snapshot" in caplog.text
+    store.remove_share_snapshot("é/..")                              # its share-partition was deleted
+    assert store.load_share_snapshots() == [("g:1", 3, 50)]

@@ -7,9 +7,9 @@ from kafkamock.broker import Broker, Close, ConnectionInfo, Request, Respond, Wa
 
 
 def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | None = None,
-         principal: str = "User:ANONYMOUS", host: str = "127.0.0.1", client_id: str = "test"):
+         principal: str = "User:ANONYMOUS", host: str = "127.0.0.1", client_id: str = "test", conn_id: int = 1):
     """Encode and decode the request (so every field is present), handle it on node ``node_id`` (default: the
-    first), and prove the response encodes.
+    first), on connection ``conn_id``, and prove the response encodes.
 
     Returns the decoded response; None for no response (acks=0); the ``Waiter`` of a request that waits (a
     long-poll fetch); the ``Close`` of a request that closes its connection.
@@ -19,7 +19,7 @@ def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | N
     key = codec.default_registry().api_key(api)
     node = broker.cluster.nodes[node_id] if node_id is not None else None
     outcome = broker.handle(Request(key, version, 1, client_id, decoded, node=node,
-                                     connection=ConnectionInfo(1, peer=f"{host}:50000", principal=principal)))
+                                     connection=ConnectionInfo(conn_id, peer=f"{host}:50000", principal=principal)))
     if isinstance(outcome, Wait):
         return outcome.waiter
     if isinstance(outcome, Close):

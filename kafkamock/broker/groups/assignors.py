@@ -8,6 +8,7 @@ answer, and both only hand a member partitions of topics it subscribes to.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping
 from typing import Protocol
@@ -185,44 +186,79 @@ class RangeAssignor:
 
 
 class SimpleShareAssignor:
-    """Share groups' ``simple`` assignor (KIP-932): members need not own partitions alone, so every subscribed
-    partition goes to at least one subscriber, balanced by count, and a member left without one when subscribers
-    outnumber partitions shares the partition with the fewest members among those it subscribes to. Sticky where
-    it can be: a member keeps a partition it has while that does not leave another partition unassigned or the
-    member over its fair share."""
+    """Share groups' ``simple`` assignor (KIP-932), Kafka 4.3's SimpleAssignor: members need not own partitions
+    alone. With one subscription for all (homogeneous), each partition goes to ``ceil(members / partitions)``
+    members and member i to its share of those assignments (SimpleHomogeneousAssignmentBuilder's desired counts),
+    keeping what members have where that stays within both; with different subscriptions the same is done topic by
+    topic among its subscribers. Kafka walks hash maps keyed by member ids and random topic ids; here the walk is in
+    sorted order, so which member gets which partition may differ, not how many each gets.
+
+    ``partitions`` maps a topic id to its assignable partitions (a count, or the partitions themselves)."""
 
     name = "simple"
 
     def assign(self, subscriptions, partitions, current) -> Assignment:
         members = sorted(subscriptions)
-        owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
-        holders: dict[tuple[uuid.UUID, int], set[str]] = {}
-        all_partitions = sorted(((t, p) for t, n in partitions.items() for p in range(n)), key=lambda tp: (str(tp[0]),
-                                                                                                           tp[1]))
-        subscribed = {tp: [m for m in members if tp[0] in subscriptions[m]] for tp in all_partitions}
-        wanted = [tp for tp in all_partitions if subscribed[tp]]
-        fair = -(-len(wanted) // len(members)) if members else 0
-        for member in members:                                 # stickiness within the fair share
-            kept = sorted((tp for tp in ((t, p) for t, ps in (current.get(member) or {}).items() for p in ps)
-                           if tp in subscribed and member in subscribed[tp] and tp not in holders),
-                          key=lambda tp: (str(tp[0]), tp[1]))
-            for tp in kept[:fair]:
-                owned[member].add(tp)
-                holders.setdefault(tp, set()).add(member)
-        for tp in wanted:                                      # every partition to at least one member
-            if tp not in holders:
-                target = min(subscribed[tp], key=lambda m: (len(owned[m]), m))
-                owned[target].add(tp)
-                holders.setdefault(tp, set()).add(target)
-        for member in members:                                 # nobody idle while there is something to share
-            if owned[member]:
-                continue
-            mine = [tp for tp in wanted if member in subscribed[tp]]
-            if mine:
-                tp = min(mine, key=lambda tp: (len(holders[tp]), str(tp[0]), tp[1]))
-                owned[member].add(tp)
-                holders[tp].add(member)
+        assignable = {t: sorted(range(ps) if isinstance(ps, int) else ps) for t, ps in partitions.items()}
+        if not members:
+            return {}
+        topic_sets = {subscriptions[m] for m in members}
+        if len(topic_sets) == 1:
+            topics = sorted(next(iter(topic_sets)) & assignable.keys(), key=str)
+            owned = _share_homogeneous(members, [(t, p) for t in topics for p in assignable[t]], current)
+        else:
+            owned = {m: set() for m in members}
+            for topic in sorted(assignable, key=str):
+                subscribers = [m for m in members if topic in subscriptions[m]]
+                if subscribers:
+                    part = _share_homogeneous(subscribers, [(topic, p) for p in assignable[topic]],
+                                              {m: {topic: (current.get(m) or {}).get(topic, ())} for m in subscribers})
+                    for m, tps in part.items():
+                        owned[m] |= tps
         return {m: _by_topic(owned[m]) for m in members}
+
+
+def _share_homogeneous(members: list[str], targets: list[tuple[uuid.UUID, int]], current) -> dict[str, set]:
+    """SimpleHomogeneousAssignmentBuilder over ``targets`` (the assignable partitions, in order)."""
+    owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
+    if not targets:
+        return owned
+    n, p = len(members), len(targets)
+    sharing = (n + p - 1) // p
+    precise = sharing * p / n
+    desired = {m: math.ceil(precise * (i + 1)) - math.ceil(precise * i) for i, m in enumerate(members)}
+    wanted = set(targets)
+    by_partition: dict[tuple[uuid.UUID, int], list[str]] = {tp: [] for tp in targets}
+    unfilled: list[str] = []
+    for m in members:                                   # keep what is still wanted, up to the member's count
+        kept = sorted((tp for tp in ((t, q) for t, qs in (current.get(m) or {}).items() for q in qs) if tp in wanted),
+                      key=lambda tp: (str(tp[0]), tp[1]))[:desired[m]]
+        for tp in kept:
+            owned[m].add(tp)
+            by_partition[tp].append(m)
+    for tp in targets:                                  # no partition shared beyond the desired sharing
+        while len(by_partition[tp]) > sharing:
+            owned[by_partition[tp].pop()].discard(tp)
+    unfilled = [m for m in members if len(owned[m]) < desired[m]]
+    cursor = 0
+    for tp in targets:                                  # the rest, round the unfilled members
+        progressed = True
+        while len(by_partition[tp]) < sharing and unfilled and progressed:
+            progressed = False
+            for _ in range(len(unfilled)):
+                m = unfilled[cursor % len(unfilled)]
+                cursor += 1
+                if m in by_partition[tp]:
+                    continue
+                owned[m].add(tp)
+                by_partition[tp].append(m)
+                progressed = True
+                if len(owned[m]) >= desired[m]:
+                    unfilled.remove(m)
+                break
+        if not unfilled:
+            break
+    return owned
 
 
 def _by_topic(pairs: set[tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:

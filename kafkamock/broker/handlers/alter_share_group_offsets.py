@@ -1,9 +1,12 @@
 """AlterShareGroupOffsets (91): set the share-partition start offsets of a share group with no members
-(Admin.alterShareGroupOffsets); each named share-partition starts over there, with nothing in flight.
+(Admin.alterShareGroupOffsets); each named share-partition starts over there, with nothing in flight, and is
+initialized for the group (so members are assigned it), as Kafka 4.3's alterShareGroupOffsets.
 
-A group with members is NON_EMPTY_GROUP; a group id of another kind GROUP_ID_NOT_FOUND; no group yet: an empty
-share group is created, as Kafka does, so the offsets apply when members come. A negative offset is INVALID_REQUEST
-for its partition, an unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION.
+Topics the principal may not read (TOPIC_AUTHORIZATION_FAILED) and topics that do not exist
+(UNKNOWN_TOPIC_OR_PARTITION) are answered first, as KafkaApis does before asking the coordinator; then each named
+topic's partitions, a partition the topic lacks UNKNOWN_TOPIC_OR_PARTITION. A group with members is NON_EMPTY_GROUP
+("The group is not empty."), a group id of another kind GROUP_ID_NOT_FOUND. With no group yet an empty share group
+is created, unless no named topic exists (then nothing is written, and no group appears).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from kafkamock.errors import default_message
 
 API_KEY = 91
 ZERO_UUID = uuid.UUID(int=0)
+UNKNOWN = "This server does not host this topic-partition."
 
 
 def _top(code, message) -> dict:
@@ -26,28 +30,38 @@ def handle(broker, request) -> dict:
     body = request.body
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
-    try:
-        broker.groups.check_coordinator(request, body.group_id)
-        broker.groups.share.empty_group(body.group_id)
-    except KafkaError as exc:
-        return _top(exc.code, exc.message)
-    responses = []
+    first, wanted = [], []
     for t in body.topics:
         topic = broker.cluster.topics.get(t.topic_name)
+        if t.topic_name not in readable or topic is None:
+            code, message = ((ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+                             if t.topic_name not in readable else (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN))
+            first.append({"topic_name": t.topic_name, "topic_id": topic.topic_id if topic else ZERO_UUID,
+                          "partitions": [{"partition_index": p.partition_index, "error_code": code,
+                                          "error_message": message} for p in t.partitions]})
+        else:
+            wanted.append((t, topic))
+    try:
+        broker.groups.check_coordinator(request, body.group_id)
+        group = broker.groups.share.empty_group(body.group_id, create=bool(wanted))
+    except KafkaError as exc:
+        if exc.code == ErrorCode.GROUP_ID_NOT_FOUND and not wanted:
+            return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": first}
+        return _top(exc.code, "The group is not empty." if exc.code == ErrorCode.NON_EMPTY_GROUP else exc.message)
+    responses = list(first)
+    for t, topic in wanted:
         partitions = []
         for p in t.partitions:
-            code, message = ErrorCode.NONE, None
-            if t.topic_name not in readable:
-                code, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."
-            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
-                code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic-partition does not exist."
-            elif p.start_offset < 0:
-                code, message = ErrorCode.INVALID_REQUEST, f"Start offset {p.start_offset} is negative."
-            else:
+            if 0 <= p.partition_index < len(topic.partitions):
                 broker.share.reset(body.group_id, topic, topic.partitions[p.partition_index], p.start_offset)
-            partitions.append({"partition_index": p.partition_index, "error_code": code, "error_message": message})
-        responses.append({"topic_name": t.topic_name, "topic_id": topic.topic_id if topic else ZERO_UUID,
-                          "partitions": partitions})
+                group.initialized[topic.topic_id] = group.initialized.get(topic.topic_id, frozenset()) | {
+                    p.partition_index}
+                partitions.append({"partition_index": p.partition_index, "error_code": ErrorCode.NONE,
+                                   "error_message": None})
+            else:
+                partitions.append({"partition_index": p.partition_index,
+                                   "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "error_message": UNKNOWN})
+        responses.append({"topic_name": t.topic_name, "topic_id": topic.topic_id, "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
 
 

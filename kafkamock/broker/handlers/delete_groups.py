@@ -1,19 +1,22 @@
 """DeleteGroups (42): remove empty groups and their offsets (tombstones in ``__consumer_offsets``).
 
-A group with members is NON_EMPTY_GROUP; one that does not exist GROUP_ID_NOT_FOUND.
+A group with members is NON_EMPTY_GROUP; one that does not exist GROUP_ID_NOT_FOUND. Each id is answered once, in
+Kafka's order: batched by ``__consumer_offsets`` partition as its GroupCoordinatorService walks them
+(``cluster.coordinator_batches``); in a batch, the share groups it refuses first (in the order of its HashMap of
+their errors), then the others in the order of the HashSet it makes of the batch; then the ids the principal may
+not delete (GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.cluster import coordinator_batches, java_hashmap_order, java_hashset_order, java_string_hash
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 API_KEY = 42
 
 
 def _delete(broker, request, group_id: str) -> dict:
-    if not broker.authorize(request, AclOperation.DELETE, ResourceType.GROUP, group_id):
-        return {"group_id": group_id, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     try:
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
@@ -22,7 +25,23 @@ def _delete(broker, request, group_id: str) -> dict:
 
 
 def handle(broker, request) -> dict:
-    return {"throttle_time_ms": 0, "results": [_delete(broker, request, g) for g in request.body.groups_names]}
+    ids = list(dict.fromkeys(request.body.groups_names))
+    denied = [g for g in ids if not broker.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
+    allowed = [g for g in ids if g not in denied]
+    results = []
+    for batch in coordinator_batches(allowed, broker.config["offsets.topic.num.partitions"]):
+        answers = {g: _delete(broker, request, g) for g in batch}
+        # Kafka deletes a batch's share groups first: those it refuses are answered before the others.
+        refused = [g for g, a in answers.items() if a["error_code"] == ErrorCode.NON_EMPTY_GROUP and _is_share(broker, a)]
+        results += [answers[g] for g in java_hashmap_order(refused, java_string_hash)]
+        results += [answers[g] for g in java_hashset_order(batch) if g not in refused]
+    return {"throttle_time_ms": 0, "results": [
+        *results, *({"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in denied)]}
+
+
+def _is_share(broker, answer: dict) -> bool:
+    group = broker.groups.groups.get(answer["group_id"])
+    return group is not None and group.kind == "share"
 
 
 def error_response(broker, request, code) -> dict:

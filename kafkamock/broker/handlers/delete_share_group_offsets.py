@@ -1,7 +1,11 @@
 """DeleteShareGroupOffsets (92): forget an empty share group's state for whole topics
-(Admin.deleteShareGroupOffsets); a later ShareFetch starts those share-partitions by ``share.auto.offset.reset``.
+(Admin.deleteShareGroupOffsets), as Kafka 4.3: the topics are no longer initialized for the group, and a later
+ShareFetch starts their share-partitions by ``share.auto.offset.reset``.
 
-No share group: GROUP_ID_NOT_FOUND; members: NON_EMPTY_GROUP; an unknown topic: UNKNOWN_TOPIC_OR_PARTITION.
+No share group: GROUP_ID_NOT_FOUND ("Group g not found."); members: NON_EMPTY_GROUP ("The group is not empty.").
+Topics the principal may not read come first (TOPIC_AUTHORIZATION_FAILED), then the topics deleted, then the others:
+a topic that does not exist, or has no state in the group ("There is no offset information to delete."), is
+UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations
@@ -20,33 +24,42 @@ def _top(code, message) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
 
 
+def _topic(name, topic_id, code=ErrorCode.NONE, message=None) -> dict:
+    return {"topic_name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+
+
 def handle(broker, request) -> dict:
     body = request.body
     broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    if not body.group_id:
+        return _top(ErrorCode.INVALID_GROUP_ID, None)
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     try:
         broker.groups.check_coordinator(request, body.group_id)
-        broker.groups.share.empty_group(body.group_id, create=False)
+        group = broker.groups.share.group(body.group_id)
+        if group.members:
+            raise KafkaError(ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
     except KafkaError as exc:
         return _top(exc.code, exc.message)
-    responses = []
+    denied = [_topic(t.topic_name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                     "Topic authorization failed.") for t in body.topics if t.topic_name not in readable]
+    deleted, errors = [], []
     for t in body.topics:
-        topic = broker.cluster.topics.get(t.topic_name)
         if t.topic_name not in readable:
-            responses.append({"topic_name": t.topic_name, "topic_id": ZERO_UUID,
-                              "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                              "error_message": "Topic authorization failed."})
             continue
+        topic = broker.cluster.topics.get(t.topic_name)
         if topic is None:
-            responses.append({"topic_name": t.topic_name, "topic_id": ZERO_UUID,
-                              "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                              "error_message": "The topic does not exist."})
-            continue
-        for index in range(len(topic.partitions)):
-            broker.share.delete((body.group_id, topic.topic_id, index))
-        responses.append({"topic_name": t.topic_name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE,
-                          "error_message": None})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
+            errors.append(_topic(t.topic_name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 "This server does not host this topic-partition."))
+        elif topic.topic_id not in group.initialized:
+            errors.append(_topic(t.topic_name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 "There is no offset information to delete."))
+        else:
+            for index in group.initialized.pop(topic.topic_id):
+                broker.share.delete((body.group_id, topic.topic_id, index))
+            deleted.append(_topic(t.topic_name, topic.topic_id))
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
+            "responses": denied + deleted + errors}
 
 
 def error_response(broker, request, code, message: str | None = None) -> dict:

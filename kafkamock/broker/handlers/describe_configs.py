@@ -142,15 +142,14 @@ _NODE_SET = {"node.id": _node_id, "broker.id": _broker_id, "listeners": _listene
 
 def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
     """A group's configs as Kafka's ConfigHelper shows them: set on the group (DYNAMIC_GROUP_CONFIG), else the
-    default (its broker synonym's current value, DEFAULT_CONFIG)."""
+    default; synonyms the group's own value, then its broker synonym's levels (``groups/group_configs.py``)."""
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
     configs = broker.groups.configs
-    own = configs.of(name)
     out = []
     for config_name, definition in GROUP_CONFIGS.items():
-        value = configs.value(name, config_name)
-        synonyms = [(config_name, value, "DYNAMIC_GROUP_CONFIG")] if config_name in own else []
+        value = configs.shown(name, config_name)
+        synonyms = configs.synonyms(name, config_name)
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
     return out
 

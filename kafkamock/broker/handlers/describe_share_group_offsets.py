@@ -1,8 +1,13 @@
 """DescribeShareGroupOffsets (90): each share group's share-partition start offsets (Admin.listShareGroupOffsets), and
-from v1 the lag (KIP-1226: offsets up to the read limit whose delivery is not complete).
+from v1 the lag (KIP-1226), as Kafka 4.3's GroupCoordinatorService reads them from the persister's state summary.
 
-Topics null: every share-partition the group has state for. A partition without state answers StartOffset -1; an
-unknown topic UNKNOWN_TOPIC_OR_PARTITION on each partition. No share group by that id: GROUP_ID_NOT_FOUND.
+Topics null: every partition initialized for the group (``share/groups.py``); none for a group that does not exist
+(no error). A share-partition's start offset is what the persister last received: -1 (and no lag) until its first
+acknowledgement, release or expired lock, whose write carries the start offset from before it moved
+(``share/manager.py`` ``summary``); the lag is the partition's end offset less that start offset less the records
+past it whose delivery is complete. Named topics: those that exist in partition order, then those that do not, with
+a zero topic id and start offset -1. Topics the principal may not describe are left out of "all", refused when
+named.
 """
 
 from __future__ import annotations
@@ -17,60 +22,53 @@ API_KEY = 90
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _partition_entry(index: int, start: int = -1, epoch: int = -1, lag: int = -1, code=ErrorCode.NONE,
+def _partition_entry(index: int, start: int = -1, epoch: int = 0, lag: int = -1, code=ErrorCode.NONE,
                      message=None) -> dict:
     return {"partition_index": index, "start_offset": start, "leader_epoch": epoch, "lag": lag, "error_code": code,
             "error_message": message}
 
 
 def _group(broker, request, g) -> dict:
-    answer = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE, "error_message": None}
+    answer: dict[str, Any] = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE,
+                              "error_message": None}
     try:
         if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
-            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
+            raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
         broker.groups.check_coordinator(request, g.group_id)
-        group = broker.groups.groups.get(g.group_id)
-        if group is None or group.kind != "share" or group.dead:
-            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {g.group_id} is not a share group.")
     except KafkaError as exc:
         answer.update(error_code=exc.code, error_message=exc.message)
         return answer
-    share = broker.share
     cluster = broker.cluster
+    group = broker.groups.groups.get(g.group_id)
+    initialized = group.initialized if group is not None and group.kind == "share" and not group.dead else {}
     if g.topics is None:
-        wanted: dict[str, list[int]] = {}
-        for (_, topic_id, index), _state in share.of_group(g.group_id):
-            topic = cluster.topics_by_id.get(topic_id)
-            if topic is not None:
-                wanted.setdefault(topic.name, []).append(index)
-        requested = sorted((name, sorted(ps)) for name, ps in wanted.items())
+        requested = sorted((cluster.topics_by_id[t].name, sorted(ps)) for t, ps in initialized.items()
+                           if t in cluster.topics_by_id)
     else:
-        requested = [(t.topic_name, list(t.partitions)) for t in g.topics]
-    # Offsets only of topics the principal may describe: the others are left out of "all", refused when named.
+        requested = [(t.topic_name, sorted(set(t.partitions))) for t in g.topics]
     describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [n for n, _ in requested])
+    missing = []
     for name, indexes in requested:
         if name not in describable:
             if g.topics is not None:
                 answer["topics"].append({"topic_name": name, "topic_id": ZERO_UUID, "partitions": [
-                    _partition_entry(i, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, message="Topic authorization failed.")
-                    for i in indexes]})
+                    _partition_entry(i, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in indexes]})
             continue
         topic = cluster.topics.get(name)
-        entry: dict[str, Any] = {"topic_name": name, "topic_id": topic.topic_id if topic else ZERO_UUID,
-                                 "partitions": []}
+        if topic is None:
+            missing.append({"topic_name": name, "topic_id": ZERO_UUID,
+                            "partitions": [_partition_entry(i) for i in indexes]})
+            continue
+        entry: dict[str, Any] = {"topic_name": name, "topic_id": topic.topic_id, "partitions": []}
         for index in indexes:
-            if topic is None or not 0 <= index < len(topic.partitions):
+            if not 0 <= index < len(topic.partitions):
                 entry["partitions"].append(_partition_entry(index, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                                             message="This server does not host this topic-partition."))
                 continue
-            partition = topic.partitions[index]
-            state = share.partitions.get((g.group_id, topic.topic_id, index))
-            if state is None:
-                entry["partitions"].append(_partition_entry(index))
-            else:
-                entry["partitions"].append(_partition_entry(index, state.start_offset, partition.leader_epoch,
-                                                            share.lag(g.group_id, state, partition)))
+            start, epoch, lag = broker.share.summary((g.group_id, topic.topic_id, index), topic.partitions[index])
+            entry["partitions"].append(_partition_entry(index, start, epoch, lag if request.version >= 1 else -1))
         answer["topics"].append(entry)
+    answer["topics"] += missing
     return answer
 
 

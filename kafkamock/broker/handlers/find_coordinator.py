@@ -4,9 +4,11 @@ As Kafka's KafkaApis.getCoordinator: a group id (key type 0) hashes onto a parti
 and a transactional id (1) onto one of ``__transaction_state`` (``abs(key.hashCode()) % partitions``, Java's
 String.hashCode); the coordinator is that partition's leader. The internal topic is created on first use (Kafka
 answers COORDINATOR_NOT_AVAILABLE once while it creates it; kafkamock creates it at once). A partition with no
-leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``:
-share-partition state lives in the partition itself here (KIP-932's control records), so its coordinator is that
-partition's leader. Any other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
+leader is COORDINATOR_NOT_AVAILABLE. Key type 2 (share, v6+, brokers only) names ``groupId:topicId:partition``
+(SharePartitionKey's format, else INVALID_REQUEST, as Kafka). Kafka hashes it onto ``__share_group_state``; here the
+share-partition's state is in the topic-partition itself (KIP-932's control records), so its coordinator is that
+partition's leader; a key naming no partition (Kafka answers it all the same) is hashed onto the live nodes. Any
+other key type, or share before v6, is INVALID_REQUEST. v4+ answers several keys at once.
 A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), a share key CLUSTER_ACTION (else the whole request fails).
 """
@@ -30,20 +32,31 @@ KEY_TYPES = {GROUP: "group", TRANSACTION: "transaction", SHARE: "share"}
 
 
 def coordinator_partition(broker, key_type: int, key: str):
-    """The partition whose leader coordinates ``key``."""
+    """The partition whose leader coordinates ``key`` (None for a share key naming no partition)."""
     if key_type in (GROUP, TRANSACTION):
         topic = broker.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
         return topic.partitions[partition_for_key(key, len(topic.partitions))]
-    group, _, rest = key.rpartition(":")
-    group, _, topic_id = group.rpartition(":")
+    tokens = key.split(":")
+    if len(tokens) < 3 or not ":".join(tokens[:-2]).strip():
+        raise KafkaError(ErrorCode.INVALID_REQUEST, None)
     try:
-        topic = broker.cluster.topics_by_id.get(parse_kafka_uuid(topic_id))
-        index = int(rest)
+        topic_id = parse_kafka_uuid(tokens[-2])
+        index = int(tokens[-1])
     except ValueError:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"share key {key!r} is not groupId:topicId:partition") from None
-    if not group or topic is None or not 0 <= index < len(topic.partitions):
-        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"no share-partition {key!r}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, None) from None
+    topic = broker.cluster.topics_by_id.get(topic_id)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return None
     return topic.partitions[index]
+
+
+def _coordinator_node(broker, key_type: int, key: str):
+    """The node coordinating ``key`` (None when its partition has no leader)."""
+    partition = coordinator_partition(broker, key_type, key)
+    if partition is None:              # a share key naming no partition: no state anywhere, any live node will do
+        live = sorted(broker.cluster.live_nodes(), key=lambda n: n.node_id)
+        return live[partition_for_key(key, len(live))] if live else None
+    return broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
 
 
 def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
@@ -60,15 +73,15 @@ def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
             # (Kafka's InvalidRequestException for an unknown key type carries the error's default message)
             raise KafkaError(ErrorCode.INVALID_REQUEST, default_message(ErrorCode.INVALID_REQUEST)
                              if key_type not in KEY_TYPES else "share coordinators need FindCoordinator v6+")
-        partition = coordinator_partition(broker, key_type, key)
-        node = broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
+        node = _coordinator_node(broker, key_type, key)
         if node is None or not node.up:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         host, port = node.address(listener)
         return {"key": key, "node_id": node.node_id, "host": host, "port": port,
-                "error_code": ErrorCode.NONE, "error_message": None}
+                "error_code": ErrorCode.NONE, "error_message": "" if key_type == SHARE else None}
     except KafkaError as exc:
-        return _error(key, exc.code, exc.message)
+        # Kafka's answers to share keys never carry a message (its coordinator entries leave the field empty).
+        return _error(key, exc.code, "" if key_type == SHARE and version >= 4 else exc.message)
 
 
 def _error(key: str, code: ErrorCode, message: str | None) -> dict:

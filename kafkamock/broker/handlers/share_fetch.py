@@ -1,15 +1,22 @@
 """ShareFetch (78): records for a share-group member, each acquired under a lock; acknowledgements ride along.
 
-In Kafka's order (KafkaApis.handleShareFetchRequest): the share session (``share/sessions.py``: epoch 0 opens, -1
-closes and releases what the member still holds there, else the next epoch; acknowledgements in an opening request
-are INVALID_REQUEST), then the piggy-backed
-acknowledgements (``share/manager.py``; per partition INVALID_REQUEST for malformed batches, INVALID_RECORD_STATE
-for offsets the member does not hold), then the fetch over every partition of the session. KIP-1222: with
-``IsRenewAck`` (v2) the request only renews — MaxWaitMs, MinBytes, MaxBytes and MaxRecords must be 0 (else
-INVALID_REQUEST) and nothing is acquired. Otherwise it waits, as Kafka's DelayedShareFetch, until MinBytes can be
-acquired, a partition has an error, or MaxWaitMs passes; MaxRecords bounds the records acquired by the whole request
-(batch-optimized mode, KIP-1206's default, completes the batch it started; record-limit mode never exceeds it) and
-BatchSize the length of each AcquiredRecords range. AcquisitionLockTimeoutMs tells the group's lock duration.
+In Kafka's order (KafkaApis.handleShareFetchRequest): a null group id or a bad member id (empty, longer than 36) is
+INVALID_REQUEST, KIP-1222's renew request (IsRenewAck, v2) must have MaxWaitMs, MinBytes, MaxBytes and MaxRecords at
+0 (INVALID_REQUEST); then the share session (``share/sessions.py``: epoch 0 opens, and may carry no
+acknowledgements; -1 is the last request; else the next epoch), then the piggy-backed acknowledgements
+(``share/manager.py``: per partition INVALID_REQUEST for malformed batches, UNKNOWN_TOPIC_ID, INVALID_RECORD_STATE
+and the share-partition's own refusals, in Kafka's words), then, unless the request only renews, the fetch over the
+session's partitions. Errors of the whole request carry only a code, as Kafka's getErrorResponse.
+
+The fetch waits, as Kafka's DelayedShareFetch, until MinBytes can be read for acquisition, a partition has an error,
+or MaxWaitMs passes (a session naming a topic id or partition that does not exist fails the whole request with
+UNKNOWN_SERVER_ERROR, as Kafka 4.3.1 does; each partition of the group "" fails to load with it). A share-partition the node has not loaded yet (the group's first fetch of it, or the first
+since its group's last share session on the node ended) is loaded by the request and can be read from only once the
+request waits. MaxRecords bounds the records acquired by the whole request (batch-optimized mode, KIP-1206's
+default, completes the batches it started; record-limit mode never exceeds it), BatchSize groups new batches into
+AcquiredRecords ranges. An opening request answers every partition read; a later one only those with records or
+errors, partitions it added (once) and those it acknowledged; a closing one only its acknowledgements, and then the
+session is released. AcquisitionLockTimeoutMs tells the group's lock duration.
 """
 
 from __future__ import annotations
@@ -17,152 +24,171 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.share.manager import validated_acks
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kafkamock.broker.timers import log_key
 
 API_KEY = 78
 PARTITIONED = True
 RECORD_LIMIT = 1
+MAX_MEMBER_ID = 36
 
 
 def check_read(broker, request, topic_id) -> None:
     """READ on the topic an id names (an unknown id is left to the partition lookup): TOPIC_AUTHORIZATION_FAILED."""
     topic = broker.cluster.topics_by_id.get(topic_id)
     if topic is not None and not broker.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
-        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
 
 
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "acquisition_lock_timeout_ms": 0,
+    """ShareFetchRequest.getErrorResponse: the code alone."""
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "acquisition_lock_timeout_ms": 0,
             "responses": [], "node_endpoints": []}
+
+
+def renew_limits_error(body) -> str | None:
+    """KIP-1222: a renew request reads nothing; Kafka's message names each limit that is not 0."""
+    wrong = [text for value, text in ((body.max_bytes, "maxBytes"), (body.min_bytes, "minBytes"),
+                                      (body.max_records, "maxRecords"), (body.max_wait_ms, "maxWaitMs")) if value]
+    return "".join(f"{t} must be set to 0, " for t in wrong) + "if isRenewAck is true." if wrong else None
 
 
 def handle(broker, request):
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
+    if group_id is None:
+        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
     broker.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
-    if not group_id:
-        return error_response(broker, request, ErrorCode.INVALID_GROUP_ID, "The group id is empty.")
-    if not member_id:
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST, "The member id is empty.")
+    if not member_id or len(member_id) > MAX_MEMBER_ID:
+        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
     renew = version >= 2 and body.is_renew_ack
-    if renew and (body.max_wait_ms or body.min_bytes or body.max_bytes or body.max_records):
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST, "A renew request (IsRenewAck) must have "
-                              "MaxWaitMs, MinBytes, MaxBytes and MaxRecords set to 0.")
+    if renew and renew_limits_error(body):
+        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
     has_acks = any(p.acknowledgement_batches for t in body.topics for p in t.partitions)
-    if epoch == INITIAL_EPOCH and has_acks:
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST,
-                              "Acknowledge data present in the initial share fetch request.")
     requested = [(t.topic_id, p.partition_index) for t in body.topics for p in t.partitions]
     forgotten = [(f.topic_id, index) for f in body.forgotten_topics_data for index in f.partitions]
+    sessions = request.node.share_sessions
     try:
-        session = request.node.share_sessions.begin(group_id, member_id, epoch, requested, forgotten)
+        if epoch == INITIAL_EPOCH:
+            if has_acks:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, None)
+            session = sessions.open(group_id, member_id, requested, request.connection.id)
+        else:
+            session = sessions.require(group_id, member_id, epoch)
+            if epoch != FINAL_EPOCH:
+                sessions.update(session, requested, forgotten)
     except KafkaError as exc:
-        return error_response(broker, request, exc.code, exc.message)
+        return error_response(broker, request, exc.code)
     share = broker.share
-    results: dict[tuple, dict] = {}
-    acked: set[tuple] = set()
+    acks: dict[tuple, dict] = {}
     leaders: set[int] = set()
 
     # Acknowledgements first, so what they release can be acquired by this very fetch.
-    for t in body.topics:
-        for p in t.partitions:
-            if p.acknowledgement_batches:
-                entry = results.setdefault((t.topic_id, p.partition_index), _entry(p.partition_index))
-                acked.add((t.topic_id, p.partition_index))
-                try:
-                    acks = validated_acks(p.acknowledgement_batches, version)
-                    check_read(broker, request, t.topic_id)
-                    topic, partition = _lead(broker, request, t.topic_id, p.partition_index)
-                    share.acknowledge(group_id, member_id, topic, partition, acks)
-                except NotLeader as exc:
-                    _not_leader(entry, exc, leaders, ack=True)
-                except KafkaError as exc:
-                    entry.update(acknowledge_error_code=exc.code, acknowledge_error_message=exc.message)
-    if epoch == FINAL_EPOCH:            # the session closes: what the member still holds there is released
-        share.member_left(group_id, member_id, only=session.partitions)
+    if has_acks:
+        acks = share.acknowledge_request(request, group_id, member_id, [
+            (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
+            version, renew, leaders)
     lock_ms = share.lock_duration_ms(group_id)
-    fetching = [] if renew or epoch == FINAL_EPOCH else sorted(session.partitions, key=lambda k: (str(k[0]), k[1]))
-    full = epoch == INITIAL_EPOCH
-    whole_batches = not (version >= 2 and body.share_acquire_mode == RECORD_LIMIT)
+    fetching = [] if renew or epoch == FINAL_EPOCH else list(session.partitions)
+    record_limit = version >= 2 and body.share_acquire_mode == RECORD_LIMIT
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
-
-    def resolve(key):
-        """(topic, partition) to read, or None with the partition's error filled in."""
-        entry = results.setdefault(key, _entry(key[1]))
-        if entry["error_code"]:
-            return None
+    errors: dict[tuple, dict] = {}
+    targets: dict[tuple, tuple] = {}
+    for key in fetching:
+        topic = broker.cluster.topics_by_id.get(key[0])
+        if topic is None or key[1] >= len(topic.partitions):
+            # Kafka 4.3.1 fails the whole request while the session holds an unknown topic id or partition
+            # (UNKNOWN_SERVER_ERROR, the session's epoch moved on all the same), until a request forgets it.
+            return error_response(broker, request, ErrorCode.UNKNOWN_SERVER_ERROR)
         try:
             check_read(broker, request, key[0])
-            return _lead(broker, request, *key)
+            if not group_id:        # Kafka's persister cannot load a share-partition of the group "": the load fails
+                raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+            targets[key] = (topic, broker.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
         except NotLeader as exc:
-            _not_leader(entry, exc, leaders, ack=False)
+            errors[key] = _fetch_entry(key[1], exc.code, None, leader=(exc.leader_id, exc.leader_epoch))
+            if exc.leader_id >= 0:
+                leaders.add(exc.leader_id)
         except KafkaError as exc:
-            entry.update(error_code=exc.code, error_message=exc.message)
-        return None
+            errors[key] = _fetch_entry(key[1], exc.code, None)
+    loading = {key for key, (topic, partition) in targets.items()
+               if not share.load(group_id, topic, partition)}
 
     def complete(final: bool):
-        targets = [(key, resolve(key)) for key in fetching]
-        errors = any(results[key]["error_code"] for key, _ in targets)
+        ready = {key: t for key, t in targets.items() if key not in loading}
+        loading.clear()
         if not final and body.max_wait_ms > 0 and not errors:
-            ready = sum(share.available_bytes(group_id, *target, body.max_bytes) for _, target in targets if target)
-            if ready < max(body.min_bytes, 1):
+            available = sum(share.available_bytes(group_id, *t, body.max_bytes) for t in ready.values())
+            if available < max(body.min_bytes, 1):
                 return None
+        results = dict(errors)
         records_left, bytes_left = body.max_records, body.max_bytes
-        for key, target in targets:
-            if target is None or records_left <= 0 or bytes_left <= 0:
+        for key, (topic, partition) in ready.items():
+            if not share.acquirable(group_id, topic, partition):
                 continue
-            read = share.fetch(group_id, member_id, *target, max_records=records_left, max_bytes=bytes_left,
-                               whole_batches=whole_batches, batch_size=body.batch_size)
+            read = share.fetch(group_id, member_id, topic, partition, max_records=records_left,
+                               max_bytes=max(bytes_left, 0), record_limit=record_limit, batch_size=body.batch_size)
+            results[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
             if read.acquired:
-                entry = results[key]
-                entry["records"] = read.records
-                entry["acquired_records"] = [{"first_offset": r.first_offset, "last_offset": r.last_offset,
-                                              "delivery_count": r.delivery_count} for r in read.acquired]
-                records_left -= sum(r.last_offset - r.first_offset + 1 for r in read.acquired)
+                results[key]["records"] = read.records
+                results[key]["acquired_records"] = [
+                    {"first_offset": r.first_offset, "last_offset": r.last_offset, "delivery_count": r.delivery_count}
+                    for r in read.acquired]
+                records_left -= read.count
                 bytes_left -= read.size
-        return _response(results, acked, full, lock_ms, broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else [])
+        answer = _response(session, epoch, results, acks, lock_ms,
+                           broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else [])
+        if epoch == FINAL_EPOCH:
+            share.release_session(group_id, member_id, request.node)
+        return answer
 
-    ready = complete(not fetching or body.max_wait_ms <= 0)
+    if not targets or body.max_wait_ms <= 0:
+        return complete(True)
+    waking = set(loading)
+    ready = complete(False)                     # what is loaded already may answer at once
     if ready is not None:
         return ready
-    keys = []
-    for topic_id, index in fetching:
-        topic = broker.cluster.topics_by_id.get(topic_id)
-        if topic is not None:
-            keys.append(log_key(topic.name, index))
-    return broker.wait(tuple(keys), deadline, complete)
+    keys = tuple(log_key(topic.name, partition.index) for topic, partition in targets.values())
+    for key in waking:                          # loaded now: the waiting request looks at once
+        topic, partition = targets[key]
+        broker.timers.schedule(("share-loaded", group_id, *key), broker.now_ms(),
+                               lambda p=partition: broker.appended(p))
+    return broker.wait(keys, deadline, complete)
 
 
-def _lead(broker, request, topic_id, index):
-    topic = broker.cluster.topics_by_id.get(topic_id)
-    partition = broker.lead(request, topic, index, missing=ErrorCode.UNKNOWN_TOPIC_ID)
-    return topic, partition
-
-
-def _entry(index: int) -> dict:
-    return {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None,
+def _fetch_entry(index: int, code: ErrorCode, message: str | None, leader=(0, 0)) -> dict:
+    return {"partition_index": index, "error_code": code, "error_message": message,
             "acknowledge_error_code": ErrorCode.NONE, "acknowledge_error_message": None,
-            "current_leader": {"leader_id": -1, "leader_epoch": -1}, "records": b"", "acquired_records": []}
+            "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}, "records": b"",
+            "acquired_records": []}
 
 
-def _not_leader(entry: dict, exc: NotLeader, leaders: set[int], *, ack: bool) -> None:
-    entry["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
-    if exc.leader_id >= 0:
-        leaders.add(exc.leader_id)
-    if ack:
-        entry.update(acknowledge_error_code=exc.code, acknowledge_error_message=exc.message)
-    else:
-        entry.update(error_code=exc.code, error_message=exc.message)
-
-
-def _response(results: dict, acked: set, full: bool, lock_ms: int, endpoints: list) -> dict:
-    """Every partition of an opening (full) request; afterwards those with records, acknowledgements or errors."""
-    topics: dict = {}
-    for key, entry in sorted(results.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        if not full and key not in acked and not (entry["records"] or entry["error_code"]):
+def _response(session, epoch: int, results: dict, acks: dict, lock_ms: int, endpoints: list) -> dict:
+    """The answer as Kafka's share fetch contexts build it: an opening request answers every partition read, a later
+    one those with records or errors and the ones added since the last answer; acknowledgement outcomes are merged
+    in (a partition only acknowledged gets an entry of its own)."""
+    shown: dict[tuple, dict] = {}
+    for key, entry in results.items():
+        if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:
+            shown[key] = entry
             continue
+        must = bool(entry["acquired_records"]) or entry["error_code"] != ErrorCode.NONE
+        if session.partitions.get(key):
+            must = True
+            session.partitions[key] = False
+        if entry["error_code"] != ErrorCode.NONE and key in session.partitions:
+            session.partitions[key] = True
+        if must:
+            shown[key] = entry
+    for key, (code, message, leader) in acks.items():
+        entry = shown.get(key)
+        if entry is None:
+            entry = shown[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
+        entry.update(acknowledge_error_code=code, acknowledge_error_message=message)
+        if leader is not None:
+            entry["current_leader"] = {"leader_id": leader[0], "leader_epoch": leader[1]}
+    topics: dict = {}
+    for key, entry in shown.items():
         topics.setdefault(key[0], []).append(entry)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
             "acquisition_lock_timeout_ms": lock_ms,

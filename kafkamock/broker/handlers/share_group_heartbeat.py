@@ -14,16 +14,19 @@ API_KEY = 76
 
 
 def _error(code, message, body) -> dict:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": body.member_id,
-            "member_epoch": -1, "heartbeat_interval_ms": 0, "assignment": None}
+    """An error answer as Kafka's: the code and message, no member id, epoch 0."""
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": None,
+            "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
 
 
 def handle(broker, request) -> dict:
     body = request.body
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    if not body.member_id or len(body.member_id) > 36:      # KafkaApis.isMemberIdValid; the code alone
+        return _error(ErrorCode.INVALID_REQUEST, None, body)
     subscribed = set(body.subscribed_topic_names or ())
     if subscribed and broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
-        return {**_error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body), "member_id": None, "member_epoch": 0}
+        return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body)
     try:
         broker.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]

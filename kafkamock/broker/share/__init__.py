@@ -1,8 +1,8 @@
-"""Share groups (KIP-932): share-partition record states, acquisition locks and the durable state of the seed page.
-
-Only the share-partition core is here so far (``partition.py``, ``state.py``); membership, sessions and the
-ShareFetch/ShareAcknowledge handlers come with the rest of the share-group work, and the share-group APIs are not
-advertised until then.
+"""Share groups (KIP-932, KIP-1206, KIP-1222, KIP-1240) as Kafka 4.3.1 runs them: membership (``groups.py``), share
+sessions (``sessions.py``), share-partitions with their in-flight batches and acquisition locks (``partition.py``,
+``state.py``), reading a partition for a share group (``fetching.py``), and every share-partition with its durable
+state: the KIP-932 page's SHARE_CHECKPOINT / SHARE_DELTA control batches in the topic-partition itself
+(``manager.py``).
 """
 
 from kafkamock.broker.share.partition import AcquiredRun, SharePartition

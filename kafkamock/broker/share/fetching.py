@@ -1,11 +1,17 @@
 """Reading a partition for a share group: which batches a ShareFetch returns and which of their offsets the member
-acquires (Kafka's SharePartition.acquire over the batches of a log read).
+acquires (Kafka's DelayedShareFetch log read, SharePartition.acquire and ShareFetchUtils.processFetchResponse).
 
-The log is read from the share-partition start offset up to a limit (the high watermark, or the last stable offset
-for ``share.isolation.level=read_committed``). Data batches go out as the stored bytes, whole, as Fetch sends them;
-the member acquires only offsets that are Available, up to MaxRecords. Control batches (transaction markers, and the
-seed's SHARE_CHECKPOINT / SHARE_DELTA) are never handed out, nor under read_committed the batches of aborted
-transactions: their offsets are gaps the share partition archives.
+The log is read from the share-partition's next fetch offset (past the last offset acquired, or back at the first
+record released again) up to a limit: the high watermark, or the last stable offset for
+``share.isolation.level=read_committed``. Every batch read counts, transaction markers too: as in Kafka their
+offsets are acquired with the rest, and the client acknowledges them as gaps. Under read_committed the batches of
+aborted transactions are acquired and archived at once, and left out of the AcquiredRecords. The response carries
+the read's batches from the one holding the first acquired offset to the one holding the last, as stored.
+
+The share-state control batches (SHARE_CHECKPOINT / SHARE_DELTA, the seed page's "not returned to consumer at all")
+are the exception: never acquired, never returned, and not counted towards MinBytes. The data between them is
+acquired piece by piece, so AcquiredRecords never span one; with none in the read (the share state is written after
+the records it is about, so a read only meets one when records were produced after it) the acquisition is Kafka's.
 """
 
 from __future__ import annotations
@@ -18,67 +24,101 @@ from kafkamock.records import BatchView, CorruptRecordError, split_batches
 
 @dataclass
 class ShareRead:
-    records: list            # buffers of the batches that hold acquired offsets, in log order
+    records: list            # buffers of the batches returned, in log order
     acquired: list[AcquiredRun]
+    count: int               # records acquired
     size: int
 
 
-EMPTY = ShareRead([], [], 0)
+EMPTY = ShareRead([], [], 0, 0)
 
 
-def candidates(plog, share: SharePartition, *, max_bytes: int, limit: int, aborted=None) -> list[BatchView]:
-    """The data batches between the SPSO and ``limit`` that hold something the share partition could hand out
-    (``aborted``: the read_committed reader's aborted-transaction index, whose batches are skipped)."""
+def read(plog, share: SharePartition, *, max_bytes: int, limit: int) -> tuple[int, list[BatchView]]:
+    """(fetch offset, batches read from it up to ``limit``), or no batches when nothing can be acquired."""
     if share.start_offset < plog.log_start_offset:
-        share.move_start(plog.log_start_offset)
-    if share.start_offset >= limit:
-        return []
-    data = []
-    for buffer in plog.read(share.start_offset, max(max_bytes, 0), max_offset=limit, one_segment=True):
+        share.move_start(plog.log_start_offset)       # Kafka: OFFSET_OUT_OF_RANGE, then updateCacheAndOffsets
+    if not share.can_acquire():
+        return share.end_offset + 1, []
+    offset = share.next_fetch_offset()
+    if offset >= limit:
+        return offset, []
+    views = []
+    for buffer in plog.read(offset, max(max_bytes, 0), max_offset=limit, one_segment=True):
         try:
-            views, _ = split_batches(buffer)
+            found, _ = split_batches(buffer)
         except CorruptRecordError:
             break
-        for view in views:
-            if view.last_offset < share.start_offset or view.base_offset >= limit or view.is_control:
-                continue
-            if aborted and view.is_transactional and _aborted(view, aborted):
-                continue
-            if share.acquirable(view.base_offset, min(view.last_offset, limit - 1)):
-                data.append(view)
-    return data
+        views += [v for v in found if v.base_offset < limit and v.last_offset >= offset]
+    return offset, views
 
 
-def _aborted(view: BatchView, aborted) -> bool:
-    pid, offset = view.producer_id, view.base_offset
-    return any(a.producer_id == pid and a.first_offset <= offset <= a.last_offset for a in aborted)
+def is_share_state(view: BatchView) -> bool:
+    """A SHARE_CHECKPOINT / SHARE_DELTA batch: a control batch no transaction wrote."""
+    return view.is_control and not view.is_transactional
 
 
-def acquire(share: SharePartition, member: str, data: list[BatchView], *, max_records: int, limit: int, now_ms: int,
-            whole_batches: bool, batch_size: int) -> ShareRead:
-    """Acquire for ``member`` among ``data`` (from ``candidates``): the AcquiredRecords ranges, at most
-    ``batch_size`` records each, and the batches that hold them."""
-    if max_records <= 0 or not data:
+def data_bytes(views: list[BatchView]) -> int:
+    """Bytes of what a fetch could hand out (MinBytes): the share-state batches are nobody's records."""
+    return sum(v.size for v in views if not is_share_state(v))
+
+
+def _pieces(fetch_offset: int, views: list[BatchView]) -> list[tuple[int, list[BatchView]]]:
+    """The read split at its share-state batches: (fetch offset, batches) of each run of other batches."""
+    out: list[tuple[int, list[BatchView]]] = []
+    current: list[BatchView] = []
+    offset = fetch_offset
+    for view in views:
+        if is_share_state(view):
+            if current:
+                out.append((offset, current))
+            current, offset = [], view.last_offset + 1
+        else:
+            current.append(view)
+    if current:
+        out.append((offset, current))
+    return out
+
+
+def aborted_views(views: list[BatchView], aborted) -> list[BatchView]:
+    """The transactional data batches of aborted transactions among ``views`` (the read_committed reader's
+    aborted-transaction index)."""
+    if not aborted:
+        return []
+    return [v for v in views if v.is_transactional and not v.is_control and any(
+        a.producer_id == v.producer_id and a.first_offset <= v.base_offset <= a.last_offset for a in aborted)]
+
+
+def acquire(share: SharePartition, member: str, fetch_offset: int, views: list[BatchView], *, max_records: int,
+            now_ms: int, record_limit: bool, batch_size: int, aborted=None) -> ShareRead:
+    """Acquire for ``member`` among ``views`` (from ``read``) and pick the batches to return."""
+    if max_records <= 0 or not views:
         return EMPTY
-    runs = share.acquire(member, [(v.base_offset, min(v.last_offset, limit - 1)) for v in data], max_records, now_ms,
-                         whole_batches=whole_batches)
+    runs: list[AcquiredRun] = []
+    taken = 0
+    for offset, piece in _pieces(fetch_offset, views):
+        if taken >= max_records:
+            break
+        got = share.acquire(member, [(v.base_offset, v.last_offset) for v in piece], max_records - taken, now_ms,
+                            record_limit=record_limit, batch_size=batch_size, fetch_offset=offset)
+        runs += got
+        taken += sum(r.last_offset - r.first_offset + 1 for r in got)
+    for view in aborted_views(views, aborted):
+        runs = share.archive(view.base_offset, view.last_offset, runs)
     if not runs:
         return EMPTY
-    chosen = [v for v in data if any(r.first_offset <= v.last_offset and v.base_offset <= r.last_offset
-                                     for r in runs)]
+    chosen = _slice([v for v in views if not is_share_state(v)], runs[0].first_offset, runs[-1].last_offset)
     records = [memoryview(v.buffer)[v.start:v.end] for v in chosen]
-    return ShareRead(records, _split(runs, batch_size), sum(v.size for v in chosen))
+    count = sum(r.last_offset - r.first_offset + 1 for r in runs)
+    return ShareRead(records, runs, count, sum(v.size for v in chosen))
 
 
-def _split(runs: list[AcquiredRun], batch_size: int) -> list[AcquiredRun]:
-    """ShareFetch's BatchSize: "the optimal number of records for batches of acquired records"."""
-    if batch_size <= 0:
-        return runs
-    out = []
-    for run in runs:
-        first = run.first_offset
-        while first <= run.last_offset:
-            last = min(run.last_offset, first + batch_size - 1)
-            out.append(AcquiredRun(first, last, run.delivery_count))
-            first = last + 1
-    return out
+def _slice(views: list[BatchView], first: int, last: int) -> list[BatchView]:
+    """ShareFetchUtils.maybeSliceFetchRecords: from the last batch starting at or before the first acquired offset
+    to the last batch starting at or before the last one."""
+    if len(views) == 1:
+        return views
+    start = 0
+    for i, view in enumerate(views):
+        if view.base_offset <= first:
+            start = i
+    return [v for i, v in enumerate(views) if i == start or (i > start and v.base_offset <= last)]

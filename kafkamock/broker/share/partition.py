@@ -1,34 +1,103 @@
 """One share-partition: which records of a topic-partition a share group has in flight, and in what state.
 
-Kafka's SharePartition in small, sans-IO: the caller passes the time and the offset ranges of the batches it read.
-Records from the share-partition start offset (SPSO) up to the end offset (SPEO, the first offset never acquired) each
-have a state (``state.py``), a delivery count, and while Acquired the member holding them and the deadline of its
-acquisition lock. Acknowledged and Archived records at the start move the SPSO on.
+Kafka 4.3's SharePartition in small, sans-IO: the caller passes the time and the offset ranges of the batches a log
+read returned. As Kafka keeps them, the records in flight are a sorted map of *in-flight batches* (the ranges handed
+out by acquisitions): a batch has one state for all its records until something touches part of it (a subset
+acknowledgement, a per-offset acknowledgement, a partial re-acquisition), then a state per offset. Each state has a
+delivery count and, while Acquired, the member holding it and the deadline of its acquisition lock. ``start_offset``
+is the SPSO; ``end_offset`` is Kafka's: the last offset ever acquired (the next fetch starts after it), equal to the
+SPSO while nothing is in flight. Errors carry Kafka's words: INVALID_RECORD_STATE (``InvalidRecordState``) and
+INVALID_REQUEST (``InvalidAckRequest``) for acknowledgements of offsets not in flight.
 
-The durable form follows the KIP-932 seed page: ``checkpoint`` gives the SHARE_CHECKPOINT value (runs of records with
-the same in-memory state and delivery count, an Acquired record written as Available with its delivery count less
-one, since an acquisition does not survive a restart); ``take_delta`` the SHARE_DELTA runs of what changed since;
-``restore`` and ``apply_delta`` rebuild the state from them, in order.
+Acquisitions are not written down (a restart forgets them, as the seed page says). The durable form follows the
+KIP-932 seed page: ``checkpoint`` gives the SHARE_CHECKPOINT value (runs of records with
+the same state and delivery count, an Acquired record written as Available with its delivery count less one, since
+an acquisition does not survive a restart); ``take_delta`` the SHARE_DELTA runs of what changed since; ``restore``
+and ``apply_delta`` rebuild the state from them, in order (each persisted run becomes an in-flight batch again).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kafkamock.broker.share.state import ACK_EVENTS, AckType, Event, InvalidRecordState, RecordState, transition
+from kafkamock.broker.share.state import AckType, InvalidAckRequest, InvalidRecordState, RecordState, allowed
 
 NEVER = 2**63 - 1
 S = RecordState
+EMPTY_MEMBER = ""
+INCREASE, NO_OP = 1, 0
+ACK_STATES = {AckType.GAP: S.ARCHIVED, AckType.ACCEPT: S.ACKNOWLEDGED, AckType.RELEASE: S.AVAILABLE,
+              AckType.REJECT: S.ARCHIVED}
+MIN_THROTTLE_LIMIT = 2
 
 
 @dataclass(slots=True)
 class InFlight:
+    """Kafka's InFlightState: one record's (or a whole batch's) state."""
+
     state: RecordState
     delivery_count: int
-    member: str | None = None
+    member: str = EMPTY_MEMBER
     deadline: int = NEVER
+
+    def update(self, new_state: RecordState, ops: int, max_delivery: int, member: str) -> bool:
+        """InFlightState.tryUpdateState: False where the state table refuses the move. Making a record Available
+        at the delivery limit archives it instead."""
+        if new_state is S.AVAILABLE and self.delivery_count >= max_delivery:
+            new_state = S.ARCHIVED
+        if not allowed(self.state, new_state):
+            return False
+        self.state = new_state
+        if new_state is not S.ARCHIVED:
+            self.delivery_count += ops
+        self.member = member
+        if new_state is not S.ACQUIRED:
+            self.deadline = NEVER
+        return True
+
+    def copy(self) -> InFlight:
+        return InFlight(self.state, self.delivery_count, self.member, self.deadline)
+
+
+class InFlightBatch:
+    """Kafka's InFlightBatch: offsets ``first..last`` with one state (``batch``) or one per offset (``offsets``)."""
+
+    __slots__ = ("batch", "first", "last", "offsets")
+
+    def __init__(self, first: int, last: int, state: InFlight):
+        self.first, self.last = first, last
+        self.batch: InFlight | None = state
+        self.offsets: dict[int, InFlight] | None = None
+
+    def split(self) -> None:
+        """maybeInitializeOffsetStateUpdate: from now on a state per offset, each starting as the batch's."""
+        if self.offsets is None:
+            assert self.batch is not None
+            self.offsets = {o: self.batch.copy() for o in range(self.first, self.last + 1)}
+            self.batch = None
+
+    @property
+    def whole(self) -> InFlight:
+        """The batch's one state (before ``split``)."""
+        assert self.batch is not None
+        return self.batch
+
+    @property
+    def per_offset(self) -> dict[int, InFlight]:
+        """The per-offset states (after ``split``)."""
+        assert self.offsets is not None
+        return self.offsets
+
+    def state_at(self, offset: int) -> InFlight:
+        return self.whole if self.offsets is None else self.offsets[offset]
+
+    def states(self) -> Iterable[tuple[int, InFlight]]:
+        if self.offsets is not None:
+            return self.offsets.items()
+        return ((o, self.whole) for o in range(self.first, self.last + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,170 +113,536 @@ class SharePartition:
     """The in-flight records of one (group, topic, partition)."""
 
     def __init__(self, group_id: str, start_offset: int, *, lock_duration_ms: Callable[[], int],
-                 delivery_limit: Callable[[], int], max_in_flight: Callable[[], int]):
+                 delivery_limit: Callable[[], int], max_in_flight: Callable[[], int],
+                 renew_enabled: Callable[[], bool] = lambda: True):
         self.group_id = group_id
         self.start_offset = start_offset          # SPSO
-        self.end_offset = start_offset            # SPEO: the first offset never acquired
-        self.records: dict[int, InFlight] = {}    # every offset in [SPSO, SPEO)
+        self.end_offset = start_offset            # Kafka's endOffset: the last offset acquired so far
+        self.cached: dict[int, InFlightBatch] = {}
+        self._keys: list[int] = []                # the cached batches' first offsets, sorted
+        self.find_next = False                    # whether released records may lie before end_offset + 1
         self.lock_duration_ms = lock_duration_ms
         self.delivery_limit = delivery_limit
         self.max_in_flight = max_in_flight
+        self.renew_enabled = renew_enabled
         self.checkpoint_epoch = 0
         self.delta_index = 0
         self._changed: set[int] = set()
         self._persisted_start = start_offset
+        # What Kafka's persister last received (start offset, records past it whose delivery is complete), as
+        # DescribeShareGroupOffsets reports it: written by acknowledgements, releases and expired locks with the
+        # start offset from before they move it; None until the first such write.
+        self.reported: tuple[int, int] | None = None
 
-    # -- acquiring ----------------------------------------------------------------------------------------------------
+    # -- the cache ------------------------------------------------------------------------------------------------
 
-    def acquire(self, member: str, batches: Iterable[tuple[int, int]], max_records: int, now_ms: int, *,
-                whole_batches: bool = False) -> list[AcquiredRun]:
-        """Acquire for ``member`` up to ``max_records`` Available records among the offsets of ``batches`` (the
-        (first, last) offsets of the batches read from the log, in order): each gets its delivery count raised and
-        a lock until now + ``group.share.record.lock.duration.ms``. New offsets past the SPEO are acquired only
-        while the records in flight stay within ``group.share.partition.max.record.locks``.
+    def _put(self, batch: InFlightBatch) -> None:
+        if batch.first not in self.cached:
+            bisect.insort(self._keys, batch.first)
+        self.cached[batch.first] = batch
 
-        ``whole_batches`` is KIP-1206's batch-optimized mode: ``max_records`` is checked only between batches, so
-        a batch once started is acquired to its end (MaxRecords "can be exceeded for alignment of batch
-        boundaries"); otherwise (record-limit mode) never more than ``max_records``."""
+    def _floor(self, offset: int) -> InFlightBatch | None:
+        i = bisect.bisect_right(self._keys, offset)
+        return self.cached[self._keys[i - 1]] if i else None
+
+    def _sub(self, low: int, high: int) -> list[InFlightBatch]:
+        """The cached batches whose first offset is within ``low..high``."""
+        i, j = bisect.bisect_left(self._keys, low), bisect.bisect_right(self._keys, high)
+        return [self.cached[k] for k in self._keys[i:j]]
+
+    def _clear(self, upto_key: int | None = None) -> None:
+        """Forget every cached batch (or those whose first offset is at most ``upto_key``)."""
+        j = len(self._keys) if upto_key is None else bisect.bisect_right(self._keys, upto_key)
+        for k in self._keys[:j]:
+            del self.cached[k]
+        del self._keys[:j]
+
+    @property
+    def last_cached(self) -> int | None:
+        return self.cached[self._keys[-1]].last if self._keys else None
+
+    def in_flight(self) -> int:
+        """numInFlightRecords."""
+        return self.end_offset - self.start_offset + 1 if self.cached else 0
+
+    # -- fetching -------------------------------------------------------------------------------------------------
+
+    def next_fetch_offset(self) -> int:
+        """Where the next log read starts: the first Available record when released ones may exist, else past
+        the last offset acquired (SharePartition.nextFetchOffset)."""
+        last = self.last_cached
+        if last is None or self.start_offset > last:
+            self.find_next = False
+            return self.end_offset
+        if not self.find_next:
+            return self.end_offset + 1
+        for key in self._keys:
+            for offset, state in self.cached[key].states():
+                if state.state is S.AVAILABLE:
+                    return offset
+        self.find_next = False
+        return self.end_offset + 1
+
+    def can_acquire(self) -> bool:
+        return self.next_fetch_offset() != self.end_offset + 1 or self.in_flight() < self.max_in_flight()
+
+    def acquire(self, member: str, batches: list[tuple[int, int]], max_records: int, now_ms: int, *,
+                record_limit: bool = False, batch_size: int = 500, fetch_offset: int | None = None
+                ) -> list[AcquiredRun]:
+        """SharePartition.acquire over the (base, last) offsets of the batches a log read from ``fetch_offset``
+        returned: cached batches that are Available again are re-acquired (whole, or per offset once split), new
+        offsets become new in-flight batches (batch-optimized mode: whole log batches, grouped into runs of at
+        least ``batch_size`` records; record-limit mode: never more than ``max_records``)."""
+        if max_records <= 0 or not batches:
+            return []
+        last_batch = batches[-1][1]
+        if last_batch < self.start_offset:
+            return []
+        fetch_offset = batches[0][0] if fetch_offset is None else fetch_offset
+        max_records, last_to_acquire = self._limits(fetch_offset, max_records, last_batch)
+        if max_records <= 0:
+            return []
+        first_base = base = batches[0][0]
+        floor = self._floor(base)
+        if floor is None:
+            base = max(base, self.start_offset)
+        elif floor.last >= base:
+            base = floor.first
         deadline = now_ms + self.lock_duration_ms()
-        limit = self.start_offset + self.max_in_flight()
-        runs: list[AcquiredRun] = []
-        taken = 0
-        for first, last in batches:
-            if taken >= max_records:
+        sub = self._sub(min(first_base, base), last_to_acquire)
+        if not sub:
+            return self._acquire_new(member, batches, record_limit, base, last_to_acquire, batch_size, max_records,
+                                     deadline)[0]
+        result: list[AcquiredRun] = []
+        count = 0
+        limit = self.delivery_limit()
+        for batch in sub:
+            if count >= max_records:
                 break
-            for offset in range(max(first, self.start_offset), last + 1):
-                if taken >= max_records and not whole_batches:
-                    break
-                record = self.records.get(offset)
-                if record is None:
-                    if offset < self.end_offset or offset >= limit:
+            full = batch.first >= first_base and batch.last <= last_to_acquire
+            remaining = max_records - count
+            subset_limit = record_limit and batch.last - batch.first + 1 > remaining
+            throttle = self._throttled(batch, first_base, last_to_acquire, limit)
+            if throttle and count > 0:
+                max_records = 0
+                break
+            if not full or batch.offsets is not None or subset_limit or throttle:
+                if batch.offsets is None:
+                    if batch.whole.state is not S.AVAILABLE:
                         continue
-                    for gap in range(self.end_offset, offset):        # offsets the log does not have: gaps
-                        self.records[gap] = InFlight(S.ARCHIVED, 0)
-                        self._changed.add(gap)
-                    record = self.records[offset] = InFlight(S.AVAILABLE, 0)
-                    self.end_offset = offset + 1
-                if record.state is not S.AVAILABLE:
-                    continue
-                record.state = transition(record.state, Event.ACQUIRE)
-                record.delivery_count += 1
-                record.member, record.deadline = member, deadline
-                self._changed.add(offset)
-                taken += 1
-                if runs and runs[-1].last_offset == offset - 1 and runs[-1].delivery_count == record.delivery_count:
-                    runs[-1] = AcquiredRun(runs[-1].first_offset, offset, record.delivery_count)
-                else:
-                    runs.append(AcquiredRun(offset, offset, record.delivery_count))
-        self._advance()
-        return runs
+                    batch.split()
+                taken = self._acquire_offsets(member, record_limit, remaining, first_base, last_to_acquire, batch,
+                                              result, deadline, limit)
+                count += taken
+                if throttle and taken > 0:
+                    max_records = 0
+                    break
+                continue
+            state = batch.whole
+            if state.state is not S.AVAILABLE or not state.update(S.ACQUIRED, INCREASE, limit, member):
+                continue
+            state.deadline = deadline
+            result.append(AcquiredRun(batch.first, batch.last, state.delivery_count))
+            count += batch.last - batch.first + 1
+        last_cached = sub[-1].last
+        if count < max_records and last_cached < last_to_acquire:
+            more, taken = self._acquire_new(member, batches, record_limit, last_cached + 1, last_to_acquire,
+                                            batch_size, max_records - count, deadline)
+            result += more
+        return result
 
-    def acquirable(self, first: int, last: int) -> bool:
-        """Whether ``acquire`` would take anything among ``first..last`` now (an Available record, or a new offset
-        within ``group.share.partition.max.record.locks``)."""
-        first = max(first, self.start_offset)
-        if last >= self.end_offset and self.end_offset < self.start_offset + self.max_in_flight():
-            return True
-        return any(self.records[o].state is S.AVAILABLE for o in range(first, min(last + 1, self.end_offset))
-                   if o in self.records)
+    def _limits(self, fetch_offset: int, max_records: int, last_offset: int) -> tuple[int, int]:
+        """lastOffsetAndMaxRecordsToAcquire: ``group.share.partition.max.record.locks`` caps the records in
+        flight (a read between in-flight batches may still re-acquire up to the end offset)."""
+        wanted = min(max_records, self.max_in_flight() - self.in_flight())
+        if wanted <= 0 and fetch_offset <= self.end_offset:
+            return min(max_records, self.end_offset - fetch_offset + 1), min(last_offset, self.end_offset)
+        return wanted, last_offset
+
+    def _throttled(self, batch: InFlightBatch, first: int, last: int, limit: int) -> bool:
+        """shouldThrottleRecordsDelivery: Available records this close to the delivery limit go out in smaller
+        and smaller groups, so a record that keeps failing does not take its neighbours with it."""
+        threshold = max(MIN_THROTTLE_LIMIT, -(-limit // 2))
+        if batch.offsets is None:
+            return batch.whole.state is S.AVAILABLE and batch.whole.delivery_count >= threshold
+        counts = [s.delivery_count for o, s in batch.offsets.items() if first <= o <= last and s.state is S.AVAILABLE]
+        return max(counts, default=0) >= threshold
+
+    def _acquire_new(self, member: str, batches: list[tuple[int, int]], record_limit: bool, first: int, last: int,
+                     batch_size: int, max_records: int, deadline: int) -> tuple[list[AcquiredRun], int]:
+        """acquireNewBatchRecords + createBatches: offsets never acquired before."""
+        if not self.cached and self.end_offset > first:
+            first = self.end_offset
+        last_acquired = last
+        if max_records < last_acquired - first + 1:
+            last_acquired = _last_of_batch_with(batches, first + max_records - 1)
+        runs: list[tuple[int, int]] = []
+        current = first
+        if not record_limit and last_acquired - first + 1 > batch_size:
+            for base, _ in batches:
+                if base > last_acquired:
+                    break
+                if base - current >= batch_size:
+                    runs.append((current, base - 1))
+                    current = base
+        runs.append((current, last_acquired))
+        if record_limit and last_acquired - first + 1 > max_records:
+            # Only the first MaxRecords records are acquired; the rest of the batch waits, Available, in the cache.
+            batch = InFlightBatch(first, last_acquired, InFlight(S.ACQUIRED, 1, member, deadline))
+            cut = first + max_records - 1
+            batch.split()
+            for offset, state in batch.per_offset.items():
+                if offset > cut:
+                    state.state, state.delivery_count, state.member, state.deadline = S.AVAILABLE, 0, EMPTY_MEMBER, NEVER
+            self.find_next = True
+            self._put(batch)
+            acquired = [AcquiredRun(first, cut, 1)]
+        else:
+            for a, b in runs:
+                self._put(InFlightBatch(a, b, InFlight(S.ACQUIRED, 1, member, deadline)))
+            acquired = [AcquiredRun(a, b, 1) for a, b in runs]
+        if self._keys[0] == first:
+            self.start_offset = first
+        if last_acquired > self.end_offset:
+            self.end_offset = last_acquired
+        taken = acquired[-1].last_offset - first + 1 if record_limit else last_acquired - first + 1
+        return acquired, taken
+
+    def _acquire_offsets(self, member: str, record_limit: bool, max_records: int, first: int, last: int,
+                         batch: InFlightBatch, result: list[AcquiredRun], deadline: int, limit: int) -> int:
+        """acquireSubsetBatchRecords: Available offsets of a split batch, one by one (merged into runs)."""
+        count, throttled_max = 0, -1
+        threshold = max(MIN_THROTTLE_LIMIT, -(-limit // 2))
+        offsets: list[AcquiredRun] = []
+        for offset, state in batch.per_offset.items():
+            if offset < first:
+                continue
+            if offset > last:
+                break
+            if state.state is not S.AVAILABLE:
+                continue
+            if limit > 2 and state.delivery_count == limit - 1 and count > 0:
+                break                                   # its last attempt goes out alone, next time
+            if state.delivery_count >= threshold and throttled_max < 0:
+                throttled_max = max(1, len(batch.per_offset) >> (state.delivery_count - threshold + 1))
+            if not state.update(S.ACQUIRED, INCREASE, limit, member):
+                continue
+            state.deadline = deadline
+            offsets.append(AcquiredRun(offset, offset, state.delivery_count))
+            count += 1
+            if state.delivery_count == limit and limit > 2:
+                break
+            if record_limit and count == max_records:
+                break
+            if throttled_max > 0 and count == throttled_max:
+                break
+        result.extend(_merge_runs(offsets))
+        return count
 
     # -- acknowledging ------------------------------------------------------------------------------------------------
 
     def acknowledge(self, member: str, first: int, last: int, ack_type: AckType | int, now_ms: int) -> None:
         """Apply one acknowledgement batch of ``member`` to offsets ``first..last`` (``acknowledge_all``)."""
-        self.acknowledge_all(member, [(first, last, ack_type)], now_ms)
+        self.acknowledge_all(member, [(first, last, [int(ack_type)])], now_ms)
 
-    def acknowledge_all(self, member: str, runs: Iterable[tuple[int, int, AckType | int]], now_ms: int) -> None:
-        """Apply ``member``'s acknowledgements ``(first, last, type)``, all or nothing: every offset must be Acquired
-        by that member (else InvalidRecordState: Kafka's INVALID_RECORD_STATE, and nothing changes). RENEW
-        (KIP-1222) restarts the lock for the current lock duration and leaves the state Acquired."""
-        checked = []
-        for first, last, ack_type in runs:
-            try:
-                event = ACK_EVENTS[AckType(ack_type)]
-            except (ValueError, KeyError):
-                raise InvalidRecordState(f"unknown acknowledgement type {ack_type}") from None
-            if last < first:
-                raise InvalidRecordState(f"last offset {last} is before first offset {first}")
-            for offset in range(first, last + 1):
-                record = self.records.get(offset)
-                if record is None or record.state is not S.ACQUIRED or record.member != member:
-                    raise InvalidRecordState(f"offset {offset} is not acquired by member {member}")
-            checked.append((first, last, event))
-        for first, last, event in checked:
-            for offset in range(first, last + 1):
-                self._apply(offset, self.records[offset], event, now_ms)
+    def acknowledge_all(self, member: str, batches: Iterable[tuple[int, int, list[int]]], now_ms: int) -> None:
+        """SharePartition.acknowledge: ``member``'s acknowledgement batches ``(first, last, types)`` (one type for
+        the range, or one per offset), all or nothing: the first refusal (InvalidRecordState, InvalidAckRequest, in
+        Kafka's words) rolls every change back. RENEW (KIP-1222) restarts the lock for the current lock duration
+        and leaves the records Acquired, unless ``share.renew.acknowledge.enable`` is off."""
+        snapshot = self._snapshot()
+        try:
+            for first, last, types in batches:
+                self._acknowledge_one(member, first, last, [int(t) for t in types], now_ms)
+        except (InvalidRecordState, InvalidAckRequest):
+            self._rollback(snapshot)
+            raise
+        self._report()
         self._advance()
+
+    def _acknowledge_one(self, member: str, first: int, last: int, types: list[int], now_ms: int) -> None:
+        if any(t != 0 and t not in AckType.__members__.values() for t in types):
+            raise InvalidAckRequest(f"Invalid acknowledge type: {types}")
+        if last < self.start_offset:
+            return                                      # already archived
+        floor = self._floor(first)
+        if floor is None:
+            if first < self.start_offset <= last:
+                floor = self._floor(self.start_offset)
+            if floor is None:
+                raise InvalidRecordState("Batch record not found. The request batch offsets are not found in the "
+                                         "cache.")
+        sub = self._sub(floor.first, last)
+        if sub[-1].last < first:
+            raise InvalidAckRequest("Batch record not found. The first offset in request is past acquired records.")
+        if last > sub[-1].last:
+            raise InvalidAckRequest("Batch record not found. The last offset in request is past acquired records.")
+        per_offset = len(types) > 1
+        for batch in sub:
+            if batch.last < self.start_offset:
+                continue
+            if batch.offsets is None:
+                if batch.whole.member == EMPTY_MEMBER:
+                    raise InvalidRecordState("The batch cannot be acknowledged. The batch is not in the acquired "
+                                             "state.")
+                if batch.whole.member != member:
+                    raise InvalidRecordState("Member is not the owner of batch record")
+            full = batch.first >= first and batch.last <= last
+            start_within = batch.first < self.start_offset <= batch.last
+            if not full or batch.offsets is not None or per_offset or start_within:
+                if batch.offsets is None:
+                    if batch.whole.state is not S.ACQUIRED:
+                        raise InvalidRecordState("The batch cannot be acknowledged. The subset batch is not in the "
+                                                 "acquired state.")
+                    batch.split()
+                self._acknowledge_offsets(member, first, last, types, batch, now_ms)
+            else:
+                self._acknowledge_batch(batch, types[0], now_ms)
+
+    def _acknowledge_offsets(self, member: str, first: int, last: int, types: list[int], batch: InFlightBatch,
+                             now_ms: int) -> None:
+        for offset, state in batch.per_offset.items():
+            if offset < first or offset < self.start_offset:
+                continue
+            if offset > last:
+                break
+            if state.state is not S.ACQUIRED:
+                raise InvalidRecordState("The offset cannot be acknowledged. The offset is not acquired.")
+            if state.member != member:
+                raise InvalidRecordState("Member is not the owner of offset")
+            kind = types[offset - first] if len(types) > 1 else types[0]
+            if kind == AckType.RENEW:
+                if not self.renew_enabled():
+                    raise InvalidRecordState("Renewing acquisition locks is not enabled for the group.")
+                state.deadline = now_ms + self.lock_duration_ms()
+                continue
+            state.update(ACK_STATES[AckType(kind)], NO_OP, self.delivery_limit(), EMPTY_MEMBER)
+            self._changed.add(offset)
+            if state.state is S.AVAILABLE:
+                self.find_next = True
+
+    def _acknowledge_batch(self, batch: InFlightBatch, kind: int, now_ms: int) -> None:
+        state = batch.whole
+        if state.state is not S.ACQUIRED:
+            raise InvalidRecordState("The batch cannot be acknowledged. The batch is not in the acquired state.")
+        if kind == AckType.RENEW:
+            if not self.renew_enabled():
+                raise InvalidRecordState("Renewing acquisition locks is not enabled for the group.")
+            state.deadline = now_ms + self.lock_duration_ms()
+            return
+        if not state.update(ACK_STATES[AckType(kind)], NO_OP, self.delivery_limit(), EMPTY_MEMBER):
+            raise InvalidRecordState("Unable to acknowledge records for the batch")
+        self._changed.update(range(batch.first, batch.last + 1))
+        if state.state is S.AVAILABLE:
+            self.find_next = True
+
+    def _snapshot(self):
+        return (self.start_offset, self.end_offset, self.find_next, set(self._changed), list(self._keys),
+                {k: _copy_batch(b) for k, b in self.cached.items()})
+
+    def _rollback(self, snapshot) -> None:
+        self.start_offset, self.end_offset, self.find_next, self._changed, self._keys, self.cached = snapshot
+
+    # -- locks and members ----------------------------------------------------------------------------------------
 
     def expire_locks(self, now_ms: int) -> int:
-        """Acquired records whose lock ran out become Available again (Archived at the delivery limit)."""
-        expired = [o for o, r in self.records.items() if r.state is S.ACQUIRED and r.deadline <= now_ms]
-        for offset in expired:
-            self._apply(offset, self.records[offset], Event.LOCK_EXPIRED, now_ms)
-        self._advance()
-        return len(expired)
+        """Acquired records whose lock ran out become Available again (Archived at the delivery limit, or before
+        the SPSO)."""
+        expired = 0
+        limit = self.delivery_limit()
+        for key in list(self._keys):
+            batch = self.cached[key]
+            if batch.offsets is None and batch.whole.state is S.ACQUIRED and batch.whole.deadline <= now_ms \
+                    and batch.first < self.start_offset <= batch.last:
+                batch.split()
+            if batch.offsets is None:
+                state = batch.whole
+                if state.state is S.ACQUIRED and state.deadline <= now_ms:
+                    target = S.ARCHIVED if batch.last < self.start_offset else S.AVAILABLE
+                    if state.update(target, NO_OP, limit, EMPTY_MEMBER):
+                        expired += batch.last - batch.first + 1
+                        self._changed.update(range(batch.first, batch.last + 1))
+                        self.find_next = self.find_next or state.state is S.AVAILABLE
+                continue
+            for offset, state in batch.offsets.items():
+                if state.state is S.ACQUIRED and state.deadline <= now_ms:
+                    target = S.ARCHIVED if offset < self.start_offset else S.AVAILABLE
+                    if state.update(target, NO_OP, limit, EMPTY_MEMBER):
+                        expired += 1
+                        self._changed.add(offset)
+                        self.find_next = self.find_next or state.state is S.AVAILABLE
+        if expired:
+            self._report()
+            self._advance()
+        return expired
 
     def release_member(self, member: str, now_ms: int) -> int:
-        """A member left (or its share session closed): what it held is released."""
-        held = [o for o, r in self.records.items() if r.state is S.ACQUIRED and r.member == member]
-        for offset in held:
-            self._apply(offset, self.records[offset], Event.RELEASE, now_ms)
+        """releaseAcquiredRecords: a member's share session closed (or it left): what it holds is released."""
+        released = 0
+        limit = self.delivery_limit()
+        for key in list(self._keys):
+            batch = self.cached[key]
+            if batch.offsets is None and batch.whole.state is S.ACQUIRED and batch.whole.member == member \
+                    and batch.first < self.start_offset <= batch.last:
+                batch.split()
+            if batch.offsets is None:
+                state = batch.whole
+                if state.state is S.ACQUIRED and state.member == member:
+                    state.update(S.ARCHIVED if batch.last < self.start_offset else S.AVAILABLE, NO_OP, limit,
+                                 EMPTY_MEMBER)
+                    released += batch.last - batch.first + 1
+                    self._changed.update(range(batch.first, batch.last + 1))
+                    self.find_next = self.find_next or state.state is S.AVAILABLE
+                continue
+            for offset, state in batch.offsets.items():
+                if state.state is S.ACQUIRED and state.member == member:
+                    state.update(S.ARCHIVED if offset < self.start_offset else S.AVAILABLE, NO_OP, limit,
+                                 EMPTY_MEMBER)
+                    released += 1
+                    self._changed.add(offset)
+                    self.find_next = self.find_next or state.state is S.AVAILABLE
+        if released:
+            self._report()
+            self._advance()
+        return released
+
+    def archive(self, first: int, last: int, runs: list[AcquiredRun]) -> list[AcquiredRun]:
+        """An aborted transaction's batch just acquired under read_committed: its offsets are archived and left out
+        of ``runs`` (filterAbortedTransactionalAcquiredRecords)."""
+        floor = self._floor(first)
+        for batch in self._sub(floor.first if floor is not None else first, last):
+            if batch.offsets is None and (batch.first < first or batch.last > last):
+                batch.split()
+            for offset, state in list(batch.states()):
+                if first <= offset <= last and state.state is S.ACQUIRED:
+                    state.state, state.member, state.deadline = S.ARCHIVED, EMPTY_MEMBER, NEVER
+                    self._changed.add(offset)
+        out = []
+        for run in runs:
+            if run.first_offset < first:
+                out.append(AcquiredRun(run.first_offset, min(run.last_offset, first - 1), run.delivery_count))
+            if run.last_offset > last:
+                out.append(AcquiredRun(max(run.first_offset, last + 1), run.last_offset, run.delivery_count))
         self._advance()
-        return len(held)
+        return out
+
+    def complete_count(self) -> int:
+        """deliveryCompleteCount: records from the SPSO on whose delivery is complete (Acknowledged, Archived)."""
+        return sum(1 for b in self.cached.values() for o, s in b.states()
+                   if o >= self.start_offset and s.state in (S.ACKNOWLEDGED, S.ARCHIVED))
+
+    def _report(self) -> None:
+        self.reported = (self.start_offset, self.complete_count())
 
     def next_deadline(self) -> int:
-        return min((r.deadline for r in self.records.values() if r.state is S.ACQUIRED), default=NEVER)
+        return min((s.deadline for b in self.cached.values() for _, s in _distinct(b) if s.state is S.ACQUIRED),
+                   default=NEVER)
 
-    def _apply(self, offset: int, record: InFlight, event: Event, now_ms: int) -> None:
-        if event in (Event.RELEASE, Event.LOCK_EXPIRED) and record.delivery_count >= self.delivery_limit():
-            event = Event.LIMIT_REACHED
-        record.state = transition(record.state, event)
-        if record.state is S.ACQUIRED:                      # RENEW
-            record.deadline = now_ms + self.lock_duration_ms()
-        else:
-            record.member, record.deadline = None, NEVER
-        self._changed.add(offset)
+    # -- the start offset -----------------------------------------------------------------------------------------
 
     def _advance(self) -> None:
-        """Move the SPSO past the finished records at the start."""
-        while self.start_offset < self.end_offset:
-            record = self.records.get(self.start_offset)
-            if record is None or record.state not in (S.ACKNOWLEDGED, S.ARCHIVED):
+        """maybeUpdateCachedStateAndOffsets: past the finished (Acknowledged, Archived) records at the start."""
+        if not self.cached:
+            return
+        floor = self._floor(self.start_offset)
+        if floor is None:
+            return
+        state = floor.batch if floor.offsets is None else floor.offsets.get(self.start_offset)
+        if state is None or state.state not in (S.ACKNOWLEDGED, S.ARCHIVED):
+            return
+        last_done = -1
+        for key in self._keys:
+            batch = self.cached[key]
+            done = True
+            for offset, s in batch.states():
+                if s.state not in (S.ACKNOWLEDGED, S.ARCHIVED):
+                    done = False
+                    break
+                last_done = offset
+            if not done:
                 break
-            del self.records[self.start_offset]
-            self._changed.discard(self.start_offset)
-            self.start_offset += 1
+        if last_done == -1:
+            return
+        last_cached = self.last_cached
+        if last_done == last_cached:
+            self.start_offset = self.end_offset = last_cached + 1
+            self._clear()
+            self._forget_changes_before(self.start_offset)
+            return
+        entry = self._floor(last_done)
+        assert entry is not None
+        if last_done == entry.last:
+            higher = self._keys[bisect.bisect_right(self._keys, last_done)]
+            self.start_offset = max(self.start_offset, higher)
+            remove_upto: int | None = entry.first
+        else:
+            self.start_offset = max(self.start_offset, last_done + 1)
+            i = self._keys.index(entry.first)
+            remove_upto = self._keys[i - 1] if i > 0 else None
+        if remove_upto is not None:
+            self._clear(remove_upto)
+        self._forget_changes_before(self.start_offset)
+
+    def _forget_changes_before(self, offset: int) -> None:
+        self._changed = {o for o in self._changed if o >= offset}
 
     def move_start(self, offset: int) -> None:
-        """The log start moved past the SPSO (retention, DeleteRecords): what lies before it is gone."""
+        """updateCacheAndOffsets: the log start moved past the SPSO (retention, DeleteRecords); Available records
+        before it are archived, what is Acquired stays until it is acknowledged or its lock runs out."""
         if offset <= self.start_offset:
             return
-        for gone in range(self.start_offset, min(offset, self.end_offset)):
-            self.records.pop(gone, None)
-            self._changed.discard(gone)
+        if not self.cached:
+            self.start_offset = self.end_offset = offset
+            self._persisted_start = min(self._persisted_start, offset)
+            return
+        for key in list(self._keys):
+            batch = self.cached[key]
+            if batch.first >= offset:
+                break
+            if batch.offsets is None and batch.last >= offset:
+                batch.split()
+            if batch.offsets is None:
+                if batch.whole.state is S.AVAILABLE:
+                    batch.whole.state, batch.whole.member = S.ARCHIVED, EMPTY_MEMBER
+                continue
+            for o, s in batch.offsets.items():
+                if o < offset and s.state is S.AVAILABLE:
+                    s.state, s.member = S.ARCHIVED, EMPTY_MEMBER
         self.start_offset = offset
-        self.end_offset = max(self.end_offset, offset)
-        self._advance()
+        if self.end_offset < self.start_offset:
+            self.end_offset = self.start_offset
 
     def state_of(self, offset: int) -> tuple[RecordState, int] | None:
-        record = self.records.get(offset)
-        return None if record is None else (record.state, record.delivery_count)
+        batch = self._floor(offset)
+        if batch is None or offset > batch.last or offset < self.start_offset:
+            return None
+        state = batch.state_at(offset)
+        return state.state, state.delivery_count
 
     # -- the durable form (the KIP-932 seed page) ------------------------------------------------------------------------
 
+    @property
+    def spe_offset(self) -> int:
+        """The seed page's SPEO: the first offset never acquired (the SPSO when nothing past it is in flight, as
+        after the log start moved past every cached batch)."""
+        last = self.last_cached
+        if last is None or self.start_offset > last:
+            return max(self.start_offset, self.end_offset)
+        return self.end_offset + 1
+
     def _runs(self, offsets: Iterable[int]) -> list[dict[str, int]]:
         """Runs of consecutive offsets with the same in-memory state and delivery count, as persisted: Acquired is
-        written as Available with the delivery count less one."""
+        written as Available with the delivery count less one; offsets between in-flight batches are gaps
+        (Archived)."""
         runs: list[dict[str, int]] = []
         key = None
         for offset in sorted(offsets):
-            record = self.records[offset]
-            here = (record.state, record.delivery_count)
-            if runs and key == here and runs[-1]["last_offset"] == offset - 1:
+            found = self.state_of(offset)
+            state, count = found if found is not None else (S.ARCHIVED, 0)
+            if runs and key == (state, count) and runs[-1]["last_offset"] == offset - 1:
                 runs[-1]["last_offset"] = offset
                 continue
-            key = here
-            state, count = here
+            key = (state, count)
             if state is S.ACQUIRED:
                 state, count = S.AVAILABLE, count - 1
             runs.append({"base_offset": offset, "last_offset": offset, "state": int(state), "delivery_count": count})
@@ -220,53 +655,172 @@ class SharePartition:
         self._changed.clear()
         self._persisted_start = self.start_offset
         return {"group_id": self.group_id, "checkpoint_epoch": self.checkpoint_epoch,
-                "start_offset": self.start_offset, "end_offset": self.end_offset,
-                "states": self._runs(self.records)}
+                "start_offset": self.start_offset, "end_offset": self.spe_offset,
+                "states": self._runs(range(self.start_offset, self.spe_offset)), **self._summary()}
 
     def take_delta(self) -> dict[str, Any] | None:
         """The next SHARE_DELTA value (the runs that changed since the last checkpoint or delta, and the SPSO), or
         None if nothing did."""
-        changed = [o for o in self._changed if o in self.records]
+        changed = [o for o in self._changed if self.start_offset <= o < self.spe_offset]
         if not changed and self.start_offset == self._persisted_start:
             return None
         self._changed.clear()
         self._persisted_start = self.start_offset
         self.delta_index += 1
         return {"group_id": self.group_id, "checkpoint_epoch": self.checkpoint_epoch,
-                "delta_index": self.delta_index, "start_offset": self.start_offset, "states": self._runs(changed)}
+                "delta_index": self.delta_index, "start_offset": self.start_offset, "states": self._runs(changed),
+                **self._summary()}
+
+    def _summary(self) -> dict[str, int]:
+        """What DescribeShareGroupOffsets reports (``reported``), written with the state so a restart keeps it."""
+        start, complete = self.reported if self.reported is not None else (-1, -1)
+        return {"summary_start_offset": start, "delivery_complete_count": complete}
+
+    def _read_summary(self, value) -> None:
+        if value.summary_start_offset >= 0:
+            self.reported = (value.summary_start_offset, value.delivery_complete_count)
 
     @property
     def pending_changes(self) -> bool:
         return bool(self._changed)
 
+    @property
+    def dirty(self) -> bool:
+        """Something to write down: records whose state changed, or a start offset moved, since the last write."""
+        return bool(self._changed) or self.start_offset != self._persisted_start
+
     @classmethod
     def restore(cls, checkpoint, **limits) -> SharePartition:
         """Rebuild from a SHARE_CHECKPOINT value (then ``apply_delta`` each later delta of the same epoch, in order)."""
         partition = cls(checkpoint.group_id, checkpoint.start_offset, **limits)
-        partition.end_offset = checkpoint.end_offset
         partition.checkpoint_epoch = checkpoint.checkpoint_epoch
-        for offset in range(checkpoint.start_offset, checkpoint.end_offset):
-            partition.records[offset] = InFlight(S.AVAILABLE, 0)
-        partition._apply_runs(checkpoint.states)
+        partition._read_summary(checkpoint)
+        partition._apply_runs(checkpoint.states, checkpoint.end_offset)
         partition._advance()
         partition._changed.clear()
         partition._persisted_start = partition.start_offset
         return partition
 
+    def reloaded(self, **limits) -> SharePartition:
+        """This share-partition as its node would load it back from its durable state (what an unloaded
+        share-partition is when a fetch needs it again): in-flight batches as the persisted runs, acquisitions
+        forgotten."""
+        again = SharePartition(self.group_id, self.start_offset, **limits)
+        again.checkpoint_epoch, again.delta_index = self.checkpoint_epoch, self.delta_index
+        again._apply_runs([_Run(**r) for r in self._runs(range(self.start_offset, self.spe_offset))], self.spe_offset)
+        again._advance()
+        again._changed = set(self._changed)
+        again._persisted_start = self._persisted_start
+        again.reported = self.reported
+        return again
+
     def apply_delta(self, delta) -> None:
         if delta.checkpoint_epoch != self.checkpoint_epoch:
             raise ValueError(f"delta of checkpoint epoch {delta.checkpoint_epoch}, not {self.checkpoint_epoch}")
         self.delta_index = delta.delta_index
+        self._read_summary(delta)
         self.move_start(delta.start_offset)
-        self._apply_runs(delta.states)
+        self._apply_runs(delta.states, None)
         self._advance()
         self._changed.clear()
         self._persisted_start = self.start_offset
 
-    def _apply_runs(self, runs) -> None:
+    def forget(self, offsets: Iterable[int]) -> None:
+        """Take offsets that hold no record for any consumer out of the cache (the share-state control batches a
+        restore brought back as runs): the log reads skip them, so an in-flight entry there would never finish.
+        Their batches are split around them; the SPSO moves to the first cached batch past them."""
+        for offset in sorted(offsets):
+            batch = self._floor(offset)
+            if batch is None or offset > batch.last:
+                continue
+            del self.cached[batch.first]
+            self._keys.remove(batch.first)
+            for first, last in ((batch.first, offset - 1), (offset + 1, batch.last)):
+                if first <= last:
+                    self._put(_piece(batch, first, last))
+            self._changed.discard(offset)
+        last_cached = self.last_cached
+        if last_cached is None:
+            self.end_offset = self.start_offset
+            return
+        self.start_offset = max(self.start_offset, self._keys[0])
+        self.end_offset = min(self.end_offset, last_cached)
+
+    def _apply_runs(self, runs, end: int | None) -> None:
+        """Persisted runs back into the cache: each run its own in-flight batch (as Kafka loads the persister's
+        state batches); records the runs leave out below ``end`` are Available, never delivered."""
+        states: dict[int, tuple[int, int]] = {}
+        for batch in self.cached.values():
+            for offset, s in batch.states():
+                states[offset] = (int(s.state), s.delivery_count)
         for run in runs:
             for offset in range(max(run.base_offset, self.start_offset), run.last_offset + 1):
-                self.records[offset] = InFlight(RecordState(run.state), run.delivery_count)
-                self.end_offset = max(self.end_offset, offset + 1)
-        for offset in range(self.start_offset, self.end_offset):
-            self.records.setdefault(offset, InFlight(S.AVAILABLE, 0))
+                states[offset] = (run.state, run.delivery_count)
+        upper = max([o + 1 for o in states] + [end or self.start_offset])
+        for offset in range(self.start_offset, upper):
+            states.setdefault(offset, (int(S.AVAILABLE), 0))
+        self._clear()
+        first, prev = None, (0, 0)
+        for offset in range(self.start_offset, upper):
+            key = states[offset]
+            if first is not None and key == prev:
+                continue
+            if first is not None:
+                self._put(InFlightBatch(first, offset - 1, InFlight(S(prev[0]), prev[1])))
+            first, prev = offset, key
+        if first is not None:
+            self._put(InFlightBatch(first, upper - 1, InFlight(S(prev[0]), prev[1])))
+        self.end_offset = upper - 1 if self.cached else self.start_offset
+        self.find_next = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    base_offset: int
+    last_offset: int
+    state: int
+    delivery_count: int
+
+
+def _distinct(batch: InFlightBatch) -> Iterable[tuple[int, InFlight]]:
+    if batch.offsets is not None:
+        return batch.offsets.items()
+    return [(batch.first, batch.whole)]
+
+
+def _piece(batch: InFlightBatch, first: int, last: int) -> InFlightBatch:
+    """Offsets ``first..last`` of ``batch`` as a batch of their own, with their states."""
+    if batch.offsets is None:
+        return InFlightBatch(first, last, batch.whole.copy())
+    piece = InFlightBatch(first, last, batch.offsets[first].copy())
+    piece.offsets = {o: s.copy() for o, s in batch.offsets.items() if first <= o <= last}
+    piece.batch = None
+    return piece
+
+
+def _copy_batch(batch: InFlightBatch) -> InFlightBatch:
+    return _piece(batch, batch.first, batch.last)
+
+
+def _last_of_batch_with(batches: list[tuple[int, int]], offset: int) -> int:
+    """lastOffsetFromBatchWithRequestOffset: the last offset of the batch holding ``offset`` (else ``offset``)."""
+    previous = None
+    for base, last in batches:
+        if offset >= base:
+            previous = (base, last)
+            continue
+        break
+    if previous is not None and offset <= previous[1]:
+        return previous[1]
+    return offset
+
+
+def _merge_runs(runs: list[AcquiredRun]) -> list[AcquiredRun]:
+    """ShareFetchUtils.accumulateAcquiredRecords: consecutive offsets with one delivery count, one range."""
+    out: list[AcquiredRun] = []
+    for run in runs:
+        if out and out[-1].last_offset + 1 == run.first_offset and out[-1].delivery_count == run.delivery_count:
+            out[-1] = AcquiredRun(out[-1].first_offset, run.last_offset, run.delivery_count)
+        else:
+            out.append(run)
+    return out
