@@ -162,3 +162,35 @@ def test_alter_configs_legacy(differ, request, case):
             run.see("after", {c.name: [c.value, c.config_source] for c in d.results[0].configs})
 
     differ.check(request.node.name, scenario)
+
+
+GROUP_RESOURCE = 32
+
+
+@pytest.mark.parametrize("case", ["consumer assignment interval", "consumer assignment interval beyond the max",
+                                  "consumer session below the min", "streams session timeout", "unknown group config",
+                                  "empty group name"])
+def test_alter_group_configs(differ, request, case):
+    def scenario(run):
+        group = "" if case == "empty group name" else run.name("g")
+        name, value = {
+            "consumer assignment interval": ("consumer.assignment.interval.ms", "0"),
+            "consumer assignment interval beyond the max": ("consumer.assignment.interval.ms", "99999999"),
+            "consumer session below the min": ("consumer.session.timeout.ms", "1000"),
+            "streams session timeout": ("streams.session.timeout.ms", "50000"),
+            "unknown group config": ("consumer.session.timeout.msx", "1"),
+            "empty group name": ("consumer.session.timeout.ms", "50000"),
+        }[case]
+        _incremental(run, GROUP_RESOURCE, group, [(name, SET, value)], validate_only=False, label="set")
+        if group:
+            def shown():
+                r = run.call("DescribeConfigs", 4, {
+                    "resources": [{"resource_type": GROUP_RESOURCE, "resource_name": group,
+                                   "configuration_keys": [name]}],
+                    "include_synonyms": False, "include_documentation": False}, see=False)
+                return [[c.name, c.value, c.config_source] for c in r.results[0].configs]
+            if case == "consumer assignment interval":     # Kafka's brokers learn group configs asynchronously
+                run.until("the group config described", lambda: shown() and shown()[0][2] == 8)
+            run.see("described", shown())
+
+    differ.check(request.node.name, scenario)

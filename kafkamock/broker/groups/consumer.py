@@ -864,8 +864,9 @@ class ConsumerGroups:
         self.session_ok(group, member)
 
     def _may_assign(self, group: ConsumerGroup) -> bool:
-        """Kafka's canComputeNextTargetAssignment: at once the first time, then once per interval."""
-        interval = self.config["group.consumer.assignment.interval.ms"]
+        """Kafka's canComputeNextTargetAssignment: at once the first time, then once per interval (the group's
+        consumer.assignment.interval.ms, else the broker's)."""
+        interval = self.coordinator.configs.value(group.group_id, "consumer.assignment.interval.ms")
         return group.assignment_timestamp_ms == 0 or interval == 0 or \
             self.now() >= group.assignment_timestamp_ms + interval
 

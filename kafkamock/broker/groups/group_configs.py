@@ -13,8 +13,8 @@ over the broker's values, must name known configs ("Unknown group config name: x
 ValidString / the offset-reset strategy), lie within the broker's ``group.*.min/max.*`` bounds ("x must be less than
 or equal to group.share.max.delivery.count.limit"), and keep each session timeout above its heartbeat interval.
 The values a group runs with are clamped into the bounds again when read (GroupConfig.evaluate), since the broker's
-bounds may have moved since. Kafka's ``streams.*`` group configs are refused: kafkamock serves no streams groups,
-and an accepted config must take effect.
+bounds may have moved since. Kafka's ``streams.*`` group configs are described as Kafka describes them, but refused:
+kafkamock serves no streams groups, and an accepted config must take effect.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ class GroupConfigSpec:
     check: Callable[[Any], str | None] | None = None    # another validator: the reason a value is refused
     synonym: str | None = None                  # the broker config it defaults to
     bounds: tuple[str, str] | None = None       # the broker configs bounding it (min, max)
+    served: bool = True                         # False: described, but refused (kafkamock has no such groups)
     broker_default: bool = True                 # defaults to the synonym's value (GroupCoordinatorConfig's
     #                                             extractGroupConfigMap); else to ``default`` until set
 
@@ -77,6 +78,9 @@ SPECS: list[GroupConfigSpec] = [
                     bounds=("group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms")),
     GroupConfigSpec("consumer.heartbeat.interval.ms", "INT", 5000, 1, synonym="group.consumer.heartbeat.interval.ms",
                     bounds=("group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms")),
+    GroupConfigSpec("consumer.assignment.interval.ms", "INT", 1000, 0, synonym="group.consumer.assignment.interval.ms",
+                    bounds=("group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"),
+                    broker_default=False),
     GroupConfigSpec("share.session.timeout.ms", "INT", 45000, 1, synonym="group.share.session.timeout.ms",
                     bounds=("group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms")),
     GroupConfigSpec("share.heartbeat.interval.ms", "INT", 5000, 1, synonym="group.share.heartbeat.interval.ms",
@@ -95,16 +99,27 @@ SPECS: list[GroupConfigSpec] = [
     GroupConfigSpec("share.assignment.interval.ms", "INT", 1000, 0, synonym="group.share.assignment.interval.ms",
                     bounds=("group.share.min.assignment.interval.ms", "group.share.max.assignment.interval.ms"),
                     broker_default=False),
+    # Streams groups (KIP-1071) are not served: their configs are described as Kafka describes them, but refused.
+    GroupConfigSpec("streams.session.timeout.ms", "INT", 45000, 1, synonym="group.streams.session.timeout.ms",
+                    served=False),
+    GroupConfigSpec("streams.heartbeat.interval.ms", "INT", 5000, 1, synonym="group.streams.heartbeat.interval.ms",
+                    served=False),
+    GroupConfigSpec("streams.num.standby.replicas", "INT", 0, 0, synonym="group.streams.num.standby.replicas",
+                    served=False),
+    GroupConfigSpec("streams.initial.rebalance.delay.ms", "INT", 3000, 0,
+                    synonym="group.streams.initial.rebalance.delay.ms", served=False),
+    GroupConfigSpec("streams.assignment.interval.ms", "INT", 1000, 0, synonym="group.streams.assignment.interval.ms",
+                    served=False),
 ]
 SPEC = {s.name: s for s in SPECS}
 GROUP_CONFIGS: dict[str, ConfigDef] = {s.name: ConfigDef(s.name, s.type, s.default) for s in SPECS}
 # The order GroupConfig.validateValues checks the bounds in, then its session > heartbeat checks.
-BOUNDS_ORDER = ("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms", "share.heartbeat.interval.ms",
+BOUNDS_ORDER = ("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms", "consumer.assignment.interval.ms",
+                "share.heartbeat.interval.ms",
                 "share.session.timeout.ms", "share.record.lock.duration.ms", "share.delivery.count.limit",
                 "share.partition.max.record.locks", "share.assignment.interval.ms")
 SESSION_OVER_HEARTBEAT = (("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
                           ("share.session.timeout.ms", "share.heartbeat.interval.ms"))
-REFUSED_PREFIXES = ("streams.",)
 
 
 def _invalid(name: str, raw: Any, reason: str) -> KafkaError:
@@ -198,11 +213,11 @@ class GroupConfigs:
     def parse(self, configs: Mapping[str, Any]) -> dict[str, Any]:
         """Parse and validate a group's complete set of configs as GroupConfig.validate does (INVALID_CONFIG)."""
         for name in configs:
-            if name.startswith(REFUSED_PREFIXES):
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Group config {name} is not supported: kafkamock "
-                                                           "serves no streams groups.")
             if name not in SPEC:
                 raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown group config name: {name}")
+            if not SPEC[name].served:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Group config {name} is not supported: kafkamock "
+                                                           "serves no streams groups.")
         parsed = {spec.name: parse(spec, configs[spec.name]) for spec in SPECS if spec.name in configs}
         merged = {spec.name: parsed.get(spec.name, self.shown("", spec.name)) for spec in SPECS}
         for spec in (SPEC[n] for n in BOUNDS_ORDER):
