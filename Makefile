@@ -56,8 +56,10 @@ run: install
 kcat:
 	(command -v kcat && command -v curl) || (apt-get update -q && apt-get install -y -q kcat curl)
 
+# Two pytest-xdist workers, a test file each at a time: most of the suite's time is brokers and clients waiting.
+TEST_WORKERS ?= 2
 test: install java kafka js kcat
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow and not java and not js and not kafka"

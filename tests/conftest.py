@@ -99,3 +99,25 @@ def pytest_runtest_makereport(item, call):
         tap = value if isinstance(value, WireTap) else getattr(value, "wire", None)
         if isinstance(tap, WireTap):
             report.sections.append((f"kafkamock wire ({name})", tap.format() or "(no request reached the core)"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """An xdist worker hands its figures (support/session_figures.py) to the controller."""
+    from support.session_figures import hand_over
+
+    hand_over(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller adds up a finished worker's figures (an xdist hook: called only under xdist)."""
+    from support.session_figures import take_over
+
+    take_over(node.config, getattr(node, "workeroutput", {}))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The session's figures, once: the differential figure and the Java and kafkajs process times."""
+    from support.session_figures import report
+
+    report(config, terminalreporter.write_line)

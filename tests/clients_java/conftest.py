@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-RUNS = pytest.StashKey[list]()
-
-
 @pytest.fixture(scope="session")
 def java_clients(request):
     """kafka-clients 4.3.1 scenarios (tests/java/ClientScenarios.java), compiled on first use.
@@ -22,6 +19,7 @@ def java_clients(request):
     Skips only when no JDK is installed; a download or compile failure is an error, not a skip.
     """
     from support.java_clients import JavaClients, build
+    from support.session_figures import figure
     from support.oracle import find_java
 
     if find_java() is None:
@@ -29,14 +27,6 @@ def java_clients(request):
 
         missing_tool("the Java client tests need a JDK 17 (java and javac on PATH or in $JAVA_HOME/bin); none found")
     clients = JavaClients(build())
-    request.config.stash[RUNS] = clients.runs
+    clients.runs = figure(request.config, "java clients").runs
     return clients
 
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """One line on the JVMs the Java-client tests started (each costs about a second)."""
-    from support.scenario_runs import summary_line
-
-    line = summary_line(config.stash.get(RUNS, None), "java clients", "JVM")
-    if line:
-        terminalreporter.write_line(line)

@@ -11,13 +11,11 @@ import os
 
 import pytest
 
-RUNS = pytest.StashKey[list]()
-
-
 @pytest.fixture(scope="session")
 def kafkajs(request):
     """``support.js_clients.JsClients`` with kafkajs 2.2.4 (``npm ci`` into .cache/node on first use)."""
     from support.js_clients import JsClients, install, missing_tools
+    from support.session_figures import figure
 
     missing = missing_tools()
     if missing:
@@ -26,14 +24,6 @@ def kafkajs(request):
             pytest.fail(f"{why}; under CI that is a failure, not a skip", pytrace=False)
         pytest.skip(why)
     clients = JsClients(install())
-    request.config.stash[RUNS] = clients.runs
+    clients.runs = figure(request.config, "kafkajs").runs
     return clients
 
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """One line on the node processes the kafkajs tests started."""
-    from support.scenario_runs import summary_line
-
-    line = summary_line(config.stash.get(RUNS, None), "kafkajs", "node")
-    if line:
-        terminalreporter.write_line(line)

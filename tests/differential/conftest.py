@@ -8,19 +8,13 @@ launcher's test settings serves most scenarios. The terminal summary prints the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from support.differential import Differ, Stats, Target, load_known
+from support.differential import Differ, Target
 from support.kafka_cluster import ReferenceClusters, test_defaults
 from support.oracle import REPO
-
-STATS = pytest.StashKey[Stats]()
-KNOWN = pytest.StashKey[list]()
-REPORT = REPO / ".cache" / "differential.json"
-
 
 
 def pytest_collection_modifyitems(config, items):
@@ -69,23 +63,7 @@ def broker_pairs(reference_kafka) -> Iterator[Pairs]:
 
 @pytest.fixture
 def differ(request, broker_pairs) -> Differ:
-    config = request.config
-    if KNOWN not in config.stash:
-        config.stash[KNOWN] = load_known()
-        config.stash[STATS] = Stats()
-    return Differ(broker_pairs, config.stash[KNOWN], config.stash[STATS])
+    from support.session_figures import figure
 
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    stats = config.stash.get(STATS, None)
-    if stats is None:
-        return
-    known = config.stash[KNOWN]
-    line = stats.line(known)
-    terminalreporter.write_line(line)
-    unused = [k for i, k in enumerate(known) if i not in stats.used]
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(json.dumps({
-        "scenarios": stats.scenarios, "fields": stats.fields, "equal": stats.equal, "listed": stats.listed,
-        "unlisted": stats.unlisted, "failed": stats.failed, "allow_list": len(known),
-        "unused": [{"scenario": k.scenario, "field": k.field} for k in unused], "line": line}, indent=1))
+    totals = figure(request.config, "differential")
+    return Differ(broker_pairs, totals.known, totals.stats)

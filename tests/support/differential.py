@@ -15,6 +15,7 @@ still compared while the ids themselves are not. Fields that only measure the br
 from __future__ import annotations
 
 import functools
+import json
 import itertools
 import re
 import socket
@@ -32,6 +33,8 @@ from kafkamock import codec
 from kafkamock.records import decode_batches
 
 KNOWN_FILE = Path(__file__).resolve().parents[1] / "differential" / "known.toml"
+# The last figure, for tools/readme_differential_figure.py.
+REPORT_FILE = Path(__file__).resolve().parents[2] / ".cache" / "differential.json"
 
 # Fields dropped before comparing: they measure the broker, not its behaviour.
 DROPPED = frozenset({"throttle_time_ms"})
@@ -445,12 +448,49 @@ class Stats:
         for _, _, _, entry in c.listed:
             self.used.add(known.index(entry))
 
+    def to_dict(self) -> dict:
+        return {"scenarios": self.scenarios, "fields": self.fields, "equal": self.equal, "listed": self.listed,
+                "unlisted": self.unlisted, "failed": list(self.failed), "used": sorted(self.used)}
+
+    def merge(self, part: Mapping[str, Any]) -> None:
+        """Add another process's figure (a pytest-xdist worker's) to this one."""
+        for key in ("scenarios", "fields", "equal", "listed", "unlisted"):
+            setattr(self, key, getattr(self, key) + part[key])
+        self.failed.extend(part["failed"])
+        self.used.update(part["used"])
+
     def line(self, known: list[Known]) -> str:
         pct = 100.0 * self.equal / self.fields if self.fields else 100.0
         return (f"differential: {self.scenarios} scenarios, {self.fields} fields compared, {self.equal} equal "
                 f"({pct:.2f}%); {self.listed} listed differences ({len(known)} allow-list entries, "
                 f"{len(known) - len(self.used)} unused), {self.unlisted} unlisted in {len(self.failed)} scenarios")
 
+
+
+class DifferentialFigure:
+    """The suite's figure as a session figure (support/session_figures.py): the allow-list and the counts; its
+    report is the terminal line and ``.cache/differential.json``."""
+
+    def __init__(self) -> None:
+        self.known = load_known()
+        self.stats = Stats()
+
+    def to_dict(self) -> dict:
+        return self.stats.to_dict()
+
+    def merge(self, part: Mapping[str, Any]) -> None:
+        self.stats.merge(part)
+
+    def report(self, write_line: Callable[[str], None]) -> None:
+        stats, known = self.stats, self.known
+        line = stats.line(known)
+        write_line(line)
+        unused = [k for i, k in enumerate(known) if i not in stats.used]
+        REPORT_FILE.parent.mkdir(parents=True, exist_ok=True)
+        REPORT_FILE.write_text(json.dumps({
+            "scenarios": stats.scenarios, "fields": stats.fields, "equal": stats.equal, "listed": stats.listed,
+            "unlisted": stats.unlisted, "failed": stats.failed, "allow_list": len(known),
+            "unused": [{"scenario": k.scenario, "field": k.field} for k in unused], "line": line}, indent=1))
 
 def report(c: Comparison, limit: int = 40) -> str:
     lines = [f"{len(c.unlisted)} unlisted difference(s) in {c.scenario} (Kafka 4.3.1 | kafkamock):"]

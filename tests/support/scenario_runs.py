@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -55,12 +55,25 @@ def run_scenario(command: list[str], spec: Mapping[str, Any], *, scenario: str, 
     return proc, last_json(proc.stdout)
 
 
-def summary_line(runs: list[tuple[str, float]] | None, label: str, unit: str) -> str | None:
-    """``<label>: N <unit> runs, total s (<scenario> Nx avg s, ...)``, or None when no scenario ran."""
-    if not runs:
-        return None
-    by_scenario: dict[str, list[float]] = {}
-    for scenario, seconds in runs:
-        by_scenario.setdefault(scenario, []).append(seconds)
-    detail = ", ".join(f"{name} {len(t)}x avg {sum(t) / len(t):.2f}s" for name, t in sorted(by_scenario.items()))
-    return f"{label}: {len(runs)} {unit} runs, {sum(s for _, s in runs):.1f}s ({detail})"
+class ScenarioRuns:
+    """The session's scenario processes and their times (a session figure, see support/session_figures.py):
+    ``<label>: N <unit> runs, total s (<scenario> Nx avg s, ...)`` at the end."""
+
+    def __init__(self, label: str, unit: str) -> None:
+        self.label, self.unit = label, unit
+        self.runs: list[tuple[str, float]] = []
+
+    def to_dict(self) -> dict:
+        return {"runs": [list(r) for r in self.runs]}
+
+    def merge(self, part: Mapping[str, Any]) -> None:
+        self.runs.extend((scenario, seconds) for scenario, seconds in part["runs"])
+
+    def report(self, write_line: Callable[[str], None]) -> None:
+        if not self.runs:
+            return
+        by_scenario: dict[str, list[float]] = {}
+        for scenario, seconds in self.runs:
+            by_scenario.setdefault(scenario, []).append(seconds)
+        detail = ", ".join(f"{name} {len(t)}x avg {sum(t) / len(t):.2f}s" for name, t in sorted(by_scenario.items()))
+        write_line(f"{self.label}: {len(self.runs)} {self.unit} runs, {sum(s for _, s in self.runs):.1f}s ({detail})")
