@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+
 @pytest.fixture(scope="session")
 def java_clients(request):
     """kafka-clients 4.3.1 scenarios (tests/java/ClientScenarios.java), compiled on first use.
@@ -19,8 +20,8 @@ def java_clients(request):
     Skips only when no JDK is installed; a download or compile failure is an error, not a skip.
     """
     from support.java_clients import JavaClients, build
-    from support.session_figures import figure
     from support.oracle import find_java
+    from support.session_figures import figure
 
     if find_java() is None:
         from support.targets import missing_tool

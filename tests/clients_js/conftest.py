@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+
 @pytest.fixture(scope="session")
 def kafkajs(request):
     """``support.js_clients.JsClients`` with kafkajs 2.2.4 (``npm ci`` into .cache/node on first use)."""

@@ -13,6 +13,7 @@ import time
 import uuid
 
 import pytest
+from support.group_steps import share_state_ready
 
 HB, DESCRIBE, FETCH, ACK = "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"
 GROUP_RESOURCE = 32
@@ -36,27 +37,9 @@ def topic_id(run, topic: str) -> uuid.UUID:
     return md.topics[0].topic_id
 
 
-def warm_up(run):
-    """Kafka creates ``__share_group_state`` on the first share-coordinator lookup, and initializes a share group's
-    partitions (which gates their assignment) only once it exists. Set-up only: kafkamock keeps share state in the
-    partitions themselves."""
-    if run.target.cache.get("share-warm"):
-        return
-    run.call("FindCoordinator", 6, {"key_type": 2, "coordinator_keys": ["warm-up:AAAAAAAAAAAAAAAAAAAAAA:0"]},
-             see=False)
-    if run.target.name == "kafka":
-        def probe():
-            md = run.call("Metadata", 12, {"topics": [{"name": "__share_group_state", "topic_id": uuid.UUID(int=0)}],
-                                           "allow_auto_topic_creation": False,
-                                           "include_topic_authorized_operations": False}, see=False)
-            return md.topics[0].error_code == 0 and all(p.leader_id >= 0 for p in md.topics[0].partitions)
-        run.until("__share_group_state", probe, timeout=30, interval=0.2)
-    run.target.cache["share-warm"] = True
-
-
 def coordinator(run, group):
     """Until the group's coordinator answers (Kafka creates and loads __consumer_offsets on first use)."""
-    warm_up(run)
+    share_state_ready(run)
     if group in run.target.cache.setdefault("coordinators", set()):
         return
 
@@ -1135,7 +1118,7 @@ def test_find_coordinator_share_keys(differ, request):
     from kafkamock.broker.cluster import kafka_uuid_string
 
     def scenario(run):
-        warm_up(run)
+        share_state_ready(run)
         group, topic = run.name("g"), run.name("t")
         run.create_topic(topic, 2)
         tid = kafka_uuid_string(topic_id(run, topic))

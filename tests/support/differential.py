@@ -15,8 +15,8 @@ still compared while the ids themselves are not. Fields that only measure the br
 from __future__ import annotations
 
 import functools
-import json
 import itertools
+import json
 import re
 import socket
 import struct

@@ -64,6 +64,24 @@ def coordinator_ready(run, group: str, timeout: float = 30.0) -> None:
 
 # -- classic requests ------------------------------------------------------------------------------------------
 
+def share_state_ready(run) -> None:
+    """Kafka creates ``__share_group_state`` on the first share-coordinator lookup, and initializes a share group's
+    partitions (which gates their assignment) only once it exists. Set-up only: kafkamock keeps share state in the
+    partitions themselves."""
+    if run.target.cache.get("share-warm"):
+        return
+    run.call("FindCoordinator", 6, {"key_type": 2, "coordinator_keys": ["warm-up:AAAAAAAAAAAAAAAAAAAAAA:0"]},
+             see=False)
+    if run.target.name == "kafka":
+        def probe():
+            md = run.call("Metadata", 12, {"topics": [{"name": "__share_group_state", "topic_id": uuid.UUID(int=0)}],
+                                           "allow_auto_topic_creation": False,
+                                           "include_topic_authorized_operations": False}, see=False)
+            return md.topics[0].error_code == 0 and all(p.leader_id >= 0 for p in md.topics[0].partitions)
+        run.until("__share_group_state", probe, timeout=30, interval=0.2)
+    run.target.cache["share-warm"] = True
+
+
 def join_body(group: str, member_id: str = "", *, instance: str | None = None,
               protocols: Iterable[tuple[str, bytes]] | None = None, protocol_type: str = "consumer",
               session: int = 10_000, rebalance: int = 30_000, reason: str | None = None, topics=("t",)) -> dict:
