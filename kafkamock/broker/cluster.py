@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, topic_partition_hash
 from kafkamock.broker.node import Node
 from kafkamock.broker.producers import ProducerStates
 from kafkamock.storage import PartitionLog
@@ -86,43 +87,10 @@ def parse_kafka_uuid(text: str) -> uuid.UUID:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
 
 
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units, int32 overflow), which Kafka hashes coordinator keys with."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def partition_for_key(key: str, partitions: int) -> int:
     """Kafka's coordinator partitioning: ``Utils.abs(key.hashCode()) % partitions`` (abs(MIN_VALUE) is 0)."""
     h = java_string_hash(key)
     return (0 if h == -(1 << 31) else abs(h)) % partitions
-
-
-def java_hashmap_order(keys, hash_of, *, head_insert: bool = False, capacity: int = 16) -> list:
-    """The order a java.util.HashMap, filled with ``keys`` in this order (``capacity`` buckets to start with, load
-    factor 0.75), iterates them: by bucket of the spread hash (``h ^ h >>> 16``), then within a bucket in insertion
-    order (``put``) or, for a map filled by ``computeIfAbsent`` (which links a new node at the head of its bucket),
-    the reverse; a resize keeps the order within a bucket."""
-    distinct = list(dict.fromkeys(keys))
-    while len(distinct) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(key) -> int:
-        h = hash_of(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-    order = sorted((bucket(k), -i if head_insert else i, k) for i, k in enumerate(distinct))
-    return [k for _, _, k in order]
-
-
-def java_hashset_order(keys: list[str]) -> list[str]:
-    """The order of ``new HashSet<>(keys)`` (a String set sized for the collection) iterated."""
-    capacity = 1
-    while capacity < max(int(len(keys) / 0.75) + 1, 16):
-        capacity *= 2
-    return java_hashmap_order(keys, java_string_hash, capacity=capacity)
 
 
 def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
@@ -131,9 +99,7 @@ def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
     by_partition: dict[int, list[str]] = {}
     for group_id in group_ids:
         by_partition.setdefault(partition_for_key(group_id, partitions), []).append(group_id)
-    topic_hash = java_string_hash(GROUP_METADATA_TOPIC)
-    order = java_hashmap_order(list(by_partition), lambda p: (31 * (31 + p) + topic_hash) & 0xFFFFFFFF,
-                               head_insert=True)
+    order = java_hash_order(by_partition, lambda p: topic_partition_hash((GROUP_METADATA_TOPIC, p)), head_insert=True)
     return [by_partition[p] for p in order]
 
 

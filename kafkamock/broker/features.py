@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.java_hash_order import java_hash_order, string_hash
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash
 
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
@@ -82,7 +82,7 @@ class Features:
         for u in updates:
             wanted[u.name] = u          # a feature named twice: the last entry counts (Kafka's map puts)
         proposed = {**self.levels, **{name: u.level for name, u in wanted.items()}}
-        for name in java_hash_order(wanted, string_hash):
+        for name in java_hash_order(wanted, java_string_hash):
             self._check(wanted[name], proposed, controller_id)
         if validate_only:
             return

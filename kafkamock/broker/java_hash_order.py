@@ -12,10 +12,9 @@ table of 64 or more) are not modelled.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
-
-from kafkamock.broker.cluster import java_string_hash
 
 K = TypeVar("K", bound=Hashable)
 INITIAL_BUCKETS = 16
@@ -26,14 +25,27 @@ def _int32(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units, int32 overflow): Kafka hashes coordinator keys and
+    HashMap keys with it."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_uuid_hash(u: uuid.UUID) -> int:
+    """Kafka's ``Uuid.hashCode``: the two longs xored, then folded to an int."""
+    bits = u.int
+    h = ((bits >> 64) ^ bits) & 0xFFFFFFFFFFFFFFFF
+    return ((h >> 32) ^ h) & 0xFFFFFFFF
+
+
 def topic_partition_hash(key: tuple[str, int]) -> int:
     """Kafka's ``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``."""
     topic, partition = key
     return _int32(31 * (31 + partition) + java_string_hash(topic))
-
-
-def string_hash(key: str) -> int:
-    return java_string_hash(key)
 
 
 def table_size(count: int, initial: int = INITIAL_BUCKETS) -> int:
@@ -49,9 +61,12 @@ def bucket(hash_code: int, buckets: int) -> int:
     return (h ^ (h >> 16)) & (buckets - 1)
 
 
-def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], initial_capacity: int | None = None) -> list[K]:
+def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], initial_capacity: int | None = None, *,
+                    head_insert: bool = False) -> list[K]:
     """``keys`` (in insertion order, duplicates ignored) in the order a HashMap holding them iterates them; one
-    made with ``new HashMap<>(initial_capacity)`` starts at the power of two at or above that capacity."""
+    made with ``new HashMap<>(initial_capacity)`` starts at the power of two at or above that capacity. A map
+    filled by ``computeIfAbsent`` links each new key at the head of its bucket (``head_insert``): the reverse
+    order within a bucket."""
     unique = list(dict.fromkeys(keys))
     initial = INITIAL_BUCKETS
     if initial_capacity is not None:
@@ -59,7 +74,14 @@ def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], initial_capa
         while initial < initial_capacity:
             initial *= 2
     buckets = table_size(len(unique), initial)
-    return [k for _, _, k in sorted((bucket(hash_of(k), buckets), i, k) for i, k in enumerate(unique))]
+    order = sorted((bucket(hash_of(k), buckets), -i if head_insert else i, k) for i, k in enumerate(unique))
+    return [k for _, _, k in order]
+
+
+def java_hashset_order(keys: Iterable[str]) -> list[str]:
+    """The order of ``new HashSet<>(keys)`` (a String set sized for the collection: ``max(n / .75 + 1, 16)``)."""
+    unique = list(dict.fromkeys(keys))
+    return java_hash_order(unique, java_string_hash, max(int(len(unique) / 0.75) + 1, INITIAL_BUCKETS))
 
 
 def scala_improve(hash_code: int) -> int:
@@ -111,5 +133,5 @@ def timeline_hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[
     return [k for slot in slots for k in reversed(slot)]
 
 
-__all__ = ["bucket", "java_hash_order", "scala_hash_order", "string_hash", "table_size", "timeline_hash_order",
-           "topic_partition_hash"]
+__all__ = ["bucket", "java_hash_order", "java_hashset_order", "java_string_hash", "java_uuid_hash", "scala_hash_order",
+           "table_size", "timeline_hash_order", "topic_partition_hash"]

@@ -9,8 +9,9 @@ from support.broker_calls import call
 
 from kafkamock import records
 from kafkamock.broker import Broker, ManualClock
-from kafkamock.broker.cluster import java_string_hash, partition_for_key
+from kafkamock.broker.cluster import partition_for_key
 from kafkamock.broker.errors import ErrorCode as E
+from kafkamock.broker.java_hash_order import java_string_hash
 from kafkamock.storage import DiskStorage
 
 
@@ -288,7 +289,7 @@ def test_coordinator_batches_follow_kafkas_hash_map_walk():
 def test_delete_groups_answers_a_batch_in_its_hash_set_order():
     """Kafka 4.3.1's GroupCoordinatorService makes a HashSet of a partition's group ids before deleting them: these two
     ids (one __consumer_offsets partition, neither a group) came back g5 first."""
-    from kafkamock.broker.cluster import java_hashset_order
+    from kafkamock.broker.java_hash_order import java_hashset_order
 
     token = "test-describe-and-delete-several-groups-4c0b12"
     assert partition_for_key(f"g3-{token}", 50) == partition_for_key(f"g5-{token}", 50) == 0

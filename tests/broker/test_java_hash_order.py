@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkamock.broker.java_hash_order import java_hash_order, string_hash, table_size, topic_partition_hash
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, table_size, topic_partition_hash
 
 
 def test_topic_partitions_in_a_hash_set():
@@ -21,7 +21,7 @@ def test_a_shared_bucket_keeps_insertion_order():
 
 
 def test_strings_in_a_hash_map():
-    assert java_hash_order(["orders", "t", "__consumer_offsets", "payments", "a"], string_hash) == [
+    assert java_hash_order(["orders", "t", "__consumer_offsets", "payments", "a"], java_string_hash) == [
         "a", "t", "payments", "orders", "__consumer_offsets"]
 
 

@@ -13,6 +13,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Protocol
 
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, java_uuid_hash
+
 # member id -> topic id -> partitions
 Assignment = dict[str, dict[uuid.UUID, frozenset[int]]]
 
@@ -23,35 +25,6 @@ class Assignor(Protocol):
     def assign(self, subscriptions: Mapping[str, frozenset[uuid.UUID]], partitions: Mapping[uuid.UUID, int],
                current: Mapping[str, Mapping[uuid.UUID, frozenset[int]]],
                instances: Mapping[str, str | None] | None = None) -> Assignment: ...
-
-
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units), as a signed int."""
-    h = 0
-    for unit in s.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def java_uuid_hash(u: uuid.UUID) -> int:
-    """Kafka's Uuid.hashCode."""
-    bits = u.int
-    h = ((bits >> 64) ^ bits) & 0xFFFFFFFFFFFFFFFF
-    return ((h >> 32) ^ h) & 0xFFFFFFFF
-
-
-def java_hash_order(keys, hash_of, initial: int = 16) -> list:
-    """The order a java.util.HashMap built by inserting ``keys`` (in their order) iterates them: by bucket
-    ``(h ^ (h >>> 16)) & (capacity - 1)``, insertion order within a bucket (the table doubles past 3/4 full)."""
-    keys = list(keys)
-    capacity = initial
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(key) -> int:
-        h = hash_of(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 class UniformAssignor:

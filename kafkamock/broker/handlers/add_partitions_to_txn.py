@@ -14,7 +14,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.java_hash_order import java_hash_order, string_hash, topic_partition_hash
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, topic_partition_hash
 from kafkamock.broker.transactions.coordinator import fenced_code
 
 API_KEY = 24
@@ -35,7 +35,7 @@ def _hashed_results(codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
     for topic, partition in java_hash_order(codes, topic_partition_hash):
         by_topic.setdefault(topic, []).append({"partition_index": partition,
                                                "partition_error_code": codes[(topic, partition)]})
-    return [{"name": t, "results_by_partition": by_topic[t]} for t in java_hash_order(by_topic, string_hash)]
+    return [{"name": t, "results_by_partition": by_topic[t]} for t in java_hash_order(by_topic, java_string_hash)]
 
 
 def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, topics, verify_only: bool

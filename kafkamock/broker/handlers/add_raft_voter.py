@@ -17,7 +17,7 @@ import uuid
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
-from kafkamock.broker.java_hash_order import java_hash_order, string_hash
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash
 from kafkamock.errors import default_message
 
 API_KEY = 80
@@ -48,7 +48,7 @@ def _endpoints(listeners) -> str:
     for listener in listeners:
         host = f"[{listener.host}]" if ":" in listener.host else listener.host
         found[listener.name.upper()] = f"{host}/<unresolved>:{listener.port}"
-    order = java_hash_order(found, string_hash, initial_capacity=len(listeners))
+    order = java_hash_order(found, java_string_hash, initial_capacity=len(listeners))
     entries = ", ".join(f"ListenerName({name})={found[name]}" for name in order)
     return f"Endpoints(endpoints={{{entries}}})"
 

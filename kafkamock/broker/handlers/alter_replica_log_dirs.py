@@ -18,7 +18,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers.describe_log_dirs import cordoned, log_dir
-from kafkamock.broker.java_hash_order import java_hash_order, scala_hash_order, string_hash, topic_partition_hash
+from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, scala_hash_order, topic_partition_hash
 
 API_KEY = 34
 FUTURE_DIR_SUFFIX = len(".") + 32 + len("-future")    # "<topic>-<partition>.<uuid without dashes>-future"
@@ -44,7 +44,7 @@ def _answer(dirs: dict[tuple[str, int], object]) -> dict:
     """Results in Kafka's order for ``{(topic, partition): error code}``."""
     order = java_hash_order(dirs, topic_partition_hash)
     results = []
-    for topic in scala_hash_order([t for t, _ in order], string_hash):
+    for topic in scala_hash_order([t for t, _ in order], java_string_hash):
         keys = java_hash_order([k for k in order if k[0] == topic], topic_partition_hash)
         results.append({"topic_name": topic, "partitions": [{"partition_index": p, "error_code": dirs[(t, p)]}
                                                             for t, p in keys]})

@@ -10,8 +10,9 @@ not delete (GROUP_AUTHORIZATION_FAILED).
 from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.cluster import coordinator_batches, java_hashmap_order, java_hashset_order, java_string_hash
+from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.java_hash_order import java_hash_order, java_hashset_order, java_string_hash
 
 API_KEY = 42
 
@@ -33,7 +34,7 @@ def handle(broker, request) -> dict:
         answers = {g: _delete(broker, request, g) for g in batch}
         # Kafka deletes a batch's share groups first: those it refuses are answered before the others.
         refused = [g for g, a in answers.items() if a["error_code"] == ErrorCode.NON_EMPTY_GROUP and _is_share(broker, a)]
-        results += [answers[g] for g in java_hashmap_order(refused, java_string_hash)]
+        results += [answers[g] for g in java_hash_order(refused, java_string_hash)]
         results += [answers[g] for g in java_hashset_order(batch) if g not in refused]
     return {"throttle_time_ms": 0, "results": [
         *results, *({"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in denied)]}
