@@ -12,10 +12,11 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from support import polling
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, API_VERSIONS, CREATE_TOPICS, INIT_PRODUCER_ID = 0, 1, 2, 3, 18, 19, 22
 DEADLINE_S = 15.0
@@ -72,19 +73,8 @@ class WireLog:
 
 def wait_until(condition: Callable[[], Any], timeout: float = DEADLINE_S, what: str = "condition",
                step: Callable[[], None] | None = None) -> Any:
-    """Call ``step`` (e.g. a client poll that itself blocks for a while) until ``condition()`` is truthy; fail at
-    the deadline. Returns the condition's value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        if step is not None:
-            step()
-        else:
-            time.sleep(0.01)  # polling interval of a deadline loop, not a stand-in for an event
+    """``support.polling.wait_until`` with this package's default deadline."""
+    return polling.wait_until(condition, timeout, what, step)
 
 
 def log_end_offset(broker, topic: str, partition: int = 0) -> int:

@@ -8,144 +8,12 @@ partitions, so ``check_streams`` can hold the log against what each producer was
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from support.live_clients import PARTITIONS, LiveConsumer, PacedProducer, check_streams, read_all
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
-PARTITIONS = 6
 JAVA_CONFIG = {"reconnect.backoff.ms": "20", "reconnect.backoff.max.ms": "200", "retry.backoff.ms": "20",
                "retry.backoff.max.ms": "200"}
-QUICK_RETRIES = {"retry.backoff.ms": 20, "retry.backoff.max.ms": 200, "reconnect.backoff.ms": 20,
-                 "reconnect.backoff.max.ms": 200}
-
-
-def wait_until(condition, timeout: float, what: str, step=None) -> None:
-    """Poll ``condition`` (calling ``step`` between tries) until it holds; fail at the deadline."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
-        if step is not None:
-            step()
-        else:
-            time.sleep(0.01)   # the polling interval of a deadline loop, not a stand-in for an event
-
-
-class PacedProducer:
-    """An idempotent librdkafka producer (acks=all) sending ``count`` records ``r<i>:...`` round-robin over the
-    partitions from a thread at ``rate`` records a second, recording each delivery report."""
-
-    def __init__(self, bootstrap: str, topic: str, count: int, partitions: int = PARTITIONS, rate: float = 1000,
-                 leash=None):
-        self.topic, self.count, self.partitions, self.rate = topic, count, partitions, rate
-        self.leash = leash          # () -> the highest index it may send yet: keeps it level with another producer
-        self.acked: dict[int, tuple[int, int]] = {}
-        self.errors: list[str] = []
-        self.lock = threading.Lock()
-        self.producer = Producer({"bootstrap.servers": bootstrap, "client.id": "rd-producer",
-                                  "enable.idempotence": True, "acks": "all", "linger.ms": 5,
-                                  "message.timeout.ms": 45000, **QUICK_RETRIES, "log_level": 2})
-        self.thread = threading.Thread(target=self._run, name="rd-producer", daemon=True)
-
-    def _delivered(self, err, msg) -> None:
-        with self.lock:
-            if err is not None:
-                self.errors.append(str(err))
-            else:
-                self.acked[int(msg.value().split(b":")[0][1:])] = (msg.partition(), msg.offset())
-
-    def _run(self) -> None:
-        started = time.monotonic()
-        for i in range(self.count):
-            ahead = started + i / self.rate - time.monotonic()
-            if ahead > 0:
-                time.sleep(ahead)       # pacing: the send schedule, not a wait for an event
-            while self.leash is not None and i > self.leash():
-                time.sleep(0.01)        # waits for the other producer's progress (a slow JVM on a busy machine)
-            while True:
-                try:
-                    self.producer.produce(self.topic, value=b"r%d:%s" % (i, b"x" * 24), partition=i % self.partitions,
-                                          on_delivery=self._delivered)
-                    break
-                except BufferError:
-                    self.producer.poll(0.05)
-            self.producer.poll(0)
-        self.producer.flush(60)
-
-    def start(self) -> PacedProducer:
-        self.thread.start()
-        return self
-
-    def wait_acked(self, n: int) -> None:
-        wait_until(lambda: len(self.acked) >= n or self.errors, 30, f"{n} librdkafka acknowledgements")
-        assert not self.errors, self.errors[:3]
-
-    def finish(self) -> dict[int, tuple[int, int]]:
-        self.thread.join(timeout=60)
-        assert not self.thread.is_alive(), f"the producer did not finish ({len(self.acked)} acknowledged)"
-        assert not self.errors and len(self.acked) == self.count, self.errors[:3]
-        return self.acked
-
-    def close(self) -> None:
-        self.thread.join(timeout=60)
-        self.producer.close()
-
-
-class LiveConsumer:
-    """A librdkafka consumer assigned to every partition from offset 0, polling from a thread:
-    ``records`` is {partition: [(offset, value)]} in the order received."""
-
-    def __init__(self, bootstrap: str, topic: str, partitions: int = PARTITIONS):
-        self.records: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
-        self.errors: list[KafkaError] = []
-        self.done = threading.Event()
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": "rd-live", "group.id": "rd-live",
-                                  "enable.auto.commit": False, "fetch.wait.max.ms": 100, **QUICK_RETRIES,
-                                  "log_level": 2})
-        self.consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        self.thread = threading.Thread(target=self._run, name="rd-live", daemon=True)
-
-    def _run(self) -> None:
-        while not self.done.is_set():
-            for m in self.consumer.consume(500, timeout=0.1):
-                if m.error() is None:
-                    self.records[m.partition()].append((m.offset(), m.value()))
-                else:
-                    self.errors.append(m.error())
-
-    def start(self) -> LiveConsumer:
-        self.thread.start()
-        return self
-
-    def wait_for(self, n: int) -> None:
-        wait_until(lambda: sum(len(v) for v in self.records.values()) >= n, 30, f"the live consumer to read {n}")
-
-    def close(self) -> None:
-        self.done.set()
-        self.thread.join(timeout=10)
-        self.consumer.close()
-
-
-def read_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
-    """Every record of every partition, log start to high watermark, with one librdkafka consumer."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": "verify", "group.id": "verify",
-                         "enable.auto.commit": False, "fetch.wait.max.ms": 50})
-    records: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}
-    try:
-        marks = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in range(partitions)}
-        consumer.assign([TopicPartition(topic, p, low) for p, (low, _) in marks.items()])
-
-        def poll() -> None:
-            for m in consumer.consume(1000, timeout=0.1):
-                assert m.error() is None, m.error()
-                records[m.partition()].append((m.offset(), m.value()))
-        wait_until(lambda: all(high <= low or (records[p] and records[p][-1][0] >= high - 1)
-                               for p, (low, high) in marks.items()), 20, f"reading {topic} back", poll)
-    finally:
-        consumer.close()
-    return records
 
 
 def java_records(result: dict, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
@@ -154,33 +22,6 @@ def java_records(result: dict, partitions: int) -> dict[int, list[tuple[int, byt
     for r in result["records"]:
         out[r["partition"]].append((r["offset"], r["value"].encode()))
     return out
-
-
-def check_streams(stored: dict[int, list[tuple[int, bytes]]], acked: dict[bytes, dict[int, tuple[int, int]]]) -> None:
-    """``stored`` holds exactly what each producer (``acked``: {value prefix: {i: (partition, offset)}}) was told:
-    every record once, at its acknowledged partition and offset, each producer's records in send order within a
-    partition, the offsets dense."""
-    seen: dict[bytes, dict[int, tuple[int, int]]] = {prefix: {} for prefix in acked}
-    for partition, entries in stored.items():
-        offsets = [offset for offset, _ in entries]
-        if offsets:
-            assert offsets == list(range(offsets[0], offsets[0] + len(offsets))), \
-                f"partition {partition}: offsets not dense (a gap, or a record read twice)"
-        last: dict[bytes, int] = {}
-        for offset, value in entries:
-            head = bytes(value).split(b":", 1)[0]
-            prefix, i = head[:1], int(head[1:])
-            assert prefix in seen, f"partition {partition} offset {offset}: a record nobody sent: {bytes(value)!r}"
-            assert i not in seen[prefix], f"{head!r} stored twice: {seen[prefix][i]} and {(partition, offset)}"
-            assert i > last.get(prefix, -1), f"partition {partition}: {head!r} after {prefix!r}{last[prefix]}"
-            seen[prefix][i], last[prefix] = (partition, offset), i
-    for prefix, expected in acked.items():
-        lost = sorted(set(expected) - set(seen[prefix]))
-        assert not lost, f"{len(lost)} acknowledged record(s) {prefix!r} lost, first {lost[:5]}"
-        unacknowledged = sorted(set(seen[prefix]) - set(expected))
-        assert not unacknowledged, f"stored but never acknowledged: {prefix!r} {unacknowledged[:5]}"
-        moved = [(i, expected[i], seen[prefix][i]) for i in expected if expected[i] != seen[prefix][i]]
-        assert not moved, f"acknowledged (partition, offset) differ from the stored ones: {moved[:5]}"
 
 
 def java_acked(result: dict, sent: int) -> dict[int, tuple[int, int]]:

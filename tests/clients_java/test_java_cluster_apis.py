@@ -8,22 +8,10 @@ refused (an unknown broker, a static quorum's voters)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from support.polling import wait_until
 
 pytestmark = pytest.mark.java
-
-
-def wait_for(what: str, probe, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout}s")
-        time.sleep(0.2)
 
 
 def op(java_clients, bootstrap: str, *ops: dict) -> list:
@@ -47,6 +35,13 @@ def test_java_admin_reassigns_partitions_and_elects_leaders(kafka_target, java_c
     bootstrap = kafka_target.bootstrap_servers
     topic = kafka_target.unique("reassign")
     kafka_target.create_topic(topic, 2)
+    # Kafka places a new topic's replicas where it likes: partition 0 to broker 1 and partition 1 to broker 2 alone
+    # first, so that their leaders are 1 and 2 whatever the placement was (a leader in the new replicas stays)
+    (alone,) = op(java_clients, bootstrap, {"op": "alterPartitionReassignments", "reassignments": {
+        f"{topic}:0": [1], f"{topic}:1": [2]}})
+    assert alone == {f"{topic}:0": "ok", f"{topic}:1": "ok"}
+    wait_until(lambda: [p[:2] for p in layout(java_clients, bootstrap, topic)] == [[1, [1]], [2, [2]]], 30,
+               "partition 0 on broker 1, 1 on 2", interval=0.2)
     (moved,) = op(java_clients, bootstrap, {"op": "alterPartitionReassignments", "reassignments": {
         f"{topic}:0": [1, 2], f"{topic}:1": [2, 3]}})
     assert moved == {f"{topic}:0": "ok", f"{topic}:1": "ok"}
@@ -58,7 +53,7 @@ def test_java_admin_reassigns_partitions_and_elects_leaders(kafka_target, java_c
                 return None
             now = layout(java_clients, bootstrap, topic)
             return now if [[p[1], p[2]] for p in now] == expected else None
-        return wait_for("the reassignment", probe)
+        return wait_until(probe, 30, "the reassignment", interval=0.2)
 
     settled([[[1, 2], [1, 2]], [[2, 3], [2, 3]]])
     # reorder partition 0: its leader stays until a preferred election hands it to the new first replica
@@ -77,7 +72,7 @@ def test_java_admin_reassigns_partitions_and_elects_leaders(kafka_target, java_c
         "The manual partition assignment includes broker 9, but no such broker is registered."
     assert kafka_error(refused[f"{topic}:1"]) == "NO_REASSIGNMENT_IN_PROGRESS"
     assert kafka_error(refused[f"{topic}:7"]) == "UNKNOWN_TOPIC_OR_PARTITION"
-    wait_for("the preferred leader", lambda: layout(java_clients, bootstrap, topic)[0][0] == 2)
+    wait_until(lambda: layout(java_clients, bootstrap, topic)[0][0] == 2, 30, "the preferred leader", interval=0.2)
 
 
 def test_java_admin_describes_and_alters_log_dirs(kafka_target, java_clients):

@@ -27,6 +27,7 @@ from support.group_steps import (
     state_trace,
     subscription,
     sync_body,
+    topic_and_group,
 )
 
 MEMBER_ID_REQUIRED = 79
@@ -36,10 +37,7 @@ SHORT_SESSIONS = {"group.min.session.timeout.ms": 1000}
 
 
 def setup(run, partitions: int = 2):
-    topic, group = run.name("t"), run.name("g")
-    run.create_topic(topic, partitions=partitions)
-    coordinator_ready(run, group)
-    return topic, group
+    return topic_and_group(run, partitions)
 
 
 def sync_view(answer):

@@ -14,13 +14,13 @@ import pytest
 from support.group_steps import (
     assignment,
     cgh_body,
-    coordinator_ready,
     coordinator_sees,
     describe_group,
     join_body,
     join_new,
     park,
     sync_body,
+    topic_and_group,
     topic_id,
 )
 
@@ -30,10 +30,7 @@ FAST_CLEANUP = {"offsets.retention.check.interval.ms": 500}
 
 
 def setup(run, partitions: int = 3):
-    topic, group = run.name("t"), run.name("g")
-    run.create_topic(topic, partitions=partitions)
-    coordinator_ready(run, group)
-    return topic, group
+    return topic_and_group(run, partitions)
 
 
 def commit_body(group, topics, *, version, generation=-1, member="", instance=None, retention=-1, ids=None):

@@ -31,6 +31,7 @@ from typing import Any
 
 from kafkamock import codec
 from kafkamock.records import decode_batches
+from support.polling import wait_until
 
 KNOWN_FILE = Path(__file__).resolve().parents[1] / "differential" / "known.toml"
 # The last figure, for tools/readme_differential_figure.py.
@@ -223,14 +224,7 @@ class Run:
 
     def until(self, what: str, probe: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05) -> Any:
         """Poll ``probe`` until it returns something truthy (a broker-side event with no notification)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            got = probe()
-            if got:
-                return got
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.target.name}: {what} did not happen within {timeout}s")
-            time.sleep(interval)
+        return wait_until(probe, timeout, f"{self.target.name}: {what}", interval=interval)
 
 
 # -- normalising and comparing -----------------------------------------------------------------------------------

@@ -64,6 +64,14 @@ def coordinator_ready(run, group: str, timeout: float = 30.0) -> None:
 
 # -- classic requests ------------------------------------------------------------------------------------------
 
+def topic_and_group(run, partitions: int) -> tuple[str, str]:
+    """A new topic with ``partitions`` partitions and a new group name whose coordinator answers."""
+    topic, group = run.name("t"), run.name("g")
+    run.create_topic(topic, partitions=partitions)
+    coordinator_ready(run, group)
+    return topic, group
+
+
 def share_state_ready(run) -> None:
     """Kafka creates ``__share_group_state`` on the first share-coordinator lookup, and initializes a share group's
     partitions (which gates their assignment) only once it exists. Set-up only: kafkamock keeps share state in the

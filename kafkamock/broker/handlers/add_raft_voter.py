@@ -28,12 +28,18 @@ def answer(code: ErrorCode, message: str | None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
 
 
-def cluster_id_error(broker, cluster_id: str | None) -> dict | None:
-    """INCONSISTENT_CLUSTER_ID for a given cluster id that is not this cluster's (None: not enforced)."""
-    if cluster_id is None or cluster_id == broker.cluster.cluster_id:
-        return None
-    return answer(ErrorCode.INCONSISTENT_CLUSTER_ID,
-                   f'The given id "{cluster_id}" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
+def voter_request_error(broker, request, verb: str) -> dict | None:
+    """The checks Add- and RemoveRaftVoter share, in Kafka's order: ALTER on the cluster; INCONSISTENT_CLUSTER_ID
+    for a given cluster id that is not this cluster's; INVALID_REQUEST for a voter without an id of 0 or more and a
+    directory id. None when the request passes them."""
+    broker.require_cluster(request, AclOperation.ALTER)
+    body = request.body
+    if body.cluster_id is not None and body.cluster_id != broker.cluster.cluster_id:
+        return answer(ErrorCode.INCONSISTENT_CLUSTER_ID,
+                      f'The given id "{body.cluster_id}" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
+    if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
+        return answer(ErrorCode.INVALID_REQUEST, f"{verb} voter request didn't include a valid voter")
+    return None
 
 
 def default_listener(broker) -> str:
@@ -54,13 +60,10 @@ def _endpoints(listeners) -> str:
 
 
 def handle(broker, request) -> dict:
-    broker.require_cluster(request, AclOperation.ALTER)
-    body = request.body
-    refused = cluster_id_error(broker, body.cluster_id)
+    refused = voter_request_error(broker, request, "Add")
     if refused is not None:
         return refused
-    if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
-        return answer(ErrorCode.INVALID_REQUEST, "Add voter request didn't include a valid voter")
+    body = request.body
     listener = default_listener(broker)
     if listener not in {entry.name.upper() for entry in body.listeners}:
         return answer(ErrorCode.INVALID_REQUEST, f"Add voter request didn't include the endpoint "

@@ -10,23 +10,18 @@ the kraft.version feature is 0". kafkamock's quorum is such a static quorum (``q
 
 from __future__ import annotations
 
-from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
-from kafkamock.broker.handlers.add_raft_voter import ZERO_UUID, answer, cluster_id_error
+from kafkamock.broker.handlers.add_raft_voter import answer, voter_request_error
 from kafkamock.errors import default_message
 
 API_KEY = 81
 
 
 def handle(broker, request) -> dict:
-    broker.require_cluster(request, AclOperation.ALTER)
-    body = request.body
-    refused = cluster_id_error(broker, body.cluster_id)
+    refused = voter_request_error(broker, request, "Remove")
     if refused is not None:
         return refused
-    if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
-        return answer(ErrorCode.INVALID_REQUEST, "Remove voter request didn't include a valid voter")
     return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support removing voter because the kraft.version "
                                                   f"feature is {broker.features.level(KRAFT_VERSION)}")
 
