@@ -393,3 +393,15 @@ SASL_AUTHENTICATE_RESPONSE_V1_BYTES = hx("""
 def test_security_messages_golden_both_ways(name, version, value, data):
     assert codec.encode(name, version, value) == data
     assert codec.decode(name, version, data) == value
+
+
+def test_a_string_over_kafkas_limit_is_its_own_error():
+    """32767 bytes fit; one more is StringTooLongError (a broker answers Kafka's error response for it), still an
+    EncodeError naming the field."""
+    from kafkamock.codec import StringTooLongError
+
+    codec.encode("CreateTopicsResponse", 7, {"topics": [{"name": "t", "error_message": "x" * 32767}]})
+    with pytest.raises(StringTooLongError, match=r"Topics\[\]\.ErrorMessage: string of 32768 bytes"):
+        codec.encode("CreateTopicsResponse", 7, {"topics": [{"name": "t", "error_message": "x" * 32768}]})
+    with pytest.raises(EncodeError):
+        codec.encode("CreateTopicsResponse", 7, {"topics": [{"name": "t", "error_message": "€" * 10923}]})

@@ -69,6 +69,11 @@ class Topic:
     configs: dict[str, Any] = field(default_factory=dict)
     internal: bool = False
 
+    def partition_at(self, index: int) -> Partition | None:
+        """The partition a client named by index, or None: the one lookup for a client's index, so that a
+        negative one is never read from the end of the list as Python would."""
+        return self.partitions[index] if 0 <= index < len(self.partitions) else None
+
 
 class NotLeader(KafkaError):
     """NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, with the leader the client should go to (KIP-951)."""
@@ -367,9 +372,10 @@ class Cluster:
 
     def partition(self, name: str, index: int) -> Partition:
         topic = self.topics.get(name)
-        if topic is None or not 0 <= index < len(topic.partitions):
+        partition = None if topic is None else topic.partition_at(index)
+        if partition is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        return topic.partitions[index]
+        return partition
 
     # -- the controller's partition changes -----------------------------------------------------------------------
 
@@ -498,9 +504,9 @@ class Cluster:
           UNKNOWN_LEADER_EPOCH;
         - the node is a follower, or the partition has no leader: NOT_LEADER_OR_FOLLOWER.
         """
-        if topic is None or not 0 <= index < len(topic.partitions):
+        partition = None if topic is None else topic.partition_at(index)
+        if topic is None or partition is None:
             raise KafkaError(missing)
-        partition = topic.partitions[index]
         if node_id not in partition.replicas:
             raise NotLeader(ErrorCode.NOT_LEADER_OR_FOLLOWER, partition,
                             f"node {node_id} holds no replica of {topic.name}-{index}")

@@ -109,7 +109,7 @@ class Control:
     def move_leader(self, topic: str, partition: Any, node_id: Any) -> dict:
         index = _optional_int("partition", partition)
         t = self.broker.cluster.topics.get(topic)
-        if t is None or index is None or not 0 <= index < len(t.partitions):
+        if t is None or index is None or t.partition_at(index) is None:
             raise ControlError(f"no partition {topic}-{partition}", 404)
         node = self._node(node_id)
         if not node.up:
@@ -144,9 +144,10 @@ class Control:
 
         t = self.broker.cluster.topics.get(topic)
         index = _optional_int("partition", partition)
-        if t is None or index is None or not 0 <= index < len(t.partitions):
+        found = None if t is None or index is None else t.partition_at(index)
+        if found is None:
             raise ControlError(f"no partition {topic}-{partition}", 404)
-        plog = t.partitions[index].log
+        plog = found.log
         start = _optional_int("from_offset", from_offset)
         count = _optional_int("limit", limit) or 0
         out: list[dict] = []

@@ -21,7 +21,7 @@ from typing import Any
 from kafkamock.broker import authorizer, handlers
 from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, AclStore, ResourceType
 from kafkamock.broker.clock import Clock, SystemClock
-from kafkamock.broker.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic
+from kafkamock.broker.cluster import INTERNAL_TOPICS, TRANSACTION_STATE_TOPIC, Cluster, Partition, Topic
 from kafkamock.broker.config import BrokerConfig, topic_config_value
 from kafkamock.broker.connections import Connections
 from kafkamock.broker.control import Control
@@ -345,6 +345,11 @@ class Broker:
             return Wait(self.wait((), self.now_ms() + fault.latency_ms, lambda final: act() if final else None))
         return act()
 
+    def unencodable(self, request: Request) -> dict:
+        """What Kafka answers when a request's response cannot be serialized (an error message quoting a client's
+        32767-byte string): the request's error response, UNKNOWN_SERVER_ERROR."""
+        return self.error_response(handlers.BY_KEY[request.api_key], request, ErrorCode.UNKNOWN_SERVER_ERROR)
+
     def error_response(self, module, request: Request, code: ErrorCode, message: str | None = None) -> dict:
         """A whole-request error answer: the handler's own ``error_response``, else the response's top-level
         ErrorCode (every other field at its default). ``message`` goes where the response has room for it."""
@@ -526,6 +531,14 @@ class Broker:
         self._next_producer_id += 1
         return pid
 
+    def delete_topic(self, topic: Topic) -> None:
+        """DeleteTopics: the topic and its logs go, and the coordinators forget what they kept of it (an internal
+        topic's deletion takes every group or transaction its log held, as Kafka's coordinators resign)."""
+        self.cluster.delete_topic(topic)
+        self.groups.topic_deleted(topic.name)
+        if topic.name == TRANSACTION_STATE_TOPIC:
+            self.transactions.unload()
+
     def internal_topic(self, name: str) -> Topic:
         """``__consumer_offsets`` or ``__transaction_state``, created on first use as Kafka creates them (compacted,
         ``offsets.topic.*`` / ``transaction.state.log.*`` settings; replication capped at the number of nodes)."""
@@ -636,6 +649,7 @@ class Broker:
             for node in self.nodes:
                 node.config.replace_dynamic(configs.get(str(node.node_id), {}), cluster_default=False)
             self.cluster.restore(snapshot)
+            self.storage.remove_strays({(t.name, p.index) for t in self.cluster.topics.values() for p in t.partitions})
             self.groups.configs.restore(snapshot.get("group_configs", {}))
             self.quotas.restore(snapshot.get("client_quotas", []))
             self.acls.restore(snapshot.get("acls", []))

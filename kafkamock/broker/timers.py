@@ -115,6 +115,11 @@ class Timers:
     def unschedule(self, key: Hashable) -> None:
         self._timers.pop(key, None)
 
+    def unschedule_where(self, matches: Callable[[Hashable], bool]) -> None:
+        """Drop every keyed timer whose key ``matches`` (a coordinator forgetting all it held)."""
+        for key in [k for k in self._timers if matches(k)]:
+            del self._timers[key]
+
     def scheduled(self, key: Hashable) -> int | None:
         """The deadline of the timer under ``key``, or None."""
         timer = self._timers.get(key)

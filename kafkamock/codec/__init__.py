@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafkamock.codec.errors import CodecError, DecodeError, EncodeError, UnknownMessageError, UnsupportedVersionError
+from kafkamock.codec.errors import (
+    CodecError,
+    DecodeError,
+    EncodeError,
+    StringTooLongError,
+    UnknownMessageError,
+    UnsupportedVersionError,
+)
 from kafkamock.codec.framing import (
     decode_request,
     decode_request_header,
@@ -44,7 +51,7 @@ def api_versions(include_unstable: bool = True) -> dict[int, tuple[int, int]]:
 
 
 __all__ = [
-    "Codec", "CodecError", "DecodeError", "EncodeError", "Message", "Registry", "UnknownMessageError",
+    "Codec", "CodecError", "DecodeError", "EncodeError", "Message", "Registry", "StringTooLongError", "UnknownMessageError",
     "UnsupportedVersionError", "api_versions", "codec_for", "decode", "decode_request", "decode_request_header",
     "decode_response", "default_registry", "encode", "encode_request", "encode_response",
 ]

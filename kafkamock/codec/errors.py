@@ -26,6 +26,11 @@ class EncodeError(CodecError, ValueError):
         super().__init__(f"cannot encode {message}{ver}: {reason}")
 
 
+class StringTooLongError(EncodeError):
+    """A string over Kafka's 32767-byte limit: in a response, a message the broker composed around a client's
+    string (Kafka cannot serialize it either, and answers the request's error response instead)."""
+
+
 class UnsupportedVersionError(DecodeError, EncodeError):
     """A message version (or, in a frame, an API key) that the schemas do not define.
 

@@ -40,6 +40,10 @@ class Bad(Exception):
     """Raised inside generated code; the entry points turn it into DecodeError / EncodeError."""
 
 
+class TooLong(Bad):
+    """A string to encode is over the 32767-byte limit (StringTooLongError for the caller)."""
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Runtime helpers the generated code calls (kept tiny: the common cases are inlined).
 
@@ -466,6 +470,8 @@ class Compiler:
             "def encode_into(value, out, big=None):\n"
             "    try:\n"
             f"{body}\n"
+            "    except _TooLong as exc:\n"
+            "        raise _StringTooLongError(_NAME, _VERSION, str(exc)) from None\n"
             "    except _Bad as exc:\n"
             "        raise _EncodeError(_NAME, _VERSION, str(exc)) from None\n"
             "    return out\n"
@@ -606,7 +612,7 @@ class Compiler:
                     data = e.tmp("sb")
                     e(f"{data} = {val}.encode()")
                     with e.block(f"if len({data}) > {MAX_STRING}:"):
-                        e(f"raise _Bad('{path}: string of ' + str(len({data})) + ' bytes is over the 32767 limit')")
+                        e(f"raise _TooLong('{path}: string of ' + str(len({data})) + ' bytes is over the 32767 limit')")
                 else:
                     data = val
                 self.write_length(e, out, f"len({data})", compact, width)
@@ -751,13 +757,14 @@ def _default_checks(spec: StructSpec) -> list[tuple[str, int, object]]:
 
 def build(spec: MessageSpec, version: int) -> tuple[Callable, Callable, str, str]:
     """Compile (decode_from, encode_into, decoder source, encoder source) for one message version."""
-    from kafkamock.codec.errors import DecodeError, EncodeError
+    from kafkamock.codec.errors import DecodeError, EncodeError, StringTooLongError
 
     compiler = Compiler(spec, version)
     dsrc = compiler.decoder_source()
     esrc = compiler.encoder_source()
     namespace: dict[str, object] = {
-        "_Bad": Bad, "_DecodeError": DecodeError, "_EncodeError": EncodeError, "_StructError": struct.error,
+        "_Bad": Bad, "_TooLong": TooLong, "_StringTooLongError": StringTooLongError, "_DecodeError": DecodeError,
+        "_EncodeError": EncodeError, "_StructError": struct.error,
         "_NAME": spec.name, "_VERSION": version, "_M": Message, "_uvt": uvarint_tail, "_uvb": uvarint_bytes,
         "_UUID": uuid.UUID, "_ZU": ZERO_UUID, "_Z16": ZERO16, "_uuidb": uuid_bytes, "_unpack_from": struct.unpack_from,
         "_pack": struct.pack, "_write_tags": write_tags, "_rtags": read_unknown_tags, "_isdef": is_default_struct, "_MISSING": _MISSING,

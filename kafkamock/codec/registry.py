@@ -10,7 +10,13 @@ from typing import Any
 
 from kafkamock.codec import generator
 from kafkamock.codec.diagnose import diagnose
-from kafkamock.codec.errors import DecodeError, EncodeError, UnknownMessageError, UnsupportedVersionError
+from kafkamock.codec.errors import (
+    DecodeError,
+    EncodeError,
+    StringTooLongError,
+    UnknownMessageError,
+    UnsupportedVersionError,
+)
 from kafkamock.codec.message import Message
 from kafkamock.schema import COORDINATOR_TYPES, MessageSpec, SchemaSet, load_schemas
 
@@ -59,6 +65,8 @@ class Codec:
         """
         try:
             return self.encode_into(value, out, big)
+        except StringTooLongError:
+            raise                   # named already, and its kind matters to a broker (Kafka's error response)
         except _ENCODE_FAILURES as exc:
             reason = diagnose(self.spec, self.version, value) or f"{type(exc).__name__}: {exc}"
             raise EncodeError(self.name, self.version, reason) from None

@@ -25,7 +25,15 @@ from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import NO_RESPONSE, Outcome
 from kafkamock.broker.security.principal import ssl_principal
 from kafkamock.broker.security.session import State
-from kafkamock.codec import DecodeError, Message, UnsupportedVersionError, decode_request_header, encode_response
+from kafkamock.codec import (
+    DecodeError,
+    EncodeError,
+    Message,
+    StringTooLongError,
+    UnsupportedVersionError,
+    decode_request_header,
+    encode_response,
+)
 from kafkamock.codec.framing import encode_response_parts
 from kafkamock.codec.registry import default_registry
 
@@ -263,7 +271,20 @@ class Connection:
                 return None, None
             # Inside the try: a response the codec refuses (a handler bug) must end this connection only,
             # never escape into the listener's nursery and stop the whole broker.
-            return encode_response_parts(api_key, version, header.correlation_id, outcome.body), outcome.close
+            try:
+                parts = encode_response_parts(api_key, version, header.correlation_id, outcome.body)
+            except StringTooLongError as exc:
+                # A message quoting a client's 32767-byte string outgrows Kafka's string limit: Kafka cannot
+                # serialize such a response either and answers the request's error response instead.
+                name = default_registry().requests[api_key].api_name
+                log.warning("the response to %s v%d from %s (client %s) cannot be encoded (%s): answering "
+                            "UNKNOWN_SERVER_ERROR, as Kafka does", name, version, self.info.peer, header.client_id, exc)
+                try:
+                    parts = encode_response_parts(api_key, version, header.correlation_id,
+                                                  self.broker.unencodable(request))
+                except EncodeError:
+                    raise ConnectionClosed(f"no response to {name} v{version} can be encoded") from None
+            return parts, outcome.close
         except (ConnectionClosed, trio.Cancelled):
             raise
         except Exception:

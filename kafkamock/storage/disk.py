@@ -31,10 +31,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import resource
 import shutil
 import struct
 import time
 import uuid
+from collections import OrderedDict
 from pathlib import Path
 
 from kafkamock.records.layout import HEADER_SIZE
@@ -81,20 +83,102 @@ def _pread(fd: int, size: int, position: int) -> bytes:
     return b"".join(parts)
 
 
-class FileSegment(Segment):
-    """A segment in ``<base offset>.log``, with Kafka's sparse ``.index`` and ``.timeindex`` beside it."""
+class HandlePool:
+    """The open segment files of one storage, at most ``capacity`` segments at a time (three descriptors each).
 
-    def __init__(self, directory: Path, base_offset: int, created_ms: int, config: LogConfig):
+    A segment opens its files when it is used, and the least recently used one closes them: Kafka keeps every
+    segment open, but a test double runs under the user's default ulimit (often 1024 descriptors) while a topic may
+    have thousands of partitions. Closing loses nothing: every write is in the file (the page cache) already.
+    One storage belongs to one broker thread, so a segment is never closed under another thread's read."""
+
+    def __init__(self, capacity: int | None = None):
+        self.capacity = capacity if capacity is not None else default_capacity()
+        self.open: OrderedDict[FileSegment, None] = OrderedDict()
+
+    def use(self, segment: FileSegment) -> None:
+        if segment in self.open:
+            self.open.move_to_end(segment)
+            return
+        while len(self.open) >= self.capacity:
+            oldest, _ = self.open.popitem(last=False)
+            oldest.close_files()
+        segment.open_files()
+        self.open[segment] = None
+
+    def forget(self, segment: FileSegment) -> None:
+        self.open.pop(segment, None)
+
+
+def default_capacity() -> int:
+    """Segments a storage keeps open: a quarter of the process's descriptor limit (the rest serve sockets and
+    other brokers in the same process), at least 8."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    budget = 1 << 16 if soft == resource.RLIM_INFINITY else soft
+    return max(8, budget // 4 // 3)
+
+
+class FileSegment(Segment):
+    """A segment in ``<base offset>.log``, with Kafka's sparse ``.index`` and ``.timeindex`` beside it; its files
+    are open only while the storage's ``HandlePool`` holds it."""
+
+    def __init__(self, directory: Path, base_offset: int, created_ms: int, config: LogConfig, handles: HandlePool):
         super().__init__(base_offset, created_ms)
         self.directory = directory
         self.config = config
+        self.handles = handles
         self.path = directory / f"{segment_name(base_offset)}.log"
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.offset_entries: list[tuple[int, int]] = []
         self.time_entries: list[tuple[int, int]] = []
         self.bytes_since_index = 0
-        self.index_fd = os.open(self.index_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.time_fd = os.open(self.time_index_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._fds: tuple[int, int, int] | None = None
+        self._created = False           # the first open creates the files and empties the indexes
+        handles.use(self)
+
+    __hash__ = object.__hash__          # a pool key by identity
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def open_files(self) -> None:
+        index_flags = os.O_RDWR | os.O_CREAT | (0 if self._created else os.O_TRUNC)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            index_fd = os.open(self.index_path, index_flags, 0o644)
+            try:
+                time_fd = os.open(self.time_index_path, index_flags, 0o644)
+            except OSError:
+                os.close(index_fd)
+                raise
+        except OSError:
+            os.close(fd)
+            raise
+        self._fds, self._created = (fd, index_fd, time_fd), True
+
+    def close_files(self) -> None:
+        if self._fds is not None:
+            for fd in self._fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._fds = None
+
+    def _files(self) -> tuple[int, int, int]:
+        self.handles.use(self)
+        assert self._fds is not None
+        return self._fds
+
+    @property
+    def fd(self) -> int:
+        return self._files()[0]
+
+    @property
+    def index_fd(self) -> int:
+        return self._files()[1]
+
+    @property
+    def time_fd(self) -> int:
+        return self._files()[2]
 
     @property
     def index_path(self) -> Path:
@@ -183,17 +267,12 @@ class FileSegment(Segment):
         self.flush()
 
     def flush(self) -> None:
-        os.fsync(self.fd)
-        os.fsync(self.index_fd)
-        os.fsync(self.time_fd)
+        for fd in self._files():
+            os.fsync(fd)
 
     def close(self) -> None:
-        for fd in (self.fd, self.index_fd, self.time_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.fd = self.index_fd = self.time_fd = -1
+        self.handles.forget(self)
+        self.close_files()
 
     def files(self) -> list[Path]:
         return [self.path, self.index_path, self.time_index_path]
@@ -219,14 +298,14 @@ class DiskStore(SegmentStore):
         return self.topic, self.partition
 
     def new_segment(self, base_offset: int, now_ms: int, config: LogConfig) -> Segment:
-        return FileSegment(self.directory, base_offset, now_ms, config)
+        return FileSegment(self.directory, base_offset, now_ms, config, self.storage.handles)
 
     def rewrite_segment(self, old: Segment, batches: list[StoredBatch], now_ms: int, config: LogConfig) -> Segment:
         """Write the compacted batches beside ``old`` and swap the files in with one rename each."""
         assert isinstance(old, FileSegment)
         staging = self.directory / ".cleaning"
         staging.mkdir(exist_ok=True)
-        staged = FileSegment(staging, old.base_offset, old.created_ms, config)
+        staged = FileSegment(staging, old.base_offset, old.created_ms, config, self.storage.handles)
         for b in batches:
             staged.append(b.data, b.base_offset, b.last_offset, b.max_timestamp, now_ms)
         staged.last_modified_ms = old.last_modified_ms
@@ -240,7 +319,7 @@ class DiskStore(SegmentStore):
             staging.rmdir()
         except OSError:
             pass
-        new = FileSegment(self.directory, old.base_offset, old.created_ms, config)
+        new = FileSegment(self.directory, old.base_offset, old.created_ms, config, self.storage.handles)
         new.adopt(staged)
         return new
 
@@ -322,8 +401,9 @@ class DiskStorage:
 
     durable = True
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, handles: HandlePool | None = None):
         self.root = Path(root)
+        self.handles = handles or HandlePool()
         self.root.mkdir(parents=True, exist_ok=True)
         marker = self.root / CLEAN_SHUTDOWN
         self.clean_start = marker.exists()
@@ -395,6 +475,21 @@ class DiskStorage:
             cleaner_offset=self.cleaner_offsets.get(key, 0),
             recovery_point=self.recovery_points.get(key, 0))
 
+    def remove_strays(self, partitions: set[tuple[str, int]]) -> None:
+        """Remove the partition directories the metadata does not name (a crash between creating a partition's
+        directory and writing the metadata, a partition of a deleted topic): Kafka's stray logs. Otherwise the
+        next partition of that name would adopt their records."""
+        for directory in sorted(self.root.iterdir()):
+            topic, _, index = directory.name.rpartition("-")
+            if not directory.is_dir() or not topic or not index.isdigit() or (topic, int(index)) in partitions:
+                continue
+            if not (directory / "partition.metadata").exists() and not any(directory.glob("*.log")):
+                continue
+            log.warning("%s is in no topic's metadata: a stray log, removed", directory.name)
+            shutil.rmtree(directory, ignore_errors=True)
+            for table in (self.recovery_points, self.log_starts, self.cleaner_offsets, self.high_watermarks):
+                table.pop((topic, int(index)), None)
+
     def _load_segments(self, store: DiskStore, config: LogConfig, now_ms: int) -> list[Segment]:
         directory = store.directory
         for leftover in list(directory.glob(f"*{DELETED_SUFFIX}")) + list(directory.glob("*.tmp")):
@@ -417,7 +512,7 @@ class DiskStorage:
                 self._cut(path, scan.valid_bytes, scan.file_bytes, scan.problem)
                 with open(path, "r+b") as fh:
                     fh.truncate(scan.valid_bytes)
-            segment = FileSegment(directory, base, mtime_ms, config)
+            segment = FileSegment(directory, base, mtime_ms, config, self.handles)
             segment.last_modified_ms = mtime_ms
             segment.rebuild(scan.batches)
             segments.append(segment)

@@ -28,6 +28,8 @@ class MemoryStorage:
 
     def write_checkpoints(self) -> None: ...
 
+    def remove_strays(self, partitions: set[tuple[str, int]]) -> None: ...
+
     def space(self, log_dir: str) -> tuple[int, int]:
         """(total, usable) bytes of the volume ``log_dir`` (Kafka's default directory) would be on, as Kafka keeping
         its logs there would report them: its nearest existing ancestor's (the logs themselves are in memory)."""

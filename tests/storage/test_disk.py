@@ -189,3 +189,43 @@ def test_share_snapshots_locate_checkpoints_and_a_bad_one_sends_recovery_through
     assert "ignoring share snapshot" in caplog.text
     store.remove_share_snapshot("é/..")                              # its share-partition was deleted
     assert store.load_share_snapshots() == [("g:1", 3, 50)]
+
+
+def _open_descriptors(root) -> int:
+    """How many of this process's descriptors point into ``root``."""
+    import os
+
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(str(root)):
+                count += 1
+        except OSError:
+            continue
+    return count
+
+
+def test_segment_files_stay_open_only_within_the_pools_capacity(tmp_path):
+    """Forty partitions of three segments on a pool of four segments: never more than twelve descriptors into the
+    data directory, and every write, read and index entry survives the closing and reopening."""
+    from kafkamock.storage.disk import HandlePool
+
+    storage = DiskStorage(tmp_path, HandlePool(capacity=4))
+    logs = [storage.open_log("wide", TOPIC_ID, p, LogConfig(segment_bytes=300, index_interval_bytes=100), 0)
+            for p in range(40)]
+    writers = [Writer(plog) for plog in logs]
+    for round_ in range(6):
+        for p, w in enumerate(writers):
+            w.append([b"%d-%d:" % (p, round_) + b"x" * 60], timestamp=1_000 + round_)
+            assert _open_descriptors(tmp_path) <= 12
+    for p, plog in enumerate(logs):
+        assert [v[:v.index(b":")] for _, v in values_of(plog)] == [b"%d-%d" % (p, r) for r in range(6)]
+        assert len(plog.segments) == 3
+        first = tmp_path / f"wide-{p}" / f"{0:020d}.index"
+        assert len(first.read_bytes()) == 8                  # the entry written before the segment was evicted
+    storage.close(logs, 0)
+    assert _open_descriptors(tmp_path) == 0
+    again = DiskStorage(tmp_path, HandlePool(capacity=4))
+    reopened = [again.open_log("wide", TOPIC_ID, p, LogConfig(segment_bytes=300), 0) for p in range(40)]
+    assert [len(values_of(plog)) for plog in reopened] == [6] * 40
+    assert _open_descriptors(tmp_path) <= 12

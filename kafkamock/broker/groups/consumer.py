@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import re
 import uuid
 import zlib
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.assignors import ASSIGNORS
 from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
+from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compile_re2
 
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
@@ -360,38 +360,15 @@ def _is_subset(owned: Partitions | None, assigned: Epochs) -> bool:
     return all(topic_id in assigned and all(p in assigned[topic_id] for p in ps) for topic_id, ps in owned.items())
 
 
-_RE2_MESSAGES = (             # Python's re error -> RE2/J's description of the same mistake (Kafka uses re2j)
-    ("unterminated character set", "missing closing ]"),
-    ("missing ), unterminated subpattern", "missing closing )"),
-    ("unbalanced parenthesis", "unexpected )"),
-    ("nothing to repeat", "missing argument to repetition operator"),
-    ("multiple repeat", "invalid nested repetition operator"),
-    ("bad escape (end of pattern)", "trailing backslash at end of expression"),
-    ("bad escape", "invalid escape sequence"),
-    ("bad character range", "invalid character class range"),
-    ("unknown extension", "invalid or unsupported Perl syntax"),
-    ("look-behind", "invalid or unsupported Perl syntax"),
-    ("invalid group reference", "invalid escape sequence"),
-    ("missing group name", "invalid named capture"),
-    ("bad character in group name", "invalid named capture"),
-)
-_RE2_UNSUPPORTED = re.compile(r"\\(?:[1-9]|[gk]<)|\(\?[=!<]|\(\?>|\(\?\(")
-
-
-def _regex(pattern: str) -> re.Pattern:
-    """A SubscribedTopicRegex compiled, or INVALID_REGULAR_EXPRESSION with Kafka's message (RE2/J's wording for
-    the usual mistakes; RE2 has no look-around, backreferences or conditionals)."""
-    description = None
-    if _RE2_UNSUPPORTED.search(pattern):
-        description = "invalid or unsupported Perl syntax"
-    else:
-        try:
-            return re.compile(pattern)
-        except re.error as exc:
-            text = exc.msg
-            description = next((re2 for py, re2 in _RE2_MESSAGES if text.startswith(py)), text)
-    raise KafkaError(E.INVALID_REGULAR_EXPRESSION,
-                     f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {description}.")
+def _regex(pattern: str) -> CompiledPattern:
+    """A SubscribedTopicRegex compiled with RE2 (linear-time, as Kafka's RE2/J), or INVALID_REGULAR_EXPRESSION with
+    Kafka's message."""
+    try:
+        return compile_re2(pattern)
+    except Re2SyntaxError as exc:
+        raise KafkaError(E.INVALID_REGULAR_EXPRESSION,
+                         f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {exc.description}.") \
+            from None
 
 
 class ConsumerGroups:

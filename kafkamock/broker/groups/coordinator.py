@@ -823,6 +823,37 @@ class GroupCoordinator:
             log.info("replayed %d group(s) and the offsets of %d from %s", len(self.groups), len(self.offsets),
                      GROUP_METADATA_TOPIC)
 
+    def topic_deleted(self, name: str) -> None:
+        """A topic was deleted. ``__consumer_offsets`` itself takes every group and offset with it (Kafka's
+        coordinator resigns its partitions; FindCoordinator creates the topic again, empty); another topic's
+        committed offsets are deleted with tombstones, as Kafka's onPartitionsDeleted does."""
+        if name == GROUP_METADATA_TOPIC:
+            self._unload()
+            return
+        for group_id, offsets in self.offsets.items():
+            gone = [(topic, partition) for topic, partition, _ in offsets.items() if topic == name]
+            for topic, partition in gone:
+                offsets.remove(topic, partition)
+            self._write(group_id, [records.record(records.OFFSET_COMMIT, _offset_key(group_id, topic, partition),
+                                                  None) for topic, partition in gone])
+
+    def _unload(self) -> None:
+        """Forget every group (their timers, their parked JoinGroup and SyncGroup answered NOT_COORDINATOR) and
+        every offset: what a restart on the deleted log would find."""
+        for group in self.groups.values():
+            if group.kind == "classic":
+                for member in group.members.values():
+                    self._notify(member.awaiting_join, join_error(E.NOT_COORDINATOR, member.member_id))
+                    self._notify(member.awaiting_sync, sync_error(E.NOT_COORDINATOR))
+        held = set(self.groups)
+        self.broker.timers.unschedule_where(lambda key: isinstance(key, tuple) and len(key) > 1 and key[1] in held)
+        if self.groups or self.offsets:
+            log.warning("%s deleted: %d group(s) and the offsets of %d forgotten", GROUP_METADATA_TOPIC,
+                        len(self.groups), len(self.offsets))
+        self.groups.clear()
+        self.offsets.clear()
+        self.pending_txn.clear()
+
     def _replay_marker(self, partition_index: int, batch) -> None:
         for rec in batch.records:
             try:

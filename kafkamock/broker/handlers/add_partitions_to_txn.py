@@ -52,7 +52,7 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
         denied = set()
     cluster = broker.cluster
     unknown = {(name, p) for name, p in asked if name not in denied and (
-        name not in cluster.topics or not 0 <= p < len(cluster.topics[name].partitions))}
+        name not in cluster.topics or cluster.topics[name].partition_at(p) is None)}
     if denied or unknown:
         # Kafka's order: the refused partitions, the unknown ones, then the rest (a Scala map, iterated by hash)
         codes = {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED for key in asked if key[0] in denied}

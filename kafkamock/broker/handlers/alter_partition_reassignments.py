@@ -30,9 +30,9 @@ def _alter(broker, topic_name: str, wanted, allow_rf_change: bool) -> None:
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic_name}.")
     index = wanted.partition_index
-    if not 0 <= index < len(topic.partitions):
+    partition = topic.partition_at(index)
+    if partition is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic_name}:{index}.")
-    partition = topic.partitions[index]
     if wanted.replicas is None:
         unclean = bool(broker.topic_config(topic, "unclean.leader.election.enable"))
         broker.cancel_reassignment(partition, unclean)

@@ -32,10 +32,11 @@ def _error(broker, request, path: str, topic: str, index: int) -> ErrorCode:
     if cordoned(broker, request, path):
         return ErrorCode.INVALID_REPLICA_ASSIGNMENT
     t = broker.cluster.topics.get(topic)
-    if t is None or not 0 <= index < len(t.partitions):
+    partition = None if t is None else t.partition_at(index)
+    if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     node_id = request.node.node_id if request.node is not None else broker.node_id
-    if node_id not in t.partitions[index].replicas:
+    if node_id not in partition.replicas:
         return ErrorCode.REPLICA_NOT_AVAILABLE
     return ErrorCode.NONE
 

@@ -52,8 +52,9 @@ def handle(broker, request) -> dict:
     for t, topic in wanted:
         partitions = []
         for p in t.partitions:
-            if 0 <= p.partition_index < len(topic.partitions):
-                broker.share.reset(body.group_id, topic, topic.partitions[p.partition_index], p.start_offset)
+            partition = topic.partition_at(p.partition_index)
+            if partition is not None:
+                broker.share.reset(body.group_id, topic, partition, p.start_offset)
                 group.initialized[topic.topic_id] = group.initialized.get(topic.topic_id, frozenset()) | {
                     p.partition_index}
                 partitions.append({"partition_index": p.partition_index, "error_code": ErrorCode.NONE,

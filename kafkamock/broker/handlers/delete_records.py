@@ -55,3 +55,10 @@ def handle(broker, request) -> dict:
             results.append(result)
         topics.append({"name": t.name, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """DeleteRecordsRequest.getErrorResponse: every requested partition with the error and no low watermark."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
+                                         "error_code": code} for p in t.partitions]} for t in request.body.topics]}

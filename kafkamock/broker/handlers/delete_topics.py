@@ -92,7 +92,7 @@ def handle(broker, request) -> dict:
             to_delete[topic.topic_id] = name
 
     for tid, name in to_delete.items():
-        broker.cluster.delete_topic(broker.cluster.topics_by_id[tid])
+        broker.delete_topic(broker.cluster.topics_by_id[tid])
         results.append(_result(name, tid, ErrorCode.NONE))
     return {"throttle_time_ms": 0, "responses": results}
 

@@ -190,7 +190,10 @@ def handle(broker, request) -> dict:
                                                for r in body.resources]}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """Kafka's DescribeConfigsRequest.getErrorResponse: every resource with the error and its message, the
+    error's default text when there is none (ApiError.messageWithFallback)."""
+    message = message or default_message(code)
     return {"throttle_time_ms": 0, "results": [
-        {"error_code": code, "error_message": None, "resource_type": r.resource_type,
+        {"error_code": code, "error_message": message, "resource_type": r.resource_type,
          "resource_name": r.resource_name, "configs": []} for r in request.body.resources]}

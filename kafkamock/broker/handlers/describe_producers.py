@@ -54,3 +54,11 @@ def handle(broker, request) -> dict:
             partitions.append(answer)
         topics.append({"name": t.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """DescribeProducersRequest.getErrorResponse: every requested partition with the error and no producers."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": i, "error_code": code, "error_message": message,
+                                         "active_producers": []} for i in t.partition_indexes]}
+        for t in request.body.topics]}

@@ -61,7 +61,7 @@ def _group(broker, request, g) -> dict:
             continue
         entry: dict[str, Any] = {"topic_name": name, "topic_id": topic.topic_id, "partitions": []}
         for index in indexes:
-            if not 0 <= index < len(topic.partitions):
+            if topic.partition_at(index) is None:
                 entry["partitions"].append(_partition_entry(index, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                                             message="This server does not host this topic-partition."))
                 continue

@@ -31,9 +31,9 @@ def _judge(broker, topic_name: str, index: int, election_type: int):
     topic = broker.cluster.topics.get(topic_name)
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}", None, -1
-    if not 0 <= index < len(topic.partitions):
+    partition = topic.partition_at(index)
+    if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{index}", None, -1
-    partition = topic.partitions[index]
     judge = broker.cluster.preferred_election if election_type == PREFERRED else broker.cluster.unclean_election
     code, leader = judge(partition)
     return code, default_message(code) if code != ErrorCode.NONE else None, partition, leader

@@ -136,18 +136,19 @@ def handle(broker, request):
     return broker.wait(tuple(log_key(pf.topic, pf.partition) for pf in fetches), deadline, complete)
 
 
-def _hw(broker, pf: PartitionFetch) -> int | None:
+def _partition(broker, pf: PartitionFetch):
     topic = broker.cluster.topics.get(pf.topic)
-    if topic is None or pf.partition >= len(topic.partitions):
-        return None
-    return topic.partitions[pf.partition].log.high_watermark
+    return None if topic is None else topic.partition_at(pf.partition)
+
+
+def _hw(broker, pf: PartitionFetch) -> int | None:
+    partition = _partition(broker, pf)
+    return None if partition is None else partition.log.high_watermark
 
 
 def _log_start(broker, pf: PartitionFetch) -> int | None:
-    topic = broker.cluster.topics.get(pf.topic)
-    if topic is None or pf.partition >= len(topic.partitions):
-        return None
-    return topic.partitions[pf.partition].log.log_start_offset
+    partition = _partition(broker, pf)
+    return None if partition is None else partition.log.log_start_offset
 
 
 def _has_error(parts) -> bool:
@@ -172,7 +173,6 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
     parts = []
     total = 0
     leaders: set[int] = set()
-    missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     for pf in fetches:
         data = {"partition_index": pf.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1,
@@ -182,6 +182,10 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
             if pf.topic and pf.topic not in readable:
                 raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             topic = broker.cluster.topics.get(pf.topic) if pf.topic else None
+            # By topic id, an unknown id is UNKNOWN_TOPIC_ID; a partition the known topic lacks is still
+            # UNKNOWN_TOPIC_OR_PARTITION, as for a fetch by name (KafkaApis' metadataCache.contains).
+            missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 and topic is None \
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             partition = broker.lead(request, topic, pf.partition, pf.current_leader_epoch, missing=missing)
             plog = partition.log
             producers = partition.producers
@@ -282,3 +286,15 @@ def _response(parts, session_id: int, by_id: bool) -> dict:
 
 def _top_error(code: ErrorCode, session_id: int) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "session_id": session_id, "responses": []}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """FetchRequest.getErrorResponse: the top-level error, and before v13 every requested partition with it too
+    (clients without a top-level error code read it there)."""
+    body = request.body
+    topics = [] if request.version >= 13 else [
+        {"topic": t.topic, "topic_id": t.topic_id, "partitions": [
+            {"partition_index": p.partition, "error_code": code, "high_watermark": -1, "last_stable_offset": -1,
+             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+            for p in t.partitions]} for t in body.topics]
+    return {"throttle_time_ms": 0, "error_code": code, "session_id": body.session_id, "responses": topics}

@@ -45,9 +45,7 @@ def coordinator_partition(broker, key_type: int, key: str):
     except ValueError:
         raise KafkaError(ErrorCode.INVALID_REQUEST, None) from None
     topic = broker.cluster.topics_by_id.get(topic_id)
-    if topic is None or not 0 <= index < len(topic.partitions):
-        return None
-    return topic.partitions[index]
+    return None if topic is None else topic.partition_at(index)
 
 
 def _coordinator_node(broker, key_type: int, key: str):

@@ -88,3 +88,11 @@ def handle(broker, request) -> dict:
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
     return {"throttle_time_ms": 0, "responses": responses}
+
+
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+    """IncrementalAlterConfigsRequest.getErrorResponse: every resource with the error (ApiError's message: none
+    for UNKNOWN_SERVER_ERROR)."""
+    return {"throttle_time_ms": 0, "responses": [
+        {"error_code": code, "error_message": message, "resource_type": r.resource_type,
+         "resource_name": r.resource_name} for r in request.body.resources]}

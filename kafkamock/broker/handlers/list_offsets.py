@@ -62,3 +62,12 @@ def handle(broker, request) -> dict:
             results.append(result)
         topics.append({"name": t.name, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """ListOffsetsRequest.getErrorResponse: every requested partition with the error, unknown timestamp, offset and
+    leader epoch."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code, "timestamp": -1,
+                                         "offset": -1, "leader_epoch": -1} for p in t.partitions]}
+        for t in request.body.topics]}

@@ -34,8 +34,8 @@ def handle(broker, request) -> dict:
             topic = cluster.topics.get(wanted.name)
             if topic is None:
                 continue
-            partitions = [_ongoing(topic.partitions[i]) for i in wanted.partition_indexes
-                          if 0 <= i < len(topic.partitions) and topic.partitions[i].reassigning]
+            found = (topic.partition_at(i) for i in wanted.partition_indexes)
+            partitions = [_ongoing(p) for p in found if p is not None and p.reassigning]
             if partitions:
                 topics.append({"name": topic.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "topics": topics}

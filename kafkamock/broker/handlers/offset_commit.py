@@ -58,7 +58,7 @@ def handle(broker, request) -> dict:
         else:
             ok = []
             for p in t.partitions:
-                if 0 <= p.partition_index < len(topic.partitions):
+                if topic.partition_at(p.partition_index) is not None:
                     ok.append(p)
                 else:
                     answered.setdefault(key, []).append({"partition_index": p.partition_index,

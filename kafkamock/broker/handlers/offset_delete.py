@@ -23,7 +23,7 @@ def handle(broker, request) -> dict:
         broker.groups.check_coordinator(request, body.group_id)
         results = broker.groups.delete_offsets(
             body.group_id, [(t.name, [p.partition_index for p in t.partitions
-                                      if 0 <= p.partition_index < len(topics_now[t.name].partitions)])
+                                      if topics_now[t.name].partition_at(p.partition_index) is not None])
                             for t in known])
     except KafkaError as exc:
         return error_response(broker, request, exc.code)
@@ -38,7 +38,7 @@ def handle(broker, request) -> dict:
         else:                                # a partition the topic does not have (KafkaApis checks each)
             topics[t.name] = [{"partition_index": p.partition_index,
                                "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions
-                              if not 0 <= p.partition_index < len(topics_now[t.name].partitions)]
+                              if topics_now[t.name].partition_at(p.partition_index) is None]
     for name, index, code in results:
         topics.setdefault(name, []).append({"partition_index": index, "error_code": code})
     return {"error_code": ErrorCode.NONE, "throttle_time_ms": 0,

@@ -69,3 +69,12 @@ def handle(broker, request) -> dict:
             results.append(result)
         topics.append({"topic": t.topic, "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def error_response(broker, request, code: ErrorCode) -> dict:
+    """OffsetsForLeaderEpochRequest.getErrorResponse: every requested partition with the error, no epoch, no
+    end offset."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"topic": t.topic, "partitions": [{"partition": p.partition, "error_code": code,
+                                           "leader_epoch": UNDEFINED_EPOCH, "end_offset": UNDEFINED_EPOCH_OFFSET}
+                                          for p in t.partitions]} for t in request.body.topics]}

@@ -49,7 +49,8 @@ NO_LOG_START = frozenset({
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
     ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
     ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.INVALID_REQUIRED_ACKS,
-    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
+    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH,
+    ErrorCode.INVALID_TOPIC_EXCEPTION})
 
 
 def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
@@ -288,6 +289,9 @@ def handle(broker, request):
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 if acks not in (-1, 0, 1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}")
+                if topic is not None and topic.internal and topic.partition_at(pd.index) is not None:
+                    # ReplicaManager.appendToLocalLog: only the coordinators write there (no message, no offsets)
+                    raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
                 partition = broker.lead(request, topic, pd.index, missing=missing)
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable

@@ -96,7 +96,7 @@ def handle(broker, request):
     targets: dict[tuple, tuple] = {}
     for key in fetching:
         topic = broker.cluster.topics_by_id.get(key[0])
-        if topic is None or key[1] >= len(topic.partitions):
+        if topic is None or topic.partition_at(key[1]) is None:
             # Kafka 4.3.1 fails the whole request while the session holds an unknown topic id or partition
             # (UNKNOWN_SERVER_ERROR, the session's epoch moved on all the same), until a request forgets it.
             return error_response(broker, request, ErrorCode.UNKNOWN_SERVER_ERROR)

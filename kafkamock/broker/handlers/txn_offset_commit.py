@@ -94,7 +94,7 @@ def handle(broker, request) -> dict:
             code = ErrorCode.NONE
             if t.name not in readable:
                 code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
+            elif topic is None or topic.partition_at(p.partition_index) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if code:
                 answer.setdefault(t.name, []).append({"partition_index": p.partition_index, "error_code": code})

@@ -220,7 +220,7 @@ class ShareGroups:
     def empty_group(self, group_id: str, *, create: bool = True) -> ShareGroup:
         """The share group an offsets admin call may change: it must have no members (NON_EMPTY_GROUP)."""
         group = self.coordinator.groups.get(group_id)
-        if group is not None and group.dead:
+        if group is not None and group.kind == "share" and group.dead:
             group = None
         if group is None and not create:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")

@@ -212,7 +212,7 @@ class ShareManager:
             try:
                 acks = validated_acks(batches, version, renew)
                 check_read(self.broker, request, topic_id)
-                if index >= len(topic.partitions):
+                if topic.partition_at(index) is None:
                     raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
                 if not acks:
                     empty.append(key)
@@ -315,9 +315,7 @@ class ShareManager:
 
     def _partition(self, key: Key):
         topic = self.broker.cluster.topics_by_id.get(key[1])
-        if topic is None or key[2] >= len(topic.partitions):
-            return None
-        return topic.partitions[key[2]]
+        return None if topic is None else topic.partition_at(key[2])
 
     def _schedule_locks(self, key: Key, share: SharePartition, partition) -> None:
         deadline = share.next_deadline()

@@ -11,7 +11,6 @@ both records are written, as Kafka writes them.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, TRANSACTIO
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
 from kafkamock.broker.java_hash_order import java_hash_order, topic_partition_hash
+from kafkamock.broker.re2_pattern import CompiledPattern
 from kafkamock.broker.transactions import records
 from kafkamock.broker.transactions.state import Event, TxnState, transition
 from kafkamock.records import CorruptRecordError, decode_batches, encode_batch, end_txn_marker_batch
@@ -349,11 +349,12 @@ class TransactionCoordinator:
         coordinator_epoch = self.coordinator_epoch(meta.transactional_id)
         for topic_name, index in sorted(meta.partitions):
             topic = self.broker.cluster.topics.get(topic_name)
-            if topic is None or index >= len(topic.partitions):
+            partition = None if topic is None else topic.partition_at(index)
+            if partition is None:
                 log.info("transaction %r: %s-%d is gone; no marker", meta.transactional_id, topic_name, index)
                 continue
             try:
-                self.write_marker(topic.partitions[index], meta.producer_id, meta.epoch, commit, coordinator_epoch,
+                self.write_marker(partition, meta.producer_id, meta.epoch, commit, coordinator_epoch,
                                   meta.client_version)
             except KafkaError as exc:
                 log.warning("transaction %r: marker for %s-%d refused: %s", meta.transactional_id, topic_name,
@@ -420,7 +421,7 @@ class TransactionCoordinator:
     # -- admin ----------------------------------------------------------------------------------------------------
 
     def list(self, node_id: int, states: set[str], producer_ids: set[int], min_duration_ms: int,
-             regex: re.Pattern | None) -> list[TxnMetadata]:
+             regex: CompiledPattern | None) -> list[TxnMetadata]:
         """The transactions this node coordinates that pass ListTransactions' filters (all of them must). The duration
         filter keeps, as Kafka's TransactionStateManager does, every id (whatever its state) whose last transaction
         started more than that long ago; an id that never started one (start -1) always passes."""
@@ -441,6 +442,14 @@ class TransactionCoordinator:
         return found
 
     # -- replay ---------------------------------------------------------------------------------------------------
+
+    def unload(self) -> None:
+        """``__transaction_state`` was deleted: the transactional ids its log held are gone (a restart would find
+        none), as when Kafka's coordinator resigns its partitions."""
+        if self.txns:
+            log.warning("%s deleted: %d transactional id(s) forgotten", TRANSACTION_STATE_TOPIC, len(self.txns))
+        self.txns.clear()
+        self.by_producer.clear()
 
     def replay(self) -> None:
         """Rebuild every transactional id from ``__transaction_state``; finish what a stop left half done (a
