@@ -64,8 +64,8 @@ test: install java kafka js kcat
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow and not java and not js and not kafka"
 
-# The broker fuzzer (tests/fuzz) with fresh random cases for FUZZ_SECONDS (default 10 minutes); `make test` runs
-# a short seeded pass of it.
+# The broker fuzzers (tests/fuzz: broken frames, then hostile values against `kafkamock serve`), each with fresh
+# random cases for FUZZ_SECONDS (default 10 minutes); `make test` runs a short seeded pass of both.
 FUZZ_SECONDS ?= 600
 fuzz: install
 	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest tests/fuzz -x -q -s -p no:cacheprovider

@@ -188,6 +188,9 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
     from kafkamock.server import Server
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from kafkamock.server.memory import raise_open_files_limit
+
+    raise_open_files_limit()            # before the storage sizes its pool of open segment files from it
     overrides: dict[str, object] = {}
     if config_file:
         with open(config_file, "rb") as fh:

@@ -61,3 +61,17 @@ def test_errors_are_clear_and_nonzero():
     assert bad.exit_code == 1 and "not JSON" in bad.output
     bad = run("decode", "ShareFetchRequest", "9", "00")
     assert bad.exit_code == 1 and "unsupported version" in bad.output
+
+
+def test_serve_raises_the_open_files_limit_towards_the_hard_one():
+    """A user's default soft limit (often 1024) is what segment files and sockets share: ``serve`` raises it."""
+    import subprocess
+    import sys
+
+    code = ("import resource; from kafkamock.server.memory import raise_open_files_limit; "
+            "print(raise_open_files_limit(4096), resource.getrlimit(resource.RLIMIT_NOFILE)[0])")
+    out = subprocess.run(["bash", "-c", f'ulimit -Sn 256 && exec "{sys.executable}" -c "{code}"'],
+                         capture_output=True, text=True, timeout=60, check=True)
+    hard = subprocess.run(["bash", "-c", "ulimit -Hn"], capture_output=True, text=True).stdout.strip()
+    expected = 4096 if hard == "unlimited" else min(4096, int(hard))
+    assert out.stdout.split() == [str(expected), str(expected)]

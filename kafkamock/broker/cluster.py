@@ -17,6 +17,7 @@ drops a replica or moves the leader bumps the leader epoch.
 from __future__ import annotations
 
 import base64
+import logging
 import re
 import uuid
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from kafkamock.broker.node import Node
 from kafkamock.broker.producers import ProducerStates
 from kafkamock.storage import PartitionLog
 
+log = logging.getLogger("kafkamock.broker")
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_LENGTH = 249
 NO_LEADER = -1
@@ -289,8 +291,7 @@ class Cluster:
             return topic
         if assignments is None:
             assignments = [self._place(replication_factor) for _ in range(num_partitions)]
-        for i, replicas in enumerate(assignments):
-            topic.partitions.append(self._new_partition(topic, i, replicas))
+        topic.partitions.extend(self._new_partitions(topic, 0, assignments))
         self.topics[name] = topic
         self.topics_by_id[topic.topic_id] = topic
         self.changed()
@@ -352,10 +353,27 @@ class Cluster:
                              "registered.")
         if validate_only:
             return
-        for k, i in enumerate(range(len(topic.partitions), total)):
-            replicas = list(assignments[k]) if assignments is not None else self._place(rf)
-            topic.partitions.append(self._new_partition(topic, i, replicas))
+        count = total - len(topic.partitions)
+        replicas = [list(a) for a in assignments] if assignments is not None else \
+            [self._place(rf) for _ in range(count)]
+        topic.partitions.extend(self._new_partitions(topic, len(topic.partitions), replicas))
         self.changed()
+
+    def _new_partitions(self, topic: Topic, first: int, assignments: list[list[int]]) -> list[Partition]:
+        """The partitions ``first``, ``first + 1``, ... with their logs, all or none: a log that cannot be made
+        (the disk, the process's limits) removes those made before it and refuses the request whole."""
+        made: list[Partition] = []
+        try:
+            for k, replicas in enumerate(assignments):
+                made.append(self._new_partition(topic, first + k, replicas))
+        except OSError as exc:
+            for partition in made:
+                partition.log.delete()
+            log.warning("the logs of %s-%d..%d cannot be made (%s): the request is refused whole", topic.name,
+                        first, first + len(assignments) - 1, exc)
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                             f"Cannot create the logs of {topic.name}: {exc.strerror or exc}") from None
+        return made
 
     def delete_topic(self, topic: Topic) -> None:
         del self.topics[topic.name]

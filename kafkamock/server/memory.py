@@ -1,4 +1,4 @@
-"""Process-level memory tuning for the broker process (never done on library import).
+"""Process-level tuning for the broker process (never done on library import): memory, descriptors.
 
 glibc returns freed blocks above its trim/mmap thresholds to the OS at once, so every megabyte-sized request
 or response buffer is faulted in again on the next request; measured here, that doubled the cost of handling
@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import resource
 
 log = logging.getLogger("kafkamock.server")
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
@@ -29,3 +30,17 @@ def keep_freed_memory(trim_threshold: int = 512 << 20, mmap_threshold: int = 32 
     ok = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
     log.debug("malloc thresholds %s", "raised" if ok else "left alone")
     return ok
+
+
+def raise_open_files_limit(wanted: int = 1 << 16) -> int:
+    """Raise the soft limit on open descriptors towards the hard one (Kafka asks for a high ulimit too): sockets
+    and segment files share it, and at the soft limit accept() fails. Returns the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.debug("open files limit left at %d: %s", soft, exc)
+    return soft

@@ -294,3 +294,39 @@ def test_delete_groups_answers_a_batch_in_its_hash_set_order():
     token = "test-describe-and-delete-several-groups-4c0b12"
     assert partition_for_key(f"g3-{token}", 50) == partition_for_key(f"g5-{token}", 50) == 0
     assert java_hashset_order([f"g3-{token}", f"g5-{token}"]) == [f"g5-{token}", f"g3-{token}"]
+
+
+class _DiskThatFills(DiskStorage):
+    """A data directory whose disk fills after ``room`` more partition logs."""
+
+    room = 1 << 30
+
+    def open_log(self, topic, topic_id, partition, config, now_ms):
+        if self.room <= 0:
+            raise OSError(28, "No space left on device")
+        self.room -= 1
+        return super().open_log(topic, topic_id, partition, config, now_ms)
+
+
+def test_partitions_whose_logs_cannot_be_made_are_refused_whole(tmp_path, clock):
+    """CreateTopics and CreatePartitions make every log or none: the directories made before the failure go, the
+    answer is KAFKA_STORAGE_ERROR, and the metadata (and the next start) agree with the disk."""
+    storage = _DiskThatFills(tmp_path)
+    broker = Broker(clock=clock, storage=storage)
+    broker.cluster.create_topic("grown", 2, 1)
+    storage.room = 3
+    grown = call(broker, "CreatePartitions", 3, {"topics": [{"name": "grown", "count": 10, "assignments": None}],
+                                                 "timeout_ms": 1000, "validate_only": False})
+    assert grown.results[0].error_code == E.KAFKA_STORAGE_ERROR
+    assert "No space left on device" in grown.results[0].error_message
+    storage.room = 2
+    created = call(broker, "CreateTopics", 7, {"topics": [{"name": "fresh", "num_partitions": 5,
+                                                           "replication_factor": 1, "assignments": [],
+                                                           "configs": []}],
+                                               "timeout_ms": 1000, "validate_only": False})
+    assert created.topics[0].error_code == E.KAFKA_STORAGE_ERROR
+    assert len(broker.cluster.topics["grown"].partitions) == 2 and "fresh" not in broker.cluster.topics
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["grown-0", "grown-1"]
+    broker.close()
+    again = Broker(clock=clock, storage=DiskStorage(tmp_path))
+    assert [len(t.partitions) for t in again.cluster.topics.values() if t.name == "grown"] == [2]

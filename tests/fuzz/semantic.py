@@ -360,7 +360,8 @@ def build_world(bootstrap: str) -> World:
     with _connect(bootstrap) as sock:
         conn = _Conn(sock)
         for name, partitions, configs in (("fuzz-a", 3, []), ("fuzz-b", 1, []),
-                                          ("fuzz-c", 1, [{"name": "cleanup.policy", "value": "compact"}])):
+                                          ("fuzz-c", 1, [{"name": "cleanup.policy", "value": "compact"}]),
+                                          ("a" * 249, 1, [])):     # what a backtracking regex chokes on
             conn.call("CreateTopics", 7, {"topics": [{"name": name, "num_partitions": partitions,
                                                       "replication_factor": 1, "assignments": [],
                                                       "configs": configs}],
@@ -387,11 +388,12 @@ def build_world(bootstrap: str) -> World:
         world.member_ids = [member, share.member_id or ""]
         world.groups = ["fuzz-g", "fuzz-cg", "fuzz-sg"]
         assert beat.error_code == 0, beat
-        conn.call("FindCoordinator", 4, {"key_type": 1, "coordinator_keys": ["fuzz-tx"]})
-        init = conn.call("InitProducerId", 5, {"transactional_id": "fuzz-tx", "transaction_timeout_ms": 60000,
-                                               "producer_id": -1, "producer_epoch": -1})
-        world.transactional_ids = ["fuzz-tx"]
-        world.producer_ids = [init.producer_id]
+        for tid in ("fuzz-tx", "a" * 249):
+            conn.call("FindCoordinator", 4, {"key_type": 1, "coordinator_keys": [tid]})
+            init = conn.call("InitProducerId", 5, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                                   "producer_id": -1, "producer_epoch": -1})
+            world.transactional_ids.append(tid)
+            world.producer_ids.append(init.producer_id)
     return world
 
 
