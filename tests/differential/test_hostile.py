@@ -14,6 +14,15 @@ TS = 1_700_000_000_000
 NO_ID = uuid.UUID(int=0)
 
 
+def commit(run, group: str, topic: str, offset: int) -> None:
+    """A standalone OffsetCommit (no generation, no member) of partition 0."""
+    run.call("OffsetCommit", 9, {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                                 "group_instance_id": None, "topics": [
+                                     {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": offset,
+                                                                     "committed_leader_epoch": -1,
+                                                                     "committed_metadata": ""}]}]}, see=False)
+
+
 def _fetch_body(topic: str, partition: int, topic_id: uuid.UUID = NO_ID) -> dict:
     return {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
             "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
@@ -67,11 +76,7 @@ def test_produce_to_an_internal_topic_is_refused(differ, request, internal):
 def test_share_group_offset_apis_on_a_classic_group(differ, request, api):
     def scenario(run):
         topic, group = topic_and_group(run, 1)
-        run.call("OffsetCommit", 9, {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
-                                     "group_instance_id": None, "topics": [
-                                         {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 3,
-                                                                         "committed_leader_epoch": -1,
-                                                                         "committed_metadata": ""}]}]}, see=False)
+        commit(run, group, topic, 3)
         if api == "AlterShareGroupOffsets":
             run.call(api, 0, {"group_id": group, "topics": [
                 {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": 0}]}]})
@@ -135,11 +140,7 @@ def test_deleting_consumer_offsets_takes_the_groups_offsets_with_it(differ, requ
     as on disk; the next FindCoordinator creates the topic again and the group starts with nothing."""
     def scenario(run):
         topic, group = topic_and_group(run, 1)
-        commit = {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-                  "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
-                                                             "committed_leader_epoch": -1,
-                                                             "committed_metadata": ""}]}]}
-        run.call("OffsetCommit", 9, commit, see=False)
+        commit(run, group, topic, 7)
         fetch = {"group_id": group, "topics": None, "require_stable": False}
         run.see("before", run.call("OffsetFetch", 7, fetch, see=False).topics[0].partitions[0].committed_offset)
         run.call("DeleteTopics", 6, {"topics": [{"name": "__consumer_offsets", "topic_id": NO_ID}],
@@ -155,11 +156,7 @@ def test_deleting_a_topic_deletes_its_committed_offsets(differ, request):
     onPartitionsDeleted), not read back against the new topic."""
     def scenario(run):
         topic, group = topic_and_group(run, 1)
-        commit = {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-                  "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 7,
-                                                             "committed_leader_epoch": -1,
-                                                             "committed_metadata": ""}]}]}
-        run.call("OffsetCommit", 9, commit, see=False)
+        commit(run, group, topic, 7)
         run.call("DeleteTopics", 6, {"topics": [{"name": topic, "topic_id": NO_ID}], "timeout_ms": 10000}, see=False)
         fetch = {"group_id": group, "topics": [{"name": topic, "partition_indexes": [0]}], "require_stable": False}
         run.until("the offsets gone", lambda: run.call("OffsetFetch", 7, fetch, see=False)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import socket
-import struct
 import time
 import uuid
 from collections import Counter
@@ -35,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
 from typing import Any
+
+from fuzz.harness import read_frame
 
 from kafkamock import codec, records
 from kafkamock.schema import DEFAULT_STRUCT, ArrayType, FieldSpec, MessageSpec, StructRef, StructSpec
@@ -280,7 +281,7 @@ class Fuzzer:
             probe_s = self._probe()
             sock.settimeout(PARK_S)
             try:
-                answer = _read_frame(sock)
+                answer = read_frame(sock)
             except TimeoutError:
                 return "parked", probe_s
             except (ConnectionError, EOFError):
@@ -297,7 +298,7 @@ class Fuzzer:
         try:
             self.probe.sendall(codec.encode_request("ApiVersions", 3, 1, "probe", {
                 "client_software_name": "probe", "client_software_version": "1"}))
-            codec.decode_response("ApiVersions", 3, _read_frame(self.probe))
+            codec.decode_response("ApiVersions", 3, read_frame(self.probe))
         except (OSError, EOFError) as exc:
             raise AssertionError(f"the probe connection failed: {exc}") from None
         return time.monotonic() - started
@@ -349,7 +350,7 @@ def served_versions(bootstrap: str) -> list[tuple[int, int]]:
     with _connect(bootstrap) as sock:
         sock.sendall(codec.encode_request("ApiVersions", 3, 1, "fuzz", {
             "client_software_name": "fuzz", "client_software_version": "1"}))
-        _, body = codec.decode_response("ApiVersions", 3, _read_frame(sock))
+        _, body = codec.decode_response("ApiVersions", 3, read_frame(sock))
     return [(k.api_key, v) for k in body.api_keys if k.api_key in REGISTRY.requests
             for v in range(k.min_version, k.max_version + 1)]
 
@@ -409,28 +410,12 @@ class _Conn:
     def call(self, api: str, version: int, body: dict):
         self.correlation_id += 1
         self.sock.sendall(codec.encode_request(api, version, self.correlation_id, "fuzz-world", body))
-        return codec.decode_response(api, version, _read_frame(self.sock))[1]
+        return codec.decode_response(api, version, read_frame(self.sock))[1]
 
 
 def _connect(bootstrap: str) -> socket.socket:
     host, port = bootstrap.rsplit(":", 1)
     return socket.create_connection((host, int(port)), timeout=10)
-
-
-def _read_frame(sock: socket.socket) -> bytes:
-    head = _exactly(sock, 4)
-    return head + _exactly(sock, struct.unpack(">i", head)[0])
-
-
-def _exactly(sock: socket.socket, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            raise EOFError(f"closed after {got} of {n} bytes")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
 
 
 def peak_rss_mb(pid: int) -> float:
