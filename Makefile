@@ -5,9 +5,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JAVA_STAMP := .cache/java/.stamp
 KAFKA_STAMP := .cache/kafka/.stamp
+SPARK_STAMP := .cache/spark/.stamp
 JS_STAMP   := .cache/node/.stamp
 
-.PHONY: install java kafka js kcat run test test-fast fuzz bench lint clean
+.PHONY: install java kafka spark js kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -25,6 +26,15 @@ java: $(JAVA_STAMP)
 $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-clients.xml
 	command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
 	$(BIN)/python tests/java/fetch_jars.py clients .cache/java
+	touch $@
+
+# Spark's own Kafka connector (spark-sql-kafka-0-10, at the pinned pyspark's version) with what pyspark's jars lack,
+# resolved with Maven into .cache/spark: format("kafka") for the tests and `make run`, offline afterwards.
+spark: $(SPARK_STAMP)
+
+$(SPARK_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-spark.xml
+	command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	$(BIN)/python tests/java/fetch_jars.py spark .cache/spark
 	touch $@
 
 kafka: $(KAFKA_STAMP)
@@ -58,7 +68,7 @@ kcat:
 
 # Two pytest-xdist workers, a test file each at a time: most of the suite's time is brokers and clients waiting.
 TEST_WORKERS ?= 2
-test: install java kafka js kcat
+test: install java kafka spark js kcat
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: install

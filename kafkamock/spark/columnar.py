@@ -340,7 +340,7 @@ def _fields(heads: list[_Head], u: np.ndarray, joined: bytes, v: np.ndarray, cou
 
 
 def _headers(b: bytes, at: np.ndarray, counts: np.ndarray, rec_end: np.ndarray, keep: np.ndarray | None) -> pa.Array:
-    """The headers column: decoded in Python, for the records that have any."""
+    """The headers column: decoded in Python, for the records that have any (null for the others, as Spark)."""
     if keep is not None:
         at, counts, rec_end = at[keep], counts[keep], rec_end[keep]
     n = len(at)
@@ -366,7 +366,9 @@ def _headers(b: bytes, at: np.ndarray, counts: np.ndarray, rec_end: np.ndarray, 
     np.cumsum(counts, out=list_offsets[1:])
     struct = pa.StructArray.from_arrays([pa.array(names, pa.string()), pa.array(values, pa.binary())],
                                         fields=list(HEADER_TYPE.value_type))
-    return pa.ListArray.from_arrays(pa.array(list_offsets), struct, type=HEADER_TYPE)
+    # Spark's connector gives a record without headers null, not an empty array (KafkaRecordToRowConverter).
+    return pa.ListArray.from_arrays(pa.array(list_offsets), struct, type=HEADER_TYPE,
+                                    mask=pa.array(counts == 0, pa.bool_()))
 
 
 def _legacy_columns(batch: RecordBatch, start: int, end: int, include_headers: bool) -> Columns:
@@ -376,7 +378,7 @@ def _legacy_columns(batch: RecordBatch, start: int, end: int, include_headers: b
     return Columns(pa.array([r.key for r in recs], pa.binary()), pa.array([r.value for r in recs], pa.binary()),
                    np.array([r.offset for r in recs], np.int64), np.array([r.timestamp for r in recs], np.int64),
                    np.full(len(recs), ts_type, np.int32),
-                   pa.array([[] for _ in recs], HEADER_TYPE) if include_headers else None)
+                   pa.array([None for _ in recs], HEADER_TYPE) if include_headers else None)
 
 
 # -- writing: Arrow columns to records regions ---------------------------------------------------------------------

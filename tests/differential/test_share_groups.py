@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from support.group_steps import share_state_ready
+from support.group_steps import coordinator_ready, share_state_ready
 
 HB, DESCRIBE, FETCH, ACK = "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge"
 GROUP_RESOURCE = 32
@@ -924,6 +924,21 @@ def alter_offsets(run, group, offsets, *, label=None):
     return run.call("AlterShareGroupOffsets", 0, {"group_id": group, "topics": [
         {"topic_name": t, "partitions": [{"partition_index": p, "start_offset": o} for p, o in ps.items()]}
         for t, ps in offsets.items()]}, label=label)
+
+
+@pytest.mark.parametrize("start", [-(2 ** 63), -2, -1, 2 ** 63 - 1, 99])
+def test_alter_share_group_offsets_out_of_range(differ, request, start):
+    """A start offset no log has (negative, far past the end): what Kafka stores, describes and fetches from."""
+    def scenario(run):
+        group, topic = run.name("g"), run.name("t")
+        run.create_topic(topic, 1)
+        coordinator_ready(run, group)
+        quick(run, group)
+        produce(run, topic, 5)
+        alter_offsets(run, group, {topic: {0: start}}, label="alter")
+        describe_offsets(run, group, label="describe")
+
+    differ.check(request.node.name, scenario)
 
 
 def delete_offsets(run, group, topics, *, label=None):

@@ -1,13 +1,16 @@
 """Resolve the tests' Java artifacts with Maven into a cache directory, once; the tests then run offline.
 
-Usage: ``python tests/java/fetch_jars.py {clients|kafka} DEST`` (the Makefile uses ``.cache/java`` and
-``.cache/kafka``; ``tests/support/oracle.py`` and ``tests/support/kafka_cluster.py`` call ``main`` themselves).
+Usage: ``python tests/java/fetch_jars.py {clients|kafka|spark} DEST`` (the Makefile uses ``.cache/java``,
+``.cache/kafka`` and ``.cache/spark``; ``tests/support/oracle.py`` and ``tests/support/kafka_cluster.py`` call
+``main`` themselves).
 
 - ``clients`` (pom-clients.xml): Apache Kafka's kafka-clients 4.3.1 with Jackson, for the codec's oracle
   (KafkaOracle.java: the generated ``*Data`` classes and their JSON converters) and the real Java producer,
   consumer and Admin (ClientScenarios.java).
 - ``kafka`` (pom-kafka.xml): Apache Kafka 4.3.1's broker (``kafka_2.13``) and its runtime dependencies, the
   reference broker the differential suite runs beside kafkamock.
+- ``spark`` (pom-spark.xml): Spark's own Kafka connector (``spark-sql-kafka-0-10``) at the pinned pyspark's version,
+  with what pyspark's jars lack, for ``format("kafka")`` (``kafkamock.spark.session``, ``make run``).
 
 ``mvn dependency:copy-dependencies`` copies the runtime closure into ``DEST/jars``; ``DEST/jars/classpath.txt``
 lists the jars, one absolute path per line, and records the pom's SHA-256, so a changed pom resolves again and an
@@ -25,11 +28,14 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-POMS = {"clients": HERE / "pom-clients.xml", "kafka": HERE / "pom-kafka.xml"}
+POMS = {"clients": HERE / "pom-clients.xml", "kafka": HERE / "pom-kafka.xml", "spark": HERE / "pom-spark.xml"}
 KAFKA_VERSION = "4.3.1"
-# Jars each kind must hold; kafka-clients' kafka/kafka-version.properties must say KAFKA_VERSION.
+SPARK_VERSION = "4.2.0"     # pyproject.toml pins the same pyspark for the tests
+# Jars each kind must hold; kafka-clients' kafka/kafka-version.properties must say KAFKA_VERSION (the Kafka kinds).
 REQUIRED = {"clients": (f"kafka-clients-{KAFKA_VERSION}.jar",),
-            "kafka": (f"kafka-clients-{KAFKA_VERSION}.jar", f"kafka_2.13-{KAFKA_VERSION}.jar")}
+            "kafka": (f"kafka-clients-{KAFKA_VERSION}.jar", f"kafka_2.13-{KAFKA_VERSION}.jar"),
+            "spark": (f"spark-sql-kafka-0-10_2.13-{SPARK_VERSION}.jar",
+                      f"spark-token-provider-kafka-0-10_2.13-{SPARK_VERSION}.jar")}
 STAMP = "# pom sha256 "
 
 
@@ -53,6 +59,8 @@ def _check_version(kind: str, jars: list[Path]) -> None:
     missing = [name for name in REQUIRED[kind] if name not in names]
     if missing:
         raise SystemExit(f"fetch_jars: Maven resolved no {', '.join(missing)} for {kind}")
+    if kind == "spark":
+        return                  # the connector brings the kafka-clients its Spark release was built with
     jar = names[f"kafka-clients-{KAFKA_VERSION}.jar"]
     with zipfile.ZipFile(jar) as z:
         props = z.read("kafka/kafka-version.properties").decode()
@@ -99,7 +107,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     """Resolve and return the jar paths (the classpath). Also usable as a library."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] not in POMS:
-        raise SystemExit("usage: python tests/java/fetch_jars.py {clients|kafka} DEST")
+        raise SystemExit("usage: python tests/java/fetch_jars.py {clients|kafka|spark} DEST")
     return resolve(argv[0], Path(argv[1]).resolve())
 
 

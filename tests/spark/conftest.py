@@ -1,32 +1,36 @@
-"""One SparkSession for every Spark test (starting one costs about ten seconds), local[2], next to a broker."""
+"""One SparkSession for every Spark test (starting one costs about ten seconds), local[2], next to a broker; the
+connector-and-broker combinations the option tests run on (support/spark_sources.py)."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
+from support.spark_sources import ALL, ON_KAFKAMOCK, source_for
 
 pyspark = pytest.importorskip("pyspark")
 
 
 @pytest.fixture(scope="session")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    """local[2] with Spark's own Kafka connector on the classpath (``make spark``) and ``format("kafkamock")``."""
+    from support.spark_sources import connector_jars
 
-    from kafkamock.spark import register
+    from kafkamock.spark.session import spark_session
 
-    session = (SparkSession.builder.master("local[2]").appName("kafkamock-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-               .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    register(session)
+    session = spark_session(app_name="kafkamock-tests", jars=connector_jars())
     yield session
     session.stop()
+
+
+@pytest.fixture(params=ALL)
+def source(request, spark):
+    """Each connector on each broker it is tested against (support/spark_sources.py)."""
+    return source_for(request, spark)
+
+
+@pytest.fixture(params=ON_KAFKAMOCK)
+def mock_source(request, spark):
+    """Both connectors on kafkamock, for steps that look inside the broker (its control API)."""
+    return source_for(request, spark)
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,9 @@ def expected(data, aborted, read_committed, start, end):
 
 def decoded(data, aborted, read_committed, start, end):
     cols = decode_fetch(data, aborted, read_committed, start, end, include_headers=True)
-    heads = [[(h["key"], h["value"]) for h in hs] for hs in cols.headers.to_pylist()]
+    listed = cols.headers.to_pylist()
+    assert all(hs is None or hs for hs in listed)               # no headers is null (as Spark), never []
+    heads = [[(h["key"], h["value"]) for h in hs or []] for hs in listed]
     rows = list(zip(cols.offsets.tolist(), cols.keys.to_pylist(), cols.values.to_pylist(), cols.timestamps.tolist(),
                     cols.timestamp_types.tolist(), heads, strict=True))
     assert cols.keys.validate(full=True) is None and cols.values.validate(full=True) is None

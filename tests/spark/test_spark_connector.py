@@ -1,5 +1,6 @@
-"""The kafkamock data source end to end: a real SparkSession (local[2], Python workers) against a live broker,
-checked with a real client (confluent-kafka) where data leaves Spark."""
+"""Kafka sources and sinks end to end: a real SparkSession (local[2]) reading and writing through Spark's own
+connector (against kafkamock and Apache Kafka 4.3.1) and kafkamock's (against kafkamock), checked with a real client
+(confluent-kafka) where data leaves Spark (support/spark_sources.py)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,6 @@ pytestmark = pytest.mark.slow
 TS = 1_700_000_000_000
 
 
-def reader(spark, broker, **options):
-    r = spark.read.format("kafkamock").option("kafka.bootstrap.servers", broker.bootstrap_servers)
-    for k, v in options.items():
-        r = r.option(k, v)
-    return r.load()
-
-
 def append_batch(broker, topic, partition, recs, **kwargs):
     """Produce one batch exactly as encoded here (any compression, null keys and values) with kafkamock.client."""
     data = records.encode_batch(recs, **kwargs)
@@ -41,6 +35,22 @@ def append_batch(broker, topic, partition, recs, **kwargs):
             assert response.responses[0].partition_responses[0].error_code == 0
 
     trio.run(main)
+
+
+def stored_batches(broker, topic, partition):
+    """The batches of a partition as stored (read back with a raw Fetch: the same on any broker)."""
+    async def main():
+        async with KafkaClient(broker.bootstrap_servers) as client:
+            conn = await client.leader(topic, partition)
+            response = await conn.request("Fetch", {
+                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 30, "isolation_level": 0,
+                "session_id": 0, "session_epoch": -1, "topics": [{"topic": topic, "topic_id": client.topic_ids[topic],
+                                                                  "partitions": [{"partition": partition,
+                                                                                  "fetch_offset": 0,
+                                                                                  "partition_max_bytes": 1 << 30}]}]})
+            return bytes(response.responses[0].partitions[0].records or b"")
+
+    return records.split_batches(trio.run(main))[0]
 
 
 def consume_all(broker, topic, n, timeout=30):
@@ -60,9 +70,9 @@ def consume_all(broker, topic, n, timeout=30):
     return got
 
 
-def test_batch_read_gives_exact_rows(spark, kafka_broker_session):
-    broker, topic = kafka_broker_session, "spark-batch"
-    broker.create_topic(topic, 3)
+def test_batch_read_gives_exact_rows(source):
+    broker = source
+    topic = source.create_topic(source.name("spark-batch"), 3)
     expected = []
     for partition, compression in [(0, "none"), (1, "lz4"), (2, "zstd"), (0, "gzip"), (1, "snappy")]:
         base = sum(1 for e in expected if e[1] == partition)
@@ -72,36 +82,38 @@ def test_batch_read_gives_exact_rows(spark, kafka_broker_session):
         append_batch(broker, topic, partition, recs, compression=compression)
         expected += [(r["key"], partition, base + i, r["value"], r["timestamp"], r["headers"])
                      for i, r in enumerate(recs)]
-    df = reader(spark, broker, subscribe=topic, includeHeaders="true")
+    df = source.read(subscribe=topic, includeHeaders="true")
     rows = df.collect()
-    got = sorted((r.partition, r.offset, r.key, r.value, int(r.timestamp.timestamp() * 1000),
-                  [(h.key, h.value) for h in r.headers]) for r in rows)
-    assert got == sorted((p, o, k, v, ts, list(hs)) for k, p, o, v, ts, hs in expected)
+    # A record without headers has null headers, as Spark's connector gives it (not an empty array).
+    got = sorted(((r.partition, r.offset, r.key, r.value, int(r.timestamp.timestamp() * 1000),
+                   None if r.headers is None else [(h.key, h.value) for h in r.headers]) for r in rows),
+                 key=lambda row: row[:2])
+    assert got == sorted(((p, o, k, v, ts, list(hs) or None) for k, p, o, v, ts, hs in expected),
+                         key=lambda row: row[:2])
     assert {r.topic for r in rows} == {topic} and {r.timestampType for r in rows} == {0}
     assert rows[0].timestamp.tzinfo is None or rows[0].timestamp.utcoffset() == dt.timedelta(0)
-    assert "headers" not in reader(spark, broker, subscribe=topic).columns
+    assert "headers" not in source.read(subscribe=topic).columns
     # minPartitions splits offset ranges into more tasks, same rows.
-    split = reader(spark, broker, subscribe=topic, minPartitions="7")
+    split = source.read(subscribe=topic, minPartitions="7")
     assert split.rdd.getNumPartitions() >= 7 and split.count() == len(expected)
 
 
-def test_starting_and_ending_offsets_json_and_assign(spark, kafka_broker_session):
-    broker, topic = kafka_broker_session, "spark-offsets"
-    broker.create_topic(topic, 2)
+def test_starting_and_ending_offsets_json_and_assign(source):
+    topic = source.create_topic(source.name("spark-offsets"), 2)
     for p in (0, 1):
-        append_batch(broker, topic, p, [{"key": None, "value": b"%d-%d" % (p, i), "timestamp": TS} for i in range(10)])
-    df = reader(spark, broker, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 3, "1": -2}}),
-                endingOffsets=json.dumps({topic: {"0": 5, "1": -1}}))
+        append_batch(source, topic, p, [{"key": None, "value": b"%d-%d" % (p, i), "timestamp": TS} for i in range(10)])
+    df = source.read(subscribe=topic, startingOffsets=json.dumps({topic: {"0": 3, "1": -2}}),
+                     endingOffsets=json.dumps({topic: {"0": 5, "1": -1}}))
     assert sorted((r.partition, r.offset) for r in df.collect()) == [(0, 3), (0, 4)] + [(1, i) for i in range(10)]
-    one = reader(spark, broker, assign=json.dumps({topic: [1]}), startingOffsets=json.dumps({topic: {"1": 8}}))
+    one = source.read(assign=json.dumps({topic: [1]}), startingOffsets=json.dumps({topic: {"1": 8}}))
     assert sorted(r.offset for r in one.collect()) == [8, 9]
-    pattern = reader(spark, broker, subscribePattern="spark-off.*")
+    pattern = source.read(subscribePattern=topic[:-3] + ".*")
     assert pattern.count() == 20
 
 
-def test_fail_on_data_loss_after_delete_records(spark, kafka_broker_session):
-    broker, topic = kafka_broker_session, "spark-loss"
-    broker.create_topic(topic, 1)
+def test_fail_on_data_loss_after_delete_records(source):
+    broker = source
+    topic = source.create_topic(source.name("spark-loss"), 1)
     for i in range(3):
         append_batch(broker, topic, 0, [{"key": None, "value": b"%d" % (i * 5 + j), "timestamp": TS} for j in range(5)])
     admin = admin_mod.AdminClient({"bootstrap.servers": broker.bootstrap_servers})
@@ -109,35 +121,32 @@ def test_fail_on_data_loss_after_delete_records(spark, kafka_broker_session):
         f.result(10)
     start = json.dumps({topic: {"0": 2}})
     with pytest.raises(Exception, match="failOnDataLoss"):
-        reader(spark, broker, subscribe=topic, startingOffsets=start).collect()
-    rows = reader(spark, broker, subscribe=topic, startingOffsets=start, failOnDataLoss="false").collect()
+        source.read(subscribe=topic, startingOffsets=start).collect()
+    rows = source.read(subscribe=topic, startingOffsets=start, failOnDataLoss="false").collect()
     assert sorted(r.offset for r in rows) == list(range(7, 15))
 
 
-def test_streaming_aggregation_written_back_survives_a_restart(spark, kafka_broker_session, tmp_path):
+def test_streaming_aggregation_written_back_survives_a_restart(source, tmp_path):
     """orders -> count per customer (complete mode) -> totals topic; stop, produce more, restart from the checkpoint:
     every input row counted exactly once."""
-    broker = kafka_broker_session
-    broker.create_topic("orders", 2)
-    broker.create_topic("totals", 1)
+    broker = source
+    orders = source.create_topic(source.name("orders"), 2)
+    totals_topic = source.create_topic(source.name("totals"), 1)
     producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
 
     def produce(first, n):
         for i in range(first, first + n):
-            producer.produce("orders", key=b"c%d" % (i % 3), value=b"%d" % i)
+            producer.produce(orders, key=b"c%d" % (i % 3), value=b"%d" % i)
         assert producer.flush(15) == 0
 
     checkpoint = str(tmp_path / "checkpoint")
 
     def run_once():
-        source = (spark.readStream.format("kafkamock").option("kafka.bootstrap.servers", broker.bootstrap_servers)
-                  .option("subscribe", "orders").option("startingOffsets", "earliest")
-                  .option("maxOffsetsPerTrigger", "7").load())
-        totals = source.selectExpr("CAST(key AS STRING) AS customer").groupBy("customer").count()
-        query = (totals.selectExpr("customer AS key", "CAST(count AS STRING) AS value")
-                 .writeStream.format("kafkamock").outputMode("complete")
-                 .option("kafka.bootstrap.servers", broker.bootstrap_servers).option("topic", "totals")
-                 .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+        stream = source.read(stream=True, subscribe=orders, startingOffsets="earliest", maxOffsetsPerTrigger="7")
+        totals = stream.selectExpr("CAST(key AS STRING) AS customer").groupBy("customer").count()
+        query = (source.write_stream(totals.selectExpr("customer AS key", "CAST(count AS STRING) AS value"),
+                                     topic=totals_topic, checkpointLocation=checkpoint)
+                 .outputMode("complete").trigger(availableNow=True).start())
         assert query.awaitTermination(180)
         assert query.exception() is None
         return [p["numInputRows"] for p in query.recentProgress]
@@ -148,23 +157,22 @@ def test_streaming_aggregation_written_back_survives_a_restart(spark, kafka_brok
     produce(20, 10)
     second = run_once()
     assert sum(second) == 10                                         # from the checkpoint: none again, none lost
-    messages = consume_all(broker, "totals", len([n for n in first + second if n]) * 3, timeout=10)
+    messages = consume_all(broker, totals_topic, len([n for n in first + second if n]) * 3, timeout=10)
     latest = {}
     for m in messages:                                               # in offset order: the last count wins
         latest[m.key().decode()] = int(m.value())
     assert latest == {"c0": 10, "c1": 10, "c2": 10}
 
 
-def test_batch_write_with_keys_partitions_and_headers(spark, kafka_broker_session):
-    broker = kafka_broker_session
-    broker.create_topic("spark-out", 4)
+def test_batch_write_with_keys_partitions_and_headers(source):
+    broker, spark = source, source.spark
+    topic = source.create_topic(source.name("spark-out"), 4)
     df = spark.createDataFrame(
         [(f"k{i}" if i % 4 else None, f"value-{i}", i % 4 if i % 5 == 0 else None,
           [("h", bytearray(b"%d" % i))]) for i in range(40)],
         "key string, value string, partition int, headers array<struct<key:string,value:binary>>")
-    (df.write.mode("append").format("kafkamock").option("kafka.bootstrap.servers", broker.bootstrap_servers)
-     .option("topic", "spark-out").save())
-    got = consume_all(broker, "spark-out", 40)
+    source.write(df, topic=topic)
+    got = consume_all(broker, topic, 40)
     by_value = {m.value().decode(): m for m in got}
     assert sorted(by_value) == sorted(f"value-{i}" for i in range(40))
     from kafkamock.client.partitioner import partition_for_key
@@ -176,20 +184,15 @@ def test_batch_write_with_keys_partitions_and_headers(spark, kafka_broker_sessio
         elif i % 4:
             assert m.partition() == partition_for_key(b"k%d" % i, 4)    # Kafka's murmur2, as Java would
     # Idempotent: each task's batches carry a producer id and sequences.
-    views = []
-    for p in range(4):
-        for entry in broker.control.stored_batches("spark-out", p, limit=1 << 30):
-            views += records.split_batches(entry["data"])[0]
+    views = [v for p in range(4) for v in stored_batches(broker, topic, p)]
     assert views and all(v.producer_id >= 0 and v.base_sequence >= 0 for v in views)
 
 
-def test_a_failed_write_surfaces_the_kafka_error(spark, kafka_broker_session):
-    broker = kafka_broker_session
-    broker.create_topic("spark-small", 1, config={"max.message.bytes": "1000"})
-    df = spark.createDataFrame([("x" * 5000,)], "value string")
-    with pytest.raises(Exception, match="MESSAGE_TOO_LARGE"):
-        (df.write.mode("append").format("kafkamock").option("kafka.bootstrap.servers", broker.bootstrap_servers)
-         .option("topic", "spark-small").save())
+def test_a_failed_write_surfaces_the_kafka_error(source):
+    topic = source.create_topic(source.name("spark-small"), 1, config={"max.message.bytes": "1000"})
+    df = source.spark.createDataFrame([("x" * 5000,)], "value string")
+    with pytest.raises(Exception, match="MESSAGE_TOO_LARGE|RecordTooLargeException"):
+        source.write(df, topic=topic)
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -215,18 +218,19 @@ def test_bad_write_schema_is_refused(spark, kafka_broker_session):
          .option("kafka.bootstrap.servers", kafka_broker_session.bootstrap_servers).option("topic", "t").save())
 
 
-def test_share_state_control_batches_are_never_rows(spark, kafka_broker_session):
+def test_share_state_control_batches_are_never_rows(mock_source):
     """A share group's SHARE_CHECKPOINT / SHARE_DELTA batches sit between the records and at the end of the partition;
     Spark reads every record, none of them, and reaches the end offset."""
-    broker, topic = kafka_broker_session, "spark-share-state"
-    broker.create_topic(topic, 1)
+    source = broker = mock_source
+    topic = source.create_topic(source.name("spark-share-state"), 1)
+    group = source.name("spark-sg")
     append_batch(broker, topic, 0, [{"key": None, "value": b"a%d" % i, "timestamp": TS} for i in range(3)])
 
     async def share():
         async with KafkaClient(broker.bootstrap_servers) as client:      # one connection: the session is its own
             conn = await client.leader(topic, 0)
             joined = await conn.request("ShareGroupHeartbeat", {
-                "group_id": "spark-sg", "member_id": "m", "member_epoch": 0, "rack_id": None,
+                "group_id": group, "member_id": "m", "member_epoch": 0, "rack_id": None,
                 "subscribed_topic_names": [topic]})
             assert joined.error_code == 0
             got = []
@@ -241,7 +245,7 @@ def test_share_state_control_batches_are_never_rows(spark, kafka_broker_session)
                                                    "topic_data": [{"name": topic, "topic_id": client.topic_ids[topic],
                                                                    "partition_data": [{"index": 0, "records": data}]}]})
                 answer = await conn.request("ShareFetch", {
-                    "group_id": "spark-sg", "member_id": "m", "share_session_epoch": epoch,
+                    "group_id": group, "member_id": "m", "share_session_epoch": epoch,
                     "max_wait_ms": 2000 if produced else 0, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
                     "batch_size": 100, "share_acquire_mode": 0, "is_renew_ack": False, "forgotten_topics_data": [],
                     "topics": [{"topic_id": client.topic_ids[topic], "partitions": [
@@ -254,7 +258,8 @@ def test_share_state_control_batches_are_never_rows(spark, kafka_broker_session)
             return got
 
     assert trio.run(share) == [(3, 5), (7, 7)]
-    assert broker.call(lambda b=broker.broker: b.cluster.topics[topic].partitions[0].log.high_watermark) == 9
-    rows = reader(spark, broker, subscribe=topic).collect()
+    handle = source.handle
+    assert handle.call(lambda b=handle.broker: b.cluster.topics[topic].partitions[0].log.high_watermark) == 9
+    rows = source.read(subscribe=topic).collect()
     assert sorted((r.offset, r.value) for r in rows) == [(0, b"a0"), (1, b"a1"), (2, b"a2"), (3, b"b0"), (4, b"b1"),
                                                          (5, b"b2"), (7, b"c0")]

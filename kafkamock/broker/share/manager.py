@@ -307,9 +307,13 @@ class ShareManager:
         if share is None or share.reported is None:
             return -1, 0, -1
         start, complete = share.reported
+        if start == -1:                 # altered to "not initialized": no lag, as Kafka answers it
+            return start, partition.leader_epoch, -1
         end = partition.log.high_watermark
         controls = len(share_control_offsets(partition.log, start, end))
-        return start, partition.leader_epoch, end - start - complete - controls
+        lag = end - start - complete - controls
+        # Kafka computes it in a Java long: a start offset altered to an extreme value wraps, it does not fail
+        return start, partition.leader_epoch, (lag + 2**63) % 2**64 - 2**63
 
     # -- locks and persistence ------------------------------------------------------------------------------------
 
