@@ -54,11 +54,12 @@ $(JS_STAMP): $(STAMP) tests/js/package.json tests/js/package-lock.json tests/js/
 	PYTHONPATH=tests $(BIN)/python tests/support/js_clients.py .cache/node
 	touch $@
 
-# The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it, then the broker stays up
-# in the foreground (Ctrl-C stops it).
-run: install
+# The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it through Spark's own Kafka
+# connector (format("kafka")), then the broker stays up in the foreground (Ctrl-C stops it).
+run: install spark
 	@$(BIN)/kafkamock serve --host 127.0.0.1 --port 9092 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid' INT TERM EXIT; \
+	KAFKAMOCK_SPARK_JARS="$$(grep -v '^#' .cache/spark/jars/classpath.txt | paste -sd:)" \
 	$(BIN)/python examples/orders_pipeline.py --bootstrap-servers 127.0.0.1:9092 --wait 30 && \
 	echo "kafkamock is serving on 127.0.0.1:9092 (Ctrl-C stops it)" && wait $$pid
 

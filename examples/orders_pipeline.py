@@ -1,12 +1,14 @@
-"""An orders pipeline on Spark Structured Streaming, through kafkamock's PySpark connector.
+"""An orders pipeline on Spark Structured Streaming, through Spark's own Kafka connector, against kafkamock.
 
 Orders (JSON) are produced to the topic ``orders``; a streaming query reads them, totals them per minute of
 order time, and writes the totals to ``order-totals``; a batch read of that topic shows the result.
 
     python examples/orders_pipeline.py                               # starts its own broker
     python examples/orders_pipeline.py --bootstrap-servers 127.0.0.1:9092
+    python examples/orders_pipeline.py --connector kafkamock         # kafkamock's Python connector, no JVM jar
 
-The same code runs against Spark's own Kafka connector with ``format("kafka")`` instead of ``"kafkamock"``.
+Spark's connector (``spark-sql-kafka-0-10``) comes from ``KAFKAMOCK_SPARK_JARS`` (``make spark`` resolves it) or
+Spark's own package resolution (``kafkamock.spark.session``); the same pipeline runs on ``format("kafkamock")``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import random
 import socket
 import sys
@@ -51,11 +52,11 @@ async def produce_orders(bootstrap: str, batch: list[dict]) -> None:
                                                timestamp=o["ts"]) for o in batch)
 
 
-def run_pipeline(spark, bootstrap: str, checkpoint: str) -> None:
+def run_pipeline(spark, bootstrap: str, checkpoint: str, connector: str = "kafka") -> None:
     from pyspark.sql import functions as F
 
     order_schema = "order_id long, customer string, amount double, ts long"
-    orders_stream = (spark.readStream.format("kafkamock")
+    orders_stream = (spark.readStream.format(connector)
                      .option("kafka.bootstrap.servers", bootstrap)
                      .option("subscribe", "orders")
                      .option("startingOffsets", "earliest")
@@ -68,7 +69,7 @@ def run_pipeline(spark, bootstrap: str, checkpoint: str) -> None:
     query = (per_minute
              .select(F.date_format("minute.start", "yyyy-MM-dd HH:mm").alias("key"),
                      F.to_json(F.struct("orders", "revenue")).alias("value"))
-             .writeStream.format("kafkamock")
+             .writeStream.format(connector)
              .outputMode("complete")
              .option("kafka.bootstrap.servers", bootstrap)
              .option("topic", "order-totals")
@@ -80,10 +81,10 @@ def run_pipeline(spark, bootstrap: str, checkpoint: str) -> None:
     print(f"streaming query done: {sum(batches)} orders in {len(batches)} micro-batches {batches}")
 
 
-def show_totals(spark, bootstrap: str) -> list[tuple[str, int, float]]:
+def show_totals(spark, bootstrap: str, connector: str = "kafka") -> list[tuple[str, int, float]]:
     from pyspark.sql import functions as F
 
-    totals = (spark.read.format("kafkamock")
+    totals = (spark.read.format(connector)
               .option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", "order-totals")
               .load()
@@ -116,13 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--orders", type=int, default=1000)
     parser.add_argument("--wait", type=float, default=0, metavar="S",
                         help="wait up to S seconds for --bootstrap-servers to accept connections")
+    parser.add_argument("--connector", choices=["kafka", "kafkamock"], default="kafka",
+                        help="Spark's own Kafka connector (default) or kafkamock's Python one")
     args = parser.parse_args(argv)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    from kafkamock.spark import register
-    from kafkamock.testing import start_broker
+    from kafkamock.testing import spark_session, start_broker
 
     with contextlib.ExitStack() as stack:
         bootstrap = args.bootstrap_servers
@@ -135,14 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         batch = orders(args.orders)
         trio.run(produce_orders, bootstrap, batch)
         print(f"produced {len(batch)} orders to 'orders' at {bootstrap}")
-        spark = (SparkSession.builder.master("local[2]").appName("orders-pipeline")
-                 .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-                 .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = spark_session(app_name="orders-pipeline")
         stack.callback(spark.stop)
-        register(spark)
-        run_pipeline(spark, bootstrap, stack.enter_context(tempfile.TemporaryDirectory()))
-        rows = show_totals(spark, bootstrap)
+        run_pipeline(spark, bootstrap, stack.enter_context(tempfile.TemporaryDirectory()), args.connector)
+        rows = show_totals(spark, bootstrap, args.connector)
         counted = sum(n for _, n, _ in rows)
         print(f"{len(rows)} minutes, {counted} orders, revenue {round(sum(r for *_, r in rows), 2)}")
         return 0 if counted >= len(batch) else 1

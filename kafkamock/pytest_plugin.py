@@ -11,6 +11,9 @@
     def test_two_clusters(kafka_broker_factory):
         a, b = kafka_broker_factory(), kafka_broker_factory(brokers=3, control_port=0)
 
+    def test_pipeline(kafka_broker, kafka_spark):      # Spark's own connector, pointed at the broker
+        df = kafka_spark.read.format("kafka").option("kafka.bootstrap.servers", kafka_broker.bootstrap_servers)
+
 The ``kafkamock`` marker takes ``start_broker``'s keyword arguments (``brokers``, ``config``, ``data_dir``,
 ``control_port``...); ``kafka_broker_factory`` starts clusters with any of them and stops them after the test.
 """
@@ -58,3 +61,15 @@ def kafka_broker_session() -> Iterator[BrokerHandle]:
     """One broker shared by the whole test session (use distinct topic names per test)."""
     with start_broker() as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def kafka_spark():
+    """A local SparkSession for the whole session with Spark's own Kafka connector (``format("kafka")``) and
+    kafkamock's (``format("kafkamock")``): point readers and writers at ``kafka_broker.bootstrap_servers``. The
+    connector comes from ``KAFKAMOCK_SPARK_JARS`` or Spark's package resolution (``kafkamock.spark.session``)."""
+    from kafkamock.spark.session import spark_session
+
+    session = spark_session(app_name="kafkamock-pytest")
+    yield session
+    session.stop()

@@ -4,6 +4,9 @@
         producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
         broker.control.stop_node(2)                   # the control API, run on the broker's thread
         broker.control.push_fault("Produce", "NOT_LEADER_OR_FOLLOWER", count=2)
+
+``spark_session()`` (from ``kafkamock.spark.session``) is a local SparkSession with Spark's own Kafka connector on
+its classpath, to point a pipeline's ``format("kafka")`` at ``broker.bootstrap_servers``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from kafkamock.broker import Broker
 from kafkamock.broker.clock import Clock
 from kafkamock.broker.control import Control
 from kafkamock.server import Server
+from kafkamock.spark.session import spark_session
 
 
 class ThreadedControl:
@@ -131,3 +135,6 @@ def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.
     ``data_dir``, on disk; use as a context manager to stop it."""
     return BrokerHandle(config, host, port, brokers=brokers, data_dir=data_dir, clock=clock,
                         control_port=control_port).start()
+
+
+__all__ = ["BrokerHandle", "ThreadedControl", "spark_session", "start_broker"]

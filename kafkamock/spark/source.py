@@ -117,8 +117,15 @@ class KafkaBatchReader(_Reading, DataSourceReader):
         return [RangePartition(r) for r in split(ranges, opts.min_partitions, opts.max_records_per_partition)]
 
     def read(self, partition: InputPartition) -> Iterator:
-        assert isinstance(partition, RangePartition)
-        return self._read(partition)
+        return _read_range(self, partition)
+
+
+def _read_range(reader: _Reading, partition: InputPartition) -> Iterator:
+    """A planned range's rows. With nothing to read (an empty topic, a pattern matching none) the plan has no
+    ranges and Spark still asks once, with a partition of its own: no rows, as Spark's connector gives."""
+    if not isinstance(partition, RangePartition):
+        return iter(())
+    return reader._read(partition)
 
 
 def _to_json(offsets: dict[tuple[str, int], int]) -> dict:
@@ -240,8 +247,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
         log.warning("%s. failOnDataLoss is false, so the query goes on.", message)
 
     def read(self, partition: InputPartition) -> Iterator:
-        assert isinstance(partition, RangePartition)
-        return self._read(partition)
+        return _read_range(self, partition)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets (the connector commits nothing to Kafka)."""

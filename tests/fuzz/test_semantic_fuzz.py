@@ -2,7 +2,7 @@
 
 In CI (``make test``) a seeded pass of ``SEMANTIC_CASES`` cases; ``FUZZ_SECONDS=3600 make fuzz`` draws fresh cases
 for that long. Either way the broker then restarts on the same data and a real client's round must pass again; the
-figures (cases per API, outcomes, the slowest probe, the broker's peak memory) are printed at the end.
+figures (cases per API, outcomes, the longest extra wait of the probe, the broker's peak memory) are printed at the end.
 """
 
 from __future__ import annotations
@@ -44,6 +44,6 @@ def test_semantic_fuzz(tmp_path):
     t = fuzzer.tally
     per_api = ", ".join(f"{api} {n}" for api, n in sorted(t.by_api.items()))
     print(f"semantic fuzz: {t.cases} cases in {time.monotonic() - started:.0f}s ({dict(t.outcomes)}), "
-          f"{t.rounds} real-client rounds, slowest probe {t.slowest_probe_s * 1000:.0f} ms, "
+          f"{t.rounds} real-client rounds, longest extra probe wait {t.slowest_probe_s * 1000:.0f} ms, "
           f"broker peak memory {peak:.0f} MB; per API: {per_api}", flush=True)
     assert t.outcomes["answered"] > t.cases // 2

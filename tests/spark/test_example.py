@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.spark_sources import connector_jars
 
 pytestmark = pytest.mark.slow
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders_pipeline.py"
 
 
-def test_orders_pipeline_totals_every_order_per_minute(kafka_broker):
+@pytest.mark.parametrize("connector", ["kafka", "kafkamock"])
+def test_orders_pipeline_totals_every_order_per_minute(kafka_broker, connector):
+    env = {**os.environ, "KAFKAMOCK_SPARK_JARS": os.pathsep.join(connector_jars())}
     result = subprocess.run([sys.executable, str(EXAMPLE), "--bootstrap-servers", kafka_broker.bootstrap_servers,
-                             "--orders", "300", "--wait", "10"], capture_output=True, text=True, timeout=600)
+                             "--orders", "300", "--wait", "10", "--connector", connector],
+                            capture_output=True, text=True, timeout=600, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert "produced 300 orders" in out

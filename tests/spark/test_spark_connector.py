@@ -111,6 +111,19 @@ def test_starting_and_ending_offsets_json_and_assign(source):
     assert pattern.count() == 20
 
 
+def test_nothing_to_read_is_no_rows(source, tmp_path):
+    """An empty topic, a partition of it, a pattern that matches nothing: no rows (Spark's connector), never an
+    error, in a batch read and in a stream."""
+    topic = source.create_topic(source.name("spark-empty"), 2)
+    for options in ({"subscribe": topic}, {"assign": json.dumps({topic: [1]})},
+                    {"subscribePattern": source.name("nothing") + "-.*"}):
+        assert source.read(**options).count() == 0, options
+    query = (source.read(stream=True, subscribePattern=source.name("nothing") + "-.*").writeStream.format("memory")
+             .queryName(f"nothing_{source.token}").trigger(availableNow=True).start())
+    assert query.awaitTermination(120) and query.exception() is None
+    assert source.spark.sql(f"select count(*) as n from nothing_{source.token}").collect()[0].n == 0
+
+
 def test_fail_on_data_loss_after_delete_records(source):
     broker = source
     topic = source.create_topic(source.name("spark-loss"), 1)
