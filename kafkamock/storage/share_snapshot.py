@@ -1,7 +1,9 @@
 """Share snapshot files (KIP-932 seed page): one per share-partition, in its topic-partition's directory, saying where
 the latest SHARE_CHECKPOINT control batch is, so a restart reads it and the deltas after it without scanning the log.
 
-Name: the group id's UTF-8 bytes in hex, ``.sharestate`` (any group id is a valid file name that way). Layout:
+Name: the group id's UTF-8 bytes in hex, ``.sharestate`` (any group id is a valid file name that way), or, for a
+group id too long for a file name that way, ``sha256-`` and the hex digest of those bytes (the file holds the id,
+so reading never depends on the name). Layout:
 int16 version (0), uint32 CRC-32C of everything after it, int32 checkpoint epoch, int64 offset of the checkpoint
 batch, int16 length + the group id in UTF-8. Written atomically (temp file, fsync, rename). A file that does not read
 back is logged and counted: the log itself still holds the checkpoints, so recovery then scans the whole log for them.
@@ -9,6 +11,7 @@ back is logged and counted: the log itself still holds the checkpoints, so recov
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import struct
@@ -30,8 +33,14 @@ class ShareSnapshot(NamedTuple):
     checkpoint_offset: int
 
 
+MAX_HEX_NAME = 200       # file names are at most 255 bytes on common file systems
+
+
 def file_name(group_id: str) -> str:
-    return group_id.encode().hex() + SUFFIX
+    name = group_id.encode().hex()
+    if len(name) > MAX_HEX_NAME:
+        name = "sha256-" + hashlib.sha256(group_id.encode()).hexdigest()
+    return name + SUFFIX
 
 
 def encode(snapshot: ShareSnapshot) -> bytes:

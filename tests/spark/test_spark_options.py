@@ -377,3 +377,71 @@ def test_a_misspelt_option_is_refused_with_the_right_name(spark, kafka_broker_se
     with pytest.raises(Exception, match="option 'startingoffset' is not an option of a Kafka source; did you mean "
                                         "'startingOffsets'"):
         reader(spark, kafka_broker_session, subscribe=timed_topic, startingOffset="earliest").collect()
+
+
+def _wait_rows(spark, name, query, n, timeout=90):
+    """Until the memory table ``name`` has ``n`` rows (a stream's next triggers are Spark's to schedule)."""
+    deadline = time.monotonic() + timeout
+    while _rows(spark, name) < n:
+        assert time.monotonic() < deadline, f"{name}: {_rows(spark, name)} of {n} rows"
+        assert query.exception() is None, query.exception()
+        query.awaitTermination(0.2)
+    return _rows(spark, name)
+
+
+def test_subscribe_pattern_picks_up_a_topic_created_later(source):
+    stem = source.name("spark-appearing")
+    first = source.create_topic(f"{stem}-a", 1)
+    produce(source, first, [(0, b"a", TS)] * 3)
+    name = stem.replace("-", "_")
+    query = (source.read(stream=True, subscribePattern=f"{stem}-.*", startingOffsets="earliest")
+             .writeStream.format("memory").queryName(name).start())
+    try:
+        assert _wait_rows(source.spark, name, query, 3) == 3
+        later = source.create_topic(f"{stem}-b", 2)
+        produce(source, later, [(p, b"b", TS) for p in (0, 1)] * 2)
+        assert _wait_rows(source.spark, name, query, 7) == 7     # the new topic, read from its earliest offset
+        topics = {r.topic for r in source.spark.sql(f"select topic from {name}").collect()}
+        assert topics == {first, later}
+    finally:
+        query.stop()
+
+
+def test_a_stream_starts_at_latest_by_default(source):
+    topic = source.create_topic(source.name("spark-latest"), 2)
+    produce(source, topic, [(p, b"old", TS) for p in (0, 1)])
+    name = f"latest_{source.token}"
+    query = source.read(stream=True, subscribe=topic).writeStream.format("memory").queryName(name).start()
+    try:
+        query.processAllAvailable()
+        assert _rows(source.spark, name) == 0
+        produce(source, topic, [(p, b"new", TS) for p in (0, 1)] * 2)
+        assert _wait_rows(source.spark, name, query, 4) == 4
+        assert {r.value for r in source.spark.sql(f"select value from {name}").collect()} == {b"new"}
+    finally:
+        query.stop()
+
+
+def test_a_processing_time_trigger_reads_what_arrives(source):
+    topic = source.create_topic(source.name("spark-processing-time"), 1)
+    name = f"ticks_{source.token}"
+    query = (source.read(stream=True, subscribe=topic, startingOffsets="earliest").writeStream.format("memory")
+             .queryName(name).trigger(processingTime="300 milliseconds").start())
+    try:
+        for i in range(3):
+            produce(source, topic, [(0, b"%d" % i, TS)])
+            assert _wait_rows(source.spark, name, query, i + 1) == i + 1
+        # each record came in a trigger of its own (it was produced after the previous one was read)
+        assert sum(1 for p in query.recentProgress if p["numInputRows"]) == 3
+    finally:
+        query.stop()
+
+
+def test_the_sink_writes_to_the_topic_column_unless_the_option_names_one(source):
+    a, b = source.create_topic(source.name("spark-to-a"), 1), source.create_topic(source.name("spark-to-b"), 1)
+    rows = source.spark.createDataFrame([(a, "1"), (b, "2"), (b, "3")], "topic string, value string")
+    source.write(rows)
+    assert sorted(r.value for r in source.read(subscribe=a).collect()) == [b"1"]
+    assert sorted(r.value for r in source.read(subscribe=b).collect()) == [b"2", b"3"]
+    source.write(rows, topic=a)                                  # the option wins over the column
+    assert sorted(r.value for r in source.read(subscribe=a).collect()) == [b"1", b"1", b"2", b"3"]

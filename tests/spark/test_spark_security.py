@@ -1,6 +1,7 @@
-"""The connector's security settings against kafkamock's secured listeners: a batch write and read and a streaming
+"""Both connectors' security settings against kafkamock's secured listeners: a batch write and read and a streaming
 read+write over SASL_SSL with SCRAM-SHA-512 (the broker's CA given as a PEM trust store), and mutual TLS (with
-an exactly-once write)."""
+kafkamock's exactly-once write), through Spark's own connector (``format("kafka")``, the Java client) and
+kafkamock's (``format("kafkamock")``) alike."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def _options(reader_or_writer, options: dict):
     return reader_or_writer
 
 
-def test_sasl_ssl_scram_batch_and_streaming(spark, tmp_path):
+@pytest.mark.parametrize("fmt", ["kafka", "kafkamock"])
+def test_sasl_ssl_scram_batch_and_streaming(spark, tmp_path, fmt):
     server = ThrowawayCA(tmp_path / "tls").server()
     config = {"listeners": "SASL_SSL://127.0.0.1:0", "sasl.enabled.mechanisms": "SCRAM-SHA-512",
               **server.broker_config()}
@@ -27,43 +29,46 @@ def test_sasl_ssl_scram_batch_and_streaming(spark, tmp_path):
         broker.control.scram_user("spark", "spark-secret", mechanisms=["SCRAM-SHA-512"])
         broker.create_topic("secure-in", 2)
         security = {"kafka.bootstrap.servers": broker.bootstrap_servers, "kafka.security.protocol": "SASL_SSL",
-                    "kafka.ssl.truststore.location": str(server.ca), "kafka.sasl.mechanism": "SCRAM-SHA-512",
-                    "kafka.sasl.jaas.config": SCRAM}
+                    "kafka.ssl.truststore.location": str(server.ca), "kafka.ssl.truststore.type": "PEM",
+                    "kafka.sasl.mechanism": "SCRAM-SHA-512", "kafka.sasl.jaas.config": SCRAM}
         rows = [(f"k{i}", f"v{i}") for i in range(40)]
-        _options(spark.createDataFrame(rows, "key string, value string").write.mode("append").format("kafkamock"),
+        _options(spark.createDataFrame(rows, "key string, value string").write.mode("append").format(fmt),
                  {**security, "topic": "secure-in"}).save()
-        read = _options(spark.read.format("kafkamock"), {**security, "subscribe": "secure-in"}).load()
+        read = _options(spark.read.format(fmt), {**security, "subscribe": "secure-in"}).load()
         assert sorted((r.key.decode(), r.value.decode()) for r in read.collect()) == sorted(rows)
-        query = (_options(spark.readStream.format("kafkamock"), {**security, "subscribe": "secure-in",
+        query = (_options(spark.readStream.format(fmt), {**security, "subscribe": "secure-in",
                                                                  "startingOffsets": "earliest"}).load()
-                 .select("key", "value").writeStream.format("kafkamock"))
+                 .select("key", "value").writeStream.format(fmt))
         query = _options(query, {**security, "topic": "secure-out",
                                  "checkpointLocation": str(tmp_path / "checkpoint")}).trigger(availableNow=True).start()
         assert query.awaitTermination(180) and query.exception() is None
-        out = _options(spark.read.format("kafkamock"), {**security, "subscribe": "secure-out"}).load()
+        out = _options(spark.read.format(fmt), {**security, "subscribe": "secure-out"}).load()
         assert out.count() == 40
         assert {r["principal"] for r in broker.control.requests(api_key="Fetch")} == {"User:spark"}
         # A wrong password fails the query on the driver, with Kafka's error.
         wrong = {**security, "kafka.sasl.jaas.config": SCRAM.replace("spark-secret", "guess")}
-        with pytest.raises(Exception, match="SASL_AUTHENTICATION_FAILED"):
-            _options(spark.read.format("kafkamock"), {**wrong, "subscribe": "secure-in"}).load().collect()
+        with pytest.raises(Exception, match="SASL_AUTHENTICATION_FAILED|SaslAuthenticationException"):
+            _options(spark.read.format(fmt), {**wrong, "subscribe": "secure-in"}).load().collect()
 
 
-def test_mutual_tls(spark, tmp_path):
+@pytest.mark.parametrize("fmt", ["kafka", "kafkamock"])
+def test_mutual_tls(spark, tmp_path, fmt):
     ca = ThrowawayCA(tmp_path / "tls")
     server, client = ca.server(), ca.client("spark-job")
     config = {"listeners": "SSL://127.0.0.1:0", "ssl.client.auth": "required", **server.broker_config()}
     with start_broker(config) as broker:
         broker.create_topic("mtls", 1)
         security = {"kafka.bootstrap.servers": broker.bootstrap_servers, "kafka.security.protocol": "SSL",
-                    "kafka.ssl.truststore.location": str(server.ca),
-                    "kafka.ssl.keystore.location": str(client.keystore)}
-        _options(spark.createDataFrame([("a",), ("b",)], "value string").write.mode("append").format("kafkamock"),
+                    "kafka.ssl.truststore.location": str(server.ca), "kafka.ssl.truststore.type": "PEM",
+                    "kafka.ssl.keystore.location": str(client.keystore), "kafka.ssl.keystore.type": "PEM"}
+        _options(spark.createDataFrame([("a",), ("b",)], "value string").write.mode("append").format(fmt),
                  {**security, "topic": "mtls"}).save()
-        read = _options(spark.read.format("kafkamock"), {**security, "subscribe": "mtls"}).load()
+        read = _options(spark.read.format(fmt), {**security, "subscribe": "mtls"}).load()
         assert sorted(r.value for r in read.collect()) == [b"a", b"b"]
         assert {r["principal"] for r in broker.control.requests(api_key="Produce")} == {
             "User:CN=spark-job,OU=clients,O=kafkamock"}
+        if fmt == "kafka":
+            return              # kafka.transactional.id is kafkamock's connector's (Spark's has no exactly-once sink)
         # exactly-once: the transactional producer and the admin client that looks for the task's marker both
         # connect with the query's security settings
         _options(spark.createDataFrame([("c",), ("d",)], "value string").coalesce(1).write.mode("append")

@@ -229,3 +229,17 @@ def test_segment_files_stay_open_only_within_the_pools_capacity(tmp_path):
     reopened = [again.open_log("wide", TOPIC_ID, p, LogConfig(segment_bytes=300), 0) for p in range(40)]
     assert [len(values_of(plog)) for plog in reopened] == [6] * 40
     assert _open_descriptors(tmp_path) <= 12
+
+
+def test_a_share_snapshot_of_a_group_id_too_long_for_a_file_name_is_kept_under_its_digest(tmp_path):
+    """A group id of 32767 bytes would make a hex file name of 65534 characters: the snapshot goes under the id's
+    SHA-256 instead, reads back with its id, and is removed by it."""
+    from kafkamock.storage import share_snapshot
+    from kafkamock.storage.share_snapshot import ShareSnapshot
+
+    for group in ("g", "é" * 50, "€" * 10922):
+        written = share_snapshot.write(tmp_path, ShareSnapshot(group, 3, 42))
+        assert len(written.name) <= 255
+        assert ShareSnapshot(group, 3, 42) in share_snapshot.read_all(tmp_path)[0]
+        share_snapshot.remove(tmp_path, group)
+        assert not written.exists()
