@@ -1,18 +1,21 @@
-"""PySpark connector speed: rows/s of a batch read and a streaming read + write of N x 100 B records, each next
-to the same Spark plan without Kafka, measured in the same run.
+"""PySpark speed: rows/s of a batch read and a streaming read + write of N x 100 B records through Spark's own
+Kafka connector (``format("kafka")``) from kafkamock and from Apache Kafka 4.3.1, and through kafkamock's
+(``format("kafkamock")``) from kafkamock, each next to the same Spark plan without Kafka, measured in the same run.
 
-Method: a ``kafkamock serve`` process holds a 2-partition topic of N records of 100 B (written with kafkamock's
-idempotent producer, Java's default batch.size of 16 kB, uncompressed). Spark runs ``local[2]``; the Python
-workers hand Spark Arrow batches. Workloads:
+Method: a ``kafkamock serve`` process and a one-node Kafka 4.3.1 (``make kafka``) each hold a 2-partition topic of
+N records of 100 B (written with kafkamock's idempotent producer, Java's default batch.size of 16 kB,
+uncompressed). Spark runs ``local[2]`` with Spark's connector on its classpath (``make spark``). The headline ratio
+is Spark's connector on kafkamock over Spark's connector on Kafka 4.3.1: kafkamock must never be what slows a
+Spark test down. Workloads (each Kafka one for every connector-and-broker pair):
 - no-Kafka ceiling: a trivial Python Data Source (``CeilingSource`` below) yielding the connector's schema and the
   same number of rows as pre-built Arrow batches of 10,000 rows with 100 B values, written to Spark's ``noop``
   sink. It is what Spark's Python Data Source path costs with nothing to read: no connector can be faster.
-- batch read: ``spark.read.format("kafkamock")`` of the topic to the ``noop`` sink (every row is materialised,
-  nothing is stored).
+- batch read: ``spark.read.format(...)`` of the topic to the ``noop`` sink (every row is materialised, nothing
+  is stored).
 - no-Kafka streaming ceiling: ``CeilingSource`` as a stream (Trigger.AvailableNow) into its own Python Arrow
   writer that drops the rows: the streaming plan with no Kafka on either side.
 - streaming read + write: ``readStream`` of the topic (Trigger.AvailableNow), ``key`` and ``value`` written to a
-  fresh 2-partition topic by the connector's sink (idempotent producer, acks=all).
+  fresh 2-partition topic of the same broker by the same connector's sink (idempotent producer, acks=all).
 
 Rows are counted in every run: by an Observation on the batch reads (the rows the ``noop`` sink saw), and on the
 streaming runs by the sum of numInputRows and the sum of the output topic's end offsets (streaming read + write);
@@ -24,7 +27,7 @@ same cores) and the sockets. Timings vary from run to run; only ratios measured 
 nothing is asserted on time.
 
     .venv/bin/python bench/spark.py                          # 1,000,000 records, 3 rounds
-    .venv/bin/python bench/spark.py --records 200000 --rounds 1
+    .venv/bin/python bench/spark.py --records 200000 --rounds 1 --no-kafka     # kafkamock only
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pathlib import Path
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from broker import KafkamockBroker  # noqa: E402
 from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
@@ -217,28 +221,38 @@ def streamed(df, sink_format: str, options: dict[str, str]) -> tuple[float, int]
         return seconds, sum(p["numInputRows"] for p in query.recentProgress)
 
 
+PAIRS = (("kafka", "kafkamock"), ("kafka", "kafka"), ("kafkamock", "kafkamock"))   # (connector, broker)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-kafka", action="store_true", help="leave Apache Kafka 4.3.1 out")
     args = parser.parse_args(argv)
     n = args.records
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    from support.spark_sources import connector_jars
 
-    from kafkamock.spark import register
+    from kafkamock.spark.session import spark_session
 
-    broker = KafkamockBroker()
+    pairs = [p for p in PAIRS if not (args.no_kafka and p[1] == "kafka")]
+    brokers: dict[str, str] = {}
+    stops = []
     results: dict[str, list[float]] = {}
     try:
-        bootstrap = broker.bootstrap
-        trio.run(fill, bootstrap, "bench-in", n)
-        spark = (SparkSession.builder.master(f"local[{PARTITIONS}]").appName("kafkamock-bench")
-                 .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", str(PARTITIONS))
-                 .getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
-        register(spark)
+        broker = KafkamockBroker()
+        stops.append(broker.stop)
+        brokers["kafkamock"] = broker.bootstrap
+        if not args.no_kafka:
+            from support.kafka_cluster import KafkaCluster
+
+            kafka = KafkaCluster(config={"log.retention.ms": "-1"}).start()
+            stops.append(kafka.stop)
+            brokers["kafka"] = kafka.bootstrap_servers
+        for bootstrap in brokers.values():
+            trio.run(fill, bootstrap, "bench-in", n)
+        spark = spark_session(master=f"local[{PARTITIONS}]", app_name="kafkamock-bench", jars=connector_jars(),
+                              conf={"spark.sql.shuffle.partitions": str(PARTITIONS)})
         spark.dataSource.register(CeilingSource)
 
         def check(what: str, seen: int) -> None:
@@ -250,11 +264,11 @@ def main(argv: list[str] | None = None) -> int:
             check("the no-Kafka ceiling", seen)
             return seconds
 
-        def batch_read() -> float:
-            df = spark.read.format("kafkamock").option("kafka.bootstrap.servers", bootstrap).option(
+        def batch_read(fmt: str, where: str) -> float:
+            df = spark.read.format(fmt).option("kafka.bootstrap.servers", brokers[where]).option(
                 "subscribe", "bench-in").load()
-            seconds, seen = observed_noop(df, "batch-read")
-            check("the batch read", seen)
+            seconds, seen = observed_noop(df, f"read-{fmt}-{where}")
+            check(f"the batch read ({fmt} on {where})", seen)
             return seconds
 
         def stream_ceiling() -> float:
@@ -264,27 +278,21 @@ def main(argv: list[str] | None = None) -> int:
 
         outputs = iter(range(10**6))
 
-        def stream_read_write(exactly_once: bool = False) -> float:
-            index = next(outputs)
-            topic = f"bench-out-{index}"
+        def stream_read_write(fmt: str, where: str) -> float:
+            bootstrap, topic = brokers[where], f"bench-out-{next(outputs)}"
             trio.run(create_topic, bootstrap, topic)
-            df = (spark.readStream.format("kafkamock").option("kafka.bootstrap.servers", bootstrap)
+            df = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
                   .option("subscribe", "bench-in").option("startingOffsets", "earliest").load().select("key", "value"))
-            sink = {"kafka.bootstrap.servers": bootstrap, "topic": topic}
-            if exactly_once:
-                sink["kafka.transactional.id"] = f"bench-eos-{index}"
-            seconds, seen = streamed(df, "kafkamock", sink)
-            check("the streaming read (numInputRows)", seen)
-            written = trio.run(end_offsets, bootstrap, topic)
-            if exactly_once:     # the end offsets count the commit markers too: one per transaction and partition
-                if not n < written <= n + PARTITIONS * PARTITIONS:
-                    raise SystemExit(f"the exactly-once write left end offsets {written} for {n} rows")
-            else:
-                check(f"the streaming write ({topic}'s end offsets)", written)
+            seconds, seen = streamed(df, fmt, {"kafka.bootstrap.servers": bootstrap, "topic": topic})
+            check(f"the streaming read ({fmt} on {where}, numInputRows)", seen)
+            check(f"the streaming write ({fmt} on {where}, {topic}'s end offsets)",
+                  trio.run(end_offsets, bootstrap, topic))
             return seconds
 
-        workloads = {"ceiling": ceiling, "read": batch_read, "stream ceiling": stream_ceiling,
-                     "stream": stream_read_write, "stream eos": lambda: stream_read_write(exactly_once=True)}
+        workloads = {"ceiling": ceiling, "stream ceiling": stream_ceiling}
+        for fmt, where in pairs:
+            workloads[f"read {fmt}@{where}"] = lambda f=fmt, w=where: batch_read(f, w)
+            workloads[f"stream {fmt}@{where}"] = lambda f=fmt, w=where: stream_read_write(f, w)
         for round_ in range(args.rounds + 1):          # round 0 warms up and is not counted
             for name, run in workloads.items():
                 seconds = run()
@@ -293,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"round {round_}: {name}: {n / seconds:,.0f} rows/s", file=sys.stderr)
         spark.stop()
     finally:
-        broker.stop()
+        for stop in reversed(stops):
+            stop()
 
     def rate(name: str) -> float:
         return statistics.median(n / s for s in results[name])
@@ -303,18 +312,22 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"{n:,} records x {VALUE_BYTES} B, {PARTITIONS} partitions, Spark local[{PARTITIONS}], {os.cpu_count()} "
           f"cores, median of {args.rounds} round(s) after a warm-up\n")
-    print("| workload | rows/s | vs. no-Kafka ceiling | vs. same plan without Kafka | Kafka's share of the time |")
-    print("|---|---:|---:|---:|---:|")
-    rows = [("no-Kafka ceiling: Python Data Source, pre-built Arrow batches -> noop", "ceiling", "ceiling"),
-            ("batch read -> noop", "read", "ceiling"),
-            ("no-Kafka streaming ceiling: same source, AvailableNow -> Python sink that drops rows", "stream ceiling",
-             "stream ceiling"),
-            ("streaming read + write to another topic (AvailableNow)", "stream", "stream ceiling"),
-            ("the same, exactly-once (`kafka.transactional.id`)", "stream eos", "stream ceiling")]
-    for label, name, peer in rows:
-        to_peer = ratio(name, peer)
-        share = "" if name == peer else f"{1 - to_peer:.0%}"
-        print(f"| {label} | {rate(name):,.0f} | {ratio(name, 'ceiling'):.2f} | {to_peer:.2f} | {share} |")
+    print("| workload | connector | broker | rows/s | vs. no-Kafka ceiling | vs. same plan without Kafka | "
+          "vs. Spark's connector on Kafka 4.3.1 |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    labels = {"read": "batch read -> noop", "stream": "streaming read + write to another topic (AvailableNow)"}
+    print(f"| no-Kafka ceiling: Python Data Source, pre-built Arrow batches -> noop | | | {rate('ceiling'):,.0f} | "
+          "1.00 | 1.00 | |")
+    print(f"| no-Kafka streaming ceiling: same source, AvailableNow -> Python sink that drops rows | | | "
+          f"{rate('stream ceiling'):,.0f} | {ratio('stream ceiling', 'ceiling'):.2f} | 1.00 | |")
+    for kind, peer in (("read", "ceiling"), ("stream", "stream ceiling")):
+        for fmt, where in pairs:
+            name = f"{kind} {fmt}@{where}"
+            oracle = f"{kind} kafka@kafka"
+            versus = f"{ratio(name, oracle):.2f}" if oracle in results else ""
+            broker_name = "Kafka 4.3.1" if where == "kafka" else "kafkamock"
+            print(f"| {labels[kind]} | `{fmt}` | {broker_name} | {rate(name):,.0f} | {ratio(name, 'ceiling'):.2f} | "
+                  f"{ratio(name, peer):.2f} | {versus} |")
     return 0
 
 

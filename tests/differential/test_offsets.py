@@ -362,6 +362,20 @@ def test_offsets_with_their_own_retention_expire(differ, request):
     differ.check(request.node.name, scenario, config=FAST_CLEANUP)
 
 
+def test_a_retention_past_the_end_of_time_wraps_as_a_java_long(differ, request):
+    """RetentionTimeMs 2^63 - 1: Kafka adds it to the clock in a Java long, so the expire timestamp wraps into the
+    past and the offset goes at the next cleanup (found by the semantic fuzzer: the sum did not fit the record)."""
+    def scenario(run):
+        topic, group = setup(run)
+        run.call("OffsetCommit", 4, commit_body(group, {topic: {0: (5, "forever?")}}, version=4,
+                                                retention=2**63 - 1), label="commit")
+        run.until("the offset expires", lambda: not fetch(run, 4, group, None)["offsets"], timeout=15,
+                  interval=0.2)
+        run.see("after", fetch(run, 4, group, None))
+
+    differ.check(request.node.name, scenario, config=FAST_CLEANUP)
+
+
 def test_empty_group_with_only_expired_offsets_goes(differ, request):
     """A standalone group whose every offset expired is deleted by the cleanup (Dead for DescribeGroups)."""
     def scenario(run):

@@ -219,9 +219,10 @@ def test_producer_settings_take_effect(mock_source):
     topic = source.create_topic(source.name("spark-batches"), 1)
     df = source.spark.createDataFrame([(f"value-{i:03d}" + "x" * 90,) for i in range(100)],
                                       "value string").coalesce(1)
-    source.write(df, topic=topic)
+    source.write(df, topic=topic, **{"kafka.linger.ms": "1000"})   # one batch, whatever the machine's speed
     whole = len(source.control.stored_batches(topic, 0, limit=1 << 20))
-    source.write(df, topic=topic, **{"kafka.batch.size": "1000", "kafka.compression.type": "gzip"})
+    source.write(df, topic=topic, **{"kafka.batch.size": "1000", "kafka.compression.type": "gzip",
+                                     "kafka.linger.ms": "1000"})
     stored = source.control.stored_batches(topic, 0, limit=1 << 20)
     assert whole <= 2 and len(stored) - whole >= 10       # batches of at most 1000 bytes: about 10 records each
     assert {b["compression"] for b in stored[whole:]} == {"gzip"}

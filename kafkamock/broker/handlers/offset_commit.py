@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.java_long import java_long
 
 API_KEY = 8
 DEFAULT_RETENTION = -1
@@ -89,7 +90,9 @@ def handle(broker, request) -> dict:
             return {"throttle_time_ms": 0, "topics": [{**keys[key], "partitions": parts}
                                                       for key, parts in answered.items()]}
         retention = body.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
-        expire = broker.now_ms() + retention if retention != DEFAULT_RETENTION else None
+        # OffsetMetadataManager's expireTimestampMs: currentTimeMs + retentionTimeMs, a Java long (an extreme
+        # retention wraps into the past, and the offset goes at the next cleanup)
+        expire = java_long(broker.now_ms() + retention) if retention != DEFAULT_RETENTION else None
         groups.commit(body.group_id, entries, expire)
         for key, index, code in results:
             answered.setdefault(key, []).append({"partition_index": index, "error_code": code})

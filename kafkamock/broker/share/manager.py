@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.java_long import java_long
 from kafkamock.broker.share import fetching
 from kafkamock.broker.share.fetching import EMPTY, ShareRead
 from kafkamock.broker.share.partition import NEVER, SharePartition
@@ -313,7 +314,7 @@ class ShareManager:
         controls = len(share_control_offsets(partition.log, start, end))
         lag = end - start - complete - controls
         # Kafka computes it in a Java long: a start offset altered to an extreme value wraps, it does not fail
-        return start, partition.leader_epoch, (lag + 2**63) % 2**64 - 2**63
+        return start, partition.leader_epoch, java_long(lag)
 
     # -- locks and persistence ------------------------------------------------------------------------------------
 
