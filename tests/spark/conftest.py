@@ -4,7 +4,7 @@ connector-and-broker combinations the option tests run on (support/spark_sources
 from __future__ import annotations
 
 import pytest
-from support.spark_sources import ALL, ON_KAFKAMOCK, source_for
+from support.spark_sources import ALL, BROKER_CONFIG, ON_KAFKAMOCK, source_for
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -39,7 +39,7 @@ def kafka_broker_session():
     the first retention check (30 s after start), as Kafka's would: this broker keeps records forever."""
     from kafkamock.testing import start_broker
 
-    with start_broker({"log.retention.ms": "-1"}) as broker:
+    with start_broker({"log.retention.ms": "-1", **BROKER_CONFIG}) as broker:
         yield broker
 
 

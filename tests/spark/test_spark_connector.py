@@ -139,6 +139,25 @@ def test_fail_on_data_loss_after_delete_records(source):
     assert sorted(r.offset for r in rows) == list(range(7, 15))
 
 
+def test_fail_on_data_loss_after_retention(source):
+    """Records aged out by retention (2023 timestamps, a week's retention, segments rolled every 100 ms): a read
+    from offset 0 fails with failOnDataLoss, and with it off reads what is left."""
+    topic = source.create_topic(source.name("spark-aged"), 1, config={"retention.ms": str(7 * 86_400_000),
+                                                                      "segment.ms": "100"})
+    append_batch(source, topic, 0, [{"key": None, "value": b"old%d" % i, "timestamp": TS} for i in range(5)])
+    time.sleep(0.2)                     # segment.ms: the next append rolls a segment (Kafka's rule is in wall time)
+    append_batch(source, topic, 0, [{"key": None, "value": b"new", "timestamp": int(time.time() * 1000)}])
+    deadline = time.monotonic() + 60
+    while source.read(subscribe=topic).count() != 1:       # until the broker's retention check removed the old
+        assert time.monotonic() < deadline, "retention did not remove the old segment"
+        time.sleep(0.2)
+    start = json.dumps({topic: {"0": 0}})
+    with pytest.raises(Exception, match="failOnDataLoss"):
+        source.read(subscribe=topic, startingOffsets=start).collect()
+    rows = source.read(subscribe=topic, startingOffsets=start, failOnDataLoss="false").collect()
+    assert [(r.offset, r.value) for r in rows] == [(5, b"new")]
+
+
 def test_streaming_aggregation_written_back_survives_a_restart(source, tmp_path):
     """orders -> count per customer (complete mode) -> totals topic; stop, produce more, restart from the checkpoint:
     every input row counted exactly once."""

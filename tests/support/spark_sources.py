@@ -26,6 +26,9 @@ ALL = [pytest.param(("kafka", "kafkamock"), id="kafka-on-kafkamock"),
        pytest.param(("kafkamock", "kafkamock"), id="kafkamock-on-kafkamock")]
 ON_KAFKAMOCK = [ALL[0], ALL[2]]
 SPARKS_OWN = [ALL[0], ALL[1]]
+# Both brokers check retention every half second (a data-loss test waits for it); the tests' topics keep records
+# for ever unless a test says otherwise (their timestamps are from 2023).
+BROKER_CONFIG = {"log.retention.check.interval.ms": "500"}
 
 
 def connector_jars() -> list[str]:
@@ -107,10 +110,10 @@ def source_for(request: pytest.FixtureRequest, spark: Any) -> Source:
 
         if find_java() is None:
             missing_tool("Kafka 4.3.1 needs a JDK 17 (java and javac on PATH or in $JAVA_HOME/bin)")
-        cluster = request.getfixturevalue("reference_kafka").get()
+        cluster = request.getfixturevalue("reference_kafka").get(config=BROKER_CONFIG)
         return Source(fmt, broker, cluster.bootstrap_servers, spark)
     handle = request.getfixturevalue("kafka_broker_session")
     return Source(fmt, broker, handle.bootstrap_servers, spark, handle)
 
 
-__all__ = ["ALL", "ON_KAFKAMOCK", "SPARKS_OWN", "Source", "connector_jars", "source_for"]
+__all__ = ["ALL", "BROKER_CONFIG", "ON_KAFKAMOCK", "SPARKS_OWN", "Source", "connector_jars", "source_for"]
