@@ -28,6 +28,7 @@ cut off, with a WARNING line naming the file, the position and why. The indexes 
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -132,6 +133,7 @@ class FileSegment(Segment):
         self.bytes_since_index = 0
         self._fds: tuple[int, int, int] | None = None
         self._created = False           # the first open creates the files and empties the indexes
+        self._closed = False            # closed for good (deleted, replaced, the log closed): never reopened
         handles.use(self)
 
     __hash__ = object.__hash__          # a pool key by identity
@@ -164,6 +166,8 @@ class FileSegment(Segment):
             self._fds = None
 
     def _files(self) -> tuple[int, int, int]:
+        if self._closed:
+            raise OSError(errno.EBADF, f"segment {self.path.name} is closed")
         self.handles.use(self)
         assert self._fds is not None
         return self._fds
@@ -271,6 +275,7 @@ class FileSegment(Segment):
             os.fsync(fd)
 
     def close(self) -> None:
+        self._closed = True
         self.handles.forget(self)
         self.close_files()
 

@@ -243,3 +243,21 @@ def test_a_share_snapshot_of_a_group_id_too_long_for_a_file_name_is_kept_under_i
         assert ShareSnapshot(group, 3, 42) in share_snapshot.read_all(tmp_path)[0]
         share_snapshot.remove(tmp_path, group)
         assert not written.exists()
+
+
+def test_a_closed_segment_is_never_reopened(tmp_path):
+    """A segment closed for good (its files renamed for deletion) must not come back as an empty file at its old
+    path when something still holds it: reading it fails instead."""
+    import errno
+
+    from kafkamock.storage.disk import HandlePool
+
+    storage = DiskStorage(tmp_path, HandlePool(capacity=2))
+    plog = storage.open_log("gone", TOPIC_ID, 0, LogConfig(segment_bytes=200), 0)
+    Writer(plog).append([b"x" * 50], timestamp=1_000)
+    segment = plog.segments[0]
+    segment.close()
+    with pytest.raises(OSError) as closed:
+        segment.batch(0)
+    assert closed.value.errno == errno.EBADF
+    assert segment.path.exists()                    # the one file it had, not a new empty one
