@@ -63,8 +63,11 @@ class WireLog:
         with self._lock:
             return [r for r in self.responses if r.api_key == api_key]
 
-    def versions(self, api_key: int) -> set[int]:
-        return {r.version for r in self.requests_of(api_key) if r.version is not None}
+    def versions(self, api_key: int, client_prefix: str | None = None) -> set[int]:
+        """The versions of ``api_key`` sent, by clients whose id starts with ``client_prefix`` when given (another
+        test's lingering client may reach a broker of this one: ports are reused)."""
+        return {r.version for r in self.requests_of(api_key) if r.version is not None and
+                (client_prefix is None or (r.client_id or "").startswith(client_prefix))}
 
     def refused(self) -> list[WireRequest]:
         with self._lock:
