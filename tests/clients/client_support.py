@@ -137,15 +137,25 @@ class RawClient:
         (size,) = struct.unpack(">i", size_prefix)
         return size_prefix + self.recv_exactly(size)
 
-    def request(self, api: int | str, version: int, body: dict, client_id: str | None = "raw-client"):
-        """Send one request and return the decoded (header, body) of its response."""
+    def send(self, api: int | str, version: int, body: dict, client_id: str | None = "raw-client") -> None:
+        """Send one request without waiting for its answer (``receive`` reads it)."""
         from kafkamock import codec
 
         self.correlation_id += 1
         self.send_frame(codec.encode_request(api, version, self.correlation_id, client_id, body))
+
+    def receive(self, api: int | str, version: int):
+        """The decoded (header, body) of the answer to the last request sent."""
+        from kafkamock import codec
+
         header, response = codec.decode_response(api, version, self.recv_frame())
         assert header.correlation_id == self.correlation_id
         return header, response
+
+    def request(self, api: int | str, version: int, body: dict, client_id: str | None = "raw-client"):
+        """Send one request and return the decoded (header, body) of its response."""
+        self.send(api, version, body, client_id)
+        return self.receive(api, version)
 
     def closed_by_peer(self, timeout: float = 10.0) -> bool:
         """True once the broker has closed this connection (EOF or reset), False if it sent bytes instead."""

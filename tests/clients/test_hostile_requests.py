@@ -83,22 +83,22 @@ def test_a_catastrophic_topic_regex_holds_no_other_client(broker):
         create_topic(client, "a" * 249)
 
         def heartbeat(group: str, regex: str, member_id: str, epoch: int = 0) -> None:
-            client.send_frame(_encode("ConsumerGroupHeartbeat", 1, client, {
+            client.send("ConsumerGroupHeartbeat", 1, {
                 "group_id": group, "member_id": member_id, "member_epoch": epoch, "instance_id": None,
                 "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": None,
-                "subscribed_topic_regex": regex, "server_assignor": None, "topic_partitions": []}))
+                "subscribed_topic_regex": regex, "server_assignor": None, "topic_partitions": []})
 
         for group in ("redos", "redos-match"):
             client.request("FindCoordinator", 4, {"key_type": 0, "coordinator_keys": [group]})
         assert answered_meanwhile(broker, lambda: heartbeat("redos", "(a+)+b", uuid.uuid4().hex[:22])) \
             < ANSWER_WITHIN_S
-        first = _receive(client, "ConsumerGroupHeartbeat", 1)
+        first = client.receive("ConsumerGroupHeartbeat", 1)[1]
         assert first.error_code == E.NONE and first.member_epoch >= 1
         member, epoch, assigned = uuid.uuid4().hex[:22], 0, []
         deadline = time.monotonic() + 20
         while not assigned and time.monotonic() < deadline:
             heartbeat("redos-match", "(a+)+", member, epoch)
-            answer = _receive(client, "ConsumerGroupHeartbeat", 1)
+            answer = client.receive("ConsumerGroupHeartbeat", 1)[1]
             assert answer.error_code == E.NONE, answer
             epoch = answer.member_epoch
             assigned = answer.assignment.topic_partitions if answer.assignment else []
@@ -116,29 +116,13 @@ def test_a_catastrophic_transactional_id_pattern_holds_no_other_client(broker):
         def listing(pattern: str):
             return {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
                     "transactional_id_pattern": pattern}
-        took = answered_meanwhile(broker, lambda: client.send_frame(
-            _encode("ListTransactions", 2, client, listing("(a+)+b"))))
+        took = answered_meanwhile(broker, lambda: client.send("ListTransactions", 2, listing("(a+)+b")))
         assert took < ANSWER_WITHIN_S
-        assert _receive(client, "ListTransactions", 2).transaction_states == []
+        assert client.receive("ListTransactions", 2)[1].transaction_states == []
         _, matched = client.request("ListTransactions", 2, listing("(a+)+"))
         assert [t.transactional_id for t in matched.transaction_states] == [tid]
         _, refused = client.request("ListTransactions", 2, listing("(a)\\1"))
         assert refused.error_code == E.INVALID_REGULAR_EXPRESSION
-
-
-def _encode(api: str, version: int, client: RawClient, body: dict) -> bytes:
-    from kafkamock import codec
-
-    client.correlation_id += 1
-    return codec.encode_request(api, version, client.correlation_id, "hostile", body)
-
-
-def _receive(client: RawClient, api: str, version: int):
-    from kafkamock import codec
-
-    header, body = codec.decode_response(api, version, client.recv_frame())
-    assert header.correlation_id == client.correlation_id
-    return body
 
 
 # -- 2. a client string quoted back in an error message --------------------------------------------------------------
@@ -307,14 +291,14 @@ def test_another_connection_is_answered_while_one_waits(broker):
         sent = threading.Event()
 
         def long_poll() -> None:
-            client.send_frame(_encode("Fetch", 12, client, {
+            client.send("Fetch", 12, {
                 "replica_id": -1, "max_wait_ms": 3000, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
                 "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
                 "topics": [{"topic": "idle", "partitions": [{"partition": 0, "current_leader_epoch": -1,
                                                              "fetch_offset": 0, "last_fetched_epoch": -1,
                                                              "log_start_offset": -1,
-                                                             "partition_max_bytes": 1 << 20}]}]}))
+                                                             "partition_max_bytes": 1 << 20}]}]})
             sent.set()
         assert answered_meanwhile(broker, long_poll) < ANSWER_WITHIN_S
         assert sent.is_set()
-        assert _receive(client, "Fetch", 12).responses[0].partitions[0].error_code == E.NONE
+        assert client.receive("Fetch", 12)[1].responses[0].partitions[0].error_code == E.NONE

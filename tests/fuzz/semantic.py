@@ -36,6 +36,7 @@ from random import Random
 from typing import Any
 
 from fuzz.harness import read_frame
+from support.differential import Conn
 
 from kafkamock import codec, records
 from kafkamock.schema import DEFAULT_STRUCT, ArrayType, FieldSpec, MessageSpec, StructRef, StructSpec
@@ -362,8 +363,8 @@ def served_versions(bootstrap: str) -> list[tuple[int, int]]:
 def build_world(bootstrap: str) -> World:
     """Topics, a group with offsets, a transactional producer and a share group to aim at."""
     world = World()
-    with _connect(bootstrap) as sock:
-        conn = _Conn(sock)
+    conn = Conn(bootstrap)
+    try:
         for name, partitions, configs in (("fuzz-a", 3, []), ("fuzz-b", 1, []),
                                           ("fuzz-c", 1, [{"name": "cleanup.policy", "value": "compact"}]),
                                           ("a" * 249, 1, [])):     # what a backtracking regex chokes on
@@ -399,22 +400,14 @@ def build_world(bootstrap: str) -> World:
                                                    "producer_id": -1, "producer_epoch": -1})
             world.transactional_ids.append(tid)
             world.producer_ids.append(init.producer_id)
+    finally:
+        conn.close()
     return world
 
 
 def _show(api: str, version: int, body: dict) -> str:
     text = repr(body)
     return f"{api} v{version} {text[:1500]}{'...' if len(text) > 1500 else ''}"
-
-
-class _Conn:
-    def __init__(self, sock: socket.socket):
-        self.sock, self.correlation_id = sock, 0
-
-    def call(self, api: str, version: int, body: dict):
-        self.correlation_id += 1
-        self.sock.sendall(codec.encode_request(api, version, self.correlation_id, "fuzz-world", body))
-        return codec.decode_response(api, version, read_frame(self.sock))[1]
 
 
 def _connect(bootstrap: str) -> socket.socket:

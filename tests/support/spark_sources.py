@@ -67,18 +67,10 @@ class Source:
 
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None) -> str:
         """Create the topic (records kept for ever: the tests' timestamps are from 2023) and wait for its leaders."""
+        from support.targets import BrokerTarget
+
         config = {"retention.ms": "-1", **{k: str(v) for k, v in (config or {}).items()}}
-        if self.handle is not None:
-            self.handle.create_topic(name, partitions, config)
-            return name
-        from confluent_kafka.admin import AdminClient, NewTopic
-
-        from support.kafka_cluster import wait_for_partitions
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
-        admin.create_topics([NewTopic(name, partitions, 1, config=config)],
-                            operation_timeout=15, request_timeout=15)[name].result(timeout=30)
-        wait_for_partitions(self.bootstrap_servers, name, partitions)
+        BrokerTarget(self.broker, self.bootstrap_servers, self.handle).create_topic(name, partitions, config)
         return name
 
     def read(self, *, stream: bool = False, **options: str) -> Any:
