@@ -328,6 +328,41 @@ def cross_config_error(values: Mapping[str, Any], config: BrokerConfig) -> str |
     return None
 
 
+def _group_requirements() -> list[tuple[str, str, str]]:
+    """GroupCoordinatorConfig's requirements between the group configs of one kind (consumer, share, streams), as
+    (config, relation, other config)."""
+    out = []
+    for kind in ("consumer", "share", "streams"):
+        g = f"group.{kind}."
+        out += [(g + "max.heartbeat.interval.ms", ">=", g + "min.heartbeat.interval.ms"),
+                (g + "heartbeat.interval.ms", ">=", g + "min.heartbeat.interval.ms"),
+                (g + "heartbeat.interval.ms", "<=", g + "max.heartbeat.interval.ms"),
+                (g + "max.session.timeout.ms", ">=", g + "min.session.timeout.ms"),
+                (g + "session.timeout.ms", ">=", g + "min.session.timeout.ms"),
+                (g + "session.timeout.ms", "<=", g + "max.session.timeout.ms"),
+                (g + "heartbeat.interval.ms", "<", g + "session.timeout.ms"),
+                (g + "max.assignment.interval.ms", ">=", g + "min.assignment.interval.ms"),
+                (g + "assignment.interval.ms", ">=", g + "min.assignment.interval.ms"),
+                (g + "assignment.interval.ms", "<=", g + "max.assignment.interval.ms")]
+    return out + [("group.streams.num.standby.replicas", "<=", "group.streams.max.standby.replicas")]
+
+
+GROUP_REQUIREMENTS = _group_requirements()
+_RELATIONS: dict[str, tuple[Callable[[Any, Any], bool], str]] = {
+    ">=": (lambda a, b: a >= b, "greater than or equal to"), "<=": (lambda a, b: a <= b, "less than or equal to"),
+    "<": (lambda a, b: a < b, "less than")}
+
+
+def startup_error(config: BrokerConfig) -> str | None:
+    """What Kafka refuses to start with among settings that are each valid alone (GroupCoordinatorConfig's
+    ``require`` checks: a group heartbeat interval below its minimum, a session timeout above its maximum...)."""
+    for name, relation, other in GROUP_REQUIREMENTS:
+        holds, words = _RELATIONS[relation]
+        if not holds(config[name], config[other]):
+            return f"{name} must be {words} {other}"
+    return None
+
+
 def format_value(value: Any, type_: str | None = None) -> str | None:
     """A parsed value as Kafka writes it (``ConfigDef.convertToString``)."""
     return to_string(value, type_ or "")
@@ -361,6 +396,8 @@ class BrokerConfig:
         self._refresh_effective()
         for name, raw in (overrides or {}).items():
             self.set(name, raw, static=True)
+        if overrides and (why := startup_error(self)):
+            raise ConfigError(why)
 
     def node_config(self) -> BrokerConfig:
         """A node's view: this config's static and cluster-default layers, with a per-broker layer of its own."""

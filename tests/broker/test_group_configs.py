@@ -4,9 +4,12 @@ they survive a restart on a data dir."""
 
 from __future__ import annotations
 
+import pytest
 from support.broker_calls import call
 
 from kafkamock.broker import Broker
+from kafkamock.broker.config import BrokerConfig
+from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.storage import DiskStorage
 
@@ -131,3 +134,23 @@ def test_group_values_are_clamped_into_the_brokers_bounds_and_described_with_syn
                                                               ("group.share.delivery.count.limit", "5", 5)])
     assert configs["share.isolation.level"] == ("read_uncommitted", 5,
                                                 [("share.isolation.level", "read_uncommitted", 5)])
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"group.consumer.heartbeat.interval.ms": 1000},
+     "group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms"),
+    ({"group.share.session.timeout.ms": 90_000},
+     "group.share.session.timeout.ms must be less than or equal to group.share.max.session.timeout.ms"),
+    ({"group.consumer.heartbeat.interval.ms": 45_000, "group.consumer.max.heartbeat.interval.ms": 60_000},
+     "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+])
+def test_a_broker_does_not_start_with_group_configs_kafka_refuses_together(overrides, message):
+    """Each value is valid alone; together they break GroupCoordinatorConfig's requirements, and Kafka 4.3.1
+    refuses to format or start (an IllegalArgumentException with this message)."""
+    with pytest.raises(ConfigError, match=f"^{message}$"):
+        BrokerConfig(overrides)
+
+
+def test_lowering_the_minimum_with_the_interval_starts():
+    config = BrokerConfig({"group.consumer.heartbeat.interval.ms": 1000, "group.consumer.min.heartbeat.interval.ms": 500})
+    assert config["group.consumer.heartbeat.interval.ms"] == 1000
