@@ -7,8 +7,9 @@ JAVA_STAMP := .cache/java/.stamp
 KAFKA_STAMP := .cache/kafka/.stamp
 SPARK_STAMP := .cache/spark/.stamp
 JS_STAMP   := .cache/node/.stamp
+KGO_STAMP  := .cache/kgo/.stamp
 
-.PHONY: install java kafka spark js kcat run test test-fast fuzz bench lint clean
+.PHONY: install java kafka spark js kgo kgo-full kgo-chaos kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -54,6 +55,24 @@ $(JS_STAMP): $(STAMP) tests/js/package.json tests/js/package-lock.json tests/js/
 	PYTHONPATH=tests $(BIN)/python tests/support/js_clients.py .cache/node
 	touch $@
 
+# franz-go's client integration suite (pkg/kgo at the release tests/kgo/go.mod pins), built into .cache/kgo with the
+# machine's Go (Debian's golang-go when there is none; the go command fetches the newer toolchain go.mod asks for).
+# `make test` runs it against kafkamock at 1 and 3 brokers, under connection chaos and across kill -9 restarts, with
+# a few thousand records (tests/conformance/test_kgo.py); kgo-full runs the suite's own volume (500,000 records),
+# kgo-chaos the chaos and restart passes with 50,000.
+kgo: $(KGO_STAMP)
+
+$(KGO_STAMP): $(STAMP) tests/kgo/go.mod tests/kgo/go.sum tests/support/kgo_suite.py
+	command -v go >/dev/null || (apt-get update -q && apt-get install -y -q golang-go)
+	PYTHONPATH=tests $(BIN)/python -m support.kgo_suite build
+	touch $@
+
+kgo-full: install kgo
+	KGO_RECORDS=500000 $(BIN)/python -m pytest tests/conformance/test_kgo.py -k whole -x -p no:cacheprovider
+
+kgo-chaos: install kgo
+	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/conformance/test_kgo.py -k "chaos or restarted" -x -p no:cacheprovider
+
 # The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it through Spark's own Kafka
 # connector (format("kafka")), then the broker stays up in the foreground (Ctrl-C stops it).
 run: install spark
@@ -69,7 +88,7 @@ kcat:
 
 # Two pytest-xdist workers, a test file each at a time: most of the suite's time is brokers and clients waiting.
 TEST_WORKERS ?= 2
-test: install java kafka spark js kcat
+test: install java kafka spark js kgo kcat
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: install

@@ -1,0 +1,227 @@
+"""franz-go's client integration suite (``pkg/kgo``, pinned by ``tests/kgo/go.mod``) against ``kafkamock serve``.
+
+The suite is another project's judge of a broker: franz-go runs it against its own fake (kfake) and against Apache
+Kafka. Here it is built once into ``.cache/kgo`` (``go test -c``) and run with the environment it reads:
+
+- ``KGO_SEEDS``: the brokers' PLAINTEXT listener; ``KGO_TEST_RF``: the replication factor of its topics (1 on one
+  broker, 3 on three); ``KGO_TEST_RECORDS``: the volume of its ETL tests (500,000 by default; a few thousand keep
+  a CI pass short); ``KGO_TEST_CHAOS=1``: every client connection dies after 0.5–1.5 s;
+- ``KGO_TEST_SCRAM_SEEDS`` / ``KGO_TEST_SCRAM`` and ``KGO_TEST_OAUTH_SEEDS``: a SCRAM-SHA-256 and an OAUTHBEARER
+  (unsecured tokens) listener of the same brokers, so the authentication tests run instead of skipping.
+
+Results come from ``go tool test2json``: every test and subtest with its outcome and, for a skip, its reason.
+``Restarter`` kill -9s the broker every few seconds and starts it again on the same data directory and ports while
+the suite runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from support.serve_process import REPO, ServeProcess, free_port
+
+MODULE = REPO / "tests" / "kgo"
+CACHE = REPO / ".cache" / "kgo"
+PACKAGE = "github.com/twmb/franz-go/pkg/kgo"
+SCRAM_USER = ("kgo", "kgo-secret")
+# What the suite's helpers expect of a test broker (kfake's run_tests.sh sets the same): KIP-848 members heartbeat
+# every second, classic groups start without Kafka's 3 s initial delay.
+BROKER_CONFIG = {"group.initial.rebalance.delay.ms": "0", "group.consumer.heartbeat.interval.ms": "1000",
+                 "group.consumer.min.heartbeat.interval.ms": "1000"}
+
+
+def franz_go_version() -> str:
+    for line in (MODULE / "go.mod").read_text().splitlines():
+        parts = line.split()
+        if parts[:2] == ["require", "github.com/twmb/franz-go"]:
+            return parts[2]
+    raise RuntimeError("tests/kgo/go.mod pins no github.com/twmb/franz-go")
+
+
+def go() -> str | None:
+    return shutil.which("go")
+
+
+@dataclass
+class Suite:
+    binary: Path
+    source: Path          # the package's directory: some tests read its files, as under `go test`
+
+
+def build() -> Suite:
+    """The suite's test binary, built when go.mod or go.sum changed since (Go's build cache makes a rebuild quick)."""
+    exe = go()
+    if exe is None:
+        raise RuntimeError("the Go toolchain is not installed (make kgo installs it)")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    binary = CACHE / f"kgo-{franz_go_version()}.test"
+    env = {**os.environ, "GOFLAGS": "-mod=readonly"}
+    inputs = max((MODULE / name).stat().st_mtime for name in ("go.mod", "go.sum"))
+    if not binary.exists() or binary.stat().st_mtime < inputs:
+        subprocess.run([exe, "test", "-c", "-o", str(binary), PACKAGE], cwd=MODULE, env=env, check=True)
+    source = subprocess.run([exe, "list", "-f", "{{.Dir}}", PACKAGE], cwd=MODULE, env=env, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    return Suite(binary, Path(source))
+
+
+@dataclass
+class Outcome:
+    name: str
+    action: str                   # pass, fail or skip
+    seconds: float
+    reason: str = ""              # a skip's message, the end of a failure's output
+
+
+@dataclass
+class Results:
+    label: str
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    exit_code: int = 0
+    seconds: float = 0.0
+    output: list[str] = field(default_factory=list)     # the raw lines that belong to no test (panics, timeouts)
+
+    def top(self, action: str) -> list[Outcome]:
+        return [o for o in self.outcomes.values() if "/" not in o.name and o.action == action]
+
+    def of(self, action: str) -> list[Outcome]:
+        return [o for o in self.outcomes.values() if o.action == action]
+
+    def summary(self) -> dict:
+        return {"label": self.label, "franz_go": franz_go_version(), "exit_code": self.exit_code,
+                "seconds": round(self.seconds, 1),
+                "tests": {a: len(self.top(a)) for a in ("pass", "fail", "skip")},
+                "subtests": {a: len(self.of(a)) - len(self.top(a)) for a in ("pass", "fail", "skip")},
+                "skipped": {o.name: o.reason for o in self.of("skip")},
+                "failed": {o.name: o.reason for o in self.of("fail")}}
+
+    def report(self) -> str:
+        """What a failed assertion shows: each failure with the end of its output."""
+        lines = [f"franz-go {franz_go_version()} kgo suite, {self.label}: exit {self.exit_code}, "
+                 f"{self.summary()['tests']}"]
+        for o in self.of("fail"):
+            lines.append(f"FAIL {o.name}:\n{o.reason}")
+        if self.exit_code and not self.of("fail"):
+            lines.append("\n".join(self.output[-40:]))
+        return "\n".join(lines)
+
+
+def run(suite: Suite, env: dict[str, str], *, label: str, timeout_s: float, run_filter: str | None = None,
+        log: Path | None = None) -> Results:
+    """Run the suite (or the tests ``run_filter`` matches) with ``env`` added to this process's environment."""
+    args = [go() or "go", "tool", "test2json", "-t", "-p", PACKAGE, str(suite.binary), "-test.v=test2json",
+            f"-test.timeout={int(timeout_s)}s"]
+    if run_filter:
+        args.append(f"-test.run={run_filter}")
+    results = Results(label)
+    texts: dict[str, list[str]] = {}
+    started = time.monotonic()
+    with subprocess.Popen(args, cwd=suite.source, env={**os.environ, "KGO_LOG_LEVEL": "none", **env},
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        sink = log.open("w") if log else None
+        try:
+            for line in proc.stdout:
+                if sink:
+                    sink.write(line)
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    results.output.append(line.rstrip())
+                    continue
+                test, action = event.get("Test"), event.get("Action")
+                if not test:
+                    if action == "output":
+                        results.output.append(event.get("Output", "").rstrip())
+                    continue
+                if action == "output":
+                    texts.setdefault(test, []).append(event.get("Output", ""))
+                elif action in ("pass", "fail", "skip"):
+                    # Lines logged by deferred cleanups after a t.Skip run under Goexit and say "panic.go:".
+                    text = [t for t in texts.get(test, [])
+                            if not t.startswith(("=== ", "--- ")) and "panic.go:" not in t]
+                    reason = "".join(text[-1:] if action == "skip" else text[-30:]).strip()
+                    results.outcomes[test] = Outcome(test, action, event.get("Elapsed", 0.0), reason)
+        finally:
+            if sink:
+                sink.close()
+        results.exit_code = proc.wait()
+    results.seconds = time.monotonic() - started
+    return results
+
+
+class KgoBroker(ServeProcess):
+    """``kafkamock serve`` with three listeners per broker: PLAINTEXT for the suite, SCRAM-SHA-256 and OAUTHBEARER
+    (SASL_PLAINTEXT) for its authentication tests; node k on each listener's port + k."""
+
+    def __init__(self, brokers: int, extra: tuple[str, ...] = ()):
+        self.plain, self.scram, self.oauth = (free_port(brokers) for _ in range(3))
+        listeners = f"PLAINTEXT://127.0.0.1:{self.plain},SCRAM://127.0.0.1:{self.scram},OAUTH://127.0.0.1:{self.oauth}"
+        args = ["--scram-user", ":".join(SCRAM_USER), "--config", f"listeners={listeners}",
+                "--config", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SCRAM:SASL_PLAINTEXT,"
+                            "OAUTH:SASL_PLAINTEXT",
+                "--config", "listener.name.scram.sasl.enabled.mechanisms=SCRAM-SHA-256",
+                "--config", "listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER"]
+        for name, value in BROKER_CONFIG.items():
+            args += ["--config", f"{name}={value}"]
+        super().__init__(args + list(extra), brokers=brokers, port=self.plain)
+
+    def suite_env(self, rf: int, records: int) -> dict[str, str]:
+        seeds = ",".join(f"127.0.0.1:{self.plain + k}" for k in range(self.brokers))
+        return {"KGO_SEEDS": seeds, "KGO_TEST_RF": str(rf), "KGO_TEST_RECORDS": str(records),
+                "KGO_TEST_SCRAM_SEEDS": f"127.0.0.1:{self.scram}", "KGO_TEST_SCRAM": ":".join(SCRAM_USER),
+                "KGO_TEST_OAUTH_SEEDS": f"127.0.0.1:{self.oauth}"}
+
+
+class Restarter:
+    """While running, kill -9 the broker every ``every_s`` seconds and start it again at once on the same data
+    directory and ports (what a crash and a supervisor's restart do); counts the restarts."""
+
+    def __init__(self, broker: ServeProcess, every_s: float):
+        self.broker, self.every_s = broker, every_s
+        self.restarts = 0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="kgo-restarter", daemon=True)
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.wait(self.every_s):
+                self.broker.kill()
+                self.broker.start()
+                self.restarts += 1
+        except BaseException as exc:  # reported by stop(): a broker that cannot restart fails the run
+            self.error = exc
+
+    def __enter__(self) -> Restarter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=120)
+        if self.error is not None:
+            raise RuntimeError(f"the broker did not come back after restart {self.restarts + 1}") from self.error
+
+
+def save(results: Results, extra: dict | None = None) -> Path:
+    """Keep a run's summary in .cache/kgo/results (the README's conformance table is made from these)."""
+    out = CACHE / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{results.label}.json"
+    path.write_text(json.dumps({**results.summary(), **(extra or {})}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+if __name__ == "__main__":        # `make kgo`: PYTHONPATH=tests python -m support.kgo_suite build
+    import sys
+
+    if sys.argv[1:] != ["build"]:
+        sys.exit("usage: python -m support.kgo_suite build")
+    print(f"kgo suite: franz-go {franz_go_version()}, {build().binary}")
