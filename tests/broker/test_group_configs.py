@@ -9,8 +9,8 @@ from support.broker_calls import call
 
 from kafkamock.broker import Broker
 from kafkamock.broker.config import BrokerConfig
-from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.broker.errors import ErrorCode as E
+from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.storage import DiskStorage
 
 GROUP = 32
