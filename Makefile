@@ -9,7 +9,7 @@ SPARK_STAMP := .cache/spark/.stamp
 JS_STAMP   := .cache/node/.stamp
 KGO_STAMP  := .cache/kgo/.stamp
 
-.PHONY: install java kafka spark js kgo kgo-full kgo-chaos kcat run test test-fast fuzz bench lint clean
+.PHONY: install java kafka spark js kgo kgo-full kgo-chaos kgo-kafka kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -40,9 +40,10 @@ $(SPARK_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-spark.xml
 
 kafka: $(KAFKA_STAMP)
 
-$(KAFKA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-kafka.xml
+$(KAFKA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-kafka.xml tools/import_kafka_releases.py
 	command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
 	$(BIN)/python tests/java/fetch_jars.py kafka .cache/kafka
+	$(BIN)/python tools/import_kafka_releases.py --fetch
 	touch $@
 
 # Test-only Node.js client for tests/clients_js: kafkajs 2.2.4 as tests/js/package-lock.json pins it, installed
@@ -69,6 +70,10 @@ $(KGO_STAMP): $(STAMP) tests/kgo/go.mod tests/kgo/go.sum tests/support/kgo_suite
 
 kgo-full: install kgo
 	KGO_RECORDS=500000 $(BIN)/python -m pytest tests/conformance/test_kgo.py -k whole -x -p no:cacheprovider
+
+# The same suite once against Apache Kafka 4.3.1 itself (make kafka), to tell a suite problem from a kafkamock one.
+kgo-kafka: install kgo kafka
+	PYTHONPATH=tests $(BIN)/python -m support.kgo_suite kafka $${KGO_RECORDS:-5000}
 
 kgo-chaos: install kgo
 	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/conformance/test_kgo.py -k "chaos or restarted" -x -p no:cacheprovider

@@ -168,11 +168,14 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
                    "start; the ready line prints ssl.ca.location=<CA file> for clients to trust.")
 @click.option("--scram-user", "scram_users", multiple=True, metavar="NAME:PASSWORD",
               help="Add a SCRAM-SHA-256 and SCRAM-SHA-512 user (repeatable); serves SASL (SASL_SSL with --tls).")
+@click.option("--kafka-version", metavar="X.Y",
+              help="Present the broker as this Apache Kafka release: its ApiVersions ranges and feature levels "
+                   "(2.8, 3.9, 4.0, 4.1, 4.2 or 4.3, the default; = --config kafkamock.kafka.version=X.Y).")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None,
           settings: tuple[str, ...], config_file: str | None, tls: bool, scram_users: tuple[str, ...],
-          log_level: str) -> None:
+          kafka_version: str | None, log_level: str) -> None:
     """Run a cluster until Ctrl-C or SIGTERM.
 
     Without --config listeners=..., one listener on --host/--port: PLAINTEXT, or SSL (--tls), SASL_PLAINTEXT
@@ -185,6 +188,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
 
     from kafkamock.broker import Broker
     from kafkamock.broker.config import BrokerConfig, ConfigError
+    from kafkamock.broker.kafka_releases import LATEST
     from kafkamock.server import Server
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -208,6 +212,11 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
             raise click.BadParameter("--data-dir and --config log.dirs name different directories",
                                      param_hint="--data-dir")
         overrides["log.dirs"] = data_dir
+    if kafka_version is not None:
+        if overrides.get("kafkamock.kafka.version", kafka_version) != kafka_version:
+            raise click.BadParameter("--kafka-version and --config kafkamock.kafka.version name different releases",
+                                     param_hint="--kafka-version")
+        overrides["kafkamock.kafka.version"] = kafka_version
     users = []
     for item in scram_users:
         name, sep, password = item.partition(":")
@@ -224,10 +233,20 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot open the data directory: {exc}") from None
+    if broker.release.line != LATEST:
+        unserved = broker.release.unserved(broker.implemented_versions())
+        logging.getLogger("kafkamock").info(
+            "presenting the broker as Apache Kafka %s (%s); of its ApiVersions, kafkamock leaves out %s",
+            broker.release.line, broker.release.kafka_version,
+            ", ".join(f"{broker.registry.requests[k].api_name if k in broker.registry.requests else f'API {k}'} "
+                      f"v{low}{'' if low == high else f'-{high}'}" for k, (low, high) in sorted(unserved.items()))
+            or "nothing")
     from kafkamock.server.memory import keep_freed_memory
 
     keep_freed_memory()
-    server = Server(broker)
+    from kafkamock.server.activation import inherited_sockets
+
+    server = Server(broker, inherited_sockets())
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:

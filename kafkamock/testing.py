@@ -130,9 +130,12 @@ class BrokerHandle:
 
 def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
                  brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
-                 control_port: int | None = None) -> BrokerHandle:
+                 control_port: int | None = None, kafka_version: str | None = None) -> BrokerHandle:
     """Start a cluster of ``brokers`` nodes on a background thread (port 0: free ports), in memory or, with
-    ``data_dir``, on disk; use as a context manager to stop it."""
+    ``data_dir``, on disk; use as a context manager to stop it. ``kafka_version`` ("2.8", "3.9", "4.0" ... "4.3")
+    presents it as that Apache Kafka release (its ApiVersions ranges and feature levels)."""
+    if kafka_version is not None:
+        config = {**(config or {}), "kafkamock.kafka.version": kafka_version}
     return BrokerHandle(config, host, port, brokers=brokers, data_dir=data_dir, clock=clock,
                         control_port=control_port).start()
 

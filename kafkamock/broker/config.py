@@ -17,6 +17,7 @@ from typing import Any
 from kafkamock.broker import kafka_configs
 from kafkamock.broker.authorizer import AUTHORIZER_CLASS_NAMES, parse_super_users
 from kafkamock.broker.kafka_configs import ConfigError, KafkaConfig, invalid, parse_type, to_string
+from kafkamock.broker.kafka_releases import LATEST, RELEASES
 
 LONG_MAX = 2**63 - 1
 
@@ -138,6 +139,10 @@ OWN_CONFIGS: list[ConfigDef] = [
     # Also serve Produce v0-2 and Fetch v0-3 (magic 0/1 message sets), removed in Kafka 4.0 (KIP-896), the way
     # Kafka 3.x served them. Off by default, as in Kafka 4.x.
     ConfigDef("kafkamock.legacy.protocol.enable", "BOOLEAN", False),
+    # The Apache Kafka release the broker presents itself as (kafka_releases.py): its ApiVersions ranges and
+    # feature levels (`kafkamock serve --kafka-version`).
+    ConfigDef("kafkamock.kafka.version", "STRING", LATEST,
+              limit=lambda v: None if v in RELEASES else f"kafkamock presents itself as Kafka {', '.join(RELEASES)}"),
     # How many requests the control API's request log keeps (0: none).
     ConfigDef("kafkamock.request.log.max.entries", "INT", 10000, validator=_at_least(0), dynamic="cluster-wide"),
     # StandardAuthorizer's own settings (authorizer.py); Kafka reads them from the broker's properties, outside

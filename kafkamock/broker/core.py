@@ -30,6 +30,8 @@ from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults,
 from kafkamock.broker.features import GROUP_VERSION, SHARE_VERSION, Features
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
+from kafkamock.broker.kafka_configs import ConfigError
+from kafkamock.broker.kafka_releases import LATEST, RELEASES
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.quorum import Quorum
@@ -138,7 +140,9 @@ class Broker:
         self._producer_id_block_end = FIRST_PRODUCER_ID
         self._restoring = False
         self.acls = AclStore(changed=self.metadata_changed)   # cluster-wide, persisted with the metadata
-        self.features = Features(self.config["kafkamock.transaction.version"], changed=self.metadata_changed)
+        self.release = RELEASES[self.config["kafkamock.kafka.version"]]
+        self.features = Features(self._transaction_version(), changed=self.metadata_changed,
+                                 release=None if self.release.line == LATEST else self.release)
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
         self.share = ShareManager(self)
@@ -231,22 +235,43 @@ class Broker:
 
     # -- requests ------------------------------------------------------------------------------------------------
 
+    def _transaction_version(self) -> int:
+        """The initial ``transaction.version``: kafkamock.transaction.version, at most what the emulated release
+        supports (a value set above it is refused)."""
+        level = self.config["kafkamock.transaction.version"]
+        if self.release.line == LATEST:
+            return level
+        feature = self.release.features.get("transaction.version")
+        highest = feature.supported[1] if feature else 0
+        if level > highest and "kafkamock.transaction.version" in self.config.static:
+            raise ConfigError(f"kafkamock.transaction.version={level} is above what Kafka {self.release.line} "
+                              f"supports (transaction.version up to {highest})")
+        return min(level, feature.finalized if feature else 0)
+
     def supported_versions(self) -> dict[int, tuple[int, int]]:
         """{api_key: (min, max)} of the APIs and versions this broker serves (never advertise the others).
 
-        Kafka 4.3's ranges; with ``kafkamock.legacy.protocol.enable`` also the removed versions the codec still
-        knows (Produce v0-2, Fetch v0-3)."""
+        Kafka 4.3's ranges; with ``kafkamock.legacy.protocol.enable`` (or an emulated release before 4.0) also the
+        removed versions the codec still knows (Produce v0-2, Fetch v0-3); with ``kafkamock.kafka.version`` the
+        emulated release's ranges, cut to those (kafka_releases.py)."""
         if self._supported is None:
-            schema_versions = self.registry.api_versions(include_unstable=False)
-            legacy = self.config["kafkamock.legacy.protocol.enable"]
-            self._supported = {}
-            for key in sorted(handlers.BY_KEY):
-                if key in schema_versions:
-                    low, high = schema_versions[key]
-                    if legacy and not self.registry.requests[key].legacy_versions.empty:
-                        low = self.registry.requests[key].legacy_versions.lowest
-                    self._supported[key] = (low, high)
+            served = self.implemented_versions()
+            self._supported = served if self.release.line == LATEST else self.release.cut(served)
         return self._supported
+
+    def implemented_versions(self) -> dict[int, tuple[int, int]]:
+        """Every version kafkamock implements, whatever release it presents itself as: Kafka 4.3's, and with the
+        legacy protocol (switched on, or implied by a release before 4.0) the removed ones the codec knows."""
+        schema_versions = self.registry.api_versions(include_unstable=False)
+        legacy = self.config["kafkamock.legacy.protocol.enable"] or self.release.before_4_0
+        served = {}
+        for key in sorted(handlers.BY_KEY):
+            if key in schema_versions:
+                low, high = schema_versions[key]
+                if legacy and not self.registry.requests[key].legacy_versions.empty:
+                    low = self.registry.requests[key].legacy_versions.lowest
+                served[key] = (low, high)
+        return served
 
     def advertised_versions(self) -> dict[int, tuple[int, int]]:
         """What ApiVersions lists: the served versions, except that Produce starts at v0 as in Kafka 4.x.
@@ -259,7 +284,7 @@ class Broker:
         if not self.groups.consumer.enabled():
             for module in (handlers.consumer_group_heartbeat, handlers.consumer_group_describe):
                 advertised.pop(module.API_KEY, None)
-        if handlers.produce.API_KEY in advertised:
+        if handlers.produce.API_KEY in advertised and not self.release.before_4_0:
             advertised[handlers.produce.API_KEY] = (0, advertised[handlers.produce.API_KEY][1])
         return advertised
 

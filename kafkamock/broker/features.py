@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash
+from kafkamock.broker.kafka_releases import Release
 
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
@@ -62,8 +63,19 @@ class UpdateRefused(Exception):
 class Features:
     """Finalized levels and their epoch; ``changed`` persists them (``snapshot``/``restore``)."""
 
-    def __init__(self, transaction_version: int, changed: Callable[[], None] = lambda: None):
-        self.levels: dict[str, int] = {**INITIAL, TRANSACTION_VERSION: transaction_version}
+    def __init__(self, transaction_version: int, changed: Callable[[], None] = lambda: None,
+                 release: Release | None = None):
+        # An emulated release (kafka_releases.py) supports and finalizes its own levels, of the features kafkamock
+        # knows; kraft.version stays 0 (a static quorum) whatever the release.
+        self.supported: dict[str, tuple[int, int]] = dict(SUPPORTED) if release is None else {
+            name: f.supported for name, f in sorted(release.features.items()) if name in SUPPORTED}
+        initial = INITIAL if release is None else {
+            name: f.finalized for name, f in release.features.items() if name in SUPPORTED}
+        if KRAFT_VERSION in initial:
+            initial = {**initial, KRAFT_VERSION: 0}
+        self.levels: dict[str, int] = {**initial}
+        if TRANSACTION_VERSION in self.supported:
+            self.levels[TRANSACTION_VERSION] = transaction_version
         self.overrides: dict[str, int] = {}     # what UpdateFeatures changed (persisted; the rest is format-time)
         self.epoch = 1
         self.changed = changed
@@ -107,7 +119,7 @@ class Features:
         current = self.levels.get(name, 0)
         if level < 0:
             raise invalid("A feature version cannot be less than 0.")
-        low, high = SUPPORTED.get(name, (0, 0))
+        low, high = self.supported.get(name, (0, 0))
         if not low <= level <= high:
             raise invalid(f"Local controller {controller_id} does not support this feature." if high == 0 else
                           f"Local controller {controller_id} only supports versions {low}-{high}")

@@ -251,6 +251,12 @@ class Connection:
             self.server.client_seen(self.info, self.node)
         api_key, version = header.request_api_key, header.request_api_version
         served = self.broker.supported_versions().get(api_key)
+        if api_key == API_VERSIONS and served is not None and version > served[1]:
+            # Above the broker's range (a broker presenting itself as an older Kafka): the v0 answer listing what
+            # it serves, from which the client picks a version both know (KIP-511), as for a version the codec
+            # does not know.
+            answer = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
+            return [encode_response(API_VERSIONS, 0, header.correlation_id, answer)], None
         if served is None or not served[0] <= version <= served[1]:
             spec = default_registry().requests.get(api_key)
             name = spec.api_name if spec else api_key

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import socket
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -47,8 +48,10 @@ class NodeListener:
 
 
 class Server:
-    def __init__(self, broker: Broker):
+    def __init__(self, broker: Broker, inherited: dict[tuple[str, int], socket.socket] | None = None):
         self.broker = broker
+        # Listening sockets a supervisor passed (activation.py), by (host, port): served instead of opening them.
+        self.inherited = dict(inherited or {})
         self._ids = itertools.count(1)
         self._wake_event = trio.Event()
         self._nursery: trio.Nursery | None = None
@@ -151,7 +154,11 @@ class Server:
             conn.cancel_scope.cancel()
 
     async def _listen(self, listener: NodeListener, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        sockets = await trio.open_tcp_listeners(listener.port, host=listener.host)
+        inherited = self.inherited.get((listener.host, listener.port)) if listener.port else None
+        if inherited is not None:       # a duplicate: stopping the node closes it, the supervisor keeps the port
+            sockets = [trio.SocketListener(trio.socket.from_stdlib_socket(inherited.dup()))]
+        else:
+            sockets = await trio.open_tcp_listeners(listener.port, host=listener.host)
         listener.port = sockets[0].socket.getsockname()[1]
         with trio.CancelScope() as scope:
             listener.scope = scope
@@ -206,6 +213,9 @@ class Server:
                     self.bootstrap_by_listener[spec.name] = ",".join(
                         "{}:{}".format(*n.address(spec.name)) for n in self.broker.nodes)
                 self.bootstrap_servers = self.bootstrap_by_listener[specs[0].name]
+                unused = set(self.inherited) - {(lst.host, lst.port) for lsts in self.listeners.values() for lst in lsts}
+                for host_port in sorted(unused):
+                    log.warning("the inherited listening socket %s:%d matches no listener; not served", *host_port)
                 nursery.start_soon(self._timer)
                 task_status.started(self.bootstrap_servers)
         finally:

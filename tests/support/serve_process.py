@@ -65,6 +65,35 @@ class ServeProcess:
         self.control_url: str | None = None
         self.ready_line = ""
         self.starts = 0
+        self.held: list[socket.socket] = []
+
+    def hold(self, ports: list[int], host: str = "127.0.0.1") -> ServeProcess:
+        """Own these listening ports, as a supervisor with socket activation does (kafkamock/server/activation.py):
+        each start hands them over, so while the broker is down a client waits in the accept queue instead of
+        being refused."""
+        for port in ports:
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(128)
+            self.held.append(sock)
+        return self
+
+    def _popen_handover(self) -> dict:
+        """Popen arguments that pass the held sockets as file descriptors 3, 4, ... with LISTEN_FDS and, set by the
+        shell that then execs the broker (same pid), LISTEN_PID."""
+        if not self.held:
+            return {}
+        sources = [s.fileno() for s in self.held]
+        targets = list(range(3, 3 + len(sources)))
+
+        def place() -> None:       # in the child, before exec: move the sockets to 3, 4, ... without clobbering
+            import fcntl
+
+            parked = [fcntl.fcntl(fd, fcntl.F_DUPFD, 1000) for fd in sources]
+            for fd, target in zip(parked, targets, strict=True):
+                os.dup2(fd, target)
+        return {"pass_fds": targets, "preexec_fn": place}
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
@@ -76,8 +105,12 @@ class ServeProcess:
     def start(self) -> ServeProcess:
         self.log_file.write(f"\n--- start {self.starts + 1}: {' '.join(self.command())}\n")
         self.log_file.flush()
-        self.proc = subprocess.Popen(self.command(), cwd=REPO, stdout=subprocess.PIPE, stderr=self.log_file,
-                                     text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        command, env = self.command(), {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if self.held:
+            command = ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$0" "$@"', *command]
+            env["LISTEN_FDS"] = str(len(self.held))
+        self.proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=self.log_file,
+                                     text=True, env=env, **self._popen_handover())
         self.starts += 1
         lines: queue.Queue[str | None] = queue.Queue()
         proc = self.proc
@@ -122,5 +155,7 @@ class ServeProcess:
 
     def __exit__(self, *exc) -> None:
         self.kill()
+        for sock in self.held:
+            sock.close()
         self.log_file.close()
         os.unlink(self.log_file.name)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.features import SUPPORTED
 
 API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
@@ -33,7 +32,7 @@ def handle(broker, request) -> dict:
     features = broker.features
     return {"error_code": error, "api_keys": supported(broker), "throttle_time_ms": 0,
             "supported_features": [{"name": name, "min_version": low, "max_version": high}
-                                   for name, (low, high) in SUPPORTED.items()],
+                                   for name, (low, high) in features.supported.items()],
             "finalized_features_epoch": features.epoch,
             "finalized_features": [{"name": name, "max_version_level": level, "min_version_level": level}
                                    for name, level in features.finalized().items()]}
