@@ -1,6 +1,7 @@
 """The order in which a ``java.util.HashMap`` (or ``HashSet``) iterates its keys, for answers Kafka builds by
-iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's error results); the order of a
-Scala 2.13 ``immutable.HashMap``, which ``groupBy`` builds (AlterReplicaLogDirs' topics); and the order of the
+iterating one (the partitions of DescribeTransactions, AddPartitionsToTxn's topics); the order of a Scala 2.13
+``mutable.HashMap`` (AddPartitionsToTxn's refused and unknown partitions, a concatenation of such maps) and of an
+``immutable.HashMap``, which ``groupBy`` builds (AlterReplicaLogDirs' topics); and the order of the
 controller's ``TimelineHashMap`` (a topic's partitions, in ElectLeaders for every partition).
 
 A HashMap iterates its table's buckets in index order and each bucket's chain in insertion order (resizing splits
@@ -76,6 +77,25 @@ def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], initial_capa
     buckets = table_size(len(unique), initial)
     order = sorted((bucket(hash_of(k), buckets), -i if head_insert else i, k) for i, k in enumerate(unique))
     return [k for _, _, k in order]
+
+
+def scala_mutable_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], known_size: int | None = None) -> list[K]:
+    """``keys`` in the order a Scala 2.13 ``mutable.HashMap`` iterates them, one built by ``HashMap.from`` (what
+    ``map1 ++ map2`` makes) of a collection of ``known_size`` elements: its table starts at the power of two above
+    ``(known_size + 1) / 0.75`` (16 when unknown) and doubles when an insert would reach three quarters; a key's
+    bucket is its spread hash ``h ^ (h >>> 16)`` masked to the table, and each bucket's chain is kept sorted by
+    that spread hash (signed), so insertion order does not matter."""
+    unique = list(dict.fromkeys(keys))
+    capacity = int((known_size + 1) / 0.75) if known_size else INITIAL_BUCKETS
+    buckets = min(1 << max(capacity - 1, 4).bit_length(), 1 << 30)
+    for size in range(len(unique)):
+        if size + 1 >= int(buckets * 0.75):
+            buckets *= 2
+
+    def spread(k: K) -> int:
+        h = hash_of(k) & 0xFFFFFFFF
+        return _int32(h ^ (h >> 16))
+    return sorted(unique, key=lambda k: (spread(k) & (buckets - 1), spread(k)))
 
 
 def java_hashset_order(keys: Iterable[str]) -> list[str]:

@@ -1,7 +1,12 @@
-"""java_hash_order against orders a JVM printed (kafka-clients 4.3.1's TopicPartition in java.util.HashSet/HashMap)."""
+"""java_hash_order against orders a JVM printed (kafka-clients 4.3.1's TopicPartition in java.util.HashSet/HashMap),
+and the Scala mutable.HashMap order of AddPartitionsToTxn's errors against Kafka 4.3.1's answers."""
 
 from __future__ import annotations
 
+import pytest
+from support.broker_calls import call
+
+from kafkamock.broker import Broker
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, table_size, topic_partition_hash
 
 
@@ -27,3 +32,34 @@ def test_strings_in_a_hash_map():
 
 def test_the_table_doubles_past_three_quarters():
     assert [table_size(n) for n in (0, 12, 13, 24, 25)] == [16, 16, 32, 32, 64]
+
+
+# AddPartitionsToTxn v3 of ta-<s> partitions 0-8 (6 exist), tb-<s> 0-2 (2 exist) and nope-<s> 2, 0, as Apache Kafka
+# 4.3.1 answered it (tests/differential/test_transactions.py's scenario, names that once made kafkamock differ):
+# partitions in a Scala mutable.HashMap's order, topics in a Java HashMap's.
+KAFKA_4_3_1_ANSWERS = {
+    "1687ef": [("tb", [(1, 55), (2, 3), (0, 55)]),
+               ("ta", [(1, 55), (0, 55), (3, 55), (2, 55), (8, 3), (5, 55), (4, 55), (7, 3), (6, 3)]),
+               ("nope", [(0, 3), (2, 3)])],
+    "7e344c": [("nope", [(2, 3), (0, 3)]),
+               ("ta", [(5, 55), (6, 3), (7, 3), (8, 3), (1, 55), (2, 55), (3, 55), (4, 55), (0, 55)]),
+               ("tb", [(1, 55), (0, 55), (2, 3)])],
+}
+
+
+@pytest.mark.parametrize("suffix", sorted(KAFKA_4_3_1_ANSWERS))
+def test_add_partitions_errors_come_in_kafkas_scala_map_order(suffix):
+    base = f"-test-add-partitions-error-order-many-{suffix}"
+    ta, tb, nope = "ta" + base, "tb" + base, "nope" + base
+    broker = Broker({})
+    broker.cluster.create_topic(ta, 6, 1)
+    broker.cluster.create_topic(tb, 2, 1)
+    init = call(broker, "InitProducerId", 5, {"transactional_id": "tx" + base, "transaction_timeout_ms": 60000,
+                                              "producer_id": -1, "producer_epoch": -1})
+    answer = call(broker, "AddPartitionsToTxn", 3, {
+        "v3_and_below_transactional_id": "tx" + base, "v3_and_below_producer_id": init.producer_id,
+        "v3_and_below_producer_epoch": init.producer_epoch,
+        "v3_and_below_topics": [{"name": ta, "partitions": list(range(9))}, {"name": tb, "partitions": [0, 1, 2]},
+                                {"name": nope, "partitions": [2, 0]}]})
+    assert [(t.name.split("-")[0], [(p.partition_index, p.partition_error_code) for p in t.results_by_partition])
+            for t in answer.results_by_topic_v3_and_below] == KAFKA_4_3_1_ANSWERS[suffix]

@@ -541,7 +541,8 @@ def java_clients():
 @pytest.mark.java
 @pytest.mark.trio
 @pytest.mark.kafkamock(brokers=3, config={"group.initial.rebalance.delay.ms": 0,
-                                          "group.consumer.heartbeat.interval.ms": 500})
+                                          "group.consumer.heartbeat.interval.ms": 500,
+                                          "group.consumer.min.heartbeat.interval.ms": 500})
 async def test_the_same_descriptions_as_javas_admin(kafka_broker, java_clients):
     bootstrap = kafka_broker.bootstrap_servers
     async with admin_for(kafka_broker) as admin:

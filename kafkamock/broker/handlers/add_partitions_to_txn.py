@@ -14,7 +14,12 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, topic_partition_hash
+from kafkamock.broker.java_hash_order import (
+    java_hash_order,
+    java_string_hash,
+    scala_mutable_hash_order,
+    topic_partition_hash,
+)
 from kafkamock.broker.transactions.coordinator import fenced_code
 
 API_KEY = 24
@@ -28,11 +33,14 @@ def _results(topics, codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
             for t in topics]
 
 
-def _hashed_results(codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
+def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = False) -> list[dict]:
     """Per-partition results built from a map (Kafka's resultForTransaction): partitions as the map of
-    TopicPartition iterates them, topics as a ``HashMap<String, ...>`` does."""
+    TopicPartition iterates them (a Java HashMap, or with ``scala`` the Scala ``mutable.HashMap`` that
+    concatenating KafkaApis' error maps makes), topics as a ``HashMap<String, ...>`` filled in that order does."""
     by_topic: dict[str, list[dict]] = {}
-    for topic, partition in java_hash_order(codes, topic_partition_hash):
+    order = (scala_mutable_hash_order(codes, topic_partition_hash, len(codes)) if scala
+             else java_hash_order(codes, topic_partition_hash))
+    for topic, partition in order:
         by_topic.setdefault(topic, []).append({"partition_index": partition,
                                                "partition_error_code": codes[(topic, partition)]})
     return [{"name": t, "results_by_partition": by_topic[t]} for t in java_hash_order(by_topic, java_string_hash)]
@@ -54,11 +62,11 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
     unknown = {(name, p) for name, p in asked if name not in denied and (
         name not in cluster.topics or cluster.topics[name].partition_at(p) is None)}
     if denied or unknown:
-        # Kafka's order: the refused partitions, the unknown ones, then the rest (a Scala map, iterated by hash)
+        # Kafka concatenates Scala maps of the refused partitions, the unknown ones and the rest: iterated by hash
         codes = {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED for key in asked if key[0] in denied}
         codes.update({key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in asked if key in unknown})
         codes.update({key: ErrorCode.OPERATION_NOT_ATTEMPTED for key in asked if key not in codes})
-        return _hashed_results(codes)
+        return _hashed_results(codes, scala=True)
     coordinator = broker.transactions
     try:
         if not transactional_id:
