@@ -18,6 +18,8 @@ END = "<!-- kgo-results:end -->"
 # (result file, how the row names the run), in the table's order
 RUNS = [("kafkamock-1", "kafkamock, 1 broker, `KGO_TEST_RF=1`"),
         ("kafkamock-3", "kafkamock, `--brokers 3`, `KGO_TEST_RF=3`"),
+        ("kafkamock-1-500000", "kafkamock, 1 broker, the suite's own volume (`make kgo-full`)"),
+        ("kafkamock-3-500000", "kafkamock, `--brokers 3`, the suite's own volume (`make kgo-full`)"),
         ("kafkamock-1-chaos", "kafkamock, 1 broker, `KGO_TEST_CHAOS=1` (connections die after 0.5–1.5 s)"),
         ("kafkamock-1-kill9", "kafkamock `--data-dir`, kill -9 and restart every {restart_every_s:g} s "
                               "({restarts} restarts)"),
@@ -36,9 +38,22 @@ def skipped(result: dict) -> str:
     return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items()) or "none"
 
 
+CLEANUP = ("FAILED TESTING", "deleting", "unable to delete", "completed in")
+
+
+def failed(result: dict) -> str:
+    """The failed top-level tests, each with its last line that is not a cleanup's (the failure itself)."""
+    out = []
+    for name, why in sorted(result["failed"].items()):
+        said = [line.strip() for line in why.splitlines() if line.strip() and not any(c in line for c in CLEANUP)]
+        if "/" not in name:
+            out.append(f"{name} ({said[-1][:200] if said else 'no message'})")
+    return "; ".join(out) or "none"
+
+
 def render(readme: str) -> str:
-    rows = ["| run | records | tests passed / failed / skipped | subtests passed / failed / skipped | skipped, why |",
-            "|---|---:|---|---|---|"]
+    rows = ["| run | records | tests passed / failed / skipped | subtests passed / failed / skipped | "
+            "failed | skipped, why |", "|---|---:|---|---|---|---|"]
     for name, label in RUNS:
         path = RESULTS / f"{name}.json"
         if not path.exists():
@@ -46,7 +61,7 @@ def render(readme: str) -> str:
         r = json.loads(path.read_text())
         t, s = r["tests"], r["subtests"]
         rows.append(f"| {label.format(**r)} | {r['records']:,} | {t['pass']} / {t['fail']} / {t['skip']} | "
-                    f"{s['pass']} / {s['fail']} / {s['skip']} | {skipped(r)} |")
+                    f"{s['pass']} / {s['fail']} / {s['skip']} | {failed(r)} | {skipped(r)} |")
     start, end = readme.index(BEGIN) + len(BEGIN), readme.index(END)
     return readme[:start] + "\n" + "\n".join(rows) + "\n" + readme[end:]
 

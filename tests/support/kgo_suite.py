@@ -226,7 +226,8 @@ class Restarter:
             raise RuntimeError(f"the broker did not come back after restart {self.restarts + 1}") from self.error
 
 
-RECORDS = int(os.environ.get("KGO_RECORDS", "5000"))
+DEFAULT_RECORDS = 5000
+RECORDS = int(os.environ.get("KGO_RECORDS", str(DEFAULT_RECORDS)))
 # Skips a conforming broker still gets, with why.
 EXPECTED_SKIPS = {"TestIssueProduceBrokerTooOldFailsRecords":
                   "Kafka 4.x advertises Produce v0-v2 (and kafkamock with it); the test needs a broker that does not"}
