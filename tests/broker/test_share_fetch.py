@@ -146,6 +146,23 @@ def test_members_acquire_disjoint_records_and_a_release_wakes_a_waiting_fetch(br
     assert (share.start_offset, share.cached) == (10, {})      # everything acknowledged: the SPSO moved on
 
 
+def test_at_the_in_flight_limit_a_fetch_waits_until_an_acknowledgement_frees_room(broker):
+    """Records are there to read, but the share-partition holds share.partition.max.record.locks in flight: the
+    fetch is not answered empty at once (which would send a client spinning), it waits as Kafka's DelayedShareFetch
+    does (the bytes it measures against MinBytes are those inside the in-flight window), and the acknowledgement
+    that moves the start offset on answers it."""
+    broker.groups.configs.set(GROUP, {"share.partition.max.record.locks": 100})
+    opened(broker, "a")
+    join(broker, "b")
+    for first in (0, 100):
+        produce(broker, [b"%d" % n for n in range(first, first + 100)])
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 99, 1)]             # the limit: 100 in flight
+    waiting = share_fetch(broker, "b", 0, wait=5000)
+    assert isinstance(waiting, Waiter) and not waiting.done                   # 100-199 wait behind the limit
+    assert share_ack(broker, "a", 2, {0: [batch(0, 99, 1)]}).error_code == E.NONE
+    assert acquired(answered(waiting)) == [(100, 199, 1)]
+
+
 def test_piggy_backed_acks_are_applied_before_the_fetch(broker):
     opened(broker, "a")
     produce(broker, [b"x", b"y", b"z"])
