@@ -63,3 +63,21 @@ def test_add_partitions_errors_come_in_kafkas_scala_map_order(suffix):
                                 {"name": nope, "partitions": [2, 0]}]})
     assert [(t.name.split("-")[0], [(p.partition_index, p.partition_error_code) for p in t.results_by_partition])
             for t in answer.results_by_topic_v3_and_below] == KAFKA_4_3_1_ANSWERS[suffix]
+
+
+# AddPartitionsToTxn v3 of partitions 0 (exists) and 3 (does not) of a one-partition topic, as Kafka 4.3.1 answered
+# it: the concatenated map's size is not known up front, so its table starts at 16 buckets (with 8, as a known size
+# of 2 would give, these two come out the other way round).
+@pytest.mark.parametrize("name, order", [("t-test-add-partitions-v3-errors-be0c68", [(0, 55), (3, 3)]),
+                                         ("t-test-add-partitions-v3-errors-2d86c3", [(3, 3), (0, 55)])])
+def test_an_unknown_partition_among_two_comes_in_kafkas_order(name, order):
+    broker = Broker({})
+    broker.cluster.create_topic(name, 1, 1)
+    init = call(broker, "InitProducerId", 5, {"transactional_id": "tx", "transaction_timeout_ms": 60000,
+                                              "producer_id": -1, "producer_epoch": -1})
+    answer = call(broker, "AddPartitionsToTxn", 3, {
+        "v3_and_below_transactional_id": "tx", "v3_and_below_producer_id": init.producer_id,
+        "v3_and_below_producer_epoch": init.producer_epoch,
+        "v3_and_below_topics": [{"name": name, "partitions": [0, 3]}]})
+    [topic] = answer.results_by_topic_v3_and_below
+    assert [(p.partition_index, p.partition_error_code) for p in topic.results_by_partition] == order

@@ -38,7 +38,7 @@ def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = Fa
     TopicPartition iterates them (a Java HashMap, or with ``scala`` the Scala ``mutable.HashMap`` that
     concatenating KafkaApis' error maps makes), topics as a ``HashMap<String, ...>`` filled in that order does."""
     by_topic: dict[str, list[dict]] = {}
-    order = (scala_mutable_hash_order(codes, topic_partition_hash, len(codes)) if scala
+    order = (scala_mutable_hash_order(codes, topic_partition_hash) if scala
              else java_hash_order(codes, topic_partition_hash))
     for topic, partition in order:
         by_topic.setdefault(topic, []).append({"partition_index": partition,
