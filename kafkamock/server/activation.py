@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import MutableMapping
 
 log = logging.getLogger("kafkamock.server")
 FIRST_FD = 3        # SD_LISTEN_FDS_START
 
 
-def inherited_sockets(environ: os._Environ[str] | dict[str, str] = os.environ) -> dict[tuple[str, int], socket.socket]:
+def inherited_sockets(environ: MutableMapping[str, str] = os.environ) -> dict[tuple[str, int], socket.socket]:
     """The listening TCP sockets passed to this process, by their bound (host, port); the variables are removed
     so that child processes do not take them for theirs (``sd_listen_fds(1)``)."""
     pid, count = environ.pop("LISTEN_PID", None), environ.pop("LISTEN_FDS", None)
