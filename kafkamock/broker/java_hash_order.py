@@ -79,16 +79,14 @@ def java_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], initial_capa
     return [k for _, _, k in order]
 
 
-def scala_mutable_hash_order(keys: Iterable[K], hash_of: Callable[[K], int], known_size: int | None = None) -> list[K]:
-    """``keys`` in the order a Scala 2.13 ``mutable.HashMap`` iterates them, one built by ``HashMap.from`` (what
-    ``map1 ++ map2`` makes) of a collection of ``known_size`` elements: its table starts at the power of two above
-    ``(known_size + 1) / 0.75``, at 16 buckets when the size is unknown (as for KafkaApis' concatenated error maps,
-    checked against Kafka 4.3.1's answers), and doubles when an insert would reach three quarters; a key's
-    bucket is its spread hash ``h ^ (h >>> 16)`` masked to the table, and each bucket's chain is kept sorted by
-    that spread hash (signed), so insertion order does not matter."""
+def scala_mutable_hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[K]:
+    """``keys`` in the order a Scala 2.13 ``mutable.HashMap`` built from a collection of unknown size iterates them
+    (what KafkaApis' ``map1 ++ map2`` of its error maps makes, checked against Kafka 4.3.1's answers): its table
+    starts at 16 buckets and doubles when an insert would reach three quarters; a key's bucket is its spread hash
+    ``h ^ (h >>> 16)`` masked to the table, and each bucket's chain is kept sorted by that spread hash (signed), so
+    insertion order does not matter."""
     unique = list(dict.fromkeys(keys))
-    capacity = int((known_size + 1) / 0.75) if known_size else INITIAL_BUCKETS
-    buckets = min(1 << max(capacity - 1, 4).bit_length(), 1 << 30)
+    buckets = INITIAL_BUCKETS
     for size in range(len(unique)):
         if size + 1 >= int(buckets * 0.75):
             buckets *= 2

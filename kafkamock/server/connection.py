@@ -252,11 +252,9 @@ class Connection:
         api_key, version = header.request_api_key, header.request_api_version
         served = self.broker.supported_versions().get(api_key)
         if api_key == API_VERSIONS and served is not None and version > served[1]:
-            # Above the broker's range (a broker presenting itself as an older Kafka): the v0 answer listing what
-            # it serves, from which the client picks a version both know (KIP-511), as for a version the codec
-            # does not know.
-            answer = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
-            return [encode_response(API_VERSIONS, 0, header.correlation_id, answer)], None
+            # Above the broker's range (a broker presenting itself as an older Kafka): answered as a version the
+            # codec does not know.
+            return self.api_versions_fallback(header.correlation_id), None
         if served is None or not served[0] <= version <= served[1]:
             spec = default_registry().requests.get(api_key)
             name = spec.api_name if spec else api_key
@@ -321,11 +319,16 @@ class Connection:
         deadline, self.mute_until_ms = self.mute_until_ms, 0
         await self.wait(self.broker.wait((), deadline, lambda final: NO_RESPONSE if final else None))
 
+    def api_versions_fallback(self, correlation_id: int) -> list:
+        """KIP-511: UNSUPPORTED_VERSION in a v0 body listing what the broker serves, from which the client picks a
+        version both know."""
+        body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
+        return [encode_response(API_VERSIONS, 0, correlation_id, body)]
+
     def unsupported(self, exc: UnsupportedVersionError) -> list:
         """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;
         any other unknown API or version closes the connection."""
         header = exc.header
         if exc.api_key == API_VERSIONS and isinstance(header, dict):
-            body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
-            return [encode_response(API_VERSIONS, 0, header["correlation_id"], body)]
+            return self.api_versions_fallback(header["correlation_id"])
         raise ConnectionClosed(f"unsupported request: {exc}")
