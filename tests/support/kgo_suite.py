@@ -198,7 +198,6 @@ class Restarter:
 
     def __init__(self, broker: ServeProcess, every_s: float):
         self.broker, self.every_s = broker, every_s
-        self.restarts = 0
         self.downtimes: list[float] = []          # seconds from each kill to the restarted broker's ready line
         self.error: BaseException | None = None
         self._stop = threading.Event()
@@ -211,9 +210,12 @@ class Restarter:
                 self.broker.kill()
                 self.broker.start()
                 self.downtimes.append(time.monotonic() - killed)
-                self.restarts += 1
-        except BaseException as exc:  # reported by stop(): a broker that cannot restart fails the run
+        except BaseException as exc:  # reported on leaving the with block: a broker that cannot restart fails the run
             self.error = exc
+
+    @property
+    def restarts(self) -> int:
+        return len(self.downtimes)
 
     def __enter__(self) -> Restarter:
         self._thread.start()
