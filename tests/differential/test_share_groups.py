@@ -658,7 +658,9 @@ def test_share_session_errors(differ, request):
         ack(run, group, m, 3, [(tid, 0, [batch(0, 0, ACCEPT)])], label="ack, no session yet")
         fetch(run, group, m, -1, [(tid, 0)], label="close, no session yet")
         fetch(run, group, m, 0, [(tid, 0, [batch(0, 0, ACCEPT)])], label="open with acks")
-        fetch(run, group, m, 0, [(tid, 0)], label="open")
+        # The first fetch that gets past the checks starts loading the share-partition: Kafka answers it without the
+        # partition while the load is under way, and with it once loaded, so it waits for the load to be seen.
+        fetch(run, group, m, 0, [(tid, 0)], max_wait=300, label="open")
         fetch(run, group, m, 5, [], label="wrong epoch")
         ack(run, group, m, 5, [], label="ack, wrong epoch")
         ack(run, group, m, 0, [], label="ack, epoch 0")
