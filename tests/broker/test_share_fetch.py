@@ -23,12 +23,12 @@ LOCK = 30_000
 GROUP = "sg"
 
 
-def make_broker(clock, storage=None, **config):
+def make_broker(clock, storage=None, partitions=1, **config):
     b = Broker({"group.share.delivery.count.limit": 3, "group.share.session.timeout.ms": 600_000,
                 "group.share.max.session.timeout.ms": 600_000, **config},
                clock=clock, storage=storage)
     if "t" not in b.cluster.topics:
-        b.cluster.create_topic("t", 1, 1)
+        b.cluster.create_topic("t", partitions, 1)
     return b
 
 
@@ -222,6 +222,41 @@ def test_the_delivery_limit_archives_a_record(broker, clock):
         epoch += 2
     assert acquired(share_fetch(broker, "a", epoch)) == []    # archived after 3 deliveries
     assert broker.share.partitions[(GROUP, topic_id(broker), 0)].start_offset == 1
+
+
+def test_a_later_fetch_starts_at_the_next_partition_so_none_is_starved(clock):
+    """Kafka's PartitionRotateStrategy ROUND_ROBIN: request epoch e of a session of n partitions reads from its
+    partition e % n on, so MaxRecords filled by one busy partition does not keep the others waiting."""
+    broker = make_broker(clock, partitions=3)
+    join(broker, "a")
+    assert share_fetch(broker, "a", 0, partitions=(0, 1, 2)).responses == []     # loading
+    order = [0, 1, 2]                                                             # the request's order
+    for p in range(3):
+        for first in (0, 5):
+            produce(broker, [b"p%d-%d" % (p, n) for n in range(first, first + 5)], partition=p)
+    firsts = []
+    for epoch in range(1, 7):
+        got = share_fetch(broker, "a", epoch, max_records=5, partitions=())
+        firsts.append([(x.partition_index, x.acquired_records[0].first_offset)
+                       for t in got.responses for x in t.partitions if x.acquired_records])
+    assert firsts == [[(order[e % 3], 0 if e <= 3 else 5)] for e in range(1, 7)]
+
+
+def test_max_bytes_is_shared_evenly_and_only_the_first_read_may_exceed_it(clock):
+    """PartitionMaxBytesStrategy UNIFORM: each partition read gets MaxBytes / n; the log read hands out one whole
+    batch past its limit only while no partition has returned data (KIP-74)."""
+    broker = make_broker(clock, partitions=2)
+    join(broker, "a")
+    assert share_fetch(broker, "a", 0, partitions=(0, 1)).responses == []
+    first, second = 0, 1
+    for p in range(2):
+        for _ in range(4):
+            produce(broker, [b"%d" % p * 100], partition=p)
+    size = len(encode_batch([{"value": b"0" * 100, "timestamp": broker.now_ms()}]))
+    both = share_fetch(broker, "a", 1, max_bytes=4 * size + 10, partitions=())
+    assert [acquired(both, p) for p in (0, 1)] == [[(0, 1, 1)], [(0, 1, 1)]]      # two batches each, not 4 + 0
+    small = share_fetch(broker, "a", 2, max_bytes=size // 2, partitions=())         # epoch 2: the first one first
+    assert (acquired(small, first), acquired(small, second)) == ([(2, 2, 1)], [])
 
 
 def test_record_limit_mode_max_records_and_batch_size(broker):

@@ -700,6 +700,38 @@ def test_share_session_add_and_forget_partitions(differ, request):
     differ.check(request.node.name, scenario)
 
 
+def test_share_fetch_serves_every_partition_of_the_session(differ, request):
+    """One partition with records enough for MaxRecords does not starve the session's others: Kafka rotates the
+    partitions a request starts at (PartitionRotateStrategy, by session epoch) and reads first the partitions whose
+    fetch position it knows. Which partition answers which request follows Kafka's internals, so what compares is
+    that every partition is served within two rounds and each hands out its batches in order."""
+    def scenario(run):
+        for n, shift in ((2, 0), (3, 0), (4, 1), (4, 2)):
+            group, topic = run.name(f"g{n}{shift}"), run.name(f"t{n}{shift}")
+            run.create_topic(topic, n)
+            earliest(run, group)
+            m = member(run, n * 10 + shift)
+            join_assigned(run, group, m, [topic], n, see=False)
+            tid = topic_id(run, topic)
+            fetch(run, group, m, 0, [(tid, p) for p in range(n)], max_wait=300, see=False)
+            for epoch in range(1, 1 + shift):                   # the rotation's start moves with the epoch
+                fetch(run, group, m, epoch, [], max_records=5, see=False)
+            for p in range(n):
+                for b in range(3):
+                    produce(run, topic, 5, partition=p, first=5 * b)
+            served = []
+            for epoch in range(1 + shift, 1 + shift + 3 * n):
+                r = fetch(run, group, m, epoch, [], max_records=5, see=False)
+                served += [(p.partition_index, (a.first_offset, a.last_offset))
+                           for t in r.responses for p in t.partitions for a in p.acquired_records]
+            run.see(f"{n} partitions, epoch {1 + shift} on: one partition per answer",
+                    len(served) == 3 * n and len({p for p, _ in served[:2 * n]}) == n)
+            run.see(f"{n} partitions: each partition's batches", sorted(
+                (p, [r for q, r in served if q == p]) for p in range(n)))
+
+    differ.check(request.node.name, scenario)
+
+
 def test_renew_by_share_acknowledge(differ, request):
     def scenario(run):
         group, topic = run.name("g"), run.name("t")

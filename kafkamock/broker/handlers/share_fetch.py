@@ -12,7 +12,8 @@ The fetch waits, as Kafka's DelayedShareFetch, until MinBytes can be read for ac
 or MaxWaitMs passes (a session naming a topic id or partition that does not exist fails the whole request with
 UNKNOWN_SERVER_ERROR, as Kafka 4.3.1 does; each partition of the group "" fails to load with it). A share-partition the node has not loaded yet (the group's first fetch of it, or the first
 since its group's last share session on the node ended) is loaded by the request and can be read from only once the
-request waits. MaxRecords bounds the records acquired by the whole request (batch-optimized mode, KIP-1206's
+request waits. A later request of a session reads its partitions from partition ``epoch % n`` on (Kafka's round-robin
+rotation), each partition up to an even share of MaxBytes. MaxRecords bounds the records acquired by the whole request (batch-optimized mode, KIP-1206's
 default, completes the batches it started; record-limit mode never exceeds it), BatchSize groups new batches into
 AcquiredRecords ranges. An opening request answers every partition read; a later one only those with records or
 errors, partitions it added (once) and those it acknowledged; a closing one only its acknowledgements, and then the
@@ -89,7 +90,7 @@ def handle(broker, request):
             (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
             version, renew, leaders)
     lock_ms = share.lock_duration_ms(group_id)
-    fetching = [] if renew or epoch == FINAL_EPOCH else list(session.partitions)
+    fetching = [] if renew or epoch == FINAL_EPOCH else rotated(list(session.partitions), epoch)
     record_limit = version >= 2 and body.share_acquire_mode == RECORD_LIMIT
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
     errors: dict[tuple, dict] = {}
@@ -123,12 +124,18 @@ def handle(broker, request):
                 return None
         results = dict(errors)
         records_left, bytes_left = body.max_records, body.max_bytes
-        for key, (topic, partition) in ready.items():
-            if not share.acquirable(group_id, topic, partition):
-                continue
+        acquiring = [(key, t) for key, t in ready.items() if share.acquirable(group_id, *t)]
+        # PartitionMaxBytesStrategy UNIFORM: each partition read gets an equal share of MaxBytes; as in Kafka's
+        # log read, only the first partition that returns data may exceed its share with one whole batch.
+        share_bytes = body.max_bytes // len(acquiring) if acquiring else 0
+        at_least_one = True
+        for key, (topic, partition) in acquiring:
             read = share.fetch(group_id, member_id, topic, partition, max_records=records_left,
-                               max_bytes=max(bytes_left, 0), record_limit=record_limit, batch_size=body.batch_size)
+                               max_bytes=max(min(share_bytes, bytes_left), 0), at_least_one=at_least_one,
+                               record_limit=record_limit, batch_size=body.batch_size)
             results[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
+            if read.size:
+                at_least_one = False
             if read.acquired:
                 results[key]["records"] = read.records
                 results[key]["acquired_records"] = [
@@ -154,6 +161,15 @@ def handle(broker, request):
         broker.timers.schedule(("share-loaded", group_id, *key), broker.now_ms(),
                                lambda p=partition: broker.appended(p))
     return broker.wait(keys, deadline, complete)
+
+
+def rotated(partitions: list, epoch: int) -> list:
+    """PartitionRotateStrategy ROUND_ROBIN: a later request of the session starts ``epoch % n`` partitions further
+    on, so a partition that always has records cannot starve the others of the request's MaxRecords."""
+    if epoch < 1 or len(partitions) < 2:
+        return partitions
+    at = epoch % len(partitions)
+    return partitions[at:] + partitions[:at]
 
 
 def _fetch_entry(index: int, code: ErrorCode, message: str | None, leader=(0, 0)) -> dict:

@@ -33,8 +33,10 @@ class ShareRead:
 EMPTY = ShareRead([], [], 0, 0)
 
 
-def read(plog, share: SharePartition, *, max_bytes: int, limit: int) -> tuple[int, list[BatchView]]:
-    """(fetch offset, batches read from it up to ``limit``), or no batches when nothing can be acquired."""
+def read(plog, share: SharePartition, *, max_bytes: int, limit: int,
+         at_least_one: bool = True) -> tuple[int, list[BatchView]]:
+    """(fetch offset, batches read from it up to ``limit``), or no batches when nothing can be acquired; the first
+    batch comes even past ``max_bytes`` when ``at_least_one``."""
     if share.start_offset < plog.log_start_offset:
         share.move_start(plog.log_start_offset)       # Kafka: OFFSET_OUT_OF_RANGE, then updateCacheAndOffsets
     if not share.can_acquire():
@@ -43,7 +45,7 @@ def read(plog, share: SharePartition, *, max_bytes: int, limit: int) -> tuple[in
     if offset >= limit:
         return offset, []
     views = []
-    for buffer in plog.read(offset, max(max_bytes, 0), max_offset=limit, one_segment=True):
+    for buffer in plog.read(offset, max(max_bytes, 0), at_least_one=at_least_one, max_offset=limit, one_segment=True):
         try:
             found, _ = split_batches(buffer)
         except CorruptRecordError:

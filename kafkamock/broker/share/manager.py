@@ -174,10 +174,11 @@ class ShareManager:
         return fetching.data_bytes(views)
 
     def fetch(self, group_id: str, member_id: str, topic, partition, *, max_records: int, max_bytes: int,
-              record_limit: bool, batch_size: int) -> ShareRead:
+              record_limit: bool, batch_size: int, at_least_one: bool = True) -> ShareRead:
         share = self.share_partition(group_id, topic, partition)
         limit = self.limit(group_id, partition)
-        offset, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=limit)
+        offset, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=limit,
+                                      at_least_one=at_least_one)
         if not views:
             return EMPTY
         read = fetching.acquire(share, member_id, offset, views, max_records=max_records, now_ms=self.broker.now_ms(),
