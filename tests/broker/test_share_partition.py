@@ -272,3 +272,33 @@ def test_read_for_share_acquires_control_batches_with_the_data_as_kafka_does():
     assert runs(read(few, "m", 2, record_limit=True).acquired) == [(0, 1, 1)]
     grouped = partition(0)                                          # BatchSize groups whole log batches
     assert runs(read(grouped, "m", 10, batch_size=2).acquired) == [(0, 2, 1), (3, 5, 1)]
+
+
+def test_a_share_read_stops_once_it_holds_what_the_acquisition_or_min_bytes_can_use():
+    """Kafka's read fills MaxBytes and the acquisition drops what is past MaxRecords; here the read stops once it
+    holds every in-flight offset and MaxRecords new ones (or MinBytes of data), so a partition of one-record batches
+    costs what is handed out, not a megabyte of batches parsed. What is acquired is the same."""
+    from kafkamock.broker.share import fetching
+    from kafkamock.records import encode_batch
+    from kafkamock.storage import PartitionLog
+
+    plog = PartitionLog()
+    for n in range(5000):
+        buffer = bytearray(encode_batch([{"value": b"%d" % n, "timestamp": 1}]))
+        (view,), _ = split_batches(buffer)
+        view.set_base_offset(n)
+        plog.append(buffer, n, n, 1, 0, 0, 1)
+    whole = partition(0)
+    _, everything = fetching.read(plog, whole, max_bytes=1 << 20, limit=plog.high_watermark)
+    assert len(everything) == 5000
+    bounded = partition(0)
+    offset, views = fetching.read(plog, bounded, max_bytes=1 << 20, limit=plog.high_watermark, max_records=10)
+    assert 10 <= len(views) <= 64
+    got = fetching.acquire(bounded, "m", offset, views, max_records=10, now_ms=0, record_limit=False, batch_size=500)
+    same = fetching.acquire(whole, "m", 0, everything, max_records=10, now_ms=0, record_limit=False, batch_size=500)
+    assert runs(got.acquired) == runs(same.acquired) == [(0, 9, 1)]
+    bounded.release_member("m", 1)                                  # 0-9 Available again, in flight: read all of them
+    offset, views = fetching.read(plog, bounded, max_bytes=1 << 20, limit=plog.high_watermark, max_records=500)
+    assert views[0].base_offset == 0 and 510 <= len(views) <= 1000
+    _, enough = fetching.read(plog, partition(0), max_bytes=1 << 20, limit=plog.high_watermark, enough_bytes=1)
+    assert 1 <= len(enough) <= 64

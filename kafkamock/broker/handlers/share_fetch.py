@@ -119,8 +119,12 @@ def handle(broker, request):
         ready = {key: t for key, t in targets.items() if key not in loading}
         loading.clear()
         if not final and body.max_wait_ms > 0 and not errors:
-            available = sum(share.available_bytes(group_id, *t, body.max_bytes) for t in ready.values())
-            if available < max(body.min_bytes, 1):
+            wanted, available = max(body.min_bytes, 1), 0
+            for t in ready.values():
+                available += share.available_bytes(group_id, *t, body.max_bytes, wanted - available)
+                if available >= wanted:
+                    break
+            else:
                 return None
         results = dict(errors)
         records_left, bytes_left = body.max_records, body.max_bytes

@@ -33,10 +33,14 @@ class ShareRead:
 EMPTY = ShareRead([], [], 0, 0)
 
 
-def read(plog, share: SharePartition, *, max_bytes: int, limit: int,
-         at_least_one: bool = True) -> tuple[int, list[BatchView]]:
-    """(fetch offset, batches read from it up to ``limit``), or no batches when nothing can be acquired; the first
-    batch comes even past ``max_bytes`` when ``at_least_one``."""
+def read(plog, share: SharePartition, *, max_bytes: int, limit: int, at_least_one: bool = True,
+         max_records: int | None = None, enough_bytes: int | None = None) -> tuple[int, list[BatchView]]:
+    """(fetch offset, batches read from it up to ``limit`` and ``max_bytes``), or no batches when nothing can be
+    acquired; the first batch comes even past ``max_bytes`` when ``at_least_one``.
+
+    The read stops early once it holds all an acquisition could take (every in-flight offset and ``max_records``
+    more) or, for MinBytes, ``enough_bytes`` of data: Kafka's log read fills MaxBytes and the acquisition drops the
+    rest, which for a partition of small batches would be thousands of batches parsed to be thrown away."""
     if share.start_offset < plog.log_start_offset:
         share.move_start(plog.log_start_offset)       # Kafka: OFFSET_OUT_OF_RANGE, then updateCacheAndOffsets
     if not share.can_acquire():
@@ -44,13 +48,35 @@ def read(plog, share: SharePartition, *, max_bytes: int, limit: int,
     offset = share.next_fetch_offset()
     if offset >= limit:
         return offset, []
-    views = []
-    for buffer in plog.read(offset, max(max_bytes, 0), at_least_one=at_least_one, max_offset=limit, one_segment=True):
-        try:
-            found, _ = split_batches(buffer)
-        except CorruptRecordError:
+    new_from = max(offset, share.end_offset + 1) if share.cached else offset    # never acquired from here on
+    views: list[BatchView] = []
+    start, budget, first = offset, max(max_bytes, 0), at_least_one
+    window = max(max_records or 0, 64)
+    new_records = data = 0
+    while True:
+        stop = limit if max_records is None and enough_bytes is None else min(limit, max(start, new_from) + window)
+        got: list[BatchView] = []
+        for buffer in plog.read(start, budget, at_least_one=first, max_offset=stop, one_segment=True):
+            try:
+                found, _ = split_batches(buffer)
+            except CorruptRecordError:
+                break
+            got += [v for v in found if v.base_offset < limit and v.last_offset >= start]
+        if not got:
             break
-        views += [v for v in found if v.base_offset < limit and v.last_offset >= offset]
+        views += got
+        budget -= sum(v.size for v in got)
+        first = False
+        for v in got:
+            if not is_share_state(v):
+                data += v.size
+                if v.last_offset >= new_from:
+                    new_records += v.last_offset - max(v.base_offset, new_from) + 1
+        end = got[-1].last_offset + 1
+        if (end < stop or end >= limit or budget <= 0 or (max_records is not None and new_records >= max_records)
+                or (enough_bytes is not None and data >= enough_bytes)):
+            break
+        start, window = end, window * 2
     return offset, views
 
 

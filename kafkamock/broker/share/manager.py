@@ -167,10 +167,12 @@ class ShareManager:
 
     # -- ShareFetch -----------------------------------------------------------------------------------------------
 
-    def available_bytes(self, group_id: str, topic, partition, max_bytes: int) -> int:
-        """Bytes a fetch could read for acquisition from now (what MinBytes is measured against)."""
+    def available_bytes(self, group_id: str, topic, partition, max_bytes: int, enough: int) -> int:
+        """Bytes a fetch could read for acquisition from now (what MinBytes is measured against), counted up to
+        ``enough``."""
         share = self.share_partition(group_id, topic, partition)
-        _, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=self.limit(group_id, partition))
+        _, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=self.limit(group_id, partition),
+                                 enough_bytes=enough)
         return fetching.data_bytes(views)
 
     def fetch(self, group_id: str, member_id: str, topic, partition, *, max_records: int, max_bytes: int,
@@ -178,7 +180,7 @@ class ShareManager:
         share = self.share_partition(group_id, topic, partition)
         limit = self.limit(group_id, partition)
         offset, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=limit,
-                                      at_least_one=at_least_one)
+                                      at_least_one=at_least_one, max_records=max_records)
         if not views:
             return EMPTY
         read = fetching.acquire(share, member_id, offset, views, max_records=max_records, now_ms=self.broker.now_ms(),
