@@ -76,7 +76,7 @@ kgo-kafka: install kgo kafka
 	PYTHONPATH=tests $(BIN)/python -m support.kgo_suite kafka $${KGO_RECORDS:-5000}
 
 kgo-chaos: install kgo
-	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/conformance/test_kgo.py -k "chaos or restarted" -x -p no:cacheprovider
+	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/conformance/test_kgo_faults.py -x -p no:cacheprovider
 
 # The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it through Spark's own Kafka
 # connector (format("kafka")), then the broker stays up in the foreground (Ctrl-C stops it).
