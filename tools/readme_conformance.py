@@ -26,7 +26,9 @@ RUNS = [("kafkamock-1", "kafkamock, 1 broker, `KGO_TEST_RF=1`"),
         ("kafkamock-1-as-2.8", "kafkamock `--kafka-version 2.8`"),
         ("kafkamock-1-as-3.9", "kafkamock `--kafka-version 3.9`"),
         ("kafkamock-1-as-4.0", "kafkamock `--kafka-version 4.0`"),
-        ("kafka-4.3.1-1", "Apache Kafka 4.3.1, 1 node, `KGO_TEST_RF=1` (PLAINTEXT only)")]
+        ("kafka-4.3.1-1", "Apache Kafka 4.3.1, 1 node, `KGO_TEST_RF=1` (PLAINTEXT only)"),
+        ("kafka-4.3.1-1-500000", "Apache Kafka 4.3.1, 1 node, the suite's own volume (`make kgo-kafka "
+                                 "KGO_RECORDS=500000`)")]
 
 
 def skipped(result: dict) -> str:

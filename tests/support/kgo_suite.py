@@ -268,7 +268,8 @@ def against_kafka(records: int) -> Results:
     kafka = KafkaCluster(config=BROKER_CONFIG).start()
     try:
         env = {"KGO_SEEDS": kafka.bootstrap_servers, "KGO_TEST_RF": "1", "KGO_TEST_RECORDS": str(records)}
-        results = run(suite, env, label="kafka-4.3.1-1", timeout_s=1800, log=CACHE / "kafka-4.3.1-1.log")
+        label = "kafka-4.3.1-1" if records == DEFAULT_RECORDS else f"kafka-4.3.1-1-{records}"
+        results = run(suite, env, label=label, timeout_s=1800, log=CACHE / f"{label}.log")
     finally:
         kafka.stop()
     save(results, {"brokers": 1, "records": records, "broker": "Apache Kafka 4.3.1"})
