@@ -18,12 +18,20 @@ def _registry(schema_dir: str | None) -> Registry:
     return Registry.from_directory(schema_dir) if schema_dir else default_registry()
 
 
+def _read_bytes(path: str) -> bytes:
+    """An ``@path`` argument's file, or a one-line error naming it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def _read_input(data: str | None, mode: str) -> bytes:
     """DATA is hex text, ``-`` for standard input, ``@path`` for a file; hex or binary is detected unless forced."""
     if data is None or data == "-":
         raw = sys.stdin.buffer.read()
     elif data.startswith("@"):
-        raw = Path(data[1:]).read_bytes()
+        raw = _read_bytes(data[1:])
     else:
         raw = data.encode()
     if mode == "binary":
@@ -125,7 +133,12 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
       kafkamock encode --frame request ApiVersions 3 '{}'
     """
     reg = _registry(schema_dir)
-    text = sys.stdin.read() if value == "-" else Path(value[1:]).read_text() if value.startswith("@") else value
+    if value == "-":
+        text = sys.stdin.read()
+    elif value.startswith("@"):
+        text = _read_bytes(value[1:]).decode("utf-8", "replace")
+    else:
+        text = value
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -152,13 +165,13 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (0.0.0.0: every interface; see advertised.listeners).")
-@click.option("--port", default=9092, show_default=True, type=int,
+@click.option("--port", default=9092, show_default=True, type=click.IntRange(0, 65535),
               help="Port of the first broker; broker k listens on port + k - 1 (0: free ports).")
 @click.option("--brokers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="How many brokers the cluster has (node ids node.id, node.id + 1, ...).")
 @click.option("--data-dir", type=click.Path(file_okay=False),
               help="Keep the logs on disk in Kafka's layout, recovered at start (= --config log.dirs=DIR).")
-@click.option("--control-port", type=int, help="Serve the control API (HTTP+JSON) on this port (0: a free port).")
+@click.option("--control-port", type=click.IntRange(0, 65535), help="Serve the control API (HTTP+JSON) on this port (0: a free port).")
 @click.option("--config", "settings", multiple=True, metavar="KEY=VALUE",
               help="A broker config with Kafka's name, e.g. --config auto.create.topics.enable=false.")
 @click.option("--config-file", type=click.Path(exists=True, dir_okay=False),
@@ -190,6 +203,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
     from kafkamock.broker.config import BrokerConfig, ConfigError
     from kafkamock.broker.kafka_releases import LATEST
     from kafkamock.server import Server
+    from kafkamock.server.errors import ListenError, leaf
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from kafkamock.server.memory import raise_open_files_limit
@@ -250,12 +264,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
-            try:
-                address = await nursery.start(server.serve, host, port)
-            except OSError as exc:
-                raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-            except ConfigError as exc:
-                raise click.ClickException(str(exc)) from None
+            address = await nursery.start(server.serve, host, port)
             ready = f"kafkamock broker ready: bootstrap.servers={address} cluster.id={broker.cluster.cluster_id}"
             first = broker.listeners[0]
             if first.security_protocol != "PLAINTEXT" or len(broker.listeners) > 1:
@@ -266,11 +275,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
             if control_port is not None:
                 from kafkamock.server.control_http import serve_control
 
-                try:
-                    url = await nursery.start(serve_control, broker.control, "127.0.0.1", control_port)
-                except OSError as exc:
-                    raise click.ClickException(f"cannot serve the control API on port {control_port}: "
-                                               f"{exc.strerror or exc}") from None
+                url = await nursery.start(serve_control, broker.control, "127.0.0.1", control_port)
                 ready += f" control={url}"
             click.echo(ready)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -279,7 +284,13 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
                     nursery.cancel_scope.cancel()
                     break
 
-    trio.run(run)
+    try:
+        trio.run(run)
+    except BaseException as exc:            # a busy port, a keystore that will not load: one line, no groups
+        cause = leaf(exc, (ListenError, ConfigError))
+        if cause is None:
+            raise
+        raise click.ClickException(str(cause)) from None
 
 
 def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool) -> str:

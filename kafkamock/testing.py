@@ -22,6 +22,7 @@ from kafkamock.broker import Broker
 from kafkamock.broker.clock import Clock
 from kafkamock.broker.control import Control
 from kafkamock.server import Server
+from kafkamock.server.errors import ListenError
 from kafkamock.spark.session import spark_session
 
 
@@ -98,7 +99,14 @@ class BrokerHandle:
         self._thread.start()
         self._ready.wait()
         if self._error is not None:
-            raise RuntimeError(f"kafkamock broker failed to start: {self._error}") from self._error
+            from kafkamock.broker.config import ConfigError
+            from kafkamock.server.errors import leaf
+
+            cause = leaf(self._error, (ListenError, ConfigError))
+            if cause is not None:               # a busy port, a bad listener config: that, in one line
+                raise cause.with_traceback(None) from None
+            inner = leaf(self._error, (Exception,)) or self._error
+            raise RuntimeError(f"kafkamock broker failed to start: {inner!r}") from self._error
         return self
 
     def call(self, fn, *args):
@@ -140,4 +148,4 @@ def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.
                         control_port=control_port).start()
 
 
-__all__ = ["BrokerHandle", "ThreadedControl", "spark_session", "start_broker"]
+__all__ = ["BrokerHandle", "ListenError", "ThreadedControl", "spark_session", "start_broker"]

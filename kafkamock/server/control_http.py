@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kafkamock.broker.control import Control, ControlError
+from kafkamock.server.errors import ListenError, leaf, reason
 
 log = logging.getLogger("kafkamock.control")
 
@@ -140,6 +141,12 @@ async def serve_control(control: Control, host: str, port: int, *,
     config.graceful_timeout = 0
     async with trio.open_nursery() as nursery:
         app: Any = build_app(control)
-        binds = await nursery.start(lambda task_status: serve(app, config, task_status=task_status))
+        try:
+            binds = await nursery.start(lambda task_status: serve(app, config, task_status=task_status))
+        except (OSError, BaseExceptionGroup) as exc:
+            cause = leaf(exc, (OSError,))
+            if not isinstance(cause, OSError):
+                raise
+            raise ListenError(f"cannot serve the control API on {host}:{port}: {reason(cause)}", cause) from None
         url = binds[0] if binds else f"http://{host}:{port}"
         task_status.started(url)
