@@ -213,7 +213,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
     if config_file:
         with open(config_file, "rb") as fh:
             try:
-                overrides.update(tomllib.load(fh))
+                overrides.update(_flat(tomllib.load(fh)))
             except tomllib.TOMLDecodeError as exc:
                 raise click.ClickException(f"{config_file}: {exc}") from None
     for item in settings:
@@ -291,6 +291,18 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         if cause is None:
             raise
         raise click.ClickException(str(cause)) from None
+
+
+def _flat(table: dict, prefix: str = "") -> dict[str, object]:
+    """A TOML file's configs by Kafka name: ``auto.create.topics.enable = false`` is TOML for nested tables
+    (``[auto.create.topics] enable = false`` likewise), and its dotted path is the config's name."""
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool) -> str:

@@ -119,8 +119,11 @@ class BrokerHandle:
 
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None, *,
                      replication_factor: int = 1) -> None:
-        from kafkamock.broker.config import TOPIC_CONFIGS, parse_value
+        from kafkamock.broker.config import TOPIC_CONFIGS, ConfigError, did_you_mean, parse_value
 
+        unknown = [k for k in config or {} if k not in TOPIC_CONFIGS]
+        if unknown:
+            raise ConfigError(f"Unknown topic config name: {unknown[0]}{did_you_mean(unknown[0], TOPIC_CONFIGS)}")
         configs = {k: parse_value(TOPIC_CONFIGS[k], v) for k, v in (config or {}).items()}
         self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
 

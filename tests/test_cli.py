@@ -115,3 +115,21 @@ def test_start_broker_on_a_busy_port_raises_a_listen_error_naming_it():
         start_broker(port=port)
     assert str(raised.value) == f"cannot listen on 127.0.0.1:{port} (listener PLAINTEXT of node 1): Address already in use"
     assert isinstance(raised.value, OSError) and raised.value.errno == errno.EADDRINUSE
+
+
+def test_a_config_file_takes_kafkas_dotted_names_as_toml_writes_them():
+    """``auto.create.topics.enable = false`` is, in TOML, a table ``auto`` holding ``create``...: the dotted path is
+    the config's name (quoted keys and [tables] too)."""
+    import tomllib
+
+    from kafkamock.broker.config import BrokerConfig
+    from kafkamock.cli import _flat
+
+    text = ('auto.create.topics.enable = false\nnum.partitions = 3\n"log.retention.ms" = 1000\n'
+            '[group.consumer]\nheartbeat.interval.ms = 6000\n')
+    flat = _flat(tomllib.loads(text))
+    assert flat == {"auto.create.topics.enable": False, "num.partitions": 3, "log.retention.ms": 1000,
+                    "group.consumer.heartbeat.interval.ms": 6000}
+    config = BrokerConfig(flat)
+    assert (config["auto.create.topics.enable"], config["num.partitions"], config["log.retention.ms"],
+            config["group.consumer.heartbeat.interval.ms"]) == (False, 3, 1000, 6000)
