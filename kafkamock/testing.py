@@ -139,16 +139,26 @@ class BrokerHandle:
         self.stop()
 
 
+# What start_broker (and the pytest fixtures) change from Kafka's defaults, for tests.
+TEST_CONFIG: dict[str, object] = {"group.initial.rebalance.delay.ms": 0}
+
+
 def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
                  brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
                  control_port: int | None = None, kafka_version: str | None = None) -> BrokerHandle:
     """Start a cluster of ``brokers`` nodes on a background thread (port 0: free ports), in memory or, with
     ``data_dir``, on disk; use as a context manager to stop it. ``kafka_version`` ("2.8", "3.9", "4.0" ... "4.3")
-    presents it as that Apache Kafka release (its ApiVersions ranges and feature levels)."""
+    presents it as that Apache Kafka release (its ApiVersions ranges and feature levels).
+
+    Where a test broker should not behave as a production one, ``TEST_CONFIG`` says so and ``config`` overrides
+    it: classic groups rebalance as soon as their members have joined (Kafka's 3 s
+    ``group.initial.rebalance.delay.ms`` would make every group test wait for nothing; Kafka's own test setups set
+    0 too)."""
+    config = {**TEST_CONFIG, **(config or {})}
     if kafka_version is not None:
         config = {**(config or {}), "kafkamock.kafka.version": kafka_version}
     return BrokerHandle(config, host, port, brokers=brokers, data_dir=data_dir, clock=clock,
                         control_port=control_port).start()
 
 
-__all__ = ["BrokerHandle", "ListenError", "ThreadedControl", "spark_session", "start_broker"]
+__all__ = ["TEST_CONFIG", "BrokerHandle", "ListenError", "ThreadedControl", "spark_session", "start_broker"]
