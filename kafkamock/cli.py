@@ -172,6 +172,8 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
 @click.option("--data-dir", type=click.Path(file_okay=False),
               help="Keep the logs on disk in Kafka's layout, recovered at start (= --config log.dirs=DIR).")
 @click.option("--control-port", type=click.IntRange(0, 65535), help="Serve the control API (HTTP+JSON) on this port (0: a free port).")
+@click.option("--control-host", default="127.0.0.1", show_default=True,
+              help="Address the control API listens on (0.0.0.0 for a broker in a container).")
 @click.option("--config", "settings", multiple=True, metavar="KEY=VALUE",
               help="A broker config with Kafka's name, e.g. --config auto.create.topics.enable=false.")
 @click.option("--config-file", type=click.Path(exists=True, dir_okay=False),
@@ -184,11 +186,13 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
 @click.option("--kafka-version", metavar="X.Y",
               help="Present the broker as this Apache Kafka release: its ApiVersions ranges and feature levels "
                    "(2.8, 3.9, 4.0, 4.1, 4.2 or 4.3, the default; = --config kafkamock.kafka.version=X.Y).")
+@click.option("--topic", "topics", multiple=True, metavar="NAME[:PARTITIONS[:REPLICATION]]",
+              help="Create this topic at start, if it does not exist yet (repeatable), e.g. --topic orders:3.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
-def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None,
+def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None, control_host: str,
           settings: tuple[str, ...], config_file: str | None, tls: bool, scram_users: tuple[str, ...],
-          kafka_version: str | None, log_level: str) -> None:
+          kafka_version: str | None, topics: tuple[str, ...], log_level: str) -> None:
     """Run a cluster until Ctrl-C or SIGTERM.
 
     Without --config listeners=..., one listener on --host/--port: PLAINTEXT, or SSL (--tls), SASL_PLAINTEXT
@@ -247,6 +251,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot open the data directory: {exc}") from None
+    _create_topics(broker, topics)
     if broker.release.line != LATEST:
         unserved = broker.release.unserved(broker.implemented_versions())
         logging.getLogger("kafkamock").info(
@@ -275,7 +280,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
             if control_port is not None:
                 from kafkamock.server.control_http import serve_control
 
-                url = await nursery.start(serve_control, broker.control, "127.0.0.1", control_port)
+                url = await nursery.start(serve_control, broker.control, control_host, control_port)
                 ready += f" control={url}"
             click.echo(ready)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -291,6 +296,22 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         if cause is None:
             raise
         raise click.ClickException(str(cause)) from None
+
+
+def _create_topics(broker, specs: tuple[str, ...]) -> None:
+    """``--topic NAME[:PARTITIONS[:REPLICATION]]``: each topic not already there (a data directory keeps them)."""
+    from kafkamock.broker.control import ControlError
+
+    for spec in specs:
+        name, *numbers = spec.split(":")
+        if not name or len(numbers) > 2 or not all(n.isdigit() for n in numbers):
+            raise click.BadParameter(f"expected NAME[:PARTITIONS[:REPLICATION]], got {spec!r}", param_hint="--topic")
+        if name in broker.cluster.topics:
+            continue
+        try:
+            broker.control.create_topic(name, *(int(n) for n in numbers))
+        except ControlError as exc:
+            raise click.BadParameter(f"{spec}: {exc}", param_hint="--topic") from None
 
 
 def _flat(table: dict, prefix: str = "") -> dict[str, object]:
@@ -451,6 +472,72 @@ def ctl_requests(ctx: click.Context, api: str | None, node_id: int | None) -> No
 def ctl_topics(ctx: click.Context, name: str | None) -> None:
     """List the topics with their partitions' leaders, ISR and offsets (or one topic)."""
     _call(ctx, "GET", f"/v1/topics/{name}" if name else "/v1/topics")
+
+
+@ctl.command("faults")
+@click.pass_context
+def ctl_faults(ctx: click.Context) -> None:
+    """List the pushed faults not yet spent."""
+    _call(ctx, "GET", "/v1/faults")
+
+
+@ctl.command("cluster")
+@click.pass_context
+def ctl_cluster(ctx: click.Context) -> None:
+    """The cluster id, controller, nodes and storage."""
+    _call(ctx, "GET", "/v1/cluster")
+
+
+@ctl.command("create-topic")
+@click.argument("name")
+@click.option("--partitions", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--replication-factor", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--config", "settings", multiple=True, metavar="KEY=VALUE", help="A topic config (repeatable).")
+@click.pass_context
+def ctl_create_topic(ctx: click.Context, name: str, partitions: int, replication_factor: int,
+                     settings: tuple[str, ...]) -> None:
+    """Create a topic."""
+    configs = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
+        configs[key.strip()] = value.strip()
+    _call(ctx, "POST", "/v1/topics", {"name": name, "partitions": partitions,
+                                      "replication_factor": replication_factor, "configs": configs})
+
+
+@ctl.command("produce")
+@click.argument("topic")
+@click.argument("values", nargs=-1, required=True)
+@click.option("--key", help="The key of every record (text).")
+@click.option("--partition", type=int, help="The partition (default: by key as Kafka's partitioner, else 0).")
+@click.pass_context
+def ctl_produce(ctx: click.Context, topic: str, values: tuple[str, ...], key: str | None,
+                partition: int | None) -> None:
+    """Append records with these VALUES (text) to TOPIC; prints each record's partition and offset."""
+    _call(ctx, "POST", f"/v1/topics/{topic}/records",
+          {"records": [{"key": key, "value": v} for v in values], "partition": partition})
+
+
+@ctl.command("records")
+@click.argument("topic")
+@click.option("--partition", type=int, help="One partition (default: all, in turn).")
+@click.option("--from", "from_offset", default=0, show_default=True, type=int)
+@click.option("--limit", default=1000, show_default=True, type=int)
+@click.pass_context
+def ctl_records(ctx: click.Context, topic: str, partition: int | None, from_offset: int, limit: int) -> None:
+    """The records TOPIC holds, decoded (keys, values and headers as text, or base64 when not UTF-8)."""
+    query = f"?from={from_offset}&limit={limit}" + (f"&partition={partition}" if partition is not None else "")
+    _call(ctx, "GET", f"/v1/topics/{topic}/records{query}")
+
+
+@ctl.command("groups")
+@click.argument("group_id", required=False)
+@click.pass_context
+def ctl_groups(ctx: click.Context, group_id: str | None) -> None:
+    """List the groups with their type, state, members and committed offsets (or one group)."""
+    _call(ctx, "GET", f"/v1/groups/{group_id}" if group_id else "/v1/groups")
 
 
 def _version(text: str) -> int:

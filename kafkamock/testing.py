@@ -127,6 +127,43 @@ class BrokerHandle:
         configs = {k: parse_value(TOPIC_CONFIGS[k], v) for k, v in (config or {}).items()}
         self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
 
+    def produce(self, topic: str, records, partition: int | None = None) -> list[dict]:
+        """Seed ``topic`` without a client: ``records`` are values, or mappings with ``key``, ``value``,
+        ``headers`` and ``timestamp`` (text or bytes); keyed records go where Kafka's default partitioner puts them,
+        unless ``partition`` says. Returns each record's ``{"partition", "offset"}``."""
+        return self.control.produce(topic, list(records), partition)
+
+    def records(self, topic: str, partition: int | None = None, from_offset: int = 0, limit: int = 1000
+                ) -> list[dict]:
+        """What ``topic`` holds, decoded (``partition``, ``offset``, ``timestamp``, ``key``, ``value``,
+        ``headers``), up to the high watermark, without a consumer."""
+        return self.control.records(topic, partition, from_offset, limit)
+
+    def wait_for_group(self, group_id: str, *, state: str | None = None, members: int | None = None,
+                       timeout: float = 10.0) -> dict:
+        """Wait until ``group_id`` exists (and is in ``state``, e.g. ``"Stable"``, and has ``members`` members);
+        returns the group as ``control.group`` describes it. TimeoutError says what was seen last."""
+        import time
+
+        from kafkamock.broker.control import ControlError
+
+        deadline = time.monotonic() + timeout
+        seen: dict | None = None
+        while True:
+            try:
+                seen = self.control.group(group_id)
+            except ControlError:
+                seen = None
+            if seen is not None and (state is None or seen["state"].lower() == state.lower()) and (
+                    members is None or len(seen["members"]) == members):
+                return seen
+            if time.monotonic() >= deadline:
+                now = "no such group" if seen is None else f"{seen['state']} with {len(seen['members'])} members"
+                want = " and ".join(w for w in (f"state {state}" if state else "",
+                                                f"{members} members" if members is not None else "") if w)
+                raise TimeoutError(f"group {group_id!r} not {want or 'there'} after {timeout:g} s: {now}")
+            time.sleep(0.02)
+
     def stop(self) -> None:
         if self._token is not None and self._cancel is not None and self._thread.is_alive():
             trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
