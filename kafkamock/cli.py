@@ -198,16 +198,8 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
     Without --config listeners=..., one listener on --host/--port: PLAINTEXT, or SSL (--tls), SASL_PLAINTEXT
     (--scram-user) or SASL_SSL (both). With listeners configured, --tls only supplies the certificates."""
     import logging
-    import signal
+    import shutil
     import tomllib
-
-    import trio
-
-    from kafkamock.broker import Broker
-    from kafkamock.broker.config import BrokerConfig, ConfigError
-    from kafkamock.broker.kafka_releases import LATEST
-    from kafkamock.server import Server
-    from kafkamock.server.errors import ListenError, leaf
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from kafkamock.server.memory import raise_open_files_limit
@@ -241,7 +233,30 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         if not sep or not name or not password:
             raise click.BadParameter(f"expected NAME:PASSWORD, got {item!r}", param_hint="--scram-user")
         users.append((name, password))
-    ready_extra = _secure_defaults(overrides, host, port, tls, bool(users))
+    throwaway_dir: list[str] = []          # --tls: the throwaway CA's directory, removed when the broker stops
+    try:
+        _serve(overrides, host, port, brokers, control_port, control_host, tls, users, topics, throwaway_dir)
+    finally:
+        for directory in throwaway_dir:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, control_port: int | None,
+           control_host: str, tls: bool, users: list[tuple[str, str]], topics: tuple[str, ...],
+           throwaway_dir: list[str]) -> None:
+    """``serve`` once its options are read: the cluster until a signal stops it."""
+    import logging
+    import signal
+
+    import trio
+
+    from kafkamock.broker import Broker
+    from kafkamock.broker.config import BrokerConfig, ConfigError
+    from kafkamock.broker.kafka_releases import LATEST
+    from kafkamock.server import Server
+    from kafkamock.server.errors import ListenError, leaf
+
+    ready_extra = _secure_defaults(overrides, host, port, tls, bool(users), throwaway_dir)
     try:
         config = BrokerConfig(overrides)
         broker = Broker(config, brokers=brokers, host=host, port=port)
@@ -326,7 +341,8 @@ def _flat(table: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool) -> str:
+def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool,
+                     made: list[str]) -> str:
     """``--tls`` / ``--scram-user``: the listener, certificates and mechanisms they imply, added to ``overrides``
     where the user set nothing; returns what the ready line adds (the CA file clients must trust)."""
     import tempfile
@@ -345,7 +361,8 @@ def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bo
     if tls:
         from kafkamock.server.tls import throwaway
 
-        files = throwaway(tempfile.mkdtemp(prefix="kafkamock-tls-"))
+        made.append(tempfile.mkdtemp(prefix="kafkamock-tls-"))
+        files = throwaway(made[-1])
         for key, value in files.broker_config().items():
             overrides.setdefault(key, value)
         extra += f" ssl.ca.location={files.ca}"

@@ -133,3 +133,22 @@ def test_a_config_file_takes_kafkas_dotted_names_as_toml_writes_them():
     config = BrokerConfig(flat)
     assert (config["auto.create.topics.enable"], config["num.partitions"], config["log.retention.ms"],
             config["group.consumer.heartbeat.interval.ms"]) == (False, 3, 1000, 6000)
+
+
+def test_serve_tls_removes_its_throwaway_keys_when_stopped(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-m", "kafkamock", "serve", "--port", "0", "--tls"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        ready = process.stdout.readline()
+        ca = ready.split("ssl.ca.location=")[1].split()[0]
+        assert ca.startswith(str(tmp_path)) and os.path.exists(ca)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert list(tmp_path.iterdir()) == []
