@@ -297,8 +297,10 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
 
                 url = await nursery.start(serve_control, broker.control, control_host, control_port)
                 ready += f" control={url}"
-            click.echo(ready)
+            # Listen for the signals before saying ready: a supervisor may stop the broker as soon as it reads the
+            # line, and a SIGTERM before the receiver is open would kill it without a clean stop.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                click.echo(ready)
                 async for signum in signals:
                     logging.getLogger("kafkamock").info("received %s, stopping", signal.Signals(signum).name)
                     nursery.cancel_scope.cancel()
