@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import string
 import sys
 from pathlib import Path
@@ -190,9 +191,11 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
               help="Create this topic at start, if it does not exist yet (repeatable), e.g. --topic orders:3.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+@click.option("--log-file", type=click.Path(dir_okay=False),
+              help="Write the broker's log to this file (appended) instead of standard error; the ready line names it.")
 def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None, control_host: str,
           settings: tuple[str, ...], config_file: str | None, tls: bool, scram_users: tuple[str, ...],
-          kafka_version: str | None, topics: tuple[str, ...], log_level: str) -> None:
+          kafka_version: str | None, topics: tuple[str, ...], log_level: str, log_file: str | None) -> None:
     """Run a cluster until Ctrl-C or SIGTERM.
 
     Without --config listeners=..., one listener on --host/--port: PLAINTEXT, or SSL (--tls), SASL_PLAINTEXT
@@ -201,7 +204,11 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
     import shutil
     import tomllib
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                            filename=log_file)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write {log_file}: {exc.strerror or exc}", param_hint="--log-file") from None
     from kafkamock.server.memory import raise_open_files_limit
 
     raise_open_files_limit()            # before the storage sizes its pool of open segment files from it
@@ -235,7 +242,8 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         users.append((name, password))
     throwaway_dir: list[str] = []          # --tls: the throwaway CA's directory, removed when the broker stops
     try:
-        _serve(overrides, host, port, brokers, control_port, control_host, tls, users, topics, throwaway_dir)
+        _serve(overrides, host, port, brokers, control_port, control_host, tls, users, topics, throwaway_dir,
+               f" log={os.path.abspath(log_file)}" if log_file else "")
     finally:
         for directory in throwaway_dir:
             shutil.rmtree(directory, ignore_errors=True)
@@ -243,7 +251,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
 
 def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, control_port: int | None,
            control_host: str, tls: bool, users: list[tuple[str, str]], topics: tuple[str, ...],
-           throwaway_dir: list[str]) -> None:
+           throwaway_dir: list[str], ready_log: str) -> None:
     """``serve`` once its options are read: the cluster until a signal stops it."""
     import logging
     import signal
@@ -289,7 +297,7 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
             first = broker.listeners[0]
             if first.security_protocol != "PLAINTEXT" or len(broker.listeners) > 1:
                 ready += f" security.protocol={first.security_protocol}"
-            ready += ready_extra
+            ready += ready_extra + ready_log
             for listener in broker.listeners[1:]:
                 ready += f" listener.{listener.name}={server.bootstrap_by_listener[listener.name]}"
             if control_port is not None:
