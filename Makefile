@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+RUN_STAMP := $(VENV)/.run-stamp
 JAVA_STAMP := .cache/java/.stamp
 KAFKA_STAMP := .cache/kafka/.stamp
 SPARK_STAMP := .cache/spark/.stamp
@@ -17,6 +18,15 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,bench,dev]'
+	touch $@ $(RUN_STAMP)
+
+# What `make run` needs: kafkamock and its spark extra (pyspark, pyarrow, numpy, pandas), with pip's progress.
+$(RUN_STAMP): pyproject.toml
+	@command -v java >/dev/null || (echo "make run needs a Java 17+ runtime for Spark (e.g. apt-get install openjdk-17-jre-headless)" >&2; exit 1)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing kafkamock and pyspark into $(VENV) (a few minutes the first time)"
+	$(BIN)/pip install --progress-bar on --upgrade pip
+	$(BIN)/pip install --progress-bar on -e '.[spark]' 'pyspark==4.2.0'
 	touch $@
 
 # Test-only Java side, resolved with Maven (Debian's maven, installed when missing) into .cache: Apache Kafka's own
@@ -33,7 +43,7 @@ $(JAVA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-clients.xml
 # resolved with Maven into .cache/spark: format("kafka") for the tests and `make run`, offline afterwards.
 spark: $(SPARK_STAMP)
 
-$(SPARK_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-spark.xml
+$(SPARK_STAMP): $(RUN_STAMP) tests/java/fetch_jars.py tests/java/pom-spark.xml
 	command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
 	$(BIN)/python tests/java/fetch_jars.py spark .cache/spark
 	touch $@
@@ -78,14 +88,12 @@ kgo-kafka: install kgo kafka
 kgo-chaos: install kgo
 	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/conformance/test_kgo_faults.py -x -p no:cacheprovider
 
-# The main job: a broker on 127.0.0.1:9092, the example Spark pipeline run against it through Spark's own Kafka
-# connector (format("kafka")), then the broker stays up in the foreground (Ctrl-C stops it).
-run: install spark
-	@$(BIN)/kafkamock serve --host 127.0.0.1 --port 9092 & pid=$$!; \
-	trap 'kill $$pid 2>/dev/null; wait $$pid' INT TERM EXIT; \
-	KAFKAMOCK_SPARK_JARS="$$(grep -v '^#' .cache/spark/jars/classpath.txt | paste -sd:)" \
-	$(BIN)/python examples/orders_pipeline.py --bootstrap-servers 127.0.0.1:9092 --wait 30 && \
-	echo "kafkamock is serving on 127.0.0.1:9092 (Ctrl-C stops it)" && wait $$pid
+# The main job: a broker on 127.0.0.1:$(PORT), the example Spark pipeline run against it through Spark's own Kafka
+# connector (format("kafka")), then the broker stays up in the foreground (Ctrl-C stops it). It needs Python 3.11+
+# and a Java 17+ runtime (Spark's); it installs kafkamock with its spark extra only, and Maven when missing.
+PORT ?= 9092
+run: $(RUN_STAMP) $(SPARK_STAMP)
+	@$(BIN)/python tools/make_run.py --port $(PORT) --jars .cache/spark/jars/classpath.txt
 
 # kcat for tests/clients/test_kcat.py and curl for the control-API tests: Debian packages, installed when missing.
 kcat:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import string
 import sys
 from pathlib import Path
@@ -18,12 +19,20 @@ def _registry(schema_dir: str | None) -> Registry:
     return Registry.from_directory(schema_dir) if schema_dir else default_registry()
 
 
+def _read_bytes(path: str) -> bytes:
+    """An ``@path`` argument's file, or a one-line error naming it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def _read_input(data: str | None, mode: str) -> bytes:
     """DATA is hex text, ``-`` for standard input, ``@path`` for a file; hex or binary is detected unless forced."""
     if data is None or data == "-":
         raw = sys.stdin.buffer.read()
     elif data.startswith("@"):
-        raw = Path(data[1:]).read_bytes()
+        raw = _read_bytes(data[1:])
     else:
         raw = data.encode()
     if mode == "binary":
@@ -125,7 +134,12 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
       kafkamock encode --frame request ApiVersions 3 '{}'
     """
     reg = _registry(schema_dir)
-    text = sys.stdin.read() if value == "-" else Path(value[1:]).read_text() if value.startswith("@") else value
+    if value == "-":
+        text = sys.stdin.read()
+    elif value.startswith("@"):
+        text = _read_bytes(value[1:]).decode("utf-8", "replace")
+    else:
+        text = value
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -152,13 +166,15 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (0.0.0.0: every interface; see advertised.listeners).")
-@click.option("--port", default=9092, show_default=True, type=int,
+@click.option("--port", default=9092, show_default=True, type=click.IntRange(0, 65535),
               help="Port of the first broker; broker k listens on port + k - 1 (0: free ports).")
 @click.option("--brokers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="How many brokers the cluster has (node ids node.id, node.id + 1, ...).")
 @click.option("--data-dir", type=click.Path(file_okay=False),
               help="Keep the logs on disk in Kafka's layout, recovered at start (= --config log.dirs=DIR).")
-@click.option("--control-port", type=int, help="Serve the control API (HTTP+JSON) on this port (0: a free port).")
+@click.option("--control-port", type=click.IntRange(0, 65535), help="Serve the control API (HTTP+JSON) on this port (0: a free port).")
+@click.option("--control-host", default="127.0.0.1", show_default=True,
+              help="Address the control API listens on (0.0.0.0 for a broker in a container).")
 @click.option("--config", "settings", multiple=True, metavar="KEY=VALUE",
               help="A broker config with Kafka's name, e.g. --config auto.create.topics.enable=false.")
 @click.option("--config-file", type=click.Path(exists=True, dir_okay=False),
@@ -171,27 +187,28 @@ def encode(name: str, version: int, value: str, frame: str | None, correlation_i
 @click.option("--kafka-version", metavar="X.Y",
               help="Present the broker as this Apache Kafka release: its ApiVersions ranges and feature levels "
                    "(2.8, 3.9, 4.0, 4.1, 4.2 or 4.3, the default; = --config kafkamock.kafka.version=X.Y).")
+@click.option("--topic", "topics", multiple=True, metavar="NAME[:PARTITIONS[:REPLICATION]]",
+              help="Create this topic at start, if it does not exist yet (repeatable), e.g. --topic orders:3.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
-def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None,
+@click.option("--log-file", type=click.Path(dir_okay=False),
+              help="Write the broker's log to this file (appended) instead of standard error; the ready line names it.")
+def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port: int | None, control_host: str,
           settings: tuple[str, ...], config_file: str | None, tls: bool, scram_users: tuple[str, ...],
-          kafka_version: str | None, log_level: str) -> None:
+          kafka_version: str | None, topics: tuple[str, ...], log_level: str, log_file: str | None) -> None:
     """Run a cluster until Ctrl-C or SIGTERM.
 
     Without --config listeners=..., one listener on --host/--port: PLAINTEXT, or SSL (--tls), SASL_PLAINTEXT
     (--scram-user) or SASL_SSL (both). With listeners configured, --tls only supplies the certificates."""
     import logging
-    import signal
+    import shutil
     import tomllib
 
-    import trio
-
-    from kafkamock.broker import Broker
-    from kafkamock.broker.config import BrokerConfig, ConfigError
-    from kafkamock.broker.kafka_releases import LATEST
-    from kafkamock.server import Server
-
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                            filename=log_file)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write {log_file}: {exc.strerror or exc}", param_hint="--log-file") from None
     from kafkamock.server.memory import raise_open_files_limit
 
     raise_open_files_limit()            # before the storage sizes its pool of open segment files from it
@@ -199,7 +216,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
     if config_file:
         with open(config_file, "rb") as fh:
             try:
-                overrides.update(tomllib.load(fh))
+                overrides.update(_flat(tomllib.load(fh)))
             except tomllib.TOMLDecodeError as exc:
                 raise click.ClickException(f"{config_file}: {exc}") from None
     for item in settings:
@@ -223,7 +240,31 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         if not sep or not name or not password:
             raise click.BadParameter(f"expected NAME:PASSWORD, got {item!r}", param_hint="--scram-user")
         users.append((name, password))
-    ready_extra = _secure_defaults(overrides, host, port, tls, bool(users))
+    throwaway_dir: list[str] = []          # --tls: the throwaway CA's directory, removed when the broker stops
+    try:
+        _serve(overrides, host, port, brokers, control_port, control_host, tls, users, topics, throwaway_dir,
+               f" log={os.path.abspath(log_file)}" if log_file else "")
+    finally:
+        for directory in throwaway_dir:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, control_port: int | None,
+           control_host: str, tls: bool, users: list[tuple[str, str]], topics: tuple[str, ...],
+           throwaway_dir: list[str], ready_log: str) -> None:
+    """``serve`` once its options are read: the cluster until a signal stops it."""
+    import logging
+    import signal
+
+    import trio
+
+    from kafkamock.broker import Broker
+    from kafkamock.broker.config import BrokerConfig, ConfigError
+    from kafkamock.broker.kafka_releases import LATEST
+    from kafkamock.server import Server
+    from kafkamock.server.errors import ListenError, leaf
+
+    ready_extra = _secure_defaults(overrides, host, port, tls, bool(users), throwaway_dir)
     try:
         config = BrokerConfig(overrides)
         broker = Broker(config, brokers=brokers, host=host, port=port)
@@ -233,6 +274,7 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot open the data directory: {exc}") from None
+    _create_topics(broker, topics)
     if broker.release.line != LATEST:
         unserved = broker.release.unserved(broker.implemented_versions())
         logging.getLogger("kafkamock").info(
@@ -250,39 +292,67 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
-            try:
-                address = await nursery.start(server.serve, host, port)
-            except OSError as exc:
-                raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-            except ConfigError as exc:
-                raise click.ClickException(str(exc)) from None
+            address = await nursery.start(server.serve, host, port)
             ready = f"kafkamock broker ready: bootstrap.servers={address} cluster.id={broker.cluster.cluster_id}"
             first = broker.listeners[0]
             if first.security_protocol != "PLAINTEXT" or len(broker.listeners) > 1:
                 ready += f" security.protocol={first.security_protocol}"
-            ready += ready_extra
+            ready += ready_extra + ready_log
             for listener in broker.listeners[1:]:
                 ready += f" listener.{listener.name}={server.bootstrap_by_listener[listener.name]}"
             if control_port is not None:
                 from kafkamock.server.control_http import serve_control
 
-                try:
-                    url = await nursery.start(serve_control, broker.control, "127.0.0.1", control_port)
-                except OSError as exc:
-                    raise click.ClickException(f"cannot serve the control API on port {control_port}: "
-                                               f"{exc.strerror or exc}") from None
+                url = await nursery.start(serve_control, broker.control, control_host, control_port)
                 ready += f" control={url}"
-            click.echo(ready)
+            # Listen for the signals before saying ready: a supervisor may stop the broker as soon as it reads the
+            # line, and a SIGTERM before the receiver is open would kill it without a clean stop.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                click.echo(ready)
                 async for signum in signals:
                     logging.getLogger("kafkamock").info("received %s, stopping", signal.Signals(signum).name)
                     nursery.cancel_scope.cancel()
                     break
 
-    trio.run(run)
+    try:
+        trio.run(run)
+    except BaseException as exc:            # a busy port, a keystore that will not load: one line, no groups
+        cause = leaf(exc, (ListenError, ConfigError))
+        if cause is None:
+            raise
+        raise click.ClickException(str(cause)) from None
 
 
-def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool) -> str:
+def _create_topics(broker, specs: tuple[str, ...]) -> None:
+    """``--topic NAME[:PARTITIONS[:REPLICATION]]``: each topic not already there (a data directory keeps them)."""
+    from kafkamock.broker.control import ControlError
+
+    for spec in specs:
+        name, *numbers = spec.split(":")
+        if not name or len(numbers) > 2 or not all(n.isdigit() for n in numbers):
+            raise click.BadParameter(f"expected NAME[:PARTITIONS[:REPLICATION]], got {spec!r}", param_hint="--topic")
+        if name in broker.cluster.topics:
+            continue
+        try:
+            broker.control.create_topic(name, *(int(n) for n in numbers))
+        except ControlError as exc:
+            raise click.BadParameter(f"{spec}: {exc}", param_hint="--topic") from None
+
+
+def _flat(table: dict, prefix: str = "") -> dict[str, object]:
+    """A TOML file's configs by Kafka name: ``auto.create.topics.enable = false`` is TOML for nested tables
+    (``[auto.create.topics] enable = false`` likewise), and its dotted path is the config's name."""
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bool, scram: bool,
+                     made: list[str]) -> str:
     """``--tls`` / ``--scram-user``: the listener, certificates and mechanisms they imply, added to ``overrides``
     where the user set nothing; returns what the ready line adds (the CA file clients must trust)."""
     import tempfile
@@ -301,7 +371,8 @@ def _secure_defaults(overrides: dict[str, object], host: str, port: int, tls: bo
     if tls:
         from kafkamock.server.tls import throwaway
 
-        files = throwaway(tempfile.mkdtemp(prefix="kafkamock-tls-"))
+        made.append(tempfile.mkdtemp(prefix="kafkamock-tls-"))
+        files = throwaway(made[-1])
         for key, value in files.broker_config().items():
             overrides.setdefault(key, value)
         extra += f" ssl.ca.location={files.ca}"
@@ -428,6 +499,72 @@ def ctl_requests(ctx: click.Context, api: str | None, node_id: int | None) -> No
 def ctl_topics(ctx: click.Context, name: str | None) -> None:
     """List the topics with their partitions' leaders, ISR and offsets (or one topic)."""
     _call(ctx, "GET", f"/v1/topics/{name}" if name else "/v1/topics")
+
+
+@ctl.command("faults")
+@click.pass_context
+def ctl_faults(ctx: click.Context) -> None:
+    """List the pushed faults not yet spent."""
+    _call(ctx, "GET", "/v1/faults")
+
+
+@ctl.command("cluster")
+@click.pass_context
+def ctl_cluster(ctx: click.Context) -> None:
+    """The cluster id, controller, nodes and storage."""
+    _call(ctx, "GET", "/v1/cluster")
+
+
+@ctl.command("create-topic")
+@click.argument("name")
+@click.option("--partitions", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--replication-factor", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--config", "settings", multiple=True, metavar="KEY=VALUE", help="A topic config (repeatable).")
+@click.pass_context
+def ctl_create_topic(ctx: click.Context, name: str, partitions: int, replication_factor: int,
+                     settings: tuple[str, ...]) -> None:
+    """Create a topic."""
+    configs = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
+        configs[key.strip()] = value.strip()
+    _call(ctx, "POST", "/v1/topics", {"name": name, "partitions": partitions,
+                                      "replication_factor": replication_factor, "configs": configs})
+
+
+@ctl.command("produce")
+@click.argument("topic")
+@click.argument("values", nargs=-1, required=True)
+@click.option("--key", help="The key of every record (text).")
+@click.option("--partition", type=int, help="The partition (default: by key as Kafka's partitioner, else 0).")
+@click.pass_context
+def ctl_produce(ctx: click.Context, topic: str, values: tuple[str, ...], key: str | None,
+                partition: int | None) -> None:
+    """Append records with these VALUES (text) to TOPIC; prints each record's partition and offset."""
+    _call(ctx, "POST", f"/v1/topics/{topic}/records",
+          {"records": [{"key": key, "value": v} for v in values], "partition": partition})
+
+
+@ctl.command("records")
+@click.argument("topic")
+@click.option("--partition", type=int, help="One partition (default: all, in turn).")
+@click.option("--from", "from_offset", default=0, show_default=True, type=int)
+@click.option("--limit", default=1000, show_default=True, type=int)
+@click.pass_context
+def ctl_records(ctx: click.Context, topic: str, partition: int | None, from_offset: int, limit: int) -> None:
+    """The records TOPIC holds, decoded (keys, values and headers as text, or base64 when not UTF-8)."""
+    query = f"?from={from_offset}&limit={limit}" + (f"&partition={partition}" if partition is not None else "")
+    _call(ctx, "GET", f"/v1/topics/{topic}/records{query}")
+
+
+@ctl.command("groups")
+@click.argument("group_id", required=False)
+@click.pass_context
+def ctl_groups(ctx: click.Context, group_id: str | None) -> None:
+    """List the groups with their type, state, members and committed offsets (or one group)."""
+    _call(ctx, "GET", f"/v1/groups/{group_id}" if group_id else "/v1/groups")
 
 
 def _version(text: str) -> int:

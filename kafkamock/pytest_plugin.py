@@ -16,6 +16,8 @@
 
 The ``kafkamock`` marker takes ``start_broker``'s keyword arguments (``brokers``, ``config``, ``data_dir``,
 ``control_port``...); ``kafka_broker_factory`` starts clusters with any of them and stops them after the test.
+Each broker starts with ``kafkamock.testing.TEST_CONFIG`` under the given config: ``group.initial.rebalance.delay.ms``
+is 0, so a classic group's first rebalance does not wait Kafka's 3 s.
 """
 
 from __future__ import annotations

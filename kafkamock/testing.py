@@ -22,6 +22,7 @@ from kafkamock.broker import Broker
 from kafkamock.broker.clock import Clock
 from kafkamock.broker.control import Control
 from kafkamock.server import Server
+from kafkamock.server.errors import ListenError
 from kafkamock.spark.session import spark_session
 
 
@@ -98,7 +99,14 @@ class BrokerHandle:
         self._thread.start()
         self._ready.wait()
         if self._error is not None:
-            raise RuntimeError(f"kafkamock broker failed to start: {self._error}") from self._error
+            from kafkamock.broker.config import ConfigError
+            from kafkamock.server.errors import leaf
+
+            cause = leaf(self._error, (ListenError, ConfigError))
+            if cause is not None:               # a busy port, a bad listener config: that, in one line
+                raise cause.with_traceback(None) from None
+            inner = leaf(self._error, (Exception,)) or self._error
+            raise RuntimeError(f"kafkamock broker failed to start: {inner!r}") from self._error
         return self
 
     def call(self, fn, *args):
@@ -111,10 +119,50 @@ class BrokerHandle:
 
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None, *,
                      replication_factor: int = 1) -> None:
-        from kafkamock.broker.config import TOPIC_CONFIGS, parse_value
+        from kafkamock.broker.config import TOPIC_CONFIGS, ConfigError, did_you_mean, parse_value
 
+        unknown = [k for k in config or {} if k not in TOPIC_CONFIGS]
+        if unknown:
+            raise ConfigError(f"Unknown topic config name: {unknown[0]}{did_you_mean(unknown[0], TOPIC_CONFIGS)}")
         configs = {k: parse_value(TOPIC_CONFIGS[k], v) for k, v in (config or {}).items()}
         self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
+
+    def produce(self, topic: str, records, partition: int | None = None) -> list[dict]:
+        """Seed ``topic`` without a client: ``records`` are values, or mappings with ``key``, ``value``,
+        ``headers`` and ``timestamp`` (text or bytes); keyed records go where Kafka's default partitioner puts them,
+        unless ``partition`` says. Returns each record's ``{"partition", "offset"}``."""
+        return self.control.produce(topic, list(records), partition)
+
+    def records(self, topic: str, partition: int | None = None, from_offset: int = 0, limit: int = 1000
+                ) -> list[dict]:
+        """What ``topic`` holds, decoded (``partition``, ``offset``, ``timestamp``, ``key``, ``value``,
+        ``headers``), up to the high watermark, without a consumer."""
+        return self.control.records(topic, partition, from_offset, limit)
+
+    def wait_for_group(self, group_id: str, *, state: str | None = None, members: int | None = None,
+                       timeout: float = 10.0) -> dict:
+        """Wait until ``group_id`` exists (and is in ``state``, e.g. ``"Stable"``, and has ``members`` members);
+        returns the group as ``control.group`` describes it. TimeoutError says what was seen last."""
+        import time
+
+        from kafkamock.broker.control import ControlError
+
+        deadline = time.monotonic() + timeout
+        seen: dict | None = None
+        while True:
+            try:
+                seen = self.control.group(group_id)
+            except ControlError:
+                seen = None
+            if seen is not None and (state is None or seen["state"].lower() == state.lower()) and (
+                    members is None or len(seen["members"]) == members):
+                return seen
+            if time.monotonic() >= deadline:
+                now = "no such group" if seen is None else f"{seen['state']} with {len(seen['members'])} members"
+                want = " and ".join(w for w in (f"state {state}" if state else "",
+                                                f"{members} members" if members is not None else "") if w)
+                raise TimeoutError(f"group {group_id!r} not {want or 'there'} after {timeout:g} s: {now}")
+            time.sleep(0.02)
 
     def stop(self) -> None:
         if self._token is not None and self._cancel is not None and self._thread.is_alive():
@@ -128,16 +176,26 @@ class BrokerHandle:
         self.stop()
 
 
+# What start_broker (and the pytest fixtures) change from Kafka's defaults, for tests.
+TEST_CONFIG: dict[str, object] = {"group.initial.rebalance.delay.ms": 0}
+
+
 def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
                  brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
                  control_port: int | None = None, kafka_version: str | None = None) -> BrokerHandle:
     """Start a cluster of ``brokers`` nodes on a background thread (port 0: free ports), in memory or, with
     ``data_dir``, on disk; use as a context manager to stop it. ``kafka_version`` ("2.8", "3.9", "4.0" ... "4.3")
-    presents it as that Apache Kafka release (its ApiVersions ranges and feature levels)."""
+    presents it as that Apache Kafka release (its ApiVersions ranges and feature levels).
+
+    Where a test broker should not behave as a production one, ``TEST_CONFIG`` says so and ``config`` overrides
+    it: classic groups rebalance as soon as their members have joined (Kafka's 3 s
+    ``group.initial.rebalance.delay.ms`` would make every group test wait for nothing; Kafka's own test setups set
+    0 too)."""
+    config = {**TEST_CONFIG, **(config or {})}
     if kafka_version is not None:
         config = {**(config or {}), "kafkamock.kafka.version": kafka_version}
     return BrokerHandle(config, host, port, brokers=brokers, data_dir=data_dir, clock=clock,
                         control_port=control_port).start()
 
 
-__all__ = ["BrokerHandle", "ThreadedControl", "spark_session", "start_broker"]
+__all__ = ["TEST_CONFIG", "BrokerHandle", "ListenError", "ThreadedControl", "spark_session", "start_broker"]

@@ -61,6 +61,9 @@ def test_errors_are_clear_and_nonzero():
     assert bad.exit_code == 1 and "not JSON" in bad.output
     bad = run("decode", "ShareFetchRequest", "9", "00")
     assert bad.exit_code == 1 and "unsupported version" in bad.output
+    for command in ("encode", "decode"):
+        bad = run(command, "ShareFetchRequest", "2", "@/no/such/file.json")
+        assert bad.exit_code == 1 and bad.output == "Error: cannot read /no/such/file.json: No such file or directory\n"
 
 
 def test_serve_raises_the_open_files_limit_towards_the_hard_one():
@@ -75,3 +78,77 @@ def test_serve_raises_the_open_files_limit_towards_the_hard_one():
     hard = subprocess.run(["bash", "-c", "ulimit -Hn"], capture_output=True, text=True).stdout.strip()
     expected = 4096 if hard == "unlimited" else min(4096, int(hard))
     assert out.stdout.split() == [str(expected), str(expected)]
+
+
+def busy_port():
+    import socket
+
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    return held, held.getsockname()[1]
+
+
+def test_a_busy_or_impossible_port_is_one_line():
+    held, port = busy_port()
+    with held:
+        for args, said in ((["--port", str(port)], f"cannot listen on 127.0.0.1:{port} (listener PLAINTEXT of node 1)"),
+                           (["--port", "0", "--control-port", str(port)],
+                            f"cannot serve the control API on 127.0.0.1:{port}")):
+            result = CliRunner().invoke(main, ["serve", *args])
+            assert result.exit_code == 1, result.output
+            assert result.output.strip().splitlines() == [f"Error: {said}: Address already in use"]
+    for option in ("--port", "--control-port"):
+        result = CliRunner().invoke(main, ["serve", option, "70000"])
+        assert result.exit_code == 2 and "70000 is not in the range 0<=x<=65535" in result.output
+
+
+def test_start_broker_on_a_busy_port_raises_a_listen_error_naming_it():
+    import errno
+
+    import pytest
+
+    from kafkamock.testing import ListenError, start_broker
+
+    held, port = busy_port()
+    with held, pytest.raises(ListenError) as raised:
+        start_broker(port=port)
+    assert str(raised.value) == f"cannot listen on 127.0.0.1:{port} (listener PLAINTEXT of node 1): Address already in use"
+    assert isinstance(raised.value, OSError) and raised.value.errno == errno.EADDRINUSE
+
+
+def test_a_config_file_takes_kafkas_dotted_names_as_toml_writes_them():
+    """``auto.create.topics.enable = false`` is, in TOML, a table ``auto`` holding ``create``...: the dotted path is
+    the config's name (quoted keys and [tables] too)."""
+    import tomllib
+
+    from kafkamock.broker.config import BrokerConfig
+    from kafkamock.cli import _flat
+
+    text = ('auto.create.topics.enable = false\nnum.partitions = 3\n"log.retention.ms" = 1000\n'
+            '[group.consumer]\nheartbeat.interval.ms = 6000\n')
+    flat = _flat(tomllib.loads(text))
+    assert flat == {"auto.create.topics.enable": False, "num.partitions": 3, "log.retention.ms": 1000,
+                    "group.consumer.heartbeat.interval.ms": 6000}
+    config = BrokerConfig(flat)
+    assert (config["auto.create.topics.enable"], config["num.partitions"], config["log.retention.ms"],
+            config["group.consumer.heartbeat.interval.ms"]) == (False, 3, 1000, 6000)
+
+
+def test_serve_tls_removes_its_throwaway_keys_when_stopped(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-m", "kafkamock", "serve", "--port", "0", "--tls"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        ready = process.stdout.readline()
+        ca = ready.split("ssl.ca.location=")[1].split()[0]
+        assert ca.startswith(str(tmp_path)) and os.path.exists(ca)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert list(tmp_path.iterdir()) == []

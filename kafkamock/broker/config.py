@@ -9,14 +9,15 @@ configs without a default derive from others (``log.retention.ms`` -> ``log.rete
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kafkamock.broker import kafka_configs
 from kafkamock.broker.authorizer import AUTHORIZER_CLASS_NAMES, parse_super_users
-from kafkamock.broker.kafka_configs import ConfigError, KafkaConfig, invalid, parse_type, to_string
+from kafkamock.broker.kafka_configs import ConfigError, KafkaConfig, invalid, java_text, parse_type, to_string
 from kafkamock.broker.kafka_releases import LATEST, RELEASES
 
 LONG_MAX = 2**63 - 1
@@ -314,11 +315,18 @@ def parse_value(definition: ConfigDef, raw: object, *, limits: bool = True) -> A
     return value
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean X?)`` when a known config name is close to ``name``, else nothing."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def check_limit(definition: ConfigDef, value: Any) -> None:
     """ConfigError when kafkamock cannot serve a value Kafka would accept (the reason in the message)."""
     why = definition.limit(value) if definition.limit is not None else None
     if why:
-        raise invalid(definition.name, format_value(value, definition.type), why)
+        raise ConfigError(f"{definition.name}={java_text(format_value(value, definition.type))} is not supported by "
+                          f"kafkamock: {why}")
 
 
 def cross_config_error(values: Mapping[str, Any], config: BrokerConfig) -> str | None:
@@ -410,8 +418,8 @@ class BrokerConfig:
 
     def set(self, name: str, raw: object, *, static: bool = False) -> None:
         definition = config_definition(name)
-        if definition is None:
-            raise ConfigError(f"Unknown broker config {name}")
+        if definition is None:              # at start, a likely misspelling is named (AlterConfigs keeps Kafka's text)
+            raise ConfigError(f"Unknown broker config {name}" + (did_you_mean(name, BROKER_CONFIGS) if static else ""))
         if name not in BROKER_CONFIGS and not static:
             raise ConfigError(f"Listener config {name} can only be set at start")
         (self.static_values if static else self.dynamic_broker)[name] = parse_value(definition, raw)

@@ -219,3 +219,129 @@ class Control:
     def cluster(self) -> dict:
         return {"cluster_id": self.broker.cluster.cluster_id, "controller_id": self.broker.cluster.controller_id,
                 "nodes": self.nodes(), "storage": "disk" if self.broker.storage.durable else "memory"}
+
+    # -- data and groups -----------------------------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: Any = 1, replication_factor: Any = 1,
+                     configs: dict | None = None) -> dict:
+        """A topic, as CreateTopics would make it (its configs by Kafka's names, validated)."""
+        from kafkamock.broker.config import TOPIC_CONFIGS, ConfigError, did_you_mean, parse_value
+        from kafkamock.broker.errors import KafkaError
+
+        count = _optional_int("partitions", partitions) or 0
+        rf = _optional_int("replication_factor", replication_factor) or 0
+        if name in self.broker.cluster.topics:
+            raise ControlError(f"topic {name!r} already exists")
+        if count < 1 or rf < 1:
+            raise ControlError("partitions and replication_factor must be at least 1")
+        if rf > len(self.broker.cluster.nodes):
+            raise ControlError(f"replication_factor {rf} is more than the {len(self.broker.cluster.nodes)} nodes")
+        parsed = {}
+        for key, value in (configs or {}).items():
+            if key not in TOPIC_CONFIGS:
+                raise ControlError(f"Unknown topic config name: {key}{did_you_mean(key, TOPIC_CONFIGS)}")
+            try:
+                parsed[key] = parse_value(TOPIC_CONFIGS[key], value)
+            except ConfigError as exc:
+                raise ControlError(str(exc)) from None
+        try:
+            self.broker.cluster.create_topic(name, count, rf, parsed)
+        except KafkaError as exc:
+            raise ControlError(exc.message or exc.code.name) from None
+        return self.topic(name)
+
+    def produce(self, topic: str, records: list, partition: Any = None) -> list[dict]:
+        """Append ``records`` (each ``{"value": ..., "key": ..., "headers": {name: value}, "timestamp": ms}``,
+        text or bytes, or a bare value) through the broker's produce path: to ``partition``, else by key as Kafka's
+        default partitioner does (murmur2), keyless records to partition 0. Returns each record's partition and
+        offset; consumers waiting on the partitions are woken as by a Produce."""
+        from kafkamock.broker.handlers.produce import append
+        from kafkamock.records import encode_batch
+        from kafkamock.records.partitioner import default_partition
+
+        t = self.broker.cluster.topics.get(topic)
+        if t is None:
+            raise ControlError(f"no topic {topic!r}", 404)
+        fixed = _optional_int("partition", partition)
+        if fixed is not None and t.partition_at(fixed) is None:
+            raise ControlError(f"no partition {topic}-{fixed}", 404)
+        now = self.broker.now_ms()
+        by_partition: dict[int, list[dict]] = {}
+        order: list[tuple[int, int]] = []
+        for record in records:
+            r = _record(record, now)
+            index = fixed if fixed is not None else default_partition(r["key"], len(t.partitions))
+            order.append((index, len(by_partition.setdefault(index, []))))
+            by_partition[index].append(r)
+        bases = {}
+        for index, batch in by_partition.items():
+            p = t.partition_at(index)
+            result = append(self.broker, t, p, encode_batch(batch))
+            self.broker.appended(p)
+            bases[index] = result["base_offset"]
+        return [{"partition": index, "offset": bases[index] + i} for index, i in order]
+
+    def records(self, topic: str, partition: Any = None, from_offset: Any = 0, limit: Any = 1000) -> list[dict]:
+        """The data records of a topic (one partition, or all of them in turn) from ``from_offset`` up to the high
+        watermark, decoded: partition, offset, timestamp, key, value, headers (bytes; the HTTP API sends text,
+        or base64 where a value is not UTF-8). Control batches (transaction markers, share state) are left out."""
+        from kafkamock.records import decode_batches
+
+        t = self.broker.cluster.topics.get(topic)
+        if t is None:
+            raise ControlError(f"no topic {topic!r}", 404)
+        index = _optional_int("partition", partition)
+        if index is not None and t.partition_at(index) is None:
+            raise ControlError(f"no partition {topic}-{index}", 404)
+        start = _optional_int("from_offset", from_offset) or 0
+        count = _optional_int("limit", limit) or 0
+        out: list[dict] = []
+        for p in [t.partition_at(index)] if index is not None else t.partitions:
+            plog = p.log
+            for stored in plog.batches(max(start, plog.log_start_offset)):
+                for batch in decode_batches(bytes(stored.data)):
+                    if batch.is_control:
+                        continue
+                    for rec in batch.records:
+                        if start <= rec.offset < plog.high_watermark and len(out) < count:
+                            out.append({"partition": p.index, "offset": rec.offset, "timestamp": rec.timestamp,
+                                        "key": rec.key, "value": rec.value,
+                                        "headers": [(name, value) for name, value in rec.headers]})
+                if stored.base_offset >= plog.high_watermark or len(out) >= count:
+                    break
+        return out
+
+    def groups(self) -> list[dict]:
+        return [self.group(g.group_id) for g in sorted(self.broker.groups.list_groups(None, None),
+                                                       key=lambda g: g.group_id)]
+
+    def group(self, group_id: str) -> dict:
+        """A group's type, state, members and committed offsets."""
+        group = self.broker.groups.groups.get(group_id)
+        if group is None:
+            raise ControlError(f"no group {group_id!r}", 404)
+        offsets = self.broker.groups.fetch_offsets(group_id, None) if group.kind != "share" else []
+        return {"group_id": group_id, "type": group.kind, "state": group.state_name,
+                "members": sorted(group.members),
+                "offsets": [{"topic": t, "partition": p, "offset": o.offset, "metadata": o.metadata}
+                            for t, p, o in sorted(offsets, key=lambda x: (x[0], x[1])) if o is not None]}
+
+
+def _record(record: Any, now: int) -> dict:
+    """One record to produce, from a mapping or a bare value; text is UTF-8."""
+    def as_bytes(value: Any) -> bytes | None:
+        if value is None or isinstance(value, bytes):
+            return value
+        if isinstance(value, bytearray | memoryview):
+            return bytes(value)
+        return str(value).encode()
+    if not isinstance(record, dict):
+        record = {"value": record}
+    unknown = set(record) - {"key", "value", "headers", "timestamp"}
+    if unknown:
+        raise ControlError(f"a record has key, value, headers and timestamp; not {', '.join(sorted(unknown))}")
+    headers = record.get("headers") or {}
+    pairs = headers.items() if isinstance(headers, dict) else headers
+    return {"key": as_bytes(record.get("key")), "value": as_bytes(record.get("value")),
+            "headers": [(str(name), as_bytes(value)) for name, value in pairs],
+            "timestamp": int(record.get("timestamp", now))}

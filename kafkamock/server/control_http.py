@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kafkamock.broker.control import Control, ControlError
+from kafkamock.server.errors import ListenError, leaf, reason
 
 log = logging.getLogger("kafkamock.control")
 
@@ -104,6 +105,33 @@ def build_app(control: Control) -> Starlette:
             entry["data"] = base64.b64encode(entry["data"]).decode()
         return found
 
+    async def create_topic(request: Request) -> Any:
+        fields = await body(request)
+        allowed = {"name", "partitions", "replication_factor", "configs"}
+        unknown = sorted(set(fields) - allowed)
+        if "name" not in fields or unknown:
+            raise ControlError(f"a topic takes {sorted(allowed)} (name required)")
+        return control.create_topic(**fields)
+
+    async def produce(request: Request) -> Any:
+        fields = await body(request)
+        if not isinstance(fields.get("records"), list) or set(fields) - {"records", "partition"}:
+            raise ControlError('expected {"records": [...], "partition": N (optional)}')
+        records = [{k: base64.b64decode(v) if k.endswith("_base64") else v for k, v in r.items()}
+                   if isinstance(r, dict) else r for r in fields["records"]]
+        records = [{k.removesuffix("_base64"): v for k, v in r.items()} if isinstance(r, dict) else r
+                   for r in records]
+        return control.produce(request.path_params["name"], records, fields.get("partition"))
+
+    async def records(request: Request) -> Any:
+        q = request.query_params
+        found = control.records(request.path_params["name"], q.get("partition"), q.get("from", 0),
+                                q.get("limit", 1000))
+        return [json_record(r) for r in found]
+
+    async def group(request: Request) -> Any:
+        return control.group(request.path_params["group_id"])
+
     async def not_found(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"},
                             status_code=exc.status_code)
@@ -121,10 +149,34 @@ def build_app(control: Control) -> Starlette:
         route("/v1/requests", ["GET"], requests),
         route("/v1/requests", ["DELETE"], plain(control.clear_requests)),
         route("/v1/topics", ["GET"], plain(control.topics)),
+        route("/v1/topics", ["POST"], create_topic, status=201),
+        route("/v1/topics/{name}/records", ["POST"], produce, status=201),
+        route("/v1/topics/{name}/records", ["GET"], records),
+        route("/v1/groups", ["GET"], plain(control.groups)),
+        route("/v1/groups/{group_id}", ["GET"], group),
         route("/v1/topics/{name}", ["GET"], topic),
         route("/v1/cluster", ["GET"], plain(control.cluster)),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: not_found})  # type: ignore[dict-item]
+
+
+def json_record(record: dict) -> dict:
+    """A decoded record for JSON: key, value and header values as text, or as ``<name>_base64`` where they are
+    not UTF-8."""
+    out = {k: record[k] for k in ("partition", "offset", "timestamp")}
+    for name in ("key", "value"):
+        out.update(_json_bytes(name, record[name]))
+    out["headers"] = [dict(name=h, **_json_bytes("value", v)) for h, v in record["headers"]]
+    return out
+
+
+def _json_bytes(name: str, value: bytes | None) -> dict:
+    if value is None:
+        return {name: None}
+    try:
+        return {name: value.decode()}
+    except UnicodeDecodeError:
+        return {f"{name}_base64": base64.b64encode(value).decode()}
 
 
 async def serve_control(control: Control, host: str, port: int, *,
@@ -140,6 +192,12 @@ async def serve_control(control: Control, host: str, port: int, *,
     config.graceful_timeout = 0
     async with trio.open_nursery() as nursery:
         app: Any = build_app(control)
-        binds = await nursery.start(lambda task_status: serve(app, config, task_status=task_status))
+        try:
+            binds = await nursery.start(lambda task_status: serve(app, config, task_status=task_status))
+        except (OSError, BaseExceptionGroup) as exc:
+            cause = leaf(exc, (OSError,))
+            if not isinstance(cause, OSError):
+                raise
+            raise ListenError(f"cannot serve the control API on {host}:{port}: {reason(cause)}", cause) from None
         url = binds[0] if binds else f"http://{host}:{port}"
         task_status.started(url)

@@ -30,6 +30,7 @@ from kafkamock.broker.security.listeners import Listener, advertised
 from kafkamock.broker.timers import NEVER
 from kafkamock.server import tls
 from kafkamock.server.connection import Connection
+from kafkamock.server.errors import ListenError, reason
 
 log = logging.getLogger("kafkamock.server")
 
@@ -158,7 +159,11 @@ class Server:
         if inherited is not None:       # a duplicate: stopping the node closes it, the supervisor keeps the port
             sockets = [trio.SocketListener(trio.socket.from_stdlib_socket(inherited.dup()))]
         else:
-            sockets = await trio.open_tcp_listeners(listener.port, host=listener.host)
+            try:
+                sockets = await trio.open_tcp_listeners(listener.port, host=listener.host)
+            except OSError as exc:
+                raise ListenError(f"cannot listen on {listener.host}:{listener.port} (listener {listener.listener.name} "
+                                  f"of node {listener.node.node_id}): {reason(exc)}", exc) from None
         listener.port = sockets[0].socket.getsockname()[1]
         with trio.CancelScope() as scope:
             listener.scope = scope

@@ -59,6 +59,10 @@ def test_acquire_accept_release_reject_and_the_start_offset():
     with pytest.raises(InvalidRecordState, match="Member is not the owner of offset"):
         sp.acknowledge_all("m2", [(102, 102, [1]), (104, 104, [1])], 30)   # 104 is m1's: all or nothing
     assert sp.state_of(102) == (S.ACQUIRED, 2)
+    for first_part in ([(105, 106, [1])], [(105, 105, [2])], [(106, 106, [1]), (105, 105, [3])]):
+        with pytest.raises(InvalidRecordState):              # a whole batch, one split by the request: all back
+            sp.acknowledge_all("m2", [*first_part, (104, 104, [1])], 30)
+        assert [sp.state_of(o) for o in (102, 105, 106)] == [(S.ACQUIRED, 2), (S.ACQUIRED, 1), (S.ACQUIRED, 1)]
     with pytest.raises(InvalidAckRequest, match="first offset in request is past acquired records"):
         sp.acknowledge("m2", 107, 107, AckType.ACCEPT, 30)
     with pytest.raises(InvalidAckRequest, match="last offset in request is past acquired records"):

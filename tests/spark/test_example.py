@@ -29,3 +29,35 @@ def test_orders_pipeline_totals_every_order_per_minute(kafka_broker, connector):
     assert [m for m, _ in minutes] == [f"2026-01-01 00:0{i}" for i in range(5)]
     assert sum(int(n) for _, n in minutes) == 300
     assert "5 minutes, 300 orders" in out
+
+
+def test_make_run_serves_runs_the_pipeline_and_stops_cleanly_on_ctrl_c(tmp_path):
+    """``make run``'s script: the broker's log goes to a file the ready line names (not into Spark's output), the
+    pipeline runs against the broker, and Ctrl-C (SIGINT to the whole foreground group) ends it with status 0."""
+    import signal
+    import socket
+
+    classpath = tmp_path / "classpath.txt"
+    classpath.write_text("\n".join(connector_jars()) + "\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "broker.log"
+    process = subprocess.Popen([sys.executable, str(EXAMPLE.parents[1] / "tools" / "make_run.py"), "--port", str(port),
+                                "--jars", str(classpath), "--log", str(log)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("kafkamock is serving"):
+                break
+        assert lines and lines[0].startswith("kafkamock broker ready: ") and f" log={log}" in lines[0], lines
+        assert any("produced 1000 orders" in line for line in lines), lines
+        assert not any(" INFO kafkamock" in line for line in lines)                  # the log is in the file
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert "received SIGINT, stopping" in log.read_text()

@@ -62,6 +62,9 @@ class InFlight:
         return InFlight(self.state, self.delivery_count, self.member, self.deadline)
 
 
+COMPLETE = frozenset({S.ACKNOWLEDGED, S.ARCHIVED})
+
+
 class InFlightBatch:
     """Kafka's InFlightBatch: offsets ``first..last`` with one state (``batch``) or one per offset (``offsets``)."""
 
@@ -353,14 +356,15 @@ class SharePartition:
         snapshot = self._snapshot()
         try:
             for first, last, types in batches:
-                self._acknowledge_one(member, first, last, [int(t) for t in types], now_ms)
+                self._acknowledge_one(member, first, last, [int(t) for t in types], now_ms, snapshot[-1])
         except (InvalidRecordState, InvalidAckRequest):
             self._rollback(snapshot)
             raise
         self._report()
         self._advance()
 
-    def _acknowledge_one(self, member: str, first: int, last: int, types: list[int], now_ms: int) -> None:
+    def _acknowledge_one(self, member: str, first: int, last: int, types: list[int], now_ms: int,
+                         saved: dict) -> None:
         if any(t != 0 and t not in AckType.__members__.values() for t in types):
             raise InvalidAckRequest(f"Invalid acknowledge type: {types}")
         if last < self.start_offset:
@@ -381,6 +385,13 @@ class SharePartition:
         for batch in sub:
             if batch.last < self.start_offset:
                 continue
+            if batch.offsets is None:                   # what a refusal restores, copied before any change
+                if batch.first not in saved:
+                    saved[batch.first] = _copy_batch(batch)
+            else:
+                for offset in range(max(first, batch.first), min(last, batch.last) + 1):
+                    if offset not in saved:
+                        saved[offset] = (batch, batch.offsets[offset].copy())
             if batch.offsets is None:
                 if batch.whole.member == EMPTY_MEMBER:
                     raise InvalidRecordState("The batch cannot be acknowledged. The batch is not in the acquired "
@@ -401,11 +412,9 @@ class SharePartition:
 
     def _acknowledge_offsets(self, member: str, first: int, last: int, types: list[int], batch: InFlightBatch,
                              now_ms: int) -> None:
-        for offset, state in batch.per_offset.items():
-            if offset < first or offset < self.start_offset:
-                continue
-            if offset > last:
-                break
+        states = batch.per_offset
+        for offset in range(max(first, self.start_offset, batch.first), min(last, batch.last) + 1):
+            state = states[offset]
             if state.state is not S.ACQUIRED:
                 raise InvalidRecordState("The offset cannot be acknowledged. The offset is not acquired.")
             if state.member != member:
@@ -437,11 +446,17 @@ class SharePartition:
             self.find_next = True
 
     def _snapshot(self):
-        return (self.start_offset, self.end_offset, self.find_next, set(self._changed), list(self._keys),
-                {k: _copy_batch(b) for k, b in self.cached.items()})
+        """What acknowledging may change: the offsets and flags, and (filled as they are touched) copies of the
+        batches it changes; acknowledging splits batches in place but never adds or drops one."""
+        saved: dict[int, InFlightBatch | tuple[InFlightBatch, InFlight]] = {}
+        return self.start_offset, self.end_offset, self.find_next, set(self._changed), saved
 
     def _rollback(self, snapshot) -> None:
-        self.start_offset, self.end_offset, self.find_next, self._changed, self._keys, self.cached = snapshot
+        self.start_offset, self.end_offset, self.find_next, self._changed, saved = snapshot
+        for offset, kept in saved.items():              # offsets' states first: a whole batch put back wins
+            if isinstance(kept, tuple):
+                kept[0].per_offset[offset] = kept[1]
+        self.cached.update((first, kept) for first, kept in saved.items() if isinstance(kept, InFlightBatch))
 
     # -- locks and members ----------------------------------------------------------------------------------------
 
@@ -528,8 +543,14 @@ class SharePartition:
 
     def complete_count(self) -> int:
         """deliveryCompleteCount: records from the SPSO on whose delivery is complete (Acknowledged, Archived)."""
-        return sum(1 for b in self.cached.values() for o, s in b.states()
-                   if o >= self.start_offset and s.state in (S.ACKNOWLEDGED, S.ARCHIVED))
+        start, count = self.start_offset, 0
+        for b in self.cached.values():
+            if b.offsets is None:
+                if b.whole.state in COMPLETE and b.last >= start:
+                    count += b.last - max(b.first, start) + 1
+            else:
+                count += sum(1 for o, s in b.offsets.items() if s.state in COMPLETE and o >= start)
+        return count
 
     def _report(self) -> None:
         self.reported = (self.start_offset, self.complete_count())
@@ -793,7 +814,8 @@ def _piece(batch: InFlightBatch, first: int, last: int) -> InFlightBatch:
     if batch.offsets is None:
         return InFlightBatch(first, last, batch.whole.copy())
     piece = InFlightBatch(first, last, batch.offsets[first].copy())
-    piece.offsets = {o: s.copy() for o, s in batch.offsets.items() if first <= o <= last}
+    offsets = batch.offsets
+    piece.offsets = {o: offsets[o].copy() for o in range(first, last + 1) if o in offsets}
     piece.batch = None
     return piece
 

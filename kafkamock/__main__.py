@@ -1,0 +1,5 @@
+"""``python -m kafkamock``: the ``kafkamock`` command."""
+
+from kafkamock.cli import main
+
+main()
