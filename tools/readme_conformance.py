@@ -23,6 +23,9 @@ RUNS = [("kafkamock-1", "kafkamock, 1 broker, `KGO_TEST_RF=1`"),
         ("kafkamock-1-chaos", "kafkamock, 1 broker, `KGO_TEST_CHAOS=1` (connections die after 0.5–1.5 s)"),
         ("kafkamock-1-kill9", "kafkamock `--data-dir`, kill -9 and restart every {restart_every_s:g} s "
                               "({restarts} restarts)"),
+        ("kafkamock-1-chaos-50000", "kafkamock, 1 broker, `KGO_TEST_CHAOS=1` (`make kgo-chaos`)"),
+        ("kafkamock-1-kill9-50000", "kafkamock `--data-dir`, kill -9 and restart every {restart_every_s:g} s "
+                                    "({restarts} restarts, `make kgo-chaos`)"),
         ("kafkamock-1-as-2.8", "kafkamock `--kafka-version 2.8`"),
         ("kafkamock-1-as-3.9", "kafkamock `--kafka-version 3.9`"),
         ("kafkamock-1-as-4.0", "kafkamock `--kafka-version 4.0`"),
