@@ -257,7 +257,7 @@ class Control:
         offset; consumers waiting on the partitions are woken as by a Produce."""
         from kafkamock.broker.handlers.produce import append
         from kafkamock.records import encode_batch
-        from kafkamock.records.partitioner import default_partition
+        from kafkamock.records.partitioner import partition_for_key
 
         t = self.broker.cluster.topics.get(topic)
         if t is None:
@@ -270,7 +270,8 @@ class Control:
         order: list[tuple[int, int]] = []
         for record in records:
             r = _record(record, now)
-            index = fixed if fixed is not None else default_partition(r["key"], len(t.partitions))
+            index = fixed if fixed is not None else (
+                partition_for_key(r["key"], len(t.partitions)) if r["key"] is not None else 0)
             order.append((index, len(by_partition.setdefault(index, []))))
             by_partition[index].append(r)
         bases = {}
