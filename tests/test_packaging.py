@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -15,8 +16,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_wheel_and_sdist_build_and_the_wheel_runs_a_broker_on_its_own(tmp_path):
+    source = tmp_path / "source"           # a copy: setuptools writes build/ and *.egg-info into the tree it builds
+    shutil.copytree(ROOT / "kafkamock", source / "kafkamock", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):
+        if (ROOT / name).exists():
+            shutil.copy(ROOT / name, source / name)
     out = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--sdist", "--outdir",
-                          str(tmp_path / "dist"), str(ROOT)], capture_output=True, text=True, timeout=600)
+                          str(tmp_path / "dist"), str(source)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("kafkamock-*.whl")
     (sdist,) = (tmp_path / "dist").glob("kafkamock-*.tar.gz")

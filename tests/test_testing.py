@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from kafkamock.records.partitioner import default_partition, murmur2
+from kafkamock.records.partitioner import murmur2, partition_for_key
 from kafkamock.testing import start_broker
 
 
@@ -20,7 +20,7 @@ def test_murmur2_is_kafkas():
                            ("a-little-bit-longer-string", -1486304829),
                            ("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971), ("abc", 479470107)]:
         assert murmur2(text.encode()) == expected
-    assert default_partition(b"foobar", 10) == (-790332482 & 0x7FFFFFFF) % 10 and default_partition(None, 3) == 0
+    assert partition_for_key(b"foobar", 10) == (-790332482 & 0x7FFFFFFF) % 10
 
 
 def test_seeded_records_are_read_by_a_real_consumer_and_by_records():
@@ -30,7 +30,7 @@ def test_seeded_records_are_read_by_a_real_consumer_and_by_records():
         placed = broker.produce("orders", ["plain", {"key": "k1", "value": b"\x00\xff", "headers": {"h": "v"},
                                                      "timestamp": 1_700_000_000_000}])
         assert placed[0] == {"partition": 0, "offset": 0}
-        assert placed[1] == {"partition": default_partition(b"k1", 3), "offset": 0 if placed[1]["partition"] else 1}
+        assert placed[1] == {"partition": partition_for_key(b"k1", 3), "offset": 0 if placed[1]["partition"] else 1}
         seen = broker.records("orders")
         assert [(r["key"], r["value"], r["headers"]) for r in seen] == sorted(
             [(None, b"plain", []), (b"k1", b"\x00\xff", [("h", b"v")])], key=lambda r: (r[0] is not None,))

@@ -257,20 +257,16 @@ class Control:
         offset; consumers waiting on the partitions are woken as by a Produce."""
         from kafkamock.broker.handlers.produce import append
         from kafkamock.records import encode_batch
-        from kafkamock.records.partitioner import default_partition
+        from kafkamock.records.partitioner import partition_for_key
 
-        t = self.broker.cluster.topics.get(topic)
-        if t is None:
-            raise ControlError(f"no topic {topic!r}", 404)
-        fixed = _optional_int("partition", partition)
-        if fixed is not None and t.partition_at(fixed) is None:
-            raise ControlError(f"no partition {topic}-{fixed}", 404)
+        t, fixed = self._topic_and_partition(topic, partition)
         now = self.broker.now_ms()
         by_partition: dict[int, list[dict]] = {}
         order: list[tuple[int, int]] = []
         for record in records:
             r = _record(record, now)
-            index = fixed if fixed is not None else default_partition(r["key"], len(t.partitions))
+            index = fixed if fixed is not None else (
+                partition_for_key(r["key"], len(t.partitions)) if r["key"] is not None else 0)
             order.append((index, len(by_partition.setdefault(index, []))))
             by_partition[index].append(r)
         bases = {}
@@ -287,12 +283,7 @@ class Control:
         or base64 where a value is not UTF-8). Control batches (transaction markers, share state) are left out."""
         from kafkamock.records import decode_batches
 
-        t = self.broker.cluster.topics.get(topic)
-        if t is None:
-            raise ControlError(f"no topic {topic!r}", 404)
-        index = _optional_int("partition", partition)
-        if index is not None and t.partition_at(index) is None:
-            raise ControlError(f"no partition {topic}-{index}", 404)
+        t, index = self._topic_and_partition(topic, partition)
         start = _optional_int("from_offset", from_offset) or 0
         count = _optional_int("limit", limit) or 0
         out: list[dict] = []
@@ -310,6 +301,16 @@ class Control:
                 if stored.base_offset >= plog.high_watermark or len(out) >= count:
                     break
         return out
+
+    def _topic_and_partition(self, topic: str, partition: Any):
+        """The topic (404 when there is none) and the partition index asked for, if any (404 when it has none)."""
+        t = self.broker.cluster.topics.get(topic)
+        if t is None:
+            raise ControlError(f"no topic {topic!r}", 404)
+        index = _optional_int("partition", partition)
+        if index is not None and t.partition_at(index) is None:
+            raise ControlError(f"no partition {topic}-{index}", 404)
+        return t, index
 
     def groups(self) -> list[dict]:
         return [self.group(g.group_id) for g in sorted(self.broker.groups.list_groups(None, None),

@@ -39,7 +39,6 @@ from kafkamock.client.config import PRODUCER, parse
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
 from kafkamock.client.errors import KafkaError
 from kafkamock.client.offsets import partition_counts
-from kafkamock.client.partitioner import partition_for_key
 from kafkamock.client.security import security_from
 from kafkamock.client.transactions import (
     ConsumerGroupMetadata,
@@ -50,6 +49,7 @@ from kafkamock.client.transactions import (
 )
 from kafkamock.client.types import OffsetAndMetadata, TopicPartition
 from kafkamock.errors import RETRIABLE, ErrorCode
+from kafkamock.records.partitioner import partition_for_key
 from kafkamock.records.v2 import encode_v2_region
 
 __all__ = ["ConsumerGroupMetadata", "FutureRecordMetadata", "OutgoingRecord", "Producer", "RecordMetadata"]

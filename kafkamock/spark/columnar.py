@@ -547,7 +547,7 @@ def encode_regions(keys: pa.Array, values: pa.Array, blobs: pa.Array | None,
 
 def murmur2_partitions(keys: pa.Array, partitions: int) -> np.ndarray:
     """Kafka's default partition of each non-null key (``toPositive(murmur2(key)) % partitions``), -1 for null
-    keys: ``kafkamock.client.partitioner.partition_for_key`` on whole arrays."""
+    keys: ``kafkamock.records.partitioner.partition_for_key`` on whole arrays."""
     n = len(keys)
     out = np.full(n, -1, np.int64)
     lengths = _lengths(keys)
@@ -557,7 +557,7 @@ def murmur2_partitions(keys: pa.Array, partitions: int) -> np.ndarray:
     long = present[lengths[present] > 256]
     short = present[lengths[present] <= 256]
     if long.size:
-        from kafkamock.client.partitioner import partition_for_key
+        from kafkamock.records.partitioner import partition_for_key
         for i in long.tolist():
             out[i] = partition_for_key(keys[i].as_py(), partitions)
     if short.size:

@@ -195,7 +195,7 @@ def test_regions_are_the_bytes_of_encode_batch(rows, limit, string_values):
 def test_murmur2_partitions_match_the_producer(keys, partitions):
     import pyarrow as pa
 
-    from kafkamock.client.partitioner import partition_for_key
+    from kafkamock.records.partitioner import partition_for_key
     from kafkamock.spark.columnar import murmur2_partitions
 
     got = murmur2_partitions(pa.array(["x", *keys], pa.binary()).slice(1), partitions)

@@ -211,7 +211,7 @@ def test_batch_write_with_keys_partitions_and_headers(source):
     got = consume_all(broker, topic, 40)
     by_value = {m.value().decode(): m for m in got}
     assert sorted(by_value) == sorted(f"value-{i}" for i in range(40))
-    from kafkamock.client.partitioner import partition_for_key
+    from kafkamock.records.partitioner import partition_for_key
     for i in range(40):
         m = by_value[f"value-{i}"]
         assert m.headers() == [("h", b"%d" % i)]
