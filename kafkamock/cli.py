@@ -567,6 +567,17 @@ def ctl_groups(ctx: click.Context, group_id: str | None) -> None:
     _call(ctx, "GET", f"/v1/groups/{group_id}" if group_id else "/v1/groups")
 
 
+def _kafka_commands() -> None:
+    """``topic``, ``produce``, ``consume`` and ``group``: any Kafka broker, over the Kafka protocol."""
+    from kafkamock import cli_kafka
+
+    for command in (cli_kafka.topic, cli_kafka.produce, cli_kafka.consume, cli_kafka.group):
+        main.add_command(command)
+
+
+_kafka_commands()
+
+
 def _version(text: str) -> int:
     try:
         return int(text)
