@@ -1,6 +1,6 @@
-"""The README's client examples are the files in examples/: each runs against its own broker and checks what it
+"""The client examples of docs/clients.md are the files in examples/: each runs against its own broker and checks what it
 shows (no record processed twice, a renewed record kept from the other consumer, one committed total after a
-KIP-360 recovery), and the README quotes each file as it is."""
+KIP-360 recovery), and docs/clients.md quotes each file as it is."""
 
 from __future__ import annotations
 
@@ -30,4 +30,4 @@ def test_the_example_runs(name):
 def test_the_readme_quotes_the_example(name):
     source = (ROOT / "examples" / name).read_text()
     body = source.split('"""', 2)[2].lstrip("\n")       # the code after the module docstring
-    assert body in (ROOT / "README.md").read_text(), f"README.md must quote examples/{name} (after its docstring)"
+    assert body in (ROOT / "docs" / "clients.md").read_text(), f"docs/clients.md must quote examples/{name} (after its docstring)"

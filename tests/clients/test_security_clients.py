@@ -358,7 +358,7 @@ def test_ssl_mutual_tls_principal_from_the_certificate(ca):
 
 @pytest.mark.parametrize("protocol", ["SSL", "SASL_SSL"])
 def test_kcat_ssl_produce_and_consume(ca, protocol):
-    """kcat over SSL, and over SASL_SSL with PLAIN (Debian's kcat cannot do SCRAM: see the README)."""
+    """kcat over SSL, and over SASL_SSL with PLAIN (Debian's kcat cannot do SCRAM: see docs/security.md)."""
     server = ca.server()
     config = {"listeners": f"{protocol}://127.0.0.1:0", **server.broker_config()}
     options = ["-X", f"security.protocol={protocol}", "-X", f"ssl.ca.location={server.ca}"]

@@ -325,7 +325,7 @@ def move_leader_on_first_produce(handle, topic: str, partition: int, old: int, n
 def test_a_leader_move_during_a_send_and_kafkajs_retry_bug(kafka_broker, kafkajs):
     """kafkajs resends a partition whose leader moved, after a metadata refresh, unless the new leader also got
     another partition of the same send: then kafkajs 2.2.4 resolves send() without the moved partition's records
-    (its per-broker response map survives the retry; see the README). The broker answers as Kafka does either way."""
+    (its per-broker response map survives the retry; see docs/clients.md). The broker answers as Kafka does either way."""
     bootstrap = kafka_broker.bootstrap_servers
     kafka_broker.create_topic("moves", 3, replication_factor=3)
     leader_of = {p["partition"]: p["leader"] for p in kafka_broker.control.topic("moves")["partitions"]}

@@ -11,8 +11,8 @@ TestIssueProduceBrokerTooOldFailsRecords skips when a broker advertises Produce 
 checks against Kafka 4.3.1. An emulated older release may also skip what that release did not have.
 
 ``KGO_RECORDS`` (default 5,000) sets the ETL tests' volume here; ``make kgo-full`` runs the suite's own default
-(500,000). Summaries are kept in ``.cache/kgo/results`` for the README's conformance section
-(tools/readme_conformance.py).
+(500,000). Summaries are kept in ``.cache/kgo/results`` for docs/compatibility.md's conformance section
+(tools/docs_conformance.py).
 """
 
 from __future__ import annotations

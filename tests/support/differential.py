@@ -34,7 +34,7 @@ from kafkamock.records import decode_batches
 from support.polling import wait_until
 
 KNOWN_FILE = Path(__file__).resolve().parents[1] / "differential" / "known.toml"
-# The last figure, for tools/readme_differential_figure.py.
+# The last figure, for tools/docs_differential_figure.py.
 REPORT_FILE = Path(__file__).resolve().parents[2] / ".cache" / "differential.json"
 
 # Fields dropped before comparing: they measure the broker, not its behaviour.

@@ -250,7 +250,7 @@ def check(results: Results, *, release: str | None = None) -> None:
 
 
 def save(results: Results, extra: dict | None = None) -> Path:
-    """Keep a run's summary in .cache/kgo/results (the README's conformance table is made from these)."""
+    """Keep a run's summary in .cache/kgo/results (docs/compatibility.md's conformance table is made from these)."""
     out = CACHE / "results"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{results.label}.json"

@@ -1,9 +1,9 @@
-"""Copy the differential suite's last figure into README.md's compatibility section.
+"""Copy the differential suite's last figure into docs/compatibility.md.
 
 The suite (tests/differential) writes its figure to ``.cache/differential.json`` at the end of a run that collected
 it; after a whole run (``make test``, or ``.venv/bin/python -m pytest tests/differential``):
 
-    .venv/bin/python tools/readme_differential_figure.py
+    .venv/bin/python tools/docs_differential_figure.py
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "compatibility.md"
 REPORT = ROOT / ".cache" / "differential.json"
 BEGIN = "<!-- differential-figure:begin -->"
 END = "<!-- differential-figure:end -->"
@@ -27,10 +27,10 @@ def main() -> int:
     if report["failed"]:
         print(f"the last run had unlisted differences in {len(report['failed'])} scenarios; not copying it")
         return 1
-    text = README.read_text()
+    text = PAGE.read_text()
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     block = f"\n```\n{report['line']}\n```\n"
-    README.write_text(text[:start] + block + text[end:])
+    PAGE.write_text(text[:start] + block + text[end:])
     print(report["line"])
     return 0
 
