@@ -29,7 +29,7 @@ def main() -> int:
         return 1
     text = PAGE.read_text()
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    block = f"\n```\n{report['line']}\n```\n"
+    block = f"\n```text\n{report['line']}\n```\n"
     PAGE.write_text(text[:start] + block + text[end:])
     print(report["line"])
     return 0
