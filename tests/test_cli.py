@@ -152,3 +152,15 @@ def test_serve_tls_removes_its_throwaway_keys_when_stopped(tmp_path):
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_keystore_kafkamock_cannot_read_is_one_line(tmp_path):
+    keystore = tmp_path / "broker.jks"
+    keystore.write_bytes(b"\xfe\xed\xfe\xed")
+    result = CliRunner().invoke(main, ["serve", "--port", "0", "--config", "listeners=SSL://127.0.0.1:0",
+                                       "--config", f"ssl.keystore.location={keystore}",
+                                       "--config", "ssl.keystore.type=JKS", "--config", "ssl.keystore.password=x"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: TLS listener SSL: JKS keystores are Java-only; set listener.name.ssl.ssl.keystore.type (or "
+        "ssl.keystore.type) to PEM or PKCS12"]
