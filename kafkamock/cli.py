@@ -219,11 +219,9 @@ def serve(host: str, port: int, brokers: int, data_dir: str | None, control_port
                 overrides.update(_flat(tomllib.load(fh)))
             except tomllib.TOMLDecodeError as exc:
                 raise click.ClickException(f"{config_file}: {exc}") from None
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
-        overrides[key.strip()] = value.strip()
+    from kafkamock.cli_kafka import key_values
+
+    overrides.update(key_values(settings))
     if data_dir is not None:
         if overrides.get("log.dirs", data_dir) != data_dir:
             raise click.BadParameter("--data-dir and --config log.dirs name different directories",
@@ -524,14 +522,10 @@ def ctl_cluster(ctx: click.Context) -> None:
 def ctl_create_topic(ctx: click.Context, name: str, partitions: int, replication_factor: int,
                      settings: tuple[str, ...]) -> None:
     """Create a topic."""
-    configs = {}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
-        configs[key.strip()] = value.strip()
+    from kafkamock.cli_kafka import key_values
+
     _call(ctx, "POST", "/v1/topics", {"name": name, "partitions": partitions,
-                                      "replication_factor": replication_factor, "configs": configs})
+                                      "replication_factor": replication_factor, "configs": key_values(settings)})
 
 
 @ctl.command("produce")

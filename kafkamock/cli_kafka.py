@@ -70,12 +70,13 @@ def _text(value: bytes | None) -> str | None:
         return "base64:" + base64.b64encode(value).decode()
 
 
-def _configs(settings: tuple[str, ...]) -> dict[str, str]:
+def key_values(items: tuple[str, ...], option: str = "--config") -> dict[str, str]:
+    """``KEY=VALUE`` options (``--config``, ``--header``...) as a dict, or a one-line error naming the option."""
     out = {}
-    for item in settings:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep:
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--config")
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=option)
         out[key.strip()] = value.strip()
     return out
 
@@ -97,7 +98,7 @@ def topic_create(client: dict, names: tuple[str, ...], partitions: int, replicat
     from kafkamock.client import Admin
     from kafkamock.client.admin import NewTopic
 
-    configs = _configs(settings)
+    configs = key_values(settings)
 
     async def work() -> Any:
         async with Admin(client) as admin:
@@ -169,7 +170,7 @@ def produce(client: dict, topic_name: str, values: tuple[str, ...], key: str | N
     from kafkamock.client import Producer
 
     lines = list(values) if values else [line.rstrip("\n") for line in sys.stdin]
-    pairs = [(name, value.encode()) for name, value in _configs(headers).items()]
+    pairs = [(name, value.encode()) for name, value in key_values(headers, "--header").items()]
 
     async def work() -> Any:
         async with Producer(_producer_settings(client, acks)) as producer:
