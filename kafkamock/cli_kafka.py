@@ -48,6 +48,16 @@ def _run(work: Callable[[], Awaitable[Any]]) -> Any:
         raise click.ClickException(str(cause) or type(cause).__name__) from None
 
 
+def _with_admin(client: dict, call: Callable[[Any], Awaitable[Any]]) -> Any:
+    """``call(admin)`` with an Admin of ``client``'s settings, through ``_run``."""
+    from kafkamock.client import Admin
+
+    async def work() -> Any:
+        async with Admin(client) as admin:
+            return await call(admin)
+    return _run(work)
+
+
 def _producer_settings(client: dict, acks: str) -> dict:
     """The producer's names for the same limits: Java's producer has max.block.ms and delivery.timeout.ms where
     other clients have default.api.timeout.ms."""
@@ -95,16 +105,13 @@ def topic() -> None:
 @click.option("-c", "--config", "settings", multiple=True, metavar="KEY=VALUE", help="A topic config (repeatable).")
 def topic_create(client: dict, names: tuple[str, ...], partitions: int, replication_factor: int,
                  settings: tuple[str, ...]) -> None:
-    from kafkamock.client import Admin
     from kafkamock.client.admin import NewTopic
 
     configs = key_values(settings)
 
-    async def work() -> Any:
-        async with Admin(client) as admin:
-            results = await admin.create_topics([NewTopic(n, partitions, replication_factor, configs) for n in names])
-            return results.all()
-    created = _run(work)
+    async def create(admin: Any) -> Any:
+        return (await admin.create_topics([NewTopic(n, partitions, replication_factor, configs) for n in names])).all()
+    created = _with_admin(client, create)
     _echo([{"name": t.name, "topic_id": str(t.topic_id), "partitions": t.num_partitions,
             "replication_factor": t.replication_factor} for t in created.values()])
 
@@ -113,28 +120,22 @@ def topic_create(client: dict, names: tuple[str, ...], partitions: int, replicat
 @BOOTSTRAP
 @click.option("--internal", is_flag=True, help="Include internal topics (__consumer_offsets...).")
 def topic_list(client: dict, internal: bool) -> None:
-    from kafkamock.client import Admin
-
-    async def work() -> Any:
-        async with Admin(client) as admin:
-            return await admin.list_topics(include_internal=internal)
-    _echo(sorted(_run(work)))
+    _echo(sorted(_with_admin(client, lambda admin: admin.list_topics(include_internal=internal))))
 
 
 @topic.command("describe")
 @BOOTSTRAP
 @click.argument("names", nargs=-1, required=True)
 def topic_describe(client: dict, names: tuple[str, ...]) -> None:
-    from kafkamock.client import Admin, TopicPartition
+    from kafkamock.client import TopicPartition
 
-    async def work() -> Any:
-        async with Admin(client) as admin:
-            described = (await admin.describe_topics(names)).all()
-            tps = [TopicPartition(n, p.partition) for n, d in described.items() for p in d.partitions]
-            earliest = (await admin.list_offsets({tp: "earliest" for tp in tps})).all()
-            latest = (await admin.list_offsets({tp: "latest" for tp in tps})).all()
-            return described, earliest, latest
-    described, earliest, latest = _run(work)
+    async def describe(admin: Any) -> Any:
+        described = (await admin.describe_topics(names)).all()
+        tps = [TopicPartition(n, p.partition) for n, d in described.items() for p in d.partitions]
+        earliest = (await admin.list_offsets({tp: "earliest" for tp in tps})).all()
+        latest = (await admin.list_offsets({tp: "latest" for tp in tps})).all()
+        return described, earliest, latest
+    described, earliest, latest = _with_admin(client, describe)
     _echo([{"name": name, "topic_id": str(d.topic_id), "internal": d.internal, "partitions": [
         {"partition": p.partition, "leader": p.leader.id if p.leader else None, "replicas": [n.id for n in p.replicas],
          "isr": [n.id for n in p.isr], "earliest_offset": earliest[TopicPartition(name, p.partition)].offset,
@@ -146,12 +147,9 @@ def topic_describe(client: dict, names: tuple[str, ...]) -> None:
 @BOOTSTRAP
 @click.argument("names", nargs=-1, required=True)
 def topic_delete(client: dict, names: tuple[str, ...]) -> None:
-    from kafkamock.client import Admin
-
-    async def work() -> Any:
-        async with Admin(client) as admin:
-            return (await admin.delete_topics(names)).all()
-    _run(work)
+    async def delete(admin: Any) -> Any:
+        return (await admin.delete_topics(names)).all()
+    _with_admin(client, delete)
     _echo({"deleted": list(names)})
 
 
@@ -230,27 +228,18 @@ def group() -> None:
 @group.command("list")
 @BOOTSTRAP
 def group_list(client: dict) -> None:
-    from kafkamock.client import Admin
-
-    async def work() -> Any:
-        async with Admin(client) as admin:
-            return await admin.list_groups()
     _echo([{"group_id": g.group_id, "type": g.type, "state": g.state, "protocol": g.protocol}
-           for g in sorted(_run(work), key=lambda g: g.group_id)])
+           for g in sorted(_with_admin(client, lambda admin: admin.list_groups()), key=lambda g: g.group_id)])
 
 
 @group.command("describe")
 @BOOTSTRAP
 @click.argument("group_ids", nargs=-1, required=True)
 def group_describe(client: dict, group_ids: tuple[str, ...]) -> None:
-    from kafkamock.client import Admin
-
-    async def work() -> Any:
-        async with Admin(client) as admin:
-            described = (await admin.describe_consumer_groups(group_ids)).all()
-            offsets = {g: await admin.list_consumer_group_offsets(g) for g in group_ids}
-            return described, offsets
-    described, offsets = _run(work)
+    async def describe(admin: Any) -> Any:
+        described = (await admin.describe_consumer_groups(group_ids)).all()
+        return described, {g: await admin.list_consumer_group_offsets(g) for g in group_ids}
+    described, offsets = _with_admin(client, describe)
     _echo([{"group_id": g, "type": d.type, "state": d.state, "assignor": d.partition_assignor,
             "coordinator": d.coordinator.id if d.coordinator else None,
             "members": [{"member_id": m.member_id, "client_id": m.client_id, "host": m.host,
