@@ -119,12 +119,9 @@ class BrokerHandle:
 
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None, *,
                      replication_factor: int = 1) -> None:
-        from kafkamock.broker.config import TOPIC_CONFIGS, ConfigError, did_you_mean, parse_value
+        from kafkamock.broker.config import parse_topic_configs
 
-        unknown = [k for k in config or {} if k not in TOPIC_CONFIGS]
-        if unknown:
-            raise ConfigError(f"Unknown topic config name: {unknown[0]}{did_you_mean(unknown[0], TOPIC_CONFIGS)}")
-        configs = {k: parse_value(TOPIC_CONFIGS[k], v) for k, v in (config or {}).items()}
+        configs = parse_topic_configs(config)
         self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
 
     def produce(self, topic: str, records, partition: int | None = None) -> list[dict]:

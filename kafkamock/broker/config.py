@@ -321,6 +321,15 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def parse_topic_configs(configs: Mapping[str, object] | None) -> dict[str, Any]:
+    """Topic configs a user gives by Kafka's names, parsed; ConfigError names an unknown one (and the config likely
+    meant) or a refused value."""
+    unknown = [k for k in configs or {} if k not in TOPIC_CONFIGS]
+    if unknown:
+        raise ConfigError(f"Unknown topic config name: {unknown[0]}{did_you_mean(unknown[0], TOPIC_CONFIGS)}")
+    return {k: parse_value(TOPIC_CONFIGS[k], v) for k, v in (configs or {}).items()}
+
+
 def check_limit(definition: ConfigDef, value: Any) -> None:
     """ConfigError when kafkamock cannot serve a value Kafka would accept (the reason in the message)."""
     why = definition.limit(value) if definition.limit is not None else None

@@ -225,7 +225,7 @@ class Control:
     def create_topic(self, name: str, partitions: Any = 1, replication_factor: Any = 1,
                      configs: dict | None = None) -> dict:
         """A topic, as CreateTopics would make it (its configs by Kafka's names, validated)."""
-        from kafkamock.broker.config import TOPIC_CONFIGS, ConfigError, did_you_mean, parse_value
+        from kafkamock.broker.config import ConfigError, parse_topic_configs
         from kafkamock.broker.errors import KafkaError
 
         count = _optional_int("partitions", partitions) or 0
@@ -236,14 +236,10 @@ class Control:
             raise ControlError("partitions and replication_factor must be at least 1")
         if rf > len(self.broker.cluster.nodes):
             raise ControlError(f"replication_factor {rf} is more than the {len(self.broker.cluster.nodes)} nodes")
-        parsed = {}
-        for key, value in (configs or {}).items():
-            if key not in TOPIC_CONFIGS:
-                raise ControlError(f"Unknown topic config name: {key}{did_you_mean(key, TOPIC_CONFIGS)}")
-            try:
-                parsed[key] = parse_value(TOPIC_CONFIGS[key], value)
-            except ConfigError as exc:
-                raise ControlError(str(exc)) from None
+        try:
+            parsed = parse_topic_configs(configs)
+        except ConfigError as exc:
+            raise ControlError(str(exc)) from None
         try:
             self.broker.cluster.create_topic(name, count, rf, parsed)
         except KafkaError as exc:
