@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 
 import pytest
@@ -93,6 +94,10 @@ def test_the_same_over_http_and_kafkamock_ctl():
         records = ctl("records", "cli", "--from", "1")
         assert [(r["offset"], r["key"], r["value"]) for r in records] == [(1, "k", "two")]
         assert http("GET", "/v1/topics/web/records")[0]["value_base64"] == "AP8="
+        with pytest.raises(urllib.error.HTTPError) as refused:       # bad input: a 400 with the reason
+            http("POST", "/v1/topics/web/records", {"records": [{"value_base64": "not base64!"}]})
+        assert refused.value.code == 400
+        assert json.loads(refused.value.read()) == {"error": "value_base64 is not base64"}
         assert ctl("cluster")["nodes"][0]["node_id"] == 1 and ctl("faults") == [] and ctl("groups") == []
         assert [t["name"] for t in ctl("topics")] == ["cli", "web"]
         bad = subprocess.run([sys.executable, "-m", "kafkamock", "ctl", "--control", url, "groups", "nope"],

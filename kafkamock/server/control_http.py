@@ -117,10 +117,7 @@ def build_app(control: Control) -> Starlette:
         fields = await body(request)
         if not isinstance(fields.get("records"), list) or set(fields) - {"records", "partition"}:
             raise ControlError('expected {"records": [...], "partition": N (optional)}')
-        records = [{k: base64.b64decode(v) if k.endswith("_base64") else v for k, v in r.items()}
-                   if isinstance(r, dict) else r for r in fields["records"]]
-        records = [{k.removesuffix("_base64"): v for k, v in r.items()} if isinstance(r, dict) else r
-                   for r in records]
+        records = [_record_from_json(r) if isinstance(r, dict) else r for r in fields["records"]]
         return control.produce(request.path_params["name"], records, fields.get("partition"))
 
     async def records(request: Request) -> Any:
@@ -167,6 +164,20 @@ def json_record(record: dict) -> dict:
     for name in ("key", "value"):
         out.update(_json_bytes(name, record[name]))
     out["headers"] = [dict(name=h, **_json_bytes("value", v)) for h, v in record["headers"]]
+    return out
+
+
+def _record_from_json(record: dict) -> dict:
+    """A record to produce, from JSON: ``<name>_base64`` fields carry bytes (what ``json_record`` writes)."""
+    out = {}
+    for name, value in record.items():
+        if name.endswith("_base64"):
+            try:
+                value = base64.b64decode(value, validate=True)
+            except (ValueError, TypeError):
+                raise ControlError(f"{name} is not base64") from None
+            name = name.removesuffix("_base64")
+        out[name] = value
     return out
 
 
