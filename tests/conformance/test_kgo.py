@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support import kgo_suite
-from support.kgo_suite import DEFAULT_RECORDS, RECORDS, check
+from support.kgo_suite import RECORDS, check, labelled
 
 pytestmark = pytest.mark.slow
 
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 @pytest.mark.parametrize("brokers", [1, 3])
 def test_the_whole_kgo_suite_passes(kgo, brokers, tmp_path):
     with kgo_suite.KgoBroker(brokers) as broker:
-        label = f"kafkamock-{brokers}" + ("" if RECORDS == DEFAULT_RECORDS else f"-{RECORDS}")
+        label = labelled(f"kafkamock-{brokers}")
         results = kgo_suite.run(kgo, broker.suite_env(rf=brokers, records=RECORDS), label=label,
                                 timeout_s=1800, log=tmp_path / "kgo.log")
     kgo_suite.save(results, {"brokers": brokers, "records": RECORDS})

@@ -7,7 +7,7 @@ import os
 
 import pytest
 from support import kgo_suite
-from support.kgo_suite import DEFAULT_RECORDS, RECORDS, check
+from support.kgo_suite import RECORDS, check, labelled
 
 pytestmark = pytest.mark.slow
 # A kill lands anywhere, including in the long JoinGroup a restart's rebalance makes (it waits out the members that
@@ -15,7 +15,6 @@ pytestmark = pytest.mark.slow
 # counted from the first try, so kills closer than that can fail a join whatever the broker. 30 s apart, each
 # rebalance ends before the next kill.
 RESTART_EVERY_S = float(os.environ.get("KGO_RESTART_EVERY_S", "30"))
-VOLUME = "" if RECORDS == DEFAULT_RECORDS else f"-{RECORDS}"      # make kgo-chaos: its own result files
 
 
 def test_the_kgo_suite_passes_under_connection_chaos(kgo, tmp_path):
@@ -23,7 +22,7 @@ def test_the_kgo_suite_passes_under_connection_chaos(kgo, tmp_path):
     mid-request or not; produce retries, sequence rewinds, group and transaction state must all hold."""
     with kgo_suite.KgoBroker(1) as broker:
         env = {**broker.suite_env(rf=1, records=RECORDS), "KGO_TEST_CHAOS": "1"}
-        results = kgo_suite.run(kgo, env, label=f"kafkamock-1-chaos{VOLUME}", timeout_s=900, log=tmp_path / "kgo.log")
+        results = kgo_suite.run(kgo, env, label=labelled("kafkamock-1-chaos"), timeout_s=900, log=tmp_path / "kgo.log")
     kgo_suite.save(results, {"brokers": 1, "records": RECORDS, "chaos": True})
     check(results)
 
@@ -37,7 +36,7 @@ def test_the_kgo_suite_passes_while_the_broker_is_killed_and_restarted(kgo, tmp_
     data = tmp_path / "data"
     with kgo_suite.KgoBroker(1, extra=("--data-dir", str(data))).hold_ports() as broker:
         with kgo_suite.Restarter(broker, RESTART_EVERY_S) as restarter:
-            results = kgo_suite.run(kgo, broker.suite_env(rf=1, records=RECORDS), label=f"kafkamock-1-kill9{VOLUME}",
+            results = kgo_suite.run(kgo, broker.suite_env(rf=1, records=RECORDS), label=labelled("kafkamock-1-kill9"),
                                     timeout_s=900, log=tmp_path / "kgo.log")
     kgo_suite.save(results, {"brokers": 1, "records": RECORDS, "restart_every_s": RESTART_EVERY_S,
                              "restarts": restarter.restarts,

@@ -230,6 +230,11 @@ class Restarter:
 
 DEFAULT_RECORDS = 5000
 RECORDS = int(os.environ.get("KGO_RECORDS", str(DEFAULT_RECORDS)))
+
+
+def labelled(name: str, records: int = RECORDS) -> str:
+    """A run's result name: another volume than CI's keeps its own file (``kafkamock-1-500000``)."""
+    return name if records == DEFAULT_RECORDS else f"{name}-{records}"
 # Skips a conforming broker still gets, with why.
 EXPECTED_SKIPS = {"TestIssueProduceBrokerTooOldFailsRecords":
                   "Kafka 4.x advertises Produce v0-v2 (and kafkamock with it); the test needs a broker that does not"}
@@ -268,7 +273,7 @@ def against_kafka(records: int) -> Results:
     kafka = KafkaCluster(config=BROKER_CONFIG).start()
     try:
         env = {"KGO_SEEDS": kafka.bootstrap_servers, "KGO_TEST_RF": "1", "KGO_TEST_RECORDS": str(records)}
-        label = "kafka-4.3.1-1" if records == DEFAULT_RECORDS else f"kafka-4.3.1-1-{records}"
+        label = labelled("kafka-4.3.1-1", records)
         results = run(suite, env, label=label, timeout_s=1800, log=CACHE / f"{label}.log")
     finally:
         kafka.stop()
