@@ -209,7 +209,7 @@ def test_api_version_0_10_producer_is_refused_like_kafka_4(kafka_broker, wire_lo
     with pytest.raises((KafkaTimeoutError, KafkaConnectionError)):
         future.get(timeout=15)
     p.close(timeout=2)
-    assert wire_log.versions(PRODUCE) == {2}
+    assert wire_log.versions(PRODUCE, "kafka-python") == {2}
     assert not wire_log.responses_of(PRODUCE)
     assert "Produce v2 is not supported by this broker (valid versions: 3-13)" in caplog.text
     assert log_end_offset(kafka_broker, "legacy") == 0
@@ -232,5 +232,5 @@ def test_api_version_0_10_consumer_is_refused_like_kafka_4(kafka_broker, wire_lo
                                                                     for r in rs))
     c.close()
     assert received == []
-    assert wire_log.versions(FETCH) == {2}
+    assert wire_log.versions(FETCH, "kafka-python") == {2}
     assert not wire_log.responses_of(FETCH)
