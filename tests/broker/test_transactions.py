@@ -12,8 +12,9 @@ from support.broker_calls import call
 from kafkamock.broker import Broker
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.transactions import TxnState
-from kafkamock.broker.transactions.state import TRANSITIONS, Event, IllegalTransition, transition
+from kafkamock.broker.transactions.state import TRANSITIONS, Event, transition
 from kafkamock.records import decode_batches, decode_control, encode_batch
+from kafkamock.state_machine import IllegalTransition
 from kafkamock.storage import DiskStorage
 
 TXN = "tx"

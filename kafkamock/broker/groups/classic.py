@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kafkamock.broker.groups.pending import Pending
+from kafkamock.state_machine import move
 
 
 class ClassicState(enum.Enum):
@@ -45,10 +46,6 @@ TRANSITIONS: dict[tuple[ClassicState, Event], ClassicState] = {
     (S.PREPARING_REBALANCE, E.REMOVED): S.DEAD,
     (S.COMPLETING_REBALANCE, E.REMOVED): S.DEAD,
 }
-
-
-class IllegalTransition(RuntimeError):
-    pass
 
 
 @dataclass(eq=False)
@@ -105,10 +102,8 @@ class ClassicGroup:
     kind = "classic"
 
     def transition(self, event: Event, now_ms: int) -> None:
-        target = TRANSITIONS.get((self.state, event))
-        if target is None:
-            raise IllegalTransition(f"group {self.group_id}: no move from {self.state.value} on {event.name}")
-        self.state, self.state_timestamp_ms = target, now_ms
+        self.state = move(TRANSITIONS, self.state, event, f"group {self.group_id}")
+        self.state_timestamp_ms = now_ms
 
     def is_empty(self) -> bool:
         return self.state is ClassicState.EMPTY

@@ -16,6 +16,7 @@ from enum import Enum
 from kafkamock import jaas
 from kafkamock.broker.config import ConfigError, listener_config
 from kafkamock.broker.security.mechanisms import OAuthBearerServer, PlainServer, SaslServer, ScramServer
+from kafkamock.state_machine import move
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 MIN_REAUTH_INTERVAL_MS = 1000          # KafkaChannel: at most one re-authentication a second
@@ -53,10 +54,6 @@ ALLOWED: dict[State, frozenset[int]] = {
 }
 
 
-class IllegalSaslState(Exception):
-    pass
-
-
 @dataclass
 class SaslSession:
     listener: str
@@ -72,10 +69,7 @@ class SaslSession:
     principal: str | None = field(default=None)
 
     def step(self, event: str) -> None:
-        new = TRANSITIONS.get((self.state, event))
-        if new is None:
-            raise IllegalSaslState(f"{event} in SASL state {self.state.value}")
-        self.state = new
+        self.state = move(TRANSITIONS, self.state, event, "SASL session")
 
     @property
     def complete(self) -> bool:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkamock.broker.share.state import AckType, InvalidAckRequest, InvalidRecordState, RecordState, allowed
+from kafkamock.broker.timers import NEVER
 
-NEVER = 2**63 - 1
 S = RecordState
 EMPTY_MEMBER = ""
 INCREASE, NO_OP = 1, 0

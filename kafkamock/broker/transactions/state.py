@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from enum import Enum, IntEnum
 
+from kafkamock.state_machine import move
+
 
 class TxnState(IntEnum):
     EMPTY = 0
@@ -62,12 +64,5 @@ TRANSITIONS: dict[tuple[TxnState, Event], TxnState] = {
 }
 
 
-class IllegalTransition(RuntimeError):
-    pass
-
-
 def transition(state: TxnState, event: Event) -> TxnState:
-    try:
-        return TRANSITIONS[(state, event)]
-    except KeyError:
-        raise IllegalTransition(f"no transition from {state.wire_name} on {event.name}") from None
+    return move(TRANSITIONS, state, event, "transaction")

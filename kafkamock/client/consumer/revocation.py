@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kafkamock.client.types import TopicPartition
+from kafkamock.state_machine import move
 
 OWNED, REVOKE_NEXT, REVOKE_THEREAFTER = "owned", "revoke-next", "revoke-thereafter"
 REVOKED, LOST = "revoked", "lost"              # terminal: the partition is no longer the consumer's
@@ -51,7 +52,7 @@ class Ownership:
             current = self.state.get(tp)
             if current is None:
                 continue
-            after = TRANSITIONS[(current, event)]
+            after = move(TRANSITIONS, current, event, f"KIP-983 ownership of {tp}")
             if after in (REVOKED, LOST):
                 del self.state[tp]
                 ended.add(tp)
