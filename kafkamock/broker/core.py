@@ -386,7 +386,9 @@ class Broker:
         present = {f.name for f in spec.fields if f.present(request.version)}
         if "ErrorCode" not in present:
             raise ValueError(f"{spec.name} v{request.version} has no top-level ErrorCode")
-        body: dict = {"throttle_time_ms": 0, "error_code": code}
+        body: dict = {"error_code": code}
+        if "ThrottleTimeMs" in present:
+            body["throttle_time_ms"] = 0
         if message is not None and "ErrorMessage" in present:
             body["error_message"] = message
         return body

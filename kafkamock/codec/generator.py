@@ -199,15 +199,28 @@ def default_struct(spec: StructSpec, version: int) -> Message:
 class Compiler:
     """Generates the decoder and encoder source for one message at one version."""
 
-    def __init__(self, spec: MessageSpec, version: int):
+    def __init__(self, spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None):
         self.spec = spec
         self.version = version
+        self.classes = classes or {}
         self.flexible = spec.is_flexible(version)
         self.consts: dict[str, object] = {}
         self.const_ids: dict[tuple, str] = {}
 
     def emitter(self) -> Emitter:
         return Emitter(self.consts, self.const_ids)
+
+    def struct_class(self, e: Emitter, spec: StructSpec) -> str:
+        """The name, in the generated code, of the class a decoded ``spec`` is built as (``Message`` when the
+        registry has no typed class for it)."""
+        cls = self.classes.get((self.spec.name, spec.name))
+        return "_M" if cls is None else e.const(("class", spec.name), cls, "_C")
+
+    def field_keys(self, e: Emitter, spec: StructSpec) -> str:
+        """A constant set of every key a value of ``spec`` may hold: its fields at any version, and
+        ``_unknown_tagged_fields``."""
+        keys = frozenset(f.key for f in spec.fields) | {"_unknown_tagged_fields"}
+        return e.const(("keys", id(spec)), keys, "_F")
 
     # -- helpers -----------------------------------------------------------------------------------------------
 
@@ -234,7 +247,7 @@ class Compiler:
             shared = DefaultMessage({f.key: f.default for f in spec.fields})
             return e.const(("default-struct", id(spec)), shared, "_D")
         items = ", ".join(f"{f.key!r}: {self.default_expr(e, f)}" for f in spec.fields)
-        return f"_M({{{items}}})"
+        return f"{self.struct_class(e, spec)}({{{items}}})"
 
     # -- decoding ----------------------------------------------------------------------------------------------
 
@@ -371,7 +384,7 @@ class Compiler:
             if expr is None:
                 expr = self.default_expr(e, f)
             items.append(f"{f.key!r}: {expr}")
-        e(f"{target} = _M({{{', '.join(items)}}})")
+        e(f"{target} = {self.struct_class(e, spec)}({{{', '.join(items)}}})")
         if unknown is not None:
             with e.block(f"if {unknown} is not None:"):
                 e(f"{target}['_unknown_tagged_fields'] = {unknown}")
@@ -519,6 +532,9 @@ class Compiler:
         getter = e.tmp("g")
         # A value without .get fails here with AttributeError; Codec.write then names the field at fault.
         e(f"{getter} = {src}.get")
+        # A key the struct does not have (a misspelt field) is an error, never silently dropped.
+        with e.block(f"if not ({src}.keys() <= {self.field_keys(e, spec)}):"):
+            e(f"raise _Bad(_unknown_keys('{path}', {src}, {self.field_keys(e, spec)}))")
         for f in layout.absent:
             if f.ignorable:
                 continue
@@ -755,11 +771,25 @@ def _default_checks(spec: StructSpec) -> list[tuple[str, int, object]]:
     return checks
 
 
-def build(spec: MessageSpec, version: int) -> tuple[Callable, Callable, str, str]:
-    """Compile (decode_from, encode_into, decoder source, encoder source) for one message version."""
+def unknown_keys(path: str, value: Mapping[str, object], known: frozenset[str]) -> str:
+    """The error for a value holding keys its struct does not have, naming them (and the nearest known ones)."""
+    import difflib
+
+    unknown = sorted(str(k) for k in value.keys() - known)
+    hints = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"{path}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(hints)}"
+
+
+def build(spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None
+          ) -> tuple[Callable, Callable, str, str]:
+    """Compile (decode_from, encode_into, decoder source, encoder source) for one message version; ``classes``
+    maps (message, struct) to the class a decoded struct is built as (default: ``Message``)."""
     from kafkamock.codec.errors import DecodeError, EncodeError, StringTooLongError
 
-    compiler = Compiler(spec, version)
+    compiler = Compiler(spec, version, classes)
     dsrc = compiler.decoder_source()
     esrc = compiler.encoder_source()
     namespace: dict[str, object] = {
@@ -768,6 +798,7 @@ def build(spec: MessageSpec, version: int) -> tuple[Callable, Callable, str, str
         "_NAME": spec.name, "_VERSION": version, "_M": Message, "_uvt": uvarint_tail, "_uvb": uvarint_bytes,
         "_UUID": uuid.UUID, "_ZU": ZERO_UUID, "_Z16": ZERO16, "_uuidb": uuid_bytes, "_unpack_from": struct.unpack_from,
         "_pack": struct.pack, "_write_tags": write_tags, "_rtags": read_unknown_tags, "_isdef": is_default_struct, "_MISSING": _MISSING,
+        "_unknown_keys": unknown_keys,
         "_EMPTY": _EMPTY,
     }
     namespace.update(compiler.consts)

@@ -6,6 +6,8 @@ serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 
 class Message(dict):
     """A decoded Kafka struct: keys are the snake_case field names (``GroupId`` -> ``group_id``)."""
@@ -64,3 +66,17 @@ class DefaultMessage(Message):
 
     def __deepcopy__(self, memo):
         return Message(self)
+
+
+RecordsValue = bytes | bytearray | memoryview | list[bytes]
+"""A records field: a batch buffer as decoded (a slice, or a memoryview when decoding zero-copy), or, to encode, a
+list of stored batches written back to back."""
+
+if TYPE_CHECKING:
+    class Struct(dict[str, Any]):
+        """What mypy sees of a generated message class: a dict whose attributes are only its declared fields (no
+        catch-all ``__getattr__``, so a misspelt field is a type error)."""
+
+        __slots__ = ()
+else:
+    Struct = Message

@@ -33,14 +33,14 @@ class Codec:
 
     __slots__ = ("spec", "name", "version", "decode_from", "encode_into", "decoder_source", "encoder_source")
 
-    def __init__(self, spec: MessageSpec, version: int):
+    def __init__(self, spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None):
         self.spec, self.name, self.version = spec, spec.name, version
         # decode_from(data, pos, mv=None) -> (message, end). With ``mv``, a memoryview of ``data``, records fields
         # come back as slices of it (no copy, and writable when ``data`` is a bytearray).
         self.decode_from: Callable[..., tuple[Message, int]]
         self.encode_into: Callable[..., bytearray]
         (self.decode_from, self.encode_into, self.decoder_source,
-         self.encoder_source) = generator.build(spec, version)
+         self.encoder_source) = generator.build(spec, version, classes)
 
     def decode(self, data: bytes | bytearray | memoryview) -> Message:
         """Decode exactly one message: trailing bytes are an error."""
@@ -68,7 +68,8 @@ class Codec:
         except StringTooLongError:
             raise                   # named already, and its kind matters to a broker (Kafka's error response)
         except _ENCODE_FAILURES as exc:
-            reason = diagnose(self.spec, self.version, value) or f"{type(exc).__name__}: {exc}"
+            fallback = exc.reason if isinstance(exc, EncodeError) else f"{type(exc).__name__}: {exc}"
+            reason = diagnose(self.spec, self.version, value) or fallback
             raise EncodeError(self.name, self.version, reason) from None
 
     def __repr__(self) -> str:
@@ -85,8 +86,11 @@ class Registry:
     struct at version 0; its value as an int16 version, then the value struct at that version (null: a tombstone).
     """
 
-    def __init__(self, schemas: SchemaSet):
+    def __init__(self, schemas: SchemaSet, classes: Mapping[tuple[str, str], type] | None = None):
+        """``classes``: (message, struct) -> the class a decoded struct is built as (kafkamock.codec.messages for
+        kafkamock's own schemas; plain ``Message`` for another directory's)."""
         self.schemas = schemas
+        self.classes = classes
         self._codecs: dict[tuple[str, int], Codec] = {}
         self.requests: dict[int, MessageSpec] = {}
         self.responses: dict[int, MessageSpec] = {}
@@ -128,7 +132,7 @@ class Registry:
                     name, version, f"unsupported version (valid versions: {spec.codec_versions})",
                     api_key=spec.api_key,
                 )
-            codec = self._codecs[(name, version)] = Codec(spec, version)
+            codec = self._codecs[(name, version)] = Codec(spec, version, self.classes)
         return codec
 
     def api_key(self, api: int | str) -> int:
@@ -185,5 +189,7 @@ def default_registry() -> Registry:
     """The registry over kafkamock's own ``schemas/``, loaded once."""
     global _default
     if _default is None:
-        _default = Registry(load_schemas(SCHEMA_DIR))
+        from kafkamock.codec.messages import STRUCTS
+
+        _default = Registry(load_schemas(SCHEMA_DIR), STRUCTS)
     return _default
