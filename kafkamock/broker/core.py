@@ -12,7 +12,6 @@ reaches its deadline.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults,
 from kafkamock.broker.features import GROUP_VERSION, SHARE_VERSION, Features
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.broker.kafka_releases import LATEST, RELEASES
 from kafkamock.broker.node import Node
@@ -290,8 +290,8 @@ class Broker:
 
     def handle(self, request: Request) -> Outcome:
         """The outcome of a request: a response, no response (acks=0), a wait, or close-the-connection."""
-        module = handlers.BY_KEY.get(request.api_key)
-        if module is None:  # the server checks first; this is the core's own guard
+        handler = handlers.BY_KEY.get(request.api_key)
+        if handler is None:  # the server checks first; this is the core's own guard
             raise ValueError(f"unsupported API key {request.api_key}")
         node = request.node
         if node is None:
@@ -313,8 +313,8 @@ class Broker:
             request.connection.peer, request.connection.listener, request.connection.principal))
         faults = self.faults.matching(request.api_key, node.node_id)
         if faults:
-            return self.quotas.apply(request, self._faulted(module, request, faults))
-        return self.quotas.apply(request, self._run(module, request))
+            return self.quotas.apply(request, self._faulted(handler, request, faults))
+        return self.quotas.apply(request, self._run(handler, request))
 
     def _admit(self, session: SaslSession, request: Request) -> bool:
         """Whether a request on a SASL connection may proceed (SocketServer's and SaslServerAuthenticator's
@@ -331,67 +331,53 @@ class Broker:
             return True
         return not session.expired(now)
 
-    def _run(self, module, request: Request) -> Outcome:
+    def _run(self, handler: ApiHandler, request: Request) -> Outcome:
         gate = FEATURE_GATES.get(request.api_key)
         if gate is not None and self.features.level(gate) < 1:
             # Kafka answers these APIs UNSUPPORTED_VERSION while their feature is finalized below level 1.
-            return Respond(self.error_response(module, request, ErrorCode.UNSUPPORTED_VERSION))
+            return Respond(self.error_response(handler, request, ErrorCode.UNSUPPORTED_VERSION))
         try:
-            return as_outcome(module.handle(self, request))
+            return as_outcome(handler.handle(self, request))
         except AuthorizationFailed as exc:
-            return Respond(self.error_response(module, request, exc.code, exc.message))
+            return Respond(self.error_response(handler, request, exc.code, exc.message))
         finally:
             if request.faults is not None:
                 request.faults.settle()
 
-    def _faulted(self, module, request: Request, faults: list[Fault]) -> Outcome:
+    def _faulted(self, handler: ApiHandler, request: Request, faults: list[Fault]) -> Outcome:
         """Apply the faults a request matched: partition-level ones where its partitions are looked up; the oldest
         whole-request one (spent at once) as latency first, then a closed connection, then its error code, on
         every partition of a partition API, else as the response's top-level error."""
-        partitioned = getattr(module, "PARTITIONED", False)
         by_partition = [f for f in faults if f.partition_level]
         whole = [f for f in faults if not f.partition_level]
         if not whole:
             request.faults = RequestFaults(by_partition, self.faults)
-            return self._run(module, request)
+            return self._run(handler, request)
         fault = whole[0]
         self.faults.spend(fault)
 
         def act() -> Outcome:
             if fault.close_connection:
                 return Close(f"the control API closes this connection (fault {fault.id})")
-            if fault.error_code and not partitioned:
-                return Respond(self.error_response(module, request, ErrorCode(fault.error_code)))
+            if fault.error_code and not handler.partitioned:
+                return Respond(self.error_response(handler, request, ErrorCode(fault.error_code)))
             extra = [fault] if fault.error_code else []
             request.faults = RequestFaults(extra + by_partition, self.faults, spent={fault.id})
-            return self._run(module, request)
+            return self._run(handler, request)
 
         if fault.latency_ms:
             return Wait(self.wait((), self.now_ms() + fault.latency_ms, lambda final: act() if final else None))
         return act()
 
-    def unencodable(self, request: Request) -> dict:
+    def unencodable(self, request: Request) -> Mapping[str, Any]:
         """What Kafka answers when a request's response cannot be serialized (an error message quoting a client's
         32767-byte string): the request's error response, UNKNOWN_SERVER_ERROR."""
         return self.error_response(handlers.BY_KEY[request.api_key], request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
-    def error_response(self, module, request: Request, code: ErrorCode, message: str | None = None) -> dict:
-        """A whole-request error answer: the handler's own ``error_response``, else the response's top-level
-        ErrorCode (every other field at its default). ``message`` goes where the response has room for it."""
-        if hasattr(module, "error_response"):
-            if message is not None and "message" in inspect.signature(module.error_response).parameters:
-                return module.error_response(self, request, code, message)
-            return module.error_response(self, request, code)
-        spec = self.registry.responses[request.api_key]
-        present = {f.name for f in spec.fields if f.present(request.version)}
-        if "ErrorCode" not in present:
-            raise ValueError(f"{spec.name} v{request.version} has no top-level ErrorCode")
-        body: dict = {"error_code": code}
-        if "ThrottleTimeMs" in present:
-            body["throttle_time_ms"] = 0
-        if message is not None and "ErrorMessage" in present:
-            body["error_message"] = message
-        return body
+    def error_response(self, handler: ApiHandler, request: Request, code: ErrorCode, message: str | None = None
+                       ) -> Mapping[str, Any]:
+        """A whole-request error answer, as the API's handler declares it (``handlers/contract.py``)."""
+        return handler.error_response(self, request, code, message)
 
     def wait(self, keys: tuple, deadline_ms: int, check: Callable[[bool], Any]) -> Waiter:
         """Register a waiter (see ``outcome.Waiter``); a handler returns it to make its request wait."""

@@ -1,6 +1,7 @@
 """One module per API, named after it (kfake's layout): ``handlers/produce.py`` holds Produce and nothing else.
 
-Each module has ``API_KEY`` and ``handle(broker, request)``; ``BY_KEY`` is what the broker advertises.
+Each module declares its handler at its end, ``HANDLER = ApiHandler(API_KEY, handle, ...)`` (the contract is in
+``contract.py``); ``BY_KEY`` holds those declarations, and is what the broker serves and advertises.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ from kafkamock.broker.handlers import (
     update_features,
     write_txn_markers,
 )
+from kafkamock.broker.handlers.contract import ApiHandler
 
 MODULES: tuple[ModuleType, ...] = (
     api_versions, create_topics, fetch, find_coordinator, init_producer_id, list_offsets, metadata, produce,
@@ -90,4 +92,4 @@ MODULES: tuple[ModuleType, ...] = (
     list_partition_reassignments, describe_quorum, update_features, unregister_broker, list_config_resources,
     add_raft_voter, remove_raft_voter,
 )
-BY_KEY: dict[int, ModuleType] = {m.API_KEY: m for m in MODULES}
+BY_KEY: dict[int, ApiHandler] = {m.HANDLER.api_key: m.HANDLER for m in MODULES}

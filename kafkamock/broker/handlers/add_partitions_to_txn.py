@@ -14,6 +14,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import (
     java_hash_order,
     java_string_hash,
@@ -100,10 +101,13 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": results}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     body = request.body
     if request.version <= 3:
         topics = body.v3_and_below_topics
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _results(
             topics, {(t.name, p): code for t in topics for p in t.partitions})}
     return {"throttle_time_ms": 0, "error_code": code, "results_by_transaction": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -17,6 +17,7 @@ import uuid
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash
 from kafkamock.errors import default_message
 
@@ -76,3 +77,6 @@ def handle(broker, request) -> dict:
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

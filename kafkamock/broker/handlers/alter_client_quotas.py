@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 49
 
@@ -22,6 +23,9 @@ def handle(broker, request) -> dict:
         {"error_code": code, "error_message": message, "entity": _entity(entity)} for entity, code, message in results]}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "entries": [
         {"error_code": code, "error_message": None, "entity": _entity(e.entity)} for e in request.body.entries]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -47,6 +47,7 @@ from kafkamock.broker.config import (
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 33
 TOPIC, BROKER, GROUP = 2, 4, 32
@@ -242,6 +243,9 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "responses": [response(r.resource_type, r.resource_name, code)
                                                  for r in request.body.resources]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 45
 
@@ -78,3 +79,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
                 {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code,
                                                  "error_message": message} for p in t.partitions]}
                 for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.handlers.describe_log_dirs import cordoned, log_dir
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, scala_hash_order, topic_partition_hash
 
@@ -64,8 +65,11 @@ def handle(broker, request) -> dict:
                     for (topic, index), path in targets.items()})
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Kafka's getErrorResponse: every partition named, in request order, with the error."""
     return {"throttle_time_ms": 0, "results": [
         {"topic_name": t.name, "partitions": [{"partition_index": p, "error_code": code} for p in t.partitions]}
         for d in request.body.dirs for t in d.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

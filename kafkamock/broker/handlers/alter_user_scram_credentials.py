@@ -10,6 +10,7 @@ from typing import Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.security.scram import (
     MECHANISMS,
     CredentialError,
@@ -72,8 +73,11 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Every user the request names gets the error (Kafka's AlterUserScramCredentialsRequest.getErrorResponse)."""
     names = dict.fromkeys([d.name for d in request.body.deletions] + [u.name for u in request.body.upsertions])
     return {"throttle_time_ms": 0, "results": [{"user": n, "error_code": code, "error_message": None}
                                                for n in names]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
@@ -36,3 +37,6 @@ def handle(broker, request) -> dict:
             "finalized_features_epoch": features.epoch,
             "finalized_features": [{"name": name, "max_version_level": level, "min_version_level": level}
                                    for name, level in features.finalized().items()]}
+
+
+HANDLER = ApiHandler(API_KEY, handle)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 69
 
@@ -46,7 +47,10 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "groups": [_describe(broker, request, g) for g in request.body.group_ids]}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "groups": [
         {"error_code": code, "group_id": g, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
          "assignor_name": "", "members": []} for g in request.body.group_ids]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 68
 
@@ -40,5 +41,8 @@ def handle(broker, request) -> dict:
         return _error(exc.code, exc.message, body)
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return _error(code, None, request.body)
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

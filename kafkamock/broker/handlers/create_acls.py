@@ -17,6 +17,7 @@ from kafkamock.broker.acls import (
     known,
 )
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close
 
 API_KEY = 30
@@ -44,3 +45,6 @@ def handle(broker, request):
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "results": [{"error_code": code, "error_message": message}
                                                for _ in request.body.creations]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

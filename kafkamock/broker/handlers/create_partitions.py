@@ -19,6 +19,7 @@ from collections import Counter
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 37
 MAX_RECORDS_PER_USER_OP = 10_000
@@ -75,6 +76,9 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "results": [{"name": t.name, "error_code": code, "error_message": None}
                                                for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

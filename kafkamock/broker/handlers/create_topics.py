@@ -26,6 +26,7 @@ from kafkamock.broker.config import (
     topic_config_value,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 19
 MAX_PARTITIONS_PER_BATCH = 10_000
@@ -156,7 +157,10 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
     return results
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "error_code": code, "error_message": None, "num_partitions": -1, "replication_factor": -1,
          "configs": []} for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.handlers.describe_acls import parse_filter
 from kafkamock.broker.outcome import Close
 
@@ -36,3 +37,6 @@ def handle(broker, request):
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "filter_results": [
         {"error_code": code, "error_message": message, "matching_acls": []} for _ in request.body.filters]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import java_hash_order, java_hashset_order, java_string_hash
 
 API_KEY = 42
@@ -45,6 +46,9 @@ def _is_share(broker, answer: dict) -> bool:
     return group is not None and group.kind == "share"
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "results": [{"group_id": g, "error_code": code}
                                                for g in request.body.groups_names]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

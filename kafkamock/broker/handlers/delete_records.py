@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 21
-PARTITIONED = True
 HIGH_WATERMARK = -1
 INVALID_LOW_WATERMARK = -1
 
@@ -57,8 +57,11 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """DeleteRecordsRequest.getErrorResponse: every requested partition with the error and no low watermark."""
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
                                          "error_code": code} for p in t.partitions]} for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

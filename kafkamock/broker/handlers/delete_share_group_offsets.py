@@ -14,6 +14,7 @@ import uuid
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.errors import default_message
 
 API_KEY = 92
@@ -65,3 +66,6 @@ def handle(broker, request) -> dict:
 def error_response(broker, request, code, message: str | None = None) -> dict:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

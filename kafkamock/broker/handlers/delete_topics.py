@@ -14,6 +14,7 @@ from collections import Counter
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.errors import default_message
 
 API_KEY = 20
@@ -97,8 +98,11 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "responses": results}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     body = request.body
     wanted = [(t.name, t.topic_id) for t in body.topics] if request.version >= 6 else \
         [(name, ZERO_UUID) for name in body.topic_names]
     return {"throttle_time_ms": 0, "responses": [_result(name, tid, code) for name, tid in wanted]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

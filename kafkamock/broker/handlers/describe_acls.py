@@ -16,6 +16,7 @@ from kafkamock.broker.acls import (
     known,
 )
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close
 
 API_KEY = 29
@@ -51,3 +52,6 @@ def handle(broker, request):
 
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "resources": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

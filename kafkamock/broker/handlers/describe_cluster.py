@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 60
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
@@ -59,3 +60,6 @@ def handle(broker, request) -> dict:
         "brokers": brokers,
         "cluster_authorized_operations": _cluster_operations(broker, request),
     }
+
+
+HANDLER = ApiHandler(API_KEY, handle)

@@ -54,6 +54,7 @@ from kafkamock.broker.handlers.alter_configs import (
     authorize_config,
     check_broker_name,
 )
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.errors import default_message
 
 API_KEY = 32
@@ -197,3 +198,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
     return {"throttle_time_ms": 0, "results": [
         {"error_code": code, "error_message": message, "resource_type": r.resource_type,
          "resource_name": r.resource_name, "configs": []} for r in request.body.resources]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -13,6 +13,7 @@ from typing import Any
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.classic import ClassicState
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 15
 
@@ -54,7 +55,10 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "groups": [_describe(broker, request, g) for g in request.body.groups]}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "groups": [
         {"error_code": code, "group_id": g, "group_state": "", "protocol_type": "", "protocol_data": "",
          "members": []} for g in request.body.groups]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -17,6 +17,7 @@ import os
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 35
 
@@ -56,5 +57,8 @@ def handle(broker, request) -> dict:
         "total_bytes": total, "usable_bytes": usable, "is_cordoned": cordoned(broker, request, path)}]}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "results": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

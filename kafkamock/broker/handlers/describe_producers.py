@@ -6,9 +6,9 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 61
-PARTITIONED = True
 
 
 def _producers(partition) -> list[dict]:
@@ -62,3 +62,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
         {"name": t.name, "partitions": [{"partition_index": i, "error_code": code, "error_message": message,
                                          "active_producers": []} for i in t.partition_indexes]}
         for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

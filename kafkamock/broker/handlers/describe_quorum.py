@@ -15,6 +15,7 @@ import uuid
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.quorum import METADATA_PARTITION, METADATA_TOPIC
 from kafkamock.errors import default_message
 
@@ -50,3 +51,6 @@ def handle(broker, request) -> dict:
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Kafka's getErrorResponse: the error at the top, with its own message."""
     return {"error_code": code, "error_message": default_message(code), "topics": [], "nodes": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

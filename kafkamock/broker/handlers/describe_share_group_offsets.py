@@ -17,6 +17,7 @@ from typing import Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 90
 ZERO_UUID = uuid.UUID(int=0)
@@ -76,6 +77,9 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "groups": [_group(broker, request, g) for g in request.body.groups]}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "groups": [{"group_id": g.group_id, "topics": [], "error_code": code,
                                                "error_message": None} for g in request.body.groups]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

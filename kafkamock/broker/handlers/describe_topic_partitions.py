@@ -26,6 +26,7 @@ import uuid
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
@@ -108,6 +109,9 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics + denied, "next_cursor": next_cursor}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
         {"error_code": code, "name": t.name, "is_internal": False, "partitions": []} for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

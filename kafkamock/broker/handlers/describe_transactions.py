@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 65
 
@@ -46,6 +47,9 @@ def handle(broker, request) -> dict:
         _state(broker, request, tid) for tid in request.body.transactional_ids]}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "transaction_states": [
         _unanswered(tid, code) for tid in request.body.transactional_ids]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

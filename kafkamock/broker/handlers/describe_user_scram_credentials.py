@@ -8,6 +8,7 @@ from collections import Counter
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.security.scram import TYPES
 
 API_KEY = 50
@@ -39,3 +40,6 @@ def handle(broker, request) -> dict:
                 results.append({"user": name, "error_code": ErrorCode.NONE, "error_message": None,
                                 "credential_infos": _infos(store, name)})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "results": results}
+
+
+HANDLER = ApiHandler(API_KEY, handle)

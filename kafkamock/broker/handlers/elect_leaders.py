@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import timeline_hash_order
 from kafkamock.errors import default_message
 
@@ -79,3 +80,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
     return {"throttle_time_ms": 0, "error_code": top, "replica_election_results": [
         {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": code, "error_message": message}
                                                 for p in t.partitions]} for t in topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

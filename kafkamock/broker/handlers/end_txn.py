@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
 
 API_KEY = 26
@@ -29,3 +30,6 @@ def handle(broker, request) -> dict:
     if code == ErrorCode.PRODUCER_FENCED:
         code = fenced_code(request.version, FIRST_FENCED_VERSION)
     return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch}
+
+
+HANDLER = ApiHandler(API_KEY, handle)

@@ -23,11 +23,11 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.fetch_sessions import FetchSession, PartitionFetch
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.timers import log_key
 from kafkamock.records import CorruptRecordError, split_batches
 
 API_KEY = 1
-PARTITIONED = True
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)
@@ -288,7 +288,7 @@ def _top_error(code: ErrorCode, session_id: int) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "session_id": session_id, "responses": []}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """FetchRequest.getErrorResponse: the top-level error, and before v13 every requested partition with it too
     (clients without a top-level error code read it there)."""
     body = request.body
@@ -298,3 +298,6 @@ def error_response(broker, request, code: ErrorCode) -> dict:
              "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
             for p in t.partitions]} for t in body.topics]
     return {"throttle_time_ms": 0, "error_code": code, "session_id": body.session_id, "responses": topics}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -24,6 +24,7 @@ from kafkamock.broker.cluster import (
     partition_for_key,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.errors import default_message
 
 API_KEY = 10
@@ -96,10 +97,13 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, **answer}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     if request.version >= 4:
         return {"throttle_time_ms": 0, "coordinators": [_error(key, code, None)
                                                         for key in request.body.coordinator_keys]}
     answer = _error("", code, None)
     answer.pop("key")
     return {"throttle_time_ms": 0, **answer}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 12
 
@@ -17,3 +18,6 @@ def handle(broker, request) -> dict:
     except KafkaError as exc:
         code = exc.code
     return {"throttle_time_ms": 0, "error_code": code}
+
+
+HANDLER = ApiHandler(API_KEY, handle)

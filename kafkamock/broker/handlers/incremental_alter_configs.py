@@ -28,6 +28,7 @@ from kafkamock.broker.handlers.alter_configs import (
     resolve,
     response,
 )
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -96,3 +97,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
     return {"throttle_time_ms": 0, "responses": [
         {"error_code": code, "error_message": message, "resource_type": r.resource_type,
          "resource_name": r.resource_name} for r in request.body.resources]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

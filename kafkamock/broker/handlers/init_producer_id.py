@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
 
 API_KEY = 22
@@ -56,3 +57,6 @@ def handle(broker, request) -> dict:
     if code == ErrorCode.PRODUCER_FENCED:
         code = fenced_code(version, FIRST_FENCED_VERSION)
     return _answer(code, producer_id, epoch)
+
+
+HANDLER = ApiHandler(API_KEY, handle)

@@ -11,6 +11,7 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import join_error
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 11
 
@@ -35,5 +36,8 @@ def handle(broker, request):
     return reply(broker, answer, lambda a: shape(a, version))
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return shape(join_error(code, request.body.member_id), request.version)
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

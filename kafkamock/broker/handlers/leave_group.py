@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 13
 
@@ -32,5 +33,8 @@ def handle(broker, request) -> dict:
                         for (member_id, instance_id, _), error in zip(identities, errors, strict=True)]}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "members": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -42,5 +43,8 @@ def handle(broker, request) -> dict:
             "config_resources": [{"resource_name": name, "resource_type": kind} for name, kind in found]}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "config_resources": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -6,6 +6,7 @@ Each node lists the groups it coordinates (Kafka's Admin asks every node and mer
 from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 16
 
@@ -26,3 +27,6 @@ def handle(broker, request) -> dict:
         listed.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
                        "group_state": group.state_name, "group_type": group.kind})
     return {"throttle_time_ms": 0, "error_code": 0, "groups": listed}
+
+
+HANDLER = ApiHandler(API_KEY, handle)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 2
-PARTITIONED = True
 READ_COMMITTED = 1
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
 # The first request version that may ask for each special timestamp (Kafka's ReplicaManager); any other negative
@@ -64,10 +64,13 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """ListOffsetsRequest.getErrorResponse: every requested partition with the error, unknown timestamp, offset and
     leader epoch."""
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code, "timestamp": -1,
                                          "offset": -1, "leader_epoch": -1} for p in t.partitions]}
         for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

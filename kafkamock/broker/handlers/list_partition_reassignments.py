@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 46
 
@@ -47,3 +48,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
         {"name": t.name, "partitions": [{"partition_index": i, "replicas": [], "adding_replicas": [],
                                          "removing_replicas": []} for i in t.partition_indexes]}
         for t in request.body.topics or []]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

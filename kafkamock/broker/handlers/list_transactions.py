@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
 from kafkamock.broker.transactions import TxnState
 
@@ -33,3 +34,6 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "unknown_state_filters": unknown,
             "transaction_states": [{"transactional_id": m.transactional_id, "producer_id": m.producer_id,
                                     "transaction_state": m.state.wire_name} for m in found]}
+
+
+HANDLER = ApiHandler(API_KEY, handle)

@@ -20,6 +20,7 @@ import uuid
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS, NO_LEADER, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 3
 log = logging.getLogger("kafkamock.broker.metadata")
@@ -147,7 +148,7 @@ def handle(broker, request) -> dict:
     return response
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """A fault from the control API: every requested topic (every topic, when all are asked for) gets ``code``."""
     requested = request.body.topics
     if requested is None or (request.version == 0 and requested == []):
@@ -156,3 +157,6 @@ def error_response(broker, request, code: ErrorCode) -> dict:
         wanted = [(t.name if t.name is not None or request.version >= 12 else "", t.topic_id) for t in requested]
     return _frame(broker, [_error_topic(name, topic_id, code) for name, topic_id in wanted],
                   request.connection.listener)
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_long import java_long
 
 API_KEY = 8
@@ -103,5 +104,8 @@ def _failed(partitions, code: ErrorCode) -> list[dict]:
     return [{"partition_index": p.partition_index, "error_code": code} for p in partitions]
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return _all_failed(request.body, request.version, code)
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

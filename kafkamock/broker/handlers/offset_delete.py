@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 47
 
@@ -45,5 +46,8 @@ def handle(broker, request) -> dict:
             "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"error_code": code, "throttle_time_ms": 0, "topics": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 9
 
@@ -100,7 +101,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics, "error_code": code}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     body, version = request.body, request.version
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [{"group_id": g.group_id, "topics": [], "error_code": code}
@@ -110,3 +111,6 @@ def error_response(broker, request, code) -> dict:
             {"name": t.name, "partitions": [_partition(p, None, code) for p in t.partition_indexes]}
             for t in body.topics or []]}
     return {"throttle_time_ms": 0, "topics": [], "error_code": code}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

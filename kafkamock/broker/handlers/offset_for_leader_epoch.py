@@ -20,9 +20,9 @@ import bisect
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 23
-PARTITIONED = True
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
@@ -71,10 +71,13 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """OffsetsForLeaderEpochRequest.getErrorResponse: every requested partition with the error, no epoch, no
     end offset."""
     return {"throttle_time_ms": 0, "topics": [
         {"topic": t.topic, "partitions": [{"partition": p.partition, "error_code": code,
                                            "leader_epoch": UNDEFINED_EPOCH, "end_offset": UNDEFINED_EPOCH_OFFSET}
                                           for p in t.partitions]} for t in request.body.topics]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -20,6 +20,7 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, split_batches
@@ -32,7 +33,6 @@ from kafkamock.records.layout import (
 )
 
 API_KEY = 0
-PARTITIONED = True
 # A produced batch is stored as a view of its request frame (no copy) unless the frame holds this much more than
 # the batch: a stored batch must not keep a large multi-partition request alive.
 FRAME_SURPLUS_LIMIT = 4096
@@ -331,3 +331,6 @@ def error_response(broker, request, code: ErrorCode, message: str | None = None)
                                                                                            message=message)
                                                                          for pd in t.partition_data]}
         for t in request.body.topic_data]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

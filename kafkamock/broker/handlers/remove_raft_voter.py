@@ -13,6 +13,7 @@ from __future__ import annotations
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
 from kafkamock.broker.handlers.add_raft_voter import answer, voter_request_error
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.errors import default_message
 
 API_KEY = 81
@@ -29,3 +30,6 @@ def handle(broker, request) -> dict:
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

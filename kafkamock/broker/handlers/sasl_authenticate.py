@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from kafkamock.broker.config import listener_config
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.outcome import Close, Respond
 from kafkamock.broker.security.mechanisms import AuthenticationFailed, InvalidCredentials
 from kafkamock.broker.security.principal import sasl_principal
@@ -22,7 +23,7 @@ API_KEY = 36
 log = logging.getLogger("kafkamock.security")
 
 
-def handle(broker, request) -> object:
+def handle(broker, request) -> HandlerResult:
     session = request.connection.sasl
     if session is None or session.state is not State.AUTHENTICATE:
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "auth_bytes": b"", "session_lifetime_ms": 0,
@@ -77,3 +78,6 @@ def evaluate(broker, connection, node, token: bytes) -> tuple[bytes, int] | Fail
     log.debug("connection %d from %s: %s as %s (%s), session lifetime %d ms", connection.id, connection.peer,
               what, connection.principal, session.mechanism, lifetime)
     return challenge, lifetime
+
+
+HANDLER = ApiHandler(API_KEY, handle)

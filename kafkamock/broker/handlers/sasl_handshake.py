@@ -9,12 +9,13 @@ a re-authentication (KIP-368) was let in by ``Broker.handle`` and arrives here i
 from __future__ import annotations
 
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.security.session import State, new_server
 
 API_KEY = 17
 
 
-def handle(broker, request) -> object:
+def handle(broker, request) -> HandlerResult:
     from kafkamock.broker.outcome import Respond
 
     session = request.connection.sasl
@@ -33,3 +34,6 @@ def handle(broker, request) -> object:
     session.server = new_server(broker.node_config(request), session.listener, mechanism, broker.scram_credentials)
     session.step("handshake" if request.version >= 1 else "raw_handshake")
     return answer
+
+
+HANDLER = ApiHandler(API_KEY, handle)

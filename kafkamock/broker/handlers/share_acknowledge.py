@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.handlers.share_fetch import MAX_MEMBER_ID
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 
 API_KEY = 79
-PARTITIONED = True
 
 
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
@@ -60,3 +60,6 @@ def handle(broker, request) -> dict:
             "acquisition_lock_timeout_ms": broker.share.lock_duration_ms(group_id),
             "responses": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()],
             "node_endpoints": broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -25,11 +25,11 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kafkamock.broker.timers import log_key
 
 API_KEY = 78
-PARTITIONED = True
 RECORD_LIMIT = 1
 MAX_MEMBER_ID = 36
 
@@ -214,3 +214,6 @@ def _response(session, epoch: int, results: dict, acks: dict, lock_ms: int, endp
             "acquisition_lock_timeout_ms": lock_ms,
             "responses": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()],
             "node_endpoints": endpoints}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

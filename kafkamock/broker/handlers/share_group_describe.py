@@ -11,6 +11,7 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.consumer_group_describe import authorized_view
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 77
 
@@ -40,8 +41,11 @@ def handle(broker, request) -> dict:
             [g for g in allowed if g], broker.config["offsets.topic.num.partitions"]) for g in batch)]}
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "groups": [
         {"error_code": code, "group_id": g, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
          "assignor_name": "", "members": [], "authorized_operations": -2147483648}
         for g in request.body.group_ids]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -9,6 +9,7 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import sync_error
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 14
 
@@ -29,5 +30,8 @@ def handle(broker, request):
     return reply(broker, broker.groups.sync(body, version), lambda a: shape(a, version))
 
 
-def error_response(broker, request, code) -> dict:
+def error_response(broker, request, code, message: str | None = None) -> dict:
     return sync_error(code)
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

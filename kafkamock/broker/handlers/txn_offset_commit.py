@@ -15,6 +15,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 28
 IMPLICIT_ADD_VERSION = 5
@@ -121,5 +122,8 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": [{"name": name, "partitions": parts} for name, parts in answer.items()]}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return _all(request.body, code)
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

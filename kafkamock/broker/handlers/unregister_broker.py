@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 64
 
@@ -28,3 +29,6 @@ def handle(broker, request) -> dict:
 
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import FeatureUpdate, UpdateRefused
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 57
 
@@ -38,3 +39,6 @@ def handle(broker, request) -> dict:
 def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Kafka's UpdateFeaturesResponse.createWithErrors: the error at the top, no per-feature results."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "results": []}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response)

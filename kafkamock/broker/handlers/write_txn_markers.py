@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 27
-PARTITIONED = True
 
 
 def handle(broker, request) -> dict:
@@ -37,8 +37,11 @@ def handle(broker, request) -> dict:
     return {"markers": markers}
 
 
-def error_response(broker, request, code: ErrorCode) -> dict:
+def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
     """Every partition of every marker answered with ``code`` (WriteTxnMarkersRequest.getErrorResponse)."""
     return {"markers": [{"producer_id": m.producer_id, "topics": [
         {"name": t.name, "partitions": [{"partition_index": i, "error_code": code} for i in t.partition_indexes]}
         for t in m.topics]} for m in request.body.markers]}
+
+
+HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)
