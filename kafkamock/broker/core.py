@@ -96,6 +96,13 @@ class Request:
     size: int = 0                            # the request's size in bytes (what a produce quota counts)
     mute_until_ms: int = 0                   # a quota throttled it: read nothing more from its connection until then
 
+    @property
+    def arrived_on(self) -> Node:
+        """The node the request arrived on: the dispatch (``Broker.handle``) sets it before any handler runs."""
+        if self.node is None:
+            raise RuntimeError("a handler ran before Broker.handle set the request's node")
+        return self.node
+
 
 class Broker:
     """One emulated cluster: its nodes, state and timers; ``handle`` answers a request addressed to a node."""

@@ -4,8 +4,17 @@ checks no group id: an empty one joins the partition it hashes to, as any other.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.transactions.coordinator import fenced_code
 
@@ -13,7 +22,7 @@ API_KEY = 25
 FIRST_FENCED_VERSION = 2
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     coordinator = broker.transactions
     if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):

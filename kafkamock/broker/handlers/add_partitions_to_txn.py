@@ -11,10 +11,12 @@ PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for clients before v2.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.java_hash_order import (
     java_hash_order,
     java_string_hash,
@@ -22,6 +24,9 @@ from kafkamock.broker.java_hash_order import (
     topic_partition_hash,
 )
 from kafkamock.broker.transactions.coordinator import fenced_code
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 24
 FIRST_FENCED_VERSION = 2
@@ -87,7 +92,7 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
     return _results(topics, {key: code for key in asked})
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     if version >= 4:   # batched, from brokers only
         broker.require_cluster(request, AclOperation.CLUSTER_ACTION)
@@ -101,7 +106,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": results}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     body = request.body
     if request.version <= 3:
         topics = body.v3_and_below_topics

@@ -13,13 +13,17 @@ default listener is the first of ``controller.listener.names``, else CONTROLLER 
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 80
 ZERO_UUID = uuid.UUID(int=0)
@@ -60,7 +64,7 @@ def _endpoints(listeners) -> str:
     return f"Endpoints(endpoints={{{entries}}})"
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     refused = voter_request_error(broker, request, "Add")
     if refused is not None:
         return refused
@@ -74,7 +78,7 @@ def handle(broker, request) -> dict:
                                                   f"feature is {broker.features.level(KRAFT_VERSION)}")
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))
 

@@ -4,9 +4,14 @@ checks and changes nothing. kafkamock refuses the keys it does not enforce (see 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 49
 
@@ -15,7 +20,7 @@ def _entity(components) -> list[dict]:
     return [{"entity_type": c.entity_type, "entity_name": c.entity_name} for c in components]
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
     results = broker.quotas.alter(body.entries, body.validate_only)
@@ -23,7 +28,7 @@ def handle(broker, request) -> dict:
         {"error_code": code, "error_message": message, "entity": _entity(entity)} for entity, code, message in results]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "entries": [
         {"error_code": code, "error_message": None, "entity": _entity(e.entity)} for e in request.body.entries]}
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, ResourceType
 from kafkamock.broker.cluster import Topic, validate_topic_name
@@ -47,7 +47,10 @@ from kafkamock.broker.config import (
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 33
 TOPIC, BROKER, GROUP = 2, 4, 32
@@ -224,7 +227,7 @@ def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, me
     return {"error_code": code, "error_message": message, "resource_type": resource_type, "resource_name": name}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     duplicates = duplicate_resources(body.resources)
     responses = []
@@ -243,7 +246,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "responses": [response(r.resource_type, r.resource_name, code)
                                                  for r in request.body.resources]}
 

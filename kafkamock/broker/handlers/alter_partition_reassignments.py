@@ -18,9 +18,14 @@ response: no results, an empty error message, ``allow_replication_factor_change`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 45
 
@@ -50,7 +55,7 @@ def _alter(broker, topic_name: str, wanted, allow_rf_change: bool) -> None:
     broker.reassign(partition, target)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require_cluster(request, AclOperation.ALTER)
     body = request.body
     if not body.topics:
@@ -72,7 +77,7 @@ def handle(broker, request) -> dict:
             "error_message": None, "responses": responses}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error at the top and for every partition named."""
     return {"throttle_time_ms": 0, "allow_replication_factor_change": True, "error_code": code,
             "error_message": message, "responses": [

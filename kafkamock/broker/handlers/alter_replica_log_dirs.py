@@ -15,11 +15,21 @@ the order of the Scala ``immutable.HashMap`` that ``groupBy`` makes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.handlers.describe_log_dirs import cordoned, log_dir
-from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, scala_hash_order, topic_partition_hash
+from kafkamock.broker.java_hash_order import (
+    java_hash_order,
+    java_string_hash,
+    scala_hash_order,
+    topic_partition_hash,
+)
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 34
 FUTURE_DIR_SUFFIX = len(".") + 32 + len("-future")    # "<topic>-<partition>.<uuid without dashes>-future"
@@ -53,7 +63,7 @@ def _answer(dirs: dict[tuple[str, int], object]) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     if not broker.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     targets: dict[tuple[str, int], str] = {}
@@ -65,7 +75,7 @@ def handle(broker, request) -> dict:
                     for (topic, index), path in targets.items()})
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: every partition named, in request order, with the error."""
     return {"throttle_time_ms": 0, "results": [
         {"topic_name": t.name, "partitions": [{"partition_index": p, "error_code": code} for p in t.partitions]}

@@ -12,11 +12,15 @@ is created, unless no named topic exists (then nothing is written, and no group 
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 91
 ZERO_UUID = uuid.UUID(int=0)
@@ -27,7 +31,7 @@ def _top(code, message) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
@@ -67,7 +71,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))
 

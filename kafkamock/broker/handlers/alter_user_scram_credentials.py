@@ -6,11 +6,11 @@ accepted changes apply together and are persisted with the cluster metadata."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.security.scram import (
     MECHANISMS,
     CredentialError,
@@ -19,11 +19,14 @@ from kafkamock.broker.security.scram import (
     check_upsertion,
 )
 
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
 API_KEY = 51
 TWICE = "A user credential cannot be altered twice in the same request"
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
     store = broker.scram_credentials
@@ -73,7 +76,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Every user the request names gets the error (Kafka's AlterUserScramCredentialsRequest.getErrorResponse)."""
     names = dict.fromkeys([d.name for d in request.body.deletions] + [u.name for u in request.body.upsertions])
     return {"throttle_time_ms": 0, "results": [{"user": n, "error_code": code, "error_message": None}

@@ -5,9 +5,17 @@ finalized, which a freshly formatted Kafka 4.3.1 cluster starts with and UpdateF
 
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
+import re
+
 from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 18
@@ -19,7 +27,7 @@ def supported(broker) -> list[dict]:
             for key, (low, high) in broker.advertised_versions().items()]
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     error = ErrorCode.NONE
     if request.version >= 3:

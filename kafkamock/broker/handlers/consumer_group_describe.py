@@ -3,9 +3,14 @@ assignments. A classic group, or none, is GROUP_ID_NOT_FOUND (Kafka's Admin then
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 69
 
@@ -43,11 +48,11 @@ def _describe(broker, request, group_id: str) -> dict:
     return authorized_view(broker, request, answer, lambda m: (m["assignment"], m["target_assignment"]))
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     return {"throttle_time_ms": 0, "groups": [_describe(broker, request, g) for g in request.body.group_ids]}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "groups": [
         {"error_code": code, "group_id": g, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
          "assignor_name": "", "members": []} for g in request.body.group_ids]}

@@ -8,6 +8,8 @@ operation or permission (a code Kafka does not know) is refused while parsing, w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import (
     AclBinding,
     AclOperation,
@@ -17,14 +19,17 @@ from kafkamock.broker.acls import (
     known,
 )
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.outcome import Close
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 30
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     creations = request.body.creations
     for c in creations:
         if not (known(ResourceType, c.resource_type) and known(PatternType, c.resource_pattern_type)
@@ -42,7 +47,7 @@ def handle(broker, request):
         else {"error_code": exc.code, "error_message": exc.message} for exc in results]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "results": [{"error_code": code, "error_message": message}
                                                for _ in request.body.creations]}
 

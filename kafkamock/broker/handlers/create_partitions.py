@@ -16,10 +16,14 @@ partition at all.
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 37
 MAX_RECORDS_PER_USER_OP = 10_000
@@ -55,7 +59,7 @@ def _grow(broker, wanted, validate_only: bool, budget: list[int]) -> None:
     budget[0] -= additional
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     counts = Counter(t.name for t in body.topics)
     results = [{"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
@@ -76,7 +80,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "results": results}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "results": [{"name": t.name, "error_code": code, "error_message": None}
                                                for t in request.body.topics]}
 

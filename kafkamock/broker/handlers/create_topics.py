@@ -16,6 +16,8 @@ per topic, per partition and per config, ``MAX_RECORDS_PER_USER_OP``) fails ever
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.config import (
     CONFIG_SOURCE_IDS,
@@ -26,7 +28,10 @@ from kafkamock.broker.config import (
     topic_config_value,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 19
 MAX_PARTITIONS_PER_BATCH = 10_000
@@ -67,7 +72,7 @@ def _whole_request_error(body, message: str) -> dict:
          "replication_factor": -1, "configs": []} for t in body.topics]}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     config = broker.node_config(request)
     if _requested_partitions(body, config["num.partitions"]) > MAX_PARTITIONS_PER_BATCH:
@@ -157,7 +162,7 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
     return results
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "error_code": code, "error_message": None, "num_partitions": -1, "replication_factor": -1,
          "configs": []} for t in request.body.topics]}

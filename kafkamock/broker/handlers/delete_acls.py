@@ -7,19 +7,25 @@ filters match is listed under both; all matches go together.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.handlers.describe_acls import parse_filter
 from kafkamock.broker.outcome import Close
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 31
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
-def handle(broker, request):
-    filters = [parse_filter(f) for f in request.body.filters]
-    if None in filters:
+def handle(broker: Broker, request: Request) -> HandlerResult:
+    parsed = [parse_filter(f) for f in request.body.filters]
+    filters = [f for f in parsed if f is not None]
+    if len(filters) < len(parsed):
         return Close(f"DeleteAcls with unknown elements: {request.body.filters}")
     broker.require_cluster(request, AclOperation.ALTER)
     if not broker.authorizer_enabled:
@@ -34,7 +40,7 @@ def handle(broker, request):
         for acls in matched]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "filter_results": [
         {"error_code": code, "error_message": message, "matching_acls": []} for _ in request.body.filters]}
 

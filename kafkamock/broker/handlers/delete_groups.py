@@ -9,11 +9,20 @@ not delete (GROUP_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.java_hash_order import java_hash_order, java_hashset_order, java_string_hash
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.java_hash_order import (
+    java_hash_order,
+    java_hashset_order,
+    java_string_hash,
+)
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 42
 
@@ -26,7 +35,7 @@ def _delete(broker, request, group_id: str) -> dict:
     return {"group_id": group_id, "error_code": broker.groups.delete_group(group_id)}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     ids = list(dict.fromkeys(request.body.groups_names))
     denied = [g for g in ids if not broker.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
@@ -46,7 +55,7 @@ def _is_share(broker, answer: dict) -> bool:
     return group is not None and group.kind == "share"
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "results": [{"group_id": g, "error_code": code}
                                                for g in request.body.groups_names]}
 

@@ -9,9 +9,14 @@ Fetches below the new log start offset then fail with OFFSET_OUT_OF_RANGE.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 21
 HIGH_WATERMARK = -1
@@ -37,7 +42,7 @@ def _delete(broker, request, topic, index: int, offset: int) -> int:
     return plog.log_start_offset
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     topics = []
     deletable = broker.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
@@ -57,7 +62,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """DeleteRecordsRequest.getErrorResponse: every requested partition with the error and no low watermark."""
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,

@@ -11,11 +11,15 @@ UNKNOWN_TOPIC_OR_PARTITION.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 92
 ZERO_UUID = uuid.UUID(int=0)
@@ -29,7 +33,7 @@ def _topic(name, topic_id, code=ErrorCode.NONE, message=None) -> dict:
     return {"topic_name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     if not body.group_id:
@@ -63,7 +67,7 @@ def handle(broker, request) -> dict:
             "responses": denied + deleted + errors}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))
 

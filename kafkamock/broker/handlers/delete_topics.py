@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 20
 ZERO_UUID = uuid.UUID(int=0)
@@ -27,7 +31,7 @@ def _result(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str
     return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     wanted = [(t.name, t.topic_id) for t in body.topics] if version >= 6 else \
         [(name, ZERO_UUID) for name in body.topic_names]
@@ -98,7 +102,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "responses": results}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     body = request.body
     wanted = [(t.name, t.topic_id) for t in body.topics] if request.version >= 6 else \
         [(name, ZERO_UUID) for name in body.topic_names]

@@ -7,6 +7,8 @@ parser refuses it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import (
     AclBindingFilter,
     AclOperation,
@@ -16,8 +18,11 @@ from kafkamock.broker.acls import (
     known,
 )
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.outcome import Close
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 29
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
@@ -33,7 +38,7 @@ def parse_filter(f) -> AclBindingFilter | None:
                             AclOperation(f.operation), AclPermissionType(f.permission_type))
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     flt = parse_filter(request.body)
     if flt is None:
         return Close(f"DescribeAcls with unknown elements: {request.body}")
@@ -50,7 +55,7 @@ def handle(broker, request):
         for (rtype, name, ptype), acls in resources.items()]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "resources": []}
 
 

@@ -10,8 +10,16 @@ up.
 
 from __future__ import annotations
 
-from kafkamock.broker.acls import AclOperation, ResourceType
+from typing import TYPE_CHECKING
+
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 60
@@ -36,7 +44,7 @@ def _cluster_operations(broker, request) -> int:
     return broker.authorized_operations(request, ResourceType.CLUSTER)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     endpoint_type = body.endpoint_type if version >= 1 else BROKER_ENDPOINT
     if endpoint_type not in ENDPOINT_TYPES:

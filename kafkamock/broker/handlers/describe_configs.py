@@ -29,7 +29,7 @@ As Kafka's ConfigHelper answers:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.cluster import validate_topic_name
@@ -54,8 +54,11 @@ from kafkamock.broker.handlers.alter_configs import (
     authorize_config,
     check_broker_name,
 )
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 32
 INVALID_REQUEST_MESSAGE = default_message(ErrorCode.INVALID_REQUEST)
@@ -179,7 +182,7 @@ def _describe(broker, request, resource, include_synonyms: bool) -> dict:
     return result
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     include_synonyms = body.include_synonyms if version >= 1 else False
     if any(r.resource_type not in RESOURCE_TYPES for r in body.resources):
@@ -191,7 +194,7 @@ def handle(broker, request) -> dict:
                                                for r in body.resources]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's DescribeConfigsRequest.getErrorResponse: every resource with the error and its message, the
     error's default text when there is none (ApiError.messageWithFallback)."""
     message = message or default_message(code)

@@ -8,12 +8,15 @@ Dead, with GROUP_ID_NOT_FOUND from v6 on (KIP-1043).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.classic import ClassicState
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 15
 
@@ -51,11 +54,11 @@ def _describe(broker, request, group_id: str) -> dict:
     return answer
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     return {"throttle_time_ms": 0, "groups": [_describe(broker, request, g) for g in request.body.groups]}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "groups": [
         {"error_code": code, "group_id": g, "group_state": "", "protocol_type": "", "protocol_data": "",
          "members": []} for g in request.body.groups]}

@@ -14,10 +14,14 @@ directory is cordoned (``cordoned.log.dirs``).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 35
 
@@ -35,7 +39,7 @@ def cordoned(broker, request, path: str) -> bool:
     return "*" in dirs or path in dirs
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     body = request.body
@@ -57,7 +61,7 @@ def handle(broker, request) -> dict:
         "total_bytes": total, "usable_bytes": usable, "is_cordoned": cordoned(broker, request, path)}]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "results": []}
 
 

@@ -3,10 +3,15 @@ timestamp, coordinator epoch, and the first offset of an open transaction), from
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 61
 
@@ -32,7 +37,7 @@ def _topic_error(topic_name: str, readable: set[str], topics) -> tuple[ErrorCode
     return None
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     """Kafka's handleDescribeProducersRequest: a topic's error (invalid name, unauthorized, unknown) answers each of
     its partitions with a message; a partition's own (not here, not led here) comes without one."""
     topics = []
@@ -56,7 +61,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """DescribeProducersRequest.getErrorResponse: every requested partition with the error and no producers."""
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "partitions": [{"partition_index": i, "error_code": code, "error_message": message,

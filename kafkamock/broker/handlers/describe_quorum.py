@@ -12,12 +12,16 @@ kafkamock's nodes have no controller listener.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.quorum import METADATA_PARTITION, METADATA_TOPIC
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 55
 ZERO_UUID = uuid.UUID(int=0)
@@ -28,7 +32,7 @@ def _valid(topics) -> bool:
             and topics[0].partitions[0].partition_index == METADATA_PARTITION)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require_cluster(request, AclOperation.DESCRIBE)
     topics = request.body.topics
     if not _valid(topics):
@@ -48,7 +52,7 @@ def handle(broker, request) -> dict:
         "nodes": [{"node_id": v["replica_id"], "listeners": []} for v in voters] if request.version >= 2 else []}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error at the top, with its own message."""
     return {"error_code": code, "error_message": default_message(code), "topics": [], "nodes": []}
 

@@ -1,6 +1,5 @@
 """DescribeShareGroupOffsets (90): each share group's share-partition start offsets (Admin.listShareGroupOffsets), and
 from v1 the lag (KIP-1226), as Kafka 4.3's GroupCoordinatorService reads them from the persister's state summary.
-
 Topics null: every partition initialized for the group (``share/groups.py``); none for a group that does not exist
 (no error). A share-partition's start offset is what the persister last received: -1 (and no lag) until its first
 acknowledgement, release or expired lock, whose write carries the start offset from before it moved
@@ -13,11 +12,15 @@ named.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
 
 API_KEY = 90
 ZERO_UUID = uuid.UUID(int=0)
@@ -73,11 +76,11 @@ def _group(broker, request, g) -> dict:
     return answer
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     return {"throttle_time_ms": 0, "groups": [_group(broker, request, g) for g in request.body.groups]}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "groups": [{"group_id": g.group_id, "topics": [], "error_code": code,
                                                "error_message": None} for g in request.body.groups]}
 

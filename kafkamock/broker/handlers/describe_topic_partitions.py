@@ -22,11 +22,15 @@ As Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache.getTopic
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
@@ -58,7 +62,7 @@ def _missing(name: str) -> dict:
             "partitions": []}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     cursor = body.cursor
     cursor_topic = cursor.topic_name if cursor is not None else ""
@@ -82,7 +86,7 @@ def handle(broker, request) -> dict:
     topics: list[dict] = []
     next_cursor = None
     # Topics the principal may not describe: left out of a listing, TOPIC_AUTHORIZATION_FAILED when named.
-    denied = [{"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": ZERO_UUID,
+    denied: list[dict[str, Any]] = [{"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": ZERO_UUID,
                "is_internal": False, "partitions": []} for name in selected if name not in describable and not all_topics]
     for name in selected:
         if name not in describable:
@@ -109,7 +113,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics + denied, "next_cursor": next_cursor}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
         {"error_code": code, "name": t.name, "is_internal": False, "partitions": []} for t in request.body.topics]}
 

@@ -6,9 +6,14 @@ carries zeros, as Kafka leaves the other fields at their defaults. Partitions ar
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 65
 
@@ -42,12 +47,12 @@ def _unanswered(transactional_id: str, code: ErrorCode) -> dict:
             "topics": []}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     return {"throttle_time_ms": 0, "transaction_states": [
         _state(broker, request, tid) for tid in request.body.transactional_ids]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "transaction_states": [
         _unanswered(tid, code) for tid in request.body.transactional_ids]}
 

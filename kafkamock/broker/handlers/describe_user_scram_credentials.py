@@ -4,10 +4,18 @@ DUPLICATE_RESOURCE, a user without credentials RESOURCE_NOT_FOUND."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 from collections import Counter
 
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.security.scram import TYPES
 
@@ -18,7 +26,7 @@ def _infos(store, user: str) -> list[dict]:
     return [{"mechanism": TYPES[m], "iterations": c.iterations} for m, c in store.of_user(user).items()]
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)    # as Kafka's KafkaApis
     store = broker.scram_credentials
     wanted = request.body.users

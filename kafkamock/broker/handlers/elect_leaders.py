@@ -17,11 +17,16 @@ is elected twice (two epoch bumps).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.java_hash_order import timeline_hash_order
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 43
 PREFERRED, UNCLEAN = 0, 1
@@ -40,7 +45,7 @@ def _judge(broker, topic_name: str, index: int, election_type: int):
     return code, default_message(code) if code != ErrorCode.NONE else None, partition, leader
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require_cluster(request, AclOperation.ALTER)
     body = request.body
     election_type = body.election_type if request.version >= 1 else PREFERRED
@@ -73,7 +78,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": results}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error at the top and for every partition named."""
     topics = request.body.topic_partitions or []
     top = code if request.version >= 1 else ErrorCode.NONE      # v0 has no top-level error code

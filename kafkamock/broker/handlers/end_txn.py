@@ -7,16 +7,29 @@ epoch before that bump succeeds. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH befor
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
+from kafkamock.broker.transactions.coordinator import (
+    NO_EPOCH,
+    NO_PRODUCER_ID,
+    fenced_code,
+)
 
 API_KEY = 26
 FIRST_FENCED_VERSION = 2
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     try:

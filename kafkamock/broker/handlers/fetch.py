@@ -17,15 +17,19 @@ unknown topic id stays UNKNOWN_TOPIC_ID, as in Kafka's handleFetchRequest).
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker import legacy, quotas
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.fetch_sessions import FetchSession, PartitionFetch
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.timers import log_key
 from kafkamock.records import CorruptRecordError, split_batches
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 1
 INITIAL_EPOCH = 0
@@ -63,12 +67,12 @@ def _forgotten(body, by_id: bool) -> list[tuple]:
     return out
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     by_id = version >= 13
     if body.replica_id >= 0 or (version >= 15 and body.replica_state.replica_id >= 0):
         return _top_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, 0)  # no followers in this cluster
-    sessions = request.node.fetch_sessions
+    sessions = request.arrived_on.fetch_sessions
     session_id, epoch = (body.session_id, body.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
     requested = _requested(broker, body, by_id)
     session: FetchSession | None = None
@@ -288,7 +292,7 @@ def _top_error(code: ErrorCode, session_id: int) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "session_id": session_id, "responses": []}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """FetchRequest.getErrorResponse: the top-level error, and before v13 every requested partition with it too
     (clients without a top-level error code read it there)."""
     body = request.body

@@ -15,6 +15,8 @@ A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transact
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import (
     GROUP_METADATA_TOPIC,
@@ -24,8 +26,11 @@ from kafkamock.broker.cluster import (
     partition_for_key,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 10
 GROUP, TRANSACTION, SHARE = 0, 1, 2
@@ -87,7 +92,7 @@ def _error(key: str, code: ErrorCode, message: str | None) -> dict:
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     if request.version >= 4:
         return {"throttle_time_ms": 0, "coordinators": [_answer(broker, request, key, body.key_type, request.version)
@@ -97,7 +102,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, **answer}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     if request.version >= 4:
         return {"throttle_time_ms": 0, "coordinators": [_error(key, code, None)
                                                         for key in request.body.coordinator_keys]}

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler
@@ -9,7 +17,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 API_KEY = 12
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:

@@ -12,7 +12,7 @@ operation is INVALID_REQUEST. The resulting set is validated as a whole, then in
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.config import format_value
@@ -28,7 +28,10 @@ from kafkamock.broker.handlers.alter_configs import (
     resolve,
     response,
 )
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -72,7 +75,7 @@ def edit(resource: Resource, configs) -> dict[str, Any]:
     return values
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     duplicates = duplicate_resources(body.resources)
     responses = []
@@ -91,7 +94,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """IncrementalAlterConfigsRequest.getErrorResponse: every resource with the error (ApiError's message: none
     for UNKNOWN_SERVER_ERROR)."""
     return {"throttle_time_ms": 0, "responses": [

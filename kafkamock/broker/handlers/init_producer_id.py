@@ -10,10 +10,23 @@ it while ``transaction.two.phase.commit.enable`` is off.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.transactions.coordinator import NO_EPOCH, NO_PRODUCER_ID, fenced_code
+from kafkamock.broker.transactions.coordinator import (
+    NO_EPOCH,
+    NO_PRODUCER_ID,
+    fenced_code,
+)
 
 API_KEY = 22
 FIRST_FENCED_VERSION = 4
@@ -24,7 +37,7 @@ def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_
             "ongoing_txn_producer_id": NO_PRODUCER_ID, "ongoing_txn_producer_epoch": NO_EPOCH}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     # A transactional producer needs WRITE on its id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on
     # some topic (Kafka's handleInitProducerIdRequest).

@@ -7,11 +7,16 @@ the members and their metadata for the protocol the group chose. v4+ first hands
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import join_error
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 11
 
@@ -24,7 +29,7 @@ def shape(answer: dict, version: int) -> dict:
     return answer
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
@@ -36,7 +41,7 @@ def handle(broker, request):
     return reply(broker, answer, lambda a: shape(a, version))
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return shape(join_error(code, request.body.member_id), request.version)
 
 

@@ -3,14 +3,19 @@ group.instance.id (KIP-345), each with its own error; v0-2 one member, its error
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 13
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if version >= 3:
@@ -33,7 +38,7 @@ def handle(broker, request) -> dict:
                         for (member_id, instance_id, _), error in zip(identities, errors, strict=True)]}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "members": []}
 
 

@@ -11,16 +11,21 @@ resources (it has no client telemetry, KIP-714), so none is listed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 SUPPORTED = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     if not broker.authorize(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if request.version == 0:
@@ -43,7 +48,7 @@ def handle(broker, request) -> dict:
             "config_resources": [{"resource_name": name, "resource_type": kind} for name, kind in found]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "config_resources": []}
 
 

@@ -5,13 +5,21 @@ Each node lists the groups it coordinates (Kafka's Admin asks every node and mer
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 16
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     states = {s.lower() for s in body.states_filter} if version >= 4 else set()
     types = {t.lower() for t in body.types_filter} if version >= 5 else set()

@@ -6,9 +6,14 @@ TOPIC_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 2
 READ_COMMITTED = 1
@@ -36,7 +41,7 @@ def _lookup(broker, partition, timestamp: int, version: int, read_committed: boo
     return (found[1], found[0], plog.epoch_for_offset(found[0])) if found and found[0] < limit else (-1, -1, -1)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     topics = []
     describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [t.name for t in body.topics])
@@ -64,7 +69,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """ListOffsetsRequest.getErrorResponse: every requested partition with the error, unknown timestamp, offset and
     leader epoch."""
     return {"throttle_time_ms": 0, "topics": [

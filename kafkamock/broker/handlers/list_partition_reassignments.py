@@ -9,9 +9,14 @@ reassignments complete at once unless a new replica's node is stopped, so most a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 46
 
@@ -21,7 +26,7 @@ def _ongoing(partition) -> dict:
             "adding_replicas": list(partition.adding), "removing_replicas": list(partition.removing)}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require_cluster(request, AclOperation.DESCRIBE)
     cluster = broker.cluster
     topics = []
@@ -32,17 +37,17 @@ def handle(broker, request) -> dict:
                 topics.append({"name": topic.name, "partitions": partitions})
     else:
         for wanted in request.body.topics:
-            topic = cluster.topics.get(wanted.name)
-            if topic is None:
+            named = cluster.topics.get(wanted.name)
+            if named is None:
                 continue
-            found = (topic.partition_at(i) for i in wanted.partition_indexes)
+            found = (named.partition_at(i) for i in wanted.partition_indexes)
             partitions = [_ongoing(p) for p in found if p is not None and p.reassigning]
             if partitions:
-                topics.append({"name": topic.name, "partitions": partitions})
+                topics.append({"name": named.name, "partitions": partitions})
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error, and each named partition with nothing else."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "topics": [
         {"name": t.name, "partitions": [{"partition_index": i, "replicas": [], "adding_replicas": [],

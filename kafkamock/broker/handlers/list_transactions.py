@@ -6,8 +6,16 @@ INVALID_REGULAR_EXPRESSION."""
 
 from __future__ import annotations
 
-from kafkamock.broker.acls import AclOperation, ResourceType
+from typing import TYPE_CHECKING
+
 from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
 from kafkamock.broker.transactions import TxnState
@@ -15,7 +23,7 @@ from kafkamock.broker.transactions import TxnState
 API_KEY = 66
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     states = set(body.state_filters)
     unknown = sorted(s for s in states if TxnState.from_wire_name(s) is None)

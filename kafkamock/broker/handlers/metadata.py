@@ -16,11 +16,20 @@ from __future__ import annotations
 
 import logging
 import uuid
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.cluster import INTERNAL_TOPICS, NO_LEADER, Topic, validate_topic_name
+from kafkamock.broker.cluster import (
+    INTERNAL_TOPICS,
+    NO_LEADER,
+    Topic,
+    validate_topic_name,
+)
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 3
 log = logging.getLogger("kafkamock.broker.metadata")
@@ -63,7 +72,7 @@ def _frame(broker, topics: list[dict], listener: str | None = None) -> dict:
     }
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     cluster = broker.cluster
     config = broker.node_config(request)
@@ -148,7 +157,7 @@ def handle(broker, request) -> dict:
     return response
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """A fault from the control API: every requested topic (every topic, when all are asked for) gets ``code``."""
     requested = request.body.topics
     if requested is None or (request.version == 0 and requested == []):

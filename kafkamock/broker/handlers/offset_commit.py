@@ -10,10 +10,15 @@ expire timestamp (KIP-211); v10 names topics by id.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.java_long import java_long
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 8
 DEFAULT_RETENTION = -1
@@ -29,7 +34,7 @@ def _all_failed(body, version: int, code: ErrorCode) -> dict:
                                                   for p in t.partitions]} for t in body.topics]}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     """As KafkaApis.handleOffsetCommitRequest: topics and partitions the cluster does not have (or the principal
     may not read) are answered first, without the group; only when some remain does the group check who
     commits, and an error there (or a partition refused by KIP-1251's check) fails every partition asked."""
@@ -41,7 +46,7 @@ def handle(broker, request) -> dict:
     resolved = [cluster.topics_by_id.get(t.topic_id) if version >= 10 else cluster.topics.get(t.name)
                 for t in body.topics]
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC,
-                                 [topic.name if version >= 10 else t.name
+                                 [topic.name if version >= 10 and topic is not None else t.name
                                   for t, topic in zip(body.topics, resolved, strict=True)
                                   if topic is not None or version < 10])
     answered: dict[tuple, list[dict]] = {}     # the answer's topics, in the order Kafka's builder adds them
@@ -104,7 +109,7 @@ def _failed(partitions, code: ErrorCode) -> list[dict]:
     return [{"partition_index": p.partition_index, "error_code": code} for p in partitions]
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return _all_failed(request.body, request.version, code)
 
 

@@ -7,14 +7,19 @@ GROUP_ID_NOT_FOUND; unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION wit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 47
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
@@ -46,7 +51,7 @@ def handle(broker, request) -> dict:
             "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"error_code": code, "throttle_time_ms": 0, "topics": []}
 
 

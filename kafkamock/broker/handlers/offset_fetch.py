@@ -10,9 +10,14 @@ TOPIC_AUTHORIZATION_FAILED on its partitions, and one not asked for is left out,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 9
 
@@ -83,7 +88,7 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
     return ErrorCode.NONE, answers + denied + unknown
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     if version >= 8:
         groups = []
@@ -101,7 +106,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics, "error_code": code}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     body, version = request.body, request.version
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [{"group_id": g.group_id, "topics": [], "error_code": code}

@@ -17,10 +17,14 @@ UNKNOWN_LEADER_EPOCH. Unknown partitions are UNKNOWN_TOPIC_OR_PARTITION, others'
 from __future__ import annotations
 
 import bisect
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 23
 UNDEFINED_EPOCH = -1
@@ -47,7 +51,7 @@ def _answer(broker, request, topic, index: int, current_leader_epoch: int, leade
     return end_offset_for(broker.lead(request, topic, index, current_leader_epoch), leader_epoch)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     topics = []
     names = [t.topic for t in request.body.topics]
     # Once inter-broker only (CLUSTER_ACTION); since KIP-320 consumers ask too, with DESCRIBE on the topic.
@@ -71,7 +75,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """OffsetsForLeaderEpochRequest.getErrorResponse: every requested partition with the error, no epoch, no
     end offset."""
     return {"throttle_time_ms": 0, "topics": [

@@ -14,13 +14,14 @@ current leader and its address (KIP-951, v10+), so a client can go there without
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker import legacy, log_validator
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.outcome import Close
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, split_batches
@@ -31,6 +32,9 @@ from kafkamock.records.layout import (
     MAGIC_OFFSET,
     TRANSACTIONAL_BIT,
 )
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 0
 # A produced batch is stored as a view of its request frame (no copy) unless the frame holds this much more than
@@ -251,7 +255,7 @@ def _has_transactional_records(body) -> bool:
     return False
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     acks = body.acks
     node = request.node
@@ -295,7 +299,8 @@ def handle(broker, request):
                 partition = broker.lead(request, topic, pd.index, missing=missing)
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
-                    records = legacy.up_convert(records, broker.topic_config(topic, "compression.type", node))
+                    stored_in = broker.cluster.topics[partition.topic]     # (lead found it)
+                    records = legacy.up_convert(records, broker.topic_config(stored_in, "compression.type", node))
                 result = append(broker, topic, partition, records, version, acks=acks, node=node,
                                 transactional_id=body.transactional_id)
                 if result["base_offset"] >= 0:
@@ -323,7 +328,7 @@ def handle(broker, request):
     return response
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Every partition of the request answered with ``code`` (ProduceRequest.getErrorResponse, which carries the
     exception's message)."""
     return {"throttle_time_ms": 0, "responses": [

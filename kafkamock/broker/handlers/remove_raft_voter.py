@@ -10,16 +10,21 @@ the kraft.version feature is 0". kafkamock's quorum is such a static quorum (``q
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
 from kafkamock.broker.handlers.add_raft_voter import answer, voter_request_error
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 81
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     refused = voter_request_error(broker, request, "Remove")
     if refused is not None:
         return refused
@@ -27,7 +32,7 @@ def handle(broker, request) -> dict:
                                                   f"feature is {broker.features.level(KRAFT_VERSION)}")
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))
 

@@ -8,14 +8,25 @@ principal becomes ``User:<authorization id>`` and v1+ answers KIP-368's session 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
 import logging
 from dataclasses import dataclass
 
 from kafkamock.broker.config import listener_config
-from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close, Respond
-from kafkamock.broker.security.mechanisms import AuthenticationFailed, InvalidCredentials
+from kafkamock.broker.security.mechanisms import (
+    AuthenticationFailed,
+    InvalidCredentials,
+)
 from kafkamock.broker.security.principal import sasl_principal
 from kafkamock.broker.security.session import State
 
@@ -23,7 +34,7 @@ API_KEY = 36
 log = logging.getLogger("kafkamock.security")
 
 
-def handle(broker, request) -> HandlerResult:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     session = request.connection.sasl
     if session is None or session.state is not State.AUTHENTICATE:
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "auth_bytes": b"", "session_lifetime_ms": 0,

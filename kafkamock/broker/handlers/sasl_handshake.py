@@ -8,14 +8,22 @@ a re-authentication (KIP-368) was let in by ``Broker.handle`` and arrives here i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
+
+
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.security.session import State, new_server
 
 API_KEY = 17
 
 
-def handle(broker, request) -> HandlerResult:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     from kafkamock.broker.outcome import Respond
 
     session = request.connection.sasl

@@ -12,22 +12,27 @@ share-partition's refusals in Kafka's words. KIP-1222: RENEW restarts the lock f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.handlers.share_fetch import MAX_MEMBER_ID
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 79
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """ShareAcknowledgeRequest.getErrorResponse: the code alone."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "acquisition_lock_timeout_ms": 0,
             "responses": [], "node_endpoints": []}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
@@ -35,7 +40,7 @@ def handle(broker, request) -> dict:
     broker.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not member_id or len(member_id) > MAX_MEMBER_ID:
         return error_response(broker, request, ErrorCode.INVALID_REQUEST)
-    sessions = request.node.share_sessions
+    sessions = request.arrived_on.share_sessions
     try:
         if epoch == INITIAL_EPOCH:
             raise KafkaError(ErrorCode.INVALID_SHARE_SESSION_EPOCH, None)

@@ -22,12 +22,18 @@ session is released. AcquisitionLockTimeoutMs tells the group's lock duration.
 
 from __future__ import annotations
 
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kafkamock.broker.timers import log_key
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 78
 RECORD_LIMIT = 1
@@ -41,7 +47,7 @@ def check_read(broker, request, topic_id) -> None:
         raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """ShareFetchRequest.getErrorResponse: the code alone."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "acquisition_lock_timeout_ms": 0,
             "responses": [], "node_endpoints": []}
@@ -54,7 +60,7 @@ def renew_limits_error(body) -> str | None:
     return "".join(f"{t} must be set to 0, " for t in wrong) + "if isRenewAck is true." if wrong else None
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
@@ -68,7 +74,7 @@ def handle(broker, request):
     has_acks = any(p.acknowledgement_batches for t in body.topics for p in t.partitions)
     requested = [(t.topic_id, p.partition_index) for t in body.topics for p in t.partitions]
     forgotten = [(f.topic_id, index) for f in body.forgotten_topics_data for index in f.partitions]
-    sessions = request.node.share_sessions
+    sessions = request.arrived_on.share_sessions
     try:
         if epoch == INITIAL_EPOCH:
             if has_acks:
@@ -121,7 +127,8 @@ def handle(broker, request):
         if not final and body.max_wait_ms > 0 and not errors:
             wanted, available = max(body.min_bytes, 1), 0
             for t in ready.values():
-                available += share.available_bytes(group_id, *t, body.max_bytes, wanted - available)
+                topic, partition = t
+                available += share.available_bytes(group_id, topic, partition, body.max_bytes, wanted - available)
                 if available >= wanted:
                     break
             else:
@@ -162,8 +169,7 @@ def handle(broker, request):
     keys = tuple(log_key(topic.name, partition.index) for topic, partition in targets.values())
     for key in waking:                          # loaded now: the waiting request looks at once
         topic, partition = targets[key]
-        broker.timers.schedule(("share-loaded", group_id, *key), broker.now_ms(),
-                               lambda p=partition: broker.appended(p))
+        broker.timers.schedule(("share-loaded", group_id, *key), broker.now_ms(), partial(broker.appended, partition))
     return broker.wait(keys, deadline, complete)
 
 

@@ -5,13 +5,16 @@ INVALID_GROUP_ID. Kafka's order: ids the principal may not describe, empty ids, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.consumer_group_describe import authorized_view
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 77
 
@@ -27,7 +30,7 @@ def _describe(broker, request, group_id: str) -> dict:
     return authorized_view(broker, request, answer, lambda m: (m["assignment"],))
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     """Kafka's order: groups the principal may not describe, then empty ids, then the rest."""
     ids = request.body.group_ids
     denied = [g for g in ids if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
@@ -41,7 +44,7 @@ def handle(broker, request) -> dict:
             [g for g in allowed if g], broker.config["offsets.topic.num.partitions"]) for g in batch)]}
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "groups": [
         {"error_code": code, "group_id": g, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
          "assignor_name": "", "members": [], "authorized_operations": -2147483648}

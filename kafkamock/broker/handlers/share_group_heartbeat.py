@@ -7,9 +7,14 @@ members than partitions (``share/groups.py``, the ``simple`` assignor).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 76
 
@@ -20,7 +25,7 @@ def _error(code, message, body) -> dict:
             "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if not body.member_id or len(body.member_id) > 36:      # KafkaApis.isMemberIdValid; the code alone
@@ -36,7 +41,7 @@ def handle(broker, request) -> dict:
         return _error(exc.code, exc.message, body)
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return _error(code, None, request.body)
 
 

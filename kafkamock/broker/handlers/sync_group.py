@@ -5,11 +5,16 @@ v5+ carries the protocol type and name, which must match the group's (INCONSISTE
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import KafkaError
+from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import sync_error
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 14
 
@@ -20,7 +25,7 @@ def shape(answer: dict, version: int) -> dict:
     return answer
 
 
-def handle(broker, request):
+def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
@@ -30,7 +35,7 @@ def handle(broker, request):
     return reply(broker, broker.groups.sync(body, version), lambda a: shape(a, version))
 
 
-def error_response(broker, request, code, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return sync_error(code)
 
 

@@ -12,10 +12,15 @@ UNSTABLE_OFFSET_COMMIT for them meanwhile.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 28
 IMPLICIT_ADD_VERSION = 5
@@ -78,7 +83,7 @@ def _validate(broker, request) -> None:
     groups.validate_commit(body.group_id, generation, member_id, instance_id, 0, transactional=True)
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     """Kafka's handleTxnOffsetCommitRequest: partitions of unreadable or unknown topics are answered at once (first
     in the answer); the others go to the group coordinator, whose errors (verification, membership) are theirs
     alone. With no such partition left, the coordinator is not asked at all."""
@@ -122,7 +127,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "topics": [{"name": name, "partitions": parts} for name, parts in answer.items()]}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return _all(request.body, code)
 
 

@@ -11,14 +11,19 @@ through the control API, which registers it anew.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 64
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require_cluster(request, AclOperation.ALTER)
     try:
         broker.unregister_broker(request.body.broker_id)
@@ -27,7 +32,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": ""}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
 
 

@@ -12,15 +12,20 @@ with a new epoch, and takes effect where kafkamock implements the feature.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import FeatureUpdate, UpdateRefused
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 57
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.require_cluster(request, AclOperation.ALTER)
     body, version = request.body, request.version
     updates = [FeatureUpdate(u.feature, u.max_version_level, u.upgrade_type) for u in body.feature_updates]
@@ -36,7 +41,7 @@ def handle(broker, request) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "results": results}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Kafka's UpdateFeaturesResponse.createWithErrors: the error at the top, no per-feature results."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "results": []}
 

@@ -5,14 +5,19 @@ markers must be newer than it), one from an older coordinator epoch TRANSACTION_
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 27
 
 
-def handle(broker, request) -> dict:
+def handle(broker: Broker, request: Request) -> HandlerResult:
     # from transaction coordinators: ALTER on the cluster, else CLUSTER_ACTION (else the whole request fails)
     if not broker.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
         broker.require_cluster(request, AclOperation.CLUSTER_ACTION)
@@ -37,7 +42,7 @@ def handle(broker, request) -> dict:
     return {"markers": markers}
 
 
-def error_response(broker, request, code: ErrorCode, message: str | None = None) -> dict:
+def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
     """Every partition of every marker answered with ``code`` (WriteTxnMarkersRequest.getErrorResponse)."""
     return {"markers": [{"producer_id": m.producer_id, "topics": [
         {"name": t.name, "partitions": [{"partition_index": i, "error_code": code} for i in t.partition_indexes]}
