@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from kafkamock.broker import authorizer, handlers
-from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, AclStore, ResourceType
+from kafkamock.broker import handlers
+from kafkamock.broker.acls import AclStore
+from kafkamock.broker.auth_helper import AuthHelper, AuthorizationFailed
 from kafkamock.broker.clock import Clock, SystemClock
 from kafkamock.broker.cluster import INTERNAL_TOPICS, TRANSACTION_STATE_TOPIC, Cluster, Partition, Topic
 from kafkamock.broker.config import BrokerConfig, topic_config_value
@@ -36,6 +36,7 @@ from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
 from kafkamock.broker.quorum import Quorum
 from kafkamock.broker.quotas import ClientQuotas
+from kafkamock.broker.request import ConnectionInfo, Request
 from kafkamock.broker.security import listeners as security_listeners
 from kafkamock.broker.security.scram import ScramCredentials
 from kafkamock.broker.security.session import SASL_HANDSHAKE, SaslSession, State, login_module
@@ -43,7 +44,7 @@ from kafkamock.broker.share.manager import ShareManager
 from kafkamock.broker.share.sessions import ShareSessions
 from kafkamock.broker.timers import NEVER, Timers, log_key
 from kafkamock.broker.transactions import TransactionCoordinator
-from kafkamock.codec import Message, default_registry
+from kafkamock.codec import default_registry
 from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog, cleaner
 
 log = logging.getLogger("kafkamock.broker")
@@ -57,51 +58,6 @@ FEATURE_GATES = {
         handlers.delete_share_group_offsets)}}
 PRODUCER_ID_BLOCK = 1000
 FIRST_PRODUCER_ID = 1000
-
-
-@dataclass
-class ConnectionInfo:
-    """What the broker knows about one client connection (for logs and per-connection state)."""
-
-    id: int
-    peer: str = "?"
-    client_id: str | None = None
-    software_name: str | None = None
-    software_version: str | None = None
-    # Security: the listener the connection came in on, its security protocol, and who the client is
-    # (Kafka's KafkaPrincipal as "User:<name>"; set by TLS client authentication or SASL).
-    listener: str = "PLAINTEXT"
-    security_protocol: str = "PLAINTEXT"
-    principal: str = "User:ANONYMOUS"
-    # The SASL exchange's state on a SASL listener (None elsewhere): see security/session.py.
-    sasl: SaslSession | None = field(default=None, repr=False)
-
-    @property
-    def host(self) -> str:
-        """The client's address without the port, as ACLs name hosts."""
-        host = self.peer.rsplit(":", 1)[0] if ":" in self.peer else self.peer
-        return host.strip("[]")
-
-
-@dataclass
-class Request:
-    api_key: int
-    version: int
-    correlation_id: int
-    client_id: str | None
-    body: Message
-    connection: ConnectionInfo = field(default_factory=lambda: ConnectionInfo(0))
-    node: Node | None = None                 # the node it arrived on (None: the first node)
-    faults: RequestFaults | None = None      # partition-level faults the control API pushed for it
-    size: int = 0                            # the request's size in bytes (what a produce quota counts)
-    mute_until_ms: int = 0                   # a quota throttled it: read nothing more from its connection until then
-
-    @property
-    def arrived_on(self) -> Node:
-        """The node the request arrived on: the dispatch (``Broker.handle``) sets it before any handler runs."""
-        if self.node is None:
-            raise RuntimeError("a handler ran before Broker.handle set the request's node")
-        return self.node
 
 
 class Broker:
@@ -147,6 +103,7 @@ class Broker:
         self._producer_id_block_end = FIRST_PRODUCER_ID
         self._restoring = False
         self.acls = AclStore(changed=self.metadata_changed)   # cluster-wide, persisted with the metadata
+        self.auth = AuthHelper(self.acls, self.config, self.registry)
         self.release = RELEASES[self.config["kafkamock.kafka.version"]]
         self.features = Features(self._transaction_version(), changed=self.metadata_changed,
                                  release=None if self.release.line == LATEST else self.release)
@@ -391,77 +348,6 @@ class Broker:
         waiter = Waiter(keys, deadline_ms, check)
         self.timers.add(waiter)
         return waiter
-
-    # -- authorization (the rules in authorizer.py; which check each API makes, in its handler) ---------------
-
-    @property
-    def authorizer_enabled(self) -> bool:
-        """``authorizer.class.name`` names Kafka's StandardAuthorizer (or the old AclAuthorizer)."""
-        return bool(self.config["authorizer.class.name"])
-
-    def authorizer_settings(self) -> authorizer.Settings:
-        return authorizer.Settings(authorizer.parse_super_users(self.config["super.users"]),
-                                   self.config["allow.everyone.if.no.acl.found"])
-
-    def authorize(self, request: Request, operation: AclOperation, resource_type: ResourceType,
-                  name: str = CLUSTER_NAME, *, log_denied: bool = True) -> bool:
-        """May the request's principal, from its host, do ``operation`` on the resource? Always, with no
-        authorizer (Kafka's AuthHelper.authorize). ``log_denied=False`` for checks that filter rather than
-        refuse (Kafka's Action.logIfDenied)."""
-        if not self.authorizer_enabled:
-            return True
-        conn = request.connection
-        allowed = authorizer.authorize(self.acls.of_type(resource_type), self.authorizer_settings(),
-                                       conn.principal, conn.host, operation, resource_type, name)
-        if not allowed and log_denied:
-            log.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
-                     "for request = %s", conn.principal, operation.name, conn.host, resource_type.name, name,
-                     self.registry.requests[request.api_key].api_name)
-        return allowed
-
-    def authorized(self, request: Request, operation: AclOperation, resource_type: ResourceType,
-                   names, *, log_denied: bool = True) -> set[str]:
-        """The batch form: which of ``names`` the principal may do ``operation`` on (filterByAuthorized)."""
-        return {name for name in set(names)
-                if self.authorize(request, operation, resource_type, name, log_denied=log_denied)}
-
-    def authorize_by_resource_type(self, request: Request, operation: AclOperation,
-                                   resource_type: ResourceType) -> bool:
-        """May the principal do ``operation`` on some resource of the type (Authorizer.authorizeByResourceType)?"""
-        if not self.authorizer_enabled:
-            return True
-        conn = request.connection
-        return authorizer.authorize_by_resource_type(self.acls.of_type(resource_type), self.authorizer_settings(),
-                                                     conn.principal, conn.host, operation, resource_type)
-
-    def require(self, request: Request, operation: AclOperation, resource_type: ResourceType,
-                name: str = CLUSTER_NAME) -> None:
-        """Refuse the whole request unless authorized: the handler's error response with the resource type's
-        *_AUTHORIZATION_FAILED code (Kafka's ``getErrorResponse`` of that exception)."""
-        if not self.authorize(request, operation, resource_type, name):
-            raise AuthorizationFailed(AUTHORIZATION_FAILED[resource_type])
-
-    def require_cluster(self, request: Request, operation: AclOperation) -> None:
-        """Kafka's AuthHelper.authorizeClusterOperation: refuse the whole request with CLUSTER_AUTHORIZATION_FAILED
-        and the message naming the request that Kafka's ClusterAuthorizationException carries."""
-        if not self.authorize(request, operation, ResourceType.CLUSTER):
-            conn = request.connection
-            node = request.node if request.node is not None else self.first_node()
-            host, port = node.address(conn.listener)
-            described = (f"Request(processor=0, connectionId={host}:{port}-{conn.peer}-0-{conn.id}, "
-                         f"session=Session({conn.principal},/{conn.host}), listenerName=ListenerName("
-                         f"{conn.listener}), securityProtocol={conn.security_protocol}, buffer=null, "
-                         f"envelope=None)")
-            raise AuthorizationFailed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request {described} is not authorized.")
-
-    def authorized_operations(self, request: Request, resource_type: ResourceType, name: str = CLUSTER_NAME
-                              ) -> int:
-        """Kafka's authorized-operations bit field of the resource for the request's principal."""
-        if not self.authorizer_enabled:
-            return authorizer.all_operations(resource_type)
-        conn = request.connection
-        return authorizer.authorized_operations(self.acls.of_type(resource_type), self.authorizer_settings(),
-                                                conn.principal, conn.host, resource_type, name)
 
     # -- shared helpers for handlers -----------------------------------------------------------------------------
 
@@ -783,22 +669,6 @@ def _marker(plog: PartitionLog, base_offset: int, header) -> tuple[bool, int] | 
             log.warning("control batch at offset %d unreadable: %s", base_offset, exc)
         break
     return None
-
-
-class AuthorizationFailed(KafkaError):
-    """A whole request refused by the authorizer; ``Broker._run`` answers it with the handler's error response."""
-
-
-AUTHORIZATION_FAILED = {
-    ResourceType.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED, ResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
-    ResourceType.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-    ResourceType.TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-}
-
-
-def error_response_code(exc: BaseException) -> ErrorCode:
-    code = getattr(exc, "code", None)
-    return code if isinstance(code, ErrorCode) else ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 __all__ = ["AuthorizationFailed", "Broker", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]

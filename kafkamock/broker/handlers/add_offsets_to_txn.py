@@ -25,9 +25,9 @@ FIRST_FENCED_VERSION = 2
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     coordinator = broker.transactions
-    if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+    if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
-    if not broker.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+    if not broker.auth.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     try:
         if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent

@@ -58,10 +58,10 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
     if request.version <= 3:
         # From clients: WRITE on the transactional id, then on every topic (internal topics are not checked);
         # any refusal fails the whole transaction, the other partitions OPERATION_NOT_ATTEMPTED.
-        if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id or ""):
+        if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id or ""):
             return _results(topics, {key: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for key in asked})
         names = {name for name, _ in asked if name not in INTERNAL_TOPICS}
-        denied = names - broker.authorized(request, AclOperation.WRITE, ResourceType.TOPIC, names)
+        denied = names - broker.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC, names)
     else:
         denied = set()
     cluster = broker.cluster
@@ -95,7 +95,7 @@ def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, t
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     if version >= 4:   # batched, from brokers only
-        broker.require_cluster(request, AclOperation.CLUSTER_ACTION)
+        broker.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
     if version <= 3:
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _one(
             broker, request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,

@@ -37,7 +37,7 @@ def voter_request_error(broker, request, verb: str) -> dict | None:
     """The checks Add- and RemoveRaftVoter share, in Kafka's order: ALTER on the cluster; INCONSISTENT_CLUSTER_ID
     for a given cluster id that is not this cluster's; INVALID_REQUEST for a voter without an id of 0 or more and a
     directory id. None when the request passes them."""
-    broker.require_cluster(request, AclOperation.ALTER)
+    broker.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     if body.cluster_id is not None and body.cluster_id != broker.cluster.cluster_id:
         return answer(ErrorCode.INCONSISTENT_CLUSTER_ID,

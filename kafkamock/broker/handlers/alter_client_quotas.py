@@ -22,7 +22,7 @@ def _entity(components) -> list[dict]:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
+    broker.auth.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
     results = broker.quotas.alter(body.entries, body.validate_only)
     return {"throttle_time_ms": 0, "entries": [
         {"error_code": code, "error_message": message, "entity": _entity(entity)} for entity, code, message in results]}

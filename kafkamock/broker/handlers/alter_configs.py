@@ -100,7 +100,7 @@ _CLUSTER_GUARD = (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 
 def authorize_config(broker, request, resource_type: int, name: str, operation: AclOperation) -> None:
     """DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or group named, on the cluster for broker-wide resources."""
     acl_type, code, message = _GUARDS.get(resource_type, _CLUSTER_GUARD)
-    if not broker.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
+    if not broker.auth.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
         raise KafkaError(code, message)
 
 

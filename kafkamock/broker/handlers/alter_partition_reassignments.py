@@ -56,7 +56,7 @@ def _alter(broker, topic_name: str, wanted, allow_rf_change: bool) -> None:
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require_cluster(request, AclOperation.ALTER)
+    broker.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     if not body.topics:
         return {"throttle_time_ms": 0, "allow_replication_factor_change": True, "error_code": ErrorCode.NONE,

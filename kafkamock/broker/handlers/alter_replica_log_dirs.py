@@ -64,7 +64,7 @@ def _answer(dirs: dict[tuple[str, int], object]) -> dict:
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    if not broker.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
+    if not broker.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     targets: dict[tuple[str, int], str] = {}
     for d in request.body.dirs:

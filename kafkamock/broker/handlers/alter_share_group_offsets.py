@@ -33,8 +33,8 @@ def _top(code, message) -> dict:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     first, wanted = [], []
     for t in body.topics:
         topic = broker.cluster.topics.get(t.topic_name)

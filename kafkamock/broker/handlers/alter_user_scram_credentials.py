@@ -28,7 +28,7 @@ TWICE = "A user credential cannot be altered twice in the same request"
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
+    broker.auth.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
     store = broker.scram_credentials
     errors: dict[str, tuple[ErrorCode, str]] = {}
     deletions: dict[str, Any] = {}                  # user name -> the request's deletion / upsertion entry

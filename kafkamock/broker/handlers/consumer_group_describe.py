@@ -22,11 +22,11 @@ def authorized_view(broker, request, answer: dict, assignments) -> dict:
     if answer["error_code"] != ErrorCode.NONE:
         return answer
     if request.body.include_authorized_operations:
-        answer["authorized_operations"] = broker.authorized_operations(request, ResourceType.GROUP,
+        answer["authorized_operations"] = broker.auth.authorized_operations(request, ResourceType.GROUP,
                                                                        answer["group_id"])
-    if broker.authorizer_enabled:
+    if broker.auth.enabled:
         names = {tp["topic_name"] for m in answer["members"] for a in assignments(m) for tp in a["topic_partitions"]}
-        if broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
+        if broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
             return {**answer, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "members": [],
                     "error_message": "The group has described topic(s) that the client is not authorized to "
                                      "describe."}
@@ -38,7 +38,7 @@ def _describe(broker, request, group_id: str) -> dict:
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "error_message": None, "group_id": "", "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
     try:
-        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:

@@ -31,16 +31,16 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     if not broker.groups.consumer.enabled():
         return _error(ErrorCode.UNSUPPORTED_VERSION, "The consumer group protocol is off "
                       "(group.coordinator.rebalance.protocols).", body)
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     subscribed = set(body.subscribed_topic_names or ())
-    if subscribed and broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
+    if subscribed and broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
         return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body)
     try:
         broker.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]
         return broker.groups.consumer.heartbeat(
             body, request.version, request.client_id or "", "/" + peer,
-            lambda topics: broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics,
+            lambda topics: broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics,
                                              log_denied=False))
     except KafkaError as exc:
         return _error(exc.code, exc.message, body)

@@ -35,8 +35,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         if not (known(ResourceType, c.resource_type) and known(PatternType, c.resource_pattern_type)
                 and known(AclOperation, c.operation) and known(AclPermissionType, c.permission_type)):
             return Close(f"CreateAcls with unknown elements: {c}")
-    broker.require_cluster(request, AclOperation.ALTER)
-    if not broker.authorizer_enabled:
+    broker.auth.require_cluster(request, AclOperation.ALTER)
+    if not broker.auth.enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     bindings = [AclBinding(ResourceType(c.resource_type), c.resource_name, PatternType(c.resource_pattern_type),
                            c.principal, c.host, AclOperation(c.operation), AclPermissionType(c.permission_type))

@@ -65,7 +65,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     results = [{"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
                for name, n in counts.items() if n > 1]
     budget = [MAX_RECORDS_PER_USER_OP]
-    alterable = broker.authorized(request, AclOperation.ALTER, ResourceType.TOPIC, counts)
+    alterable = broker.auth.authorized(request, AclOperation.ALTER, ResourceType.TOPIC, counts)
     for wanted in body.topics:
         if counts[wanted.name] > 1:
             continue

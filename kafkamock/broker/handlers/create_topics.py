@@ -95,9 +95,9 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
     body = request.body
     names = [t.name for t in body.topics]
     # CREATE on the cluster creates any topic, else CREATE on each; the configs are shown with DESCRIBE_CONFIGS.
-    creatable = set(names) if broker.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
-        broker.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
-    describable = broker.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
+    creatable = set(names) if broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
+        broker.auth.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     results = []
     answered: set[str] = set()
     for wanted in body.topics:

@@ -27,8 +27,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     filters = [f for f in parsed if f is not None]
     if len(filters) < len(parsed):
         return Close(f"DeleteAcls with unknown elements: {request.body.filters}")
-    broker.require_cluster(request, AclOperation.ALTER)
-    if not broker.authorizer_enabled:
+    broker.auth.require_cluster(request, AclOperation.ALTER)
+    if not broker.auth.enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     matched = broker.acls.delete(filters)
     return {"throttle_time_ms": 0, "filter_results": [

@@ -37,7 +37,7 @@ def _delete(broker, request, group_id: str) -> dict:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     ids = list(dict.fromkeys(request.body.groups_names))
-    denied = [g for g in ids if not broker.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
+    denied = [g for g in ids if not broker.auth.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
     results = []
     for batch in coordinator_batches(allowed, broker.config["offsets.topic.num.partitions"]):

@@ -44,7 +44,7 @@ def _delete(broker, request, topic, index: int, offset: int) -> int:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     topics = []
-    deletable = broker.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [t.name for t in request.body.topics])
+    deletable = broker.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
         results = []

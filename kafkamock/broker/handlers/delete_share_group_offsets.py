@@ -35,10 +35,10 @@ def _topic(name, topic_id, code=ErrorCode.NONE, message=None) -> dict:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     if not body.group_id:
         return _top(ErrorCode.INVALID_GROUP_ID, None)
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     try:
         broker.groups.check_coordinator(request, body.group_id)
         group = broker.groups.share.group(body.group_id)

@@ -58,11 +58,11 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     # Authorization (ControllerApis.deleteTopics): DELETE on the cluster, else DELETE on each topic; a topic the
     # principal may not even DESCRIBE is refused without a word on whether it exists (nor its name, asked by id).
     known = [broker.cluster.topics_by_id[tid].name for tid in ids if tid in broker.cluster.topics_by_id]
-    if broker.authorize(request, AclOperation.DELETE, ResourceType.CLUSTER):
+    if broker.auth.authorize(request, AclOperation.DELETE, ResourceType.CLUSTER):
         describable = deletable = set(names) | set(known)
     else:
-        describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [*names, *known])
-        deletable = broker.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [*names, *known])
+        describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [*names, *known])
+        deletable = broker.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [*names, *known])
     denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
     # Ids first, then names (a name that resolves to an id already given is refused, and so is that id).

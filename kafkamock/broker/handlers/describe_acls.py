@@ -42,8 +42,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     flt = parse_filter(request.body)
     if flt is None:
         return Close(f"DescribeAcls with unknown elements: {request.body}")
-    broker.require_cluster(request, AclOperation.DESCRIBE)
-    if not broker.authorizer_enabled:
+    broker.auth.require_cluster(request, AclOperation.DESCRIBE)
+    if not broker.auth.enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     resources: dict[tuple, list[dict]] = {}
     for acl in broker.acls.describe(flt):

@@ -17,7 +17,7 @@ API_KEY = 48
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)   # as Kafka's KafkaApis
+    broker.auth.require(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)   # as Kafka's KafkaApis
     try:
         matched = broker.quotas.describe(body.components, body.strict)
     except KafkaError as exc:

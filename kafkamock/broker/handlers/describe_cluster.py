@@ -39,9 +39,9 @@ def _cluster_operations(broker, request) -> int:
     """As AuthHelper.computeDescribeClusterResponse: the bit field if asked, 0 without DESCRIBE on the cluster."""
     if not request.body.include_cluster_authorized_operations:
         return OMITTED_OPERATIONS
-    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
         return 0
-    return broker.authorized_operations(request, ResourceType.CLUSTER)
+    return broker.auth.authorized_operations(request, ResourceType.CLUSTER)
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:

@@ -29,7 +29,7 @@ def _describe(broker, request, group_id: str) -> dict:
                             "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": [],
                             "authorized_operations": NOT_ASKED}
     try:
-        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
@@ -50,7 +50,7 @@ def _describe(broker, request, group_id: str) -> dict:
                   "protocol_data": (group.protocol or "") if stable else "", "members": members}
     # Kafka fills the operations in for every group answered without an error, a Dead one below v6 included.
     if version >= 3 and request.body.include_authorized_operations and answer["error_code"] == ErrorCode.NONE:
-        answer["authorized_operations"] = broker.authorized_operations(request, ResourceType.GROUP, group_id)
+        answer["authorized_operations"] = broker.auth.authorized_operations(request, ResourceType.GROUP, group_id)
     return answer
 
 

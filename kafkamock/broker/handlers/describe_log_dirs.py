@@ -40,7 +40,7 @@ def cordoned(broker, request, path: str) -> bool:
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     body = request.body
     node_id = request.node.node_id if request.node is not None else broker.node_id

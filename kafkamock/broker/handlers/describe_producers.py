@@ -41,7 +41,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     """Kafka's handleDescribeProducersRequest: a topic's error (invalid name, unauthorized, unknown) answers each of
     its partitions with a message; a partition's own (not here, not led here) comes without one."""
     topics = []
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
         failed = _topic_error(t.name, readable, broker.cluster.topics)

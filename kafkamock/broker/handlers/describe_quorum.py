@@ -33,7 +33,7 @@ def _valid(topics) -> bool:
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require_cluster(request, AclOperation.DESCRIBE)
+    broker.auth.require_cluster(request, AclOperation.DESCRIBE)
     topics = request.body.topics
     if not _valid(topics):
         code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

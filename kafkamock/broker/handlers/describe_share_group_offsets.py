@@ -36,7 +36,7 @@ def _group(broker, request, g) -> dict:
     answer: dict[str, Any] = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE,
                               "error_message": None}
     try:
-        if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
+        if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
         broker.groups.check_coordinator(request, g.group_id)
     except KafkaError as exc:
@@ -50,7 +50,7 @@ def _group(broker, request, g) -> dict:
                            if t in cluster.topics_by_id)
     else:
         requested = [(t.topic_name, sorted(set(t.partitions))) for t in g.topics]
-    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [n for n, _ in requested])
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [n for n, _ in requested])
     missing = []
     for name, indexes in requested:
         if name not in describable:

@@ -69,7 +69,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     all_topics = not body.topics
     names = broker.cluster.topics.keys() if all_topics else [t.name for t in body.topics]
     selected = sorted({name for name in names if name >= cursor_topic})
-    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, selected)
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, selected)
     try:
         if cursor is not None and not all_topics and cursor.topic_name not in selected:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest topic list should contain "
@@ -97,14 +97,14 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         topic = broker.cluster.topics.get(name)
         if topic is None:
             if not all_topics:
-                topics.append({**_missing(name), "topic_authorized_operations": broker.authorized_operations(
+                topics.append({**_missing(name), "topic_authorized_operations": broker.auth.authorized_operations(
                     request, ResourceType.TOPIC, name)})
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
         partitions, next_partition = _partitions(broker, topic, start, remaining)
         topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
                        "is_internal": topic.internal or name in INTERNAL_TOPICS, "partitions": partitions,
-                       "topic_authorized_operations": broker.authorized_operations(request, ResourceType.TOPIC,
+                       "topic_authorized_operations": broker.auth.authorized_operations(request, ResourceType.TOPIC,
                                                                                    name)})
         if next_partition != -1:
             next_cursor = {"topic_name": name, "partition_index": next_partition}

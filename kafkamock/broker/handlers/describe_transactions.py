@@ -20,7 +20,7 @@ API_KEY = 65
 
 def _state(broker, request, transactional_id: str) -> dict:
     answer = _unanswered(transactional_id, ErrorCode.NONE)
-    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         return {**answer, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
     if not transactional_id:
         return {**answer, "error_code": ErrorCode.INVALID_REQUEST}
@@ -34,7 +34,7 @@ def _state(broker, request, transactional_id: str) -> dict:
     topics: dict[str, list[int]] = {}
     for topic, partition in meta.ordered_partitions():
         topics.setdefault(topic, []).append(partition)
-    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
     topics = {t: p for t, p in topics.items() if t in describable}   # only the topics the principal may see
     return {**answer, "transaction_state": meta.state.wire_name, "transaction_timeout_ms": meta.timeout_ms,
             "transaction_start_time_ms": meta.start_ms, "producer_id": meta.producer_id,

@@ -27,7 +27,7 @@ def _infos(store, user: str) -> list[dict]:
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)    # as Kafka's KafkaApis
+    broker.auth.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)    # as Kafka's KafkaApis
     store = broker.scram_credentials
     wanted = request.body.users
     results = []

@@ -46,7 +46,7 @@ def _judge(broker, topic_name: str, index: int, election_type: int):
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require_cluster(request, AclOperation.ALTER)
+    broker.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     election_type = body.election_type if request.version >= 1 else PREFERRED
     if body.topic_partitions is not None and not body.topic_partitions:

@@ -31,7 +31,7 @@ FIRST_FENCED_VERSION = 2
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
+    broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     try:
         if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent
             broker.transactions.check_coordinator(request, body.transactional_id)

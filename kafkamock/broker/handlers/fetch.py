@@ -114,7 +114,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     max_bytes = _max_bytes(broker, request)
     min_bytes = min(body.min_bytes, max_bytes)
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
 
     def complete(final: bool):
         parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental,

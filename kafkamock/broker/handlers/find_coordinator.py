@@ -66,13 +66,13 @@ def _coordinator_node(broker, key_type: int, key: str):
 def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
     listener = request.connection.listener          # the coordinator's address on the client's listener
     try:
-        if key_type == GROUP and not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        if key_type == GROUP and not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        if key_type == TRANSACTION and not broker.authorize(request, AclOperation.DESCRIBE,
+        if key_type == TRANSACTION and not broker.auth.authorize(request, AclOperation.DESCRIBE,
                                                             ResourceType.TRANSACTIONAL_ID, key):
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         if key_type == SHARE and version >= 6:
-            broker.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+            broker.auth.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
         if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
             # (Kafka's InvalidRequestException for an unknown key type carries the error's default message)
             raise KafkaError(ErrorCode.INVALID_REQUEST, default_message(ErrorCode.INVALID_REQUEST)

@@ -19,7 +19,7 @@ API_KEY = 12
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         broker.groups.check_coordinator(request, body.group_id)
         code = broker.groups.heartbeat(body, request.version)

@@ -42,10 +42,10 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     # A transactional producer needs WRITE on its id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on
     # some topic (Kafka's handleInitProducerIdRequest).
     if body.transactional_id is not None:
-        if not broker.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+        if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
             return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    elif not (broker.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
-              or broker.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
+    elif not (broker.auth.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
+              or broker.auth.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
         return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     expected = None
     if version >= 3:

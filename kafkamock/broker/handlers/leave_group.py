@@ -17,7 +17,7 @@ API_KEY = 13
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if version >= 3:
         identities = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in body.members]
     else:

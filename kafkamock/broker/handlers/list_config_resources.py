@@ -26,7 +26,7 @@ SUPPORTED = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    if not broker.authorize(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):
+    if not broker.auth.authorize(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if request.version == 0:
         types = {CLIENT_METRICS}

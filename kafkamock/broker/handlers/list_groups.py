@@ -26,11 +26,11 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     node_id = request.node.node_id if request.node is not None else broker.node_id
     listed = []
     # DESCRIBE on the cluster lists every group; otherwise only the groups the principal may describe.
-    every = broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)
+    every = broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)
     for group in broker.groups.list_groups(states, types):
         if broker.groups.coordinator_id(group.group_id) != node_id:
             continue
-        if not every and not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
+        if not every and not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
             continue
         listed.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
                        "group_state": group.state_name, "group_type": group.kind})

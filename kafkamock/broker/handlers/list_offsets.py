@@ -44,7 +44,7 @@ def _lookup(broker, partition, timestamp: int, version: int, read_committed: boo
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     topics = []
-    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [t.name for t in body.topics])
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
         results = []
         topic = broker.cluster.topics.get(t.name)

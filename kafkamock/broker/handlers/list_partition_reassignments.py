@@ -27,7 +27,7 @@ def _ongoing(partition) -> dict:
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require_cluster(request, AclOperation.DESCRIBE)
+    broker.auth.require_cluster(request, AclOperation.DESCRIBE)
     cluster = broker.cluster
     topics = []
     if request.body.topics is None:

@@ -38,7 +38,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     duration = body.duration_filter if version >= 1 else -1
     node_id = request.node.node_id if request.node is not None else broker.node_id
     found = [m for m in broker.transactions.list(node_id, states, set(body.producer_id_filters), duration, regex)
-             if broker.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)]
+             if broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "unknown_state_filters": unknown,
             "transaction_states": [{"transactional_id": m.transactional_id, "producer_id": m.producer_id,
                                     "transaction_state": m.state.wire_name} for m in found]}

@@ -96,7 +96,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         names = [cluster.topics_by_id[t.topic_id].name for t in requested if t.topic_id in cluster.topics_by_id]
     else:
         names = [t.name for t in requested]
-    describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     if requested is None:
         topics = [describe_topic(broker, t, version) for t in cluster.topics.values() if t.name in describable]
     elif by_id:
@@ -118,8 +118,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                 continue
             topic = cluster.topics.get(name)
             if topic is None and allow_create and config["auto.create.topics.enable"] and not (
-                    broker.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER)
-                    or broker.authorize(request, AclOperation.CREATE, ResourceType.TOPIC, name)):
+                    broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER)
+                    or broker.auth.authorize(request, AclOperation.CREATE, ResourceType.TOPIC, name)):
                 denied.append(dict(_error_topic(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                                    is_internal=name in INTERNAL_TOPICS))
                 continue
@@ -147,12 +147,12 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     if version >= 8:
         if version <= 10 and body.include_cluster_authorized_operations:
             response["cluster_authorized_operations"] = (
-                broker.authorized_operations(request, ResourceType.CLUSTER)
-                if broker.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER) else 0)
+                broker.auth.authorized_operations(request, ResourceType.CLUSTER)
+                if broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER) else 0)
         if body.include_topic_authorized_operations:
             for t in topics:
                 if t["name"] is not None:
-                    t["topic_authorized_operations"] = broker.authorized_operations(request, ResourceType.TOPIC,
+                    t["topic_authorized_operations"] = broker.auth.authorized_operations(request, ResourceType.TOPIC,
                                                                                     t["name"])
     return response
 

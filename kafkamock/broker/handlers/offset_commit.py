@@ -41,11 +41,11 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
     groups = broker.groups
     instance_id = body.group_instance_id if version >= 7 else None
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     cluster = broker.cluster
     resolved = [cluster.topics_by_id.get(t.topic_id) if version >= 10 else cluster.topics.get(t.name)
                 for t in body.topics]
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC,
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC,
                                  [topic.name if version >= 10 and topic is not None else t.name
                                   for t, topic in zip(body.topics, resolved, strict=True)
                                   if topic is not None or version < 10])

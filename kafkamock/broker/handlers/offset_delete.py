@@ -21,8 +21,8 @@ API_KEY = 47
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
+    broker.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     topics_now = broker.cluster.topics
     known = [t for t in body.topics if t.name in topics_now and t.name in readable]
     try:

@@ -33,7 +33,7 @@ def _partition(index: int, committed, code: ErrorCode = ErrorCode.NONE) -> dict:
 def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch, by_id: bool,
                  require_stable: bool = False):
     """(error, [topic answer]) for one group."""
-    if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     cluster = broker.cluster
     denied: list[dict] = []
@@ -54,7 +54,7 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
             else:
                 names_to_keys[t.name] = {"name": t.name}
                 asked.append((t.name, list(t.partition_indexes)))
-        describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names_to_keys)
+        describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names_to_keys)
         denied = [{**names_to_keys[name], "partitions": [_partition(p, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                                                          for p in indexes]}
                   for name, indexes in asked if name not in describable]
@@ -72,7 +72,7 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
         by_topic.setdefault(name, []).append(_partition(index, committed))
     answers = []
     if topics is None:       # all of the group's topics: the ones the principal may not describe are left out
-        describable = broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
+        describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
         by_topic = {name: parts for name, parts in by_topic.items() if name in describable}
     for name, partitions in by_topic.items():
         key = names_to_keys.get(name)

@@ -55,8 +55,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     topics = []
     names = [t.topic for t in request.body.topics]
     # Once inter-broker only (CLUSTER_ACTION); since KIP-320 consumers ask too, with DESCRIBE on the topic.
-    allowed = set(names) if broker.authorize(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER) else \
-        broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    allowed = set(names) if broker.auth.authorize(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER) else \
+        broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.topic)
         results = []

@@ -266,14 +266,14 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             return Close(f"acks=0 produce failed: {exc.message}")
         return error_response(broker, request, exc.code, exc.message)
     if transactional and (
-            body.transactional_id is None or not broker.authorize(request, AclOperation.WRITE,
+            body.transactional_id is None or not broker.auth.authorize(request, AclOperation.WRITE,
                                                                   ResourceType.TRANSACTIONAL_ID,
                                                                   body.transactional_id)):
         if acks == 0:
             return Close("acks=0 produce failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
         return error_response(broker, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     topics = [broker.cluster.topics_by_id.get(t.topic_id) if version >= 13 else None for t in body.topic_data]
-    writable = broker.authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
+    writable = broker.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
                                  [t.name if t is not None else td.name for t, td in zip(topics, body.topic_data, strict=True)])
     responses = []
     failed = None

@@ -37,7 +37,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
         return error_response(broker, request, ErrorCode.INVALID_REQUEST)
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not member_id or len(member_id) > MAX_MEMBER_ID:
         return error_response(broker, request, ErrorCode.INVALID_REQUEST)
     sessions = request.arrived_on.share_sessions

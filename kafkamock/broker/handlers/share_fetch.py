@@ -43,7 +43,7 @@ MAX_MEMBER_ID = 36
 def check_read(broker, request, topic_id) -> None:
     """READ on the topic an id names (an unknown id is left to the partition lookup): TOPIC_AUTHORIZATION_FAILED."""
     topic = broker.cluster.topics_by_id.get(topic_id)
-    if topic is not None and not broker.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
+    if topic is not None and not broker.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
         raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
 
 
@@ -65,7 +65,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
         return error_response(broker, request, ErrorCode.INVALID_REQUEST)
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not member_id or len(member_id) > MAX_MEMBER_ID:
         return error_response(broker, request, ErrorCode.INVALID_REQUEST)
     renew = version >= 2 and body.is_renew_ack

@@ -33,7 +33,7 @@ def _describe(broker, request, group_id: str) -> dict:
 def handle(broker: Broker, request: Request) -> HandlerResult:
     """Kafka's order: groups the principal may not describe, then empty ids, then the rest."""
     ids = request.body.group_ids
-    denied = [g for g in ids if not broker.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
+    denied = [g for g in ids if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
     empty: dict[str, Any] = {"error_message": None, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
                              "assignor_name": "", "members": [], "authorized_operations": -2147483648}

@@ -27,11 +27,11 @@ def _error(code, message, body) -> dict:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if not body.member_id or len(body.member_id) > 36:      # KafkaApis.isMemberIdValid; the code alone
         return _error(ErrorCode.INVALID_REQUEST, None, body)
     subscribed = set(body.subscribed_topic_names or ())
-    if subscribed and broker.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
+    if subscribed and broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
         return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body)
     try:
         broker.groups.check_coordinator(request, body.group_id)

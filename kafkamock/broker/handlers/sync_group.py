@@ -27,7 +27,7 @@ def shape(answer: dict, version: int) -> dict:
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body, version = request.body, request.version
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
         broker.groups.check_coordinator(request, body.group_id)
     except KafkaError as exc:

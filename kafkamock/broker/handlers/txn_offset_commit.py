@@ -88,12 +88,12 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     in the answer); the others go to the group coordinator, whose errors (verification, membership) are theirs
     alone. With no such partition left, the coordinator is not asked at all."""
     body, version = request.body, request.version
-    broker.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
-    broker.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
+    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     cluster = broker.cluster
     answer: dict[str, list[dict]] = {}
     valid = []
-    readable = broker.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
+    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
         topic = cluster.topics.get(t.name)
         for p in t.partitions:

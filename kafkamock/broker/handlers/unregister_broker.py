@@ -24,7 +24,7 @@ API_KEY = 64
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require_cluster(request, AclOperation.ALTER)
+    broker.auth.require_cluster(request, AclOperation.ALTER)
     try:
         broker.unregister_broker(request.body.broker_id)
     except KafkaError as exc:

@@ -26,7 +26,7 @@ API_KEY = 57
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
-    broker.require_cluster(request, AclOperation.ALTER)
+    broker.auth.require_cluster(request, AclOperation.ALTER)
     body, version = request.body, request.version
     updates = [FeatureUpdate(u.feature, u.max_version_level, u.upgrade_type) for u in body.feature_updates]
     try:

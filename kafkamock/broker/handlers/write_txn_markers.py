@@ -19,8 +19,8 @@ API_KEY = 27
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     # from transaction coordinators: ALTER on the cluster, else CLUSTER_ACTION (else the whole request fails)
-    if not broker.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
-        broker.require_cluster(request, AclOperation.CLUSTER_ACTION)
+    if not broker.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
+        broker.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
     markers = []
     for marker in request.body.markers:
         topics = []
