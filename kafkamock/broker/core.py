@@ -30,6 +30,7 @@ from kafkamock.broker.features import GROUP_VERSION, SHARE_VERSION, Features
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.housekeeping import Housekeeping
 from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.broker.kafka_releases import LATEST, RELEASES
 from kafkamock.broker.node import Node
@@ -42,10 +43,10 @@ from kafkamock.broker.security.scram import ScramCredentials
 from kafkamock.broker.security.session import SASL_HANDSHAKE, SaslSession, State, login_module
 from kafkamock.broker.share.manager import ShareManager
 from kafkamock.broker.share.sessions import ShareSessions
-from kafkamock.broker.timers import NEVER, Timers, log_key
+from kafkamock.broker.timers import Timers, log_key
 from kafkamock.broker.transactions import TransactionCoordinator
 from kafkamock.codec import default_registry
-from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog, cleaner
+from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog
 
 log = logging.getLogger("kafkamock.broker")
 # APIs that need a finalized feature at level 1 or more (KafkaApis' isConsumerGroupProtocolEnabled and
@@ -115,7 +116,14 @@ class Broker:
         self._restore()
         self.groups.replay()
         self.transactions.replay()
-        self._schedule()
+        self.housekeeping = Housekeeping(self.cluster, self.config, self.storage, self.timers,
+                                         log_start_moved=self.share.log_start_moved)
+        self.housekeeping.schedule(self.now_ms(), [
+            ("offsets-cleanup", "offsets.retention.check.interval.ms", self.groups.expire_offsets),
+            ("transaction-abort", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+             self.transactions.abort_timed_out),
+            ("transactional-id-expiration", "transaction.remove.expired.transaction.cleanup.interval.ms",
+             self.transactions.expire_transactional_ids)])
 
     @property
     def node_id(self) -> int:
@@ -185,17 +193,8 @@ class Broker:
     def close(self) -> None:
         """A clean stop: flush and checkpoint every log, with a producer snapshot each (the disk storage writes
         its clean-shutdown marker)."""
-        self._snapshot_producers(self.now_ms())
+        self.housekeeping.snapshot_producers(self.now_ms())
         self.storage.close([p.log for p in self.cluster.partitions()], self.now_ms())
-
-    def _snapshot_producers(self, _now: int) -> None:
-        """Producer snapshot files at the log end of every partition with producer state (Kafka writes them on
-        roll and at shutdown; here also with the periodic checkpoints), so the state outlives its batches."""
-        for partition in self.cluster.partitions():
-            producers = partition.producers
-            if producers.changed and partition.log.store.durable:
-                partition.log.store.save_producer_snapshot(partition.log.log_end_offset, producers.snapshot())
-                producers.changed = False
 
     # -- requests ------------------------------------------------------------------------------------------------
 
@@ -578,78 +577,6 @@ class Broker:
             self._restoring = False
         self.metadata_changed()
         log.info("restored %d topic(s) from %s", len(self.cluster.topics), getattr(self.storage, "root", "memory"))
-
-    # -- periodic work -------------------------------------------------------------------------------------------
-
-    def _schedule(self) -> None:
-        now = self.now_ms()
-        config = self.config
-        first = now + config["log.initial.task.delay.ms"]
-        self.timers.every("log-retention", lambda: config["log.retention.check.interval.ms"], self._retention,
-                          first_ms=first)
-        self.timers.every("log-flusher", self._flush_interval, self._flush,
-                          first_ms=now + min(self._flush_interval(), NEVER - now))
-        self.timers.every("log-cleaner", lambda: config["log.cleaner.backoff.ms"] if config["log.cleaner.enable"]
-                          else NEVER, self._clean, first_ms=now + config["log.cleaner.backoff.ms"])
-        self.timers.every("checkpoints", lambda: config["log.flush.offset.checkpoint.interval.ms"] or NEVER,
-                          self._checkpoint, first_ms=first)
-        self.timers.every("offsets-cleanup", lambda: config["offsets.retention.check.interval.ms"],
-                          self.groups.expire_offsets, first_ms=now + config["offsets.retention.check.interval.ms"])
-        for name, interval, task in (
-                ("transaction-abort", "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-                 self.transactions.abort_timed_out),
-                ("transactional-id-expiration", "transaction.remove.expired.transaction.cleanup.interval.ms",
-                 self.transactions.expire_transactional_ids),
-                ("producer-id-expiration", "producer.id.expiration.check.interval.ms", self._expire_producers)):
-            # mypy cannot infer a lambda whose default argument binds the loop variable (python/mypy#15459)
-            self.timers.every(name, lambda key=interval: config[key], task,  # type: ignore[misc]
-                              first_ms=now + config[interval])
-
-    def _retention(self, now: int) -> None:
-        for topic in list(self.cluster.topics.values()):
-            for partition in topic.partitions:
-                before = partition.log.log_start_offset
-                if partition.log.delete_old_segments(now):
-                    log.info("retention deleted segments of %s-%d; log start offset %d -> %d", topic.name,
-                             partition.index, before, partition.log.log_start_offset)
-                    self.share.log_start_moved(partition, topic)
-                partition.log.store.maintain(now)
-
-    def _expire_producers(self, now: int) -> None:
-        """``producer.id.expiration.ms``: forget idle producers (none with an open transaction), per partition."""
-        expiration = self.config["producer.id.expiration.ms"]
-        removed = sum(p.producers.expire(now, expiration, p.log.log_start_offset) for p in self.cluster.partitions())
-        if removed:
-            log.info("producer state of %d idle producer(s) expired", removed)
-
-    def _flush_interval(self) -> int:
-        """How often the flusher looks: ``log.flush.scheduler.interval.ms``, or sooner when a topic's ``flush.ms`` asks
-        for it (in Kafka a topic's flush.ms does nothing until the scheduler interval is lowered too; here an
-        accepted config takes effect)."""
-        wanted = [p.log.config.flush_ms for p in self.cluster.partitions() if p.log.config.flush_ms < NEVER]
-        return max(1, min([self.config["log.flush.scheduler.interval.ms"], *wanted]))
-
-    def _flush(self, now: int) -> None:
-        for partition in self.cluster.partitions():
-            partition.log.maybe_flush(now)
-
-    def _checkpoint(self, now: int) -> None:
-        """``log.flush.offset.checkpoint.interval.ms``: the storage's checkpoint files, then producer snapshots."""
-        self.storage.write_checkpoints()
-        self._snapshot_producers(now)
-
-    def _clean(self, now: int) -> None:
-        if not self.config["log.cleaner.enable"]:
-            return
-        for topic in list(self.cluster.topics.values()):
-            for partition in topic.partitions:
-                if partition.log.config.compact:
-                    result = cleaner.clean(partition.log, now)
-                    if result is not None and (result.records_removed or result.segments):
-                        log.info("compacted %s-%d: %d record(s) and %d tombstone(s) removed up to offset %d",
-                                 topic.name, partition.index, result.records_removed, result.tombstones_removed,
-                                 result.end_offset)
-
 
 def _marker(plog: PartitionLog, base_offset: int, header) -> tuple[bool, int] | None:
     """(commit, coordinator epoch) of the transaction marker a stored control batch holds, else None."""
