@@ -56,7 +56,7 @@ $(KAFKA_STAMP): $(STAMP) tests/java/fetch_jars.py tests/java/pom-kafka.xml tools
 	$(BIN)/python tools/import_kafka_releases.py --fetch
 	touch $@
 
-# Test-only Node.js client for tests/clients_js: kafkajs 2.2.4 as tests/js/package-lock.json pins it, installed
+# Test-only Node.js client for tests/interop/js: kafkajs 2.2.4 as tests/js/package-lock.json pins it, installed
 # into .cache/node with `npm ci` (tests/support/js_clients.py); nodejs and npm are Debian packages, installed when
 # missing.
 js: $(JS_STAMP)
@@ -69,7 +69,7 @@ $(JS_STAMP): $(STAMP) tests/js/package.json tests/js/package-lock.json tests/js/
 # franz-go's client integration suite (pkg/kgo at the release tests/kgo/go.mod pins), built into .cache/kgo with the
 # machine's Go (Debian's golang-go when there is none; the go command fetches the newer toolchain go.mod asks for).
 # `make test` runs it against kafkamock at 1 and 3 brokers, under connection chaos and across kill -9 restarts, with
-# a few thousand records (tests/conformance/test_kgo.py); kgo-full runs the suite's own volume (500,000 records),
+# a few thousand records (tests/interop/kgo/test_kgo.py); kgo-full runs the suite's own volume (500,000 records),
 # kgo-chaos the chaos and restart passes with 50,000.
 kgo: $(KGO_STAMP)
 
@@ -79,14 +79,14 @@ $(KGO_STAMP): $(STAMP) tests/kgo/go.mod tests/kgo/go.sum tests/support/kgo_suite
 	touch $@
 
 kgo-full: install kgo
-	KGO_RECORDS=500000 $(BIN)/python -m pytest tests/conformance/test_kgo.py -k whole -x -p no:cacheprovider
+	KGO_RECORDS=500000 $(BIN)/python -m pytest tests/interop/kgo/test_kgo.py -k whole -x -p no:cacheprovider
 
 # The same suite once against Apache Kafka 4.3.1 itself (make kafka), to tell a suite problem from a kafkamock one.
 kgo-kafka: install kgo kafka
 	PYTHONPATH=tests $(BIN)/python -m support.kgo_suite kafka $${KGO_RECORDS:-5000}
 
 kgo-chaos: install kgo
-	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/conformance/test_kgo_faults.py -x -p no:cacheprovider
+	KGO_RECORDS=50000 $(BIN)/python -m pytest tests/interop/kgo/test_kgo_faults.py -x -p no:cacheprovider
 
 # The main job: a broker on 127.0.0.1:$(PORT), the example Spark pipeline run against it through Spark's own Kafka
 # connector (format("kafka")), then the broker stays up in the foreground (Ctrl-C stops it). It needs Python 3.11+
@@ -95,7 +95,8 @@ PORT ?= 9092
 run: $(RUN_STAMP) $(SPARK_STAMP)
 	@$(BIN)/python tools/make_run.py --port $(PORT) --jars .cache/spark/jars/classpath.txt
 
-# kcat for tests/clients/test_kcat.py and curl for the control-API tests: Debian packages, installed when missing.
+# kcat for tests/interop/python/test_kcat.py and curl for the control-API tests: Debian packages, installed when
+# missing.
 kcat:
 	(command -v kcat && command -v curl) || (apt-get update -q && apt-get install -y -q kcat curl)
 

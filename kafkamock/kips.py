@@ -100,11 +100,12 @@ KIPS: tuple[Kip, ...] = (
             Behaviour("RENEW is INVALID_REQUEST for the partition in a request without IsRenewAck, and at "
                       "ShareFetch/ShareAcknowledge v1, where neither the type nor the flag exists",
                       (_SHARE_FETCH + "test_renew_rules_give_invalid_request",
-                       "tests/test_codec_golden.py::test_non_ignorable_field_at_a_version_without_it_is_an_error")),
+                       "tests/codec/test_codec_golden.py::"
+                       "test_non_ignorable_field_at_a_version_without_it_is_an_error")),
             Behaviour("ShareFetch v2 and ShareAcknowledge v2 carry IsRenewAck in Kafka 4.3's layout (ShareFetch after "
                       "KIP-1206's ShareAcquireMode), and ApiVersions lists both up to v2",
-                      ("tests/test_codec_golden.py::test_share_fetch_v2_golden_both_ways",
-                       "tests/test_codec_golden.py::test_api_versions_from_schemas")),
+                      ("tests/codec/test_codec_golden.py::test_share_fetch_v2_golden_both_ways",
+                       "tests/codec/test_codec_golden.py::test_api_versions_from_schemas")),
             Behaviour("A group with share.renew.acknowledge.enable=false refuses RENEW with INVALID_RECORD_STATE and "
                       "Kafka's message",
                       (_SHARE_FETCH + "test_group_configs_set_the_delivery_limit_the_record_locks_and_renewing",
@@ -124,8 +125,8 @@ KIPS: tuple[Kip, ...] = (
                       (_SHARE_CONSUMER + "test_renew_against_a_broker_with_share_v1_only_is_unsupported_version",)),
             Behaviour("Java's KafkaShareConsumer renews against kafkamock, alone and in a group with kafkamock's own "
                       "share consumer",
-                      ("tests/clients_java/test_java_share.py::test_renew_keeps_a_slow_record_from_other_consumers",
-                       "tests/clients_java/test_java_share_mixed.py::"
+                      ("tests/interop/java/test_java_share.py::test_renew_keeps_a_slow_record_from_other_consumers",
+                       "tests/interop/java/test_java_share_mixed.py::"
                        "test_kafkamock_and_java_share_consumers_renew_in_one_group")),
         ),
     ),
@@ -138,8 +139,8 @@ KIPS: tuple[Kip, ...] = (
         ("kafkamock.broker.transactions.coordinator", "kafkamock.broker.transactions.records",
          "kafkamock.broker.handlers.init_producer_id", "kafkamock.broker.producers",
          "kafkamock.storage.producer_snapshot", "kafkamock.client.producer"),
-        ("tests/clients/test_transactions_raw.py::test_kip360_init_producer_id_rules",
-         "tests/test_codec_golden.py::test_init_producer_id_v3_epoch_bump_fields",
+        ("tests/interop/python/test_transactions_raw.py::test_kip360_init_producer_id_rules",
+         "tests/codec/test_codec_golden.py::test_init_producer_id_v3_epoch_bump_fields",
          _EXAMPLES),
         behaviours=(
             Behaviour("InitProducerId without an expected producer (a new instance) bumps the epoch of the "
@@ -174,7 +175,7 @@ KIPS: tuple[Kip, ...] = (
                        _TXN_DIFF + "test_init_producer_id_fence_with_the_zombies_expected_producer")),
             Behaviour("The last epoch and previous producer id are written as TransactionLogValue v1's tagged fields, "
                       "so the rules outlive a restart",
-                      ("tests/test_coordinator_records.py::test_transaction_log_records_match_kafkas_bytes",
+                      ("tests/codec/test_coordinator_records.py::test_transaction_log_records_match_kafkas_bytes",
                        _TXN + "test_restart_keeps_open_and_finished_transactions")),
             Behaviour("A producer's state outlives its batches (retention, DeleteRecords) until "
                       "producer.id.expiration.ms, also across a restart through Kafka's producer snapshot files",
@@ -210,7 +211,7 @@ KIPS: tuple[Kip, ...] = (
         (_SHARE_FETCH + "test_members_acquire_disjoint_records_and_a_release_wakes_a_waiting_fetch",
          "tests/broker/test_share_groups.py::test_members_share_partitions_as_the_simple_assignor_does",
          _SHARE_CONSUMER + "test_implicit_mode_several_consumers_share_the_records_and_none_comes_twice",
-         "tests/clients_java/test_java_share.py::test_explicit_mode_accept_release_reject"),
+         "tests/interop/java/test_java_share.py::test_explicit_mode_accept_release_reject"),
         behaviours=(
             Behaviour("Nothing is written while a share-partition only starts and acquires; its first "
                       "acknowledgement, release, expired lock or archived aborted batch writes a SHARE_CHECKPOINT "
@@ -224,13 +225,13 @@ KIPS: tuple[Kip, ...] = (
                       "worked example encoding to its checkpoint; Acquired records are written as Available with "
                       "their delivery count less one",
                       (_SHARE_PARTITION + "test_the_seed_pages_worked_example_is_the_golden_checkpoint",
-                       "tests/test_records.py::test_control_batches",
+                       "tests/records/test_records.py::test_control_batches",
                        _SHARE_PARTITION + "test_deltas_chain_to_their_checkpoint")),
             Behaviour("ShareFetch never acquires or returns the share-state batches; Fetch hands them over as control "
                       "batches, which plain consumers skip on their way to the end of the partition",
                       (_SHARE_FETCH + "test_state_is_written_as_control_batches_that_consumers_skip",
                        _SHARE_FETCH + "test_records_after_the_state_are_acquired_around_its_control_batches",
-                       "tests/clients/test_share_python_clients.py::"
+                       "tests/interop/python/test_share_python_clients.py::"
                        "test_plain_consumers_skip_share_state_batches_and_reach_the_end")),
             Behaviour("A share snapshot file per share-partition locates its latest checkpoint; one that does not "
                       "read back sends recovery through the whole log",
@@ -245,7 +246,7 @@ KIPS: tuple[Kip, ...] = (
                        _SHARE_FETCH + "test_a_restart_skips_the_control_batches_inside_the_state",
                        _SHARE_FETCH + "test_any_history_restores_from_the_partitions_control_batches",
                        _SHARE_PARTITION + "test_any_history_keeps_the_invariants_and_survives_checkpoint_and_deltas",
-                       "tests/clients/test_share_durability.py::"
+                       "tests/interop/python/test_share_durability.py::"
                        "test_a_crash_gives_back_exactly_the_unacknowledged_records")),
             Behaviour("Retention or DeleteRecords past the last checkpoint moves the share-partition start offset and "
                       "writes a new checkpoint, so recovery never needs a deleted batch",
@@ -262,7 +263,7 @@ KIPS: tuple[Kip, ...] = (
                       "with the next delivery count, and share.delivery.count.limit archives the record",
                       (_SHARE_FETCH + "test_the_delivery_limit_archives_a_record",
                        _SHARE_PARTITION + "test_acquire_accept_release_reject_and_the_start_offset",
-                       "tests/clients_java/test_java_share.py::test_the_delivery_limit_archives_a_record")),
+                       "tests/interop/java/test_java_share.py::test_the_delivery_limit_archives_a_record")),
         ),
         note="The durable share-partition state is the KIP-932 page's SHARE_CHECKPOINT / SHARE_DELTA control batches "
              "in the topic-partition (the design this project follows), not shipped Kafka's share coordinator: "
@@ -317,12 +318,12 @@ KIPS: tuple[Kip, ...] = (
         ("kafkamock.broker.groups.offsets", "kafkamock.broker.groups.coordinator",
          "kafkamock.broker.groups.classic", "kafkamock.broker.groups.consumer",
          "kafkamock.broker.handlers.offset_commit"),
-        ("tests/clients/test_groups_durability.py::test_kip211_every_row_of_the_expiration_table_end_to_end",),
+        ("tests/interop/python/test_groups_durability.py::test_kip211_every_row_of_the_expiration_table_end_to_end",),
         behaviours=(
             Behaviour("A Stable group keeps the offsets of the topics its members subscribe to, however old their "
                       "commits",
                       (_CLASSIC + "test_stable_group_keeps_offsets_past_the_retention",
-                       "tests/clients/test_groups_durability.py::"
+                       "tests/interop/python/test_groups_durability.py::"
                        "test_kip211_every_row_of_the_expiration_table_end_to_end")),
             Behaviour("An Empty group with a protocol type loses its offsets offsets.retention.minutes after it "
                       "became Empty (not after the commit), and the group goes with them",
@@ -343,8 +344,8 @@ KIPS: tuple[Kip, ...] = (
                        _CLASSIC + "test_v2_to_v4_retention_records_carry_the_expire_timestamp",
                        "tests/differential/test_offsets.py::test_offsets_with_their_own_retention_expire",
                        "tests/differential/test_offsets.py::test_a_retention_past_the_end_of_time_wraps_as_a_java_long",
-                       "tests/test_codec_golden.py::test_offset_commit_v4_carries_retention_time",
-                       "tests/test_codec_golden.py::test_ignorable_field_at_a_version_without_it_is_dropped")),
+                       "tests/codec/test_codec_golden.py::test_offset_commit_v4_carries_retention_time",
+                       "tests/codec/test_codec_golden.py::test_ignorable_field_at_a_version_without_it_is_dropped")),
             Behaviour("Expired offsets are removed with tombstones in `__consumer_offsets`: live offsets come back "
                       "after a restart, expired ones and their groups stay gone",
                       (_CLASSIC + "test_groups_and_offsets_survive_a_restart_and_expired_groups_stay_gone",)),
@@ -376,9 +377,9 @@ KIPS: tuple[Kip, ...] = (
          _TXN + "test_abort_is_reported_to_read_committed_readers",
          _TXN + "test_txn_offsets_are_pending_until_the_commit_marker",
          _TXN + "test_restart_keeps_open_and_finished_transactions",
-         "tests/test_records.py::test_control_batches",
-         "tests/clients/test_transactions_raw.py::test_markers_lso_and_aborted_index",
-         "tests/clients/test_transactions_python_clients.py::"
+         "tests/records/test_records.py::test_control_batches",
+         "tests/interop/python/test_transactions_raw.py::test_markers_lso_and_aborted_index",
+         "tests/interop/python/test_transactions_python_clients.py::"
          "test_confluent_consume_transform_produce_is_exactly_once_with_an_abort_in_the_middle",
          "tests/client/test_consumer.py::test_read_committed_skips_aborted_transactions_and_stops_at_the_open_one"),
     ),
@@ -387,9 +388,9 @@ KIPS: tuple[Kip, ...] = (
         "Adds zstd as a record batch compression codec, accepted from Produce v7 and sent only to Fetch v10+.",
         Status.FULL,
         ("kafkamock.records.compression", "kafkamock.broker.log_validator", "kafkamock.broker.handlers.fetch"),
-        ("tests/clients/test_legacy_formats.py::test_produce_v3_to_v6_refuses_zstd",
-         "tests/clients/test_legacy_formats.py::test_legacy_fetch_of_zstd_batches_is_refused_per_partition",
-         "tests/test_records_oracle.py::test_v2_compressed_payload_framing"),
+        ("tests/interop/python/test_legacy_formats.py::test_produce_v3_to_v6_refuses_zstd",
+         "tests/interop/python/test_legacy_formats.py::test_legacy_fetch_of_zstd_batches_is_refused_per_partition",
+         "tests/records/test_records_oracle.py::test_v2_compressed_payload_framing"),
     ),
     Kip(
         219, "Improve quota communication",
@@ -399,7 +400,7 @@ KIPS: tuple[Kip, ...] = (
         ("kafkamock.broker.quotas", "kafkamock.server.connection"),
         ("tests/broker/test_quotas.py::test_produce_byte_rate_throttles_as_kafkas_rate_over_sample_windows",
          "tests/broker/test_quotas.py::test_throttled_fetch_returns_no_data_and_acks0_still_mutes",
-         "tests/clients/test_limits.py::test_a_throttled_librdkafka_producer_reports_the_brokers_throttle_time"),
+         "tests/interop/python/test_limits.py::test_a_throttled_librdkafka_producer_reports_the_brokers_throttle_time"),
     ),
     Kip(
         227, "Introduce Incremental FetchRequests to Increase Partition Scalability",
@@ -450,8 +451,8 @@ KIPS: tuple[Kip, ...] = (
          "tests/broker/test_security_core.py::test_expiry_and_reauthentication_keep_mechanism_and_principal",
          "tests/broker/test_security_core.py::test_no_reauthentication_without_a_session_lifetime",
          "tests/broker/test_security_core.py::test_oauthbearer_session_is_capped_by_the_token",
-         "tests/clients/test_security_clients.py::test_expired_session_closes_unless_reauthenticated",
-         "tests/clients/test_security_clients.py::test_librdkafka_reauthenticates_on_the_same_connection",
+         "tests/interop/python/test_security_clients.py::test_expired_session_closes_unless_reauthenticated",
+         "tests/interop/python/test_security_clients.py::test_librdkafka_reauthenticates_on_the_same_connection",
          "tests/client/test_client_security_live.py::test_the_client_re_authenticates_before_its_session_ends"),
     ),
     Kip(
@@ -461,7 +462,7 @@ KIPS: tuple[Kip, ...] = (
         Status.FULL,
         ("kafkamock.broker.groups.coordinator", "kafkamock.broker.groups.classic",
          "kafkamock.broker.handlers.join_group"),
-        ("tests/clients/test_groups.py::test_member_id_required_then_rejoin_with_the_given_id",
+        ("tests/interop/python/test_groups.py::test_member_id_required_then_rejoin_with_the_given_id",
          _CLASSIC + "test_members_join_after_the_initial_delay_and_the_leader_assigns",
          _CLASSIC + "test_a_failed_first_join_leaves_an_empty_group",
          "tests/differential/test_groups_classic.py::test_member_id_required_then_expires"),
@@ -474,7 +475,7 @@ KIPS: tuple[Kip, ...] = (
         ("kafkamock.client.consumer.assignors", "kafkamock.client.consumer.classic"),
         ("tests/client/test_consumer.py::test_two_members_split_the_partitions_with_each_assignor",
          _KIP983 + "test_delayed_revoke_in_a_cooperative_rebalance_moves_the_partition_one_poll_later",
-         "tests/clients_java/test_java_consumer_mixed.py::test_a_kafkamock_and_a_java_member_share_a_group"),
+         "tests/interop/java/test_java_consumer_mixed.py::test_a_kafkamock_and_a_java_member_share_a_group"),
         note="A client-side protocol: kafkamock's own Consumer offers cooperative-sticky; the broker's classic "
              "groups carry any member's protocol as Kafka's do.",
     ),
@@ -524,8 +525,9 @@ KIPS: tuple[Kip, ...] = (
         ("kafkamock.broker.handlers.api_versions", "kafkamock.server.connection"),
         ("tests/differential/test_bad_input.py::test_api_versions_client_software",
          "tests/differential/test_api_versions.py::test_api_versions_unsupported_version_answer",
-         "tests/clients/test_bad_input.py::test_unsupported_api_versions_version_gets_a_v0_answer",
-         "tests/clients/test_emulated_releases.py::test_api_versions_above_the_release_gets_the_v0_answer_with_its_ranges"),
+         "tests/interop/python/test_bad_input.py::test_unsupported_api_versions_version_gets_a_v0_answer",
+         "tests/interop/python/test_emulated_releases.py::"
+         "test_api_versions_above_the_release_gets_the_v0_answer_with_its_ranges"),
     ),
     Kip(
         518, "Allow listing consumer groups per state",
@@ -610,7 +612,7 @@ KIPS: tuple[Kip, ...] = (
          _TXN + "test_describe_transactions_errors_carry_zeros_and_partitions_come_in_hash_order",
          _TXN + "test_describe_producers_topic_errors_carry_kafkas_messages",
          "tests/client/test_admin.py::test_an_open_transaction_described_listed_and_aborted",
-         "tests/clients_java/test_java_transactions.py::test_describe_and_list_transactions_and_describe_producers"),
+         "tests/interop/java/test_java_transactions.py::test_describe_and_list_transactions_and_describe_producers"),
     ),
     Kip(
         684, "Support mutual TLS authentication on SASL_SSL listeners",
@@ -618,8 +620,8 @@ KIPS: tuple[Kip, ...] = (
         "while SASL still names the principal.",
         Status.FULL,
         ("kafkamock.server.tls",),
-        ("tests/clients/test_security_clients.py::test_ssl_mutual_tls_principal_from_the_certificate",
-         "tests/clients/test_security_clients.py::test_sasl_ssl_scram_sha_512_confluent_and_kafka_python"),
+        ("tests/interop/python/test_security_clients.py::test_ssl_mutual_tls_principal_from_the_certificate",
+         "tests/interop/python/test_security_clients.py::test_sasl_ssl_scram_sha_512_confluent_and_kafka_python"),
         note="The cited tests cover mutual TLS on an SSL listener and SASL over TLS; none yet sets ssl.client.auth "
              "on a SASL_SSL listener to check that only the listener-prefixed setting counts there.",
     ),
@@ -652,8 +654,8 @@ KIPS: tuple[Kip, ...] = (
          _CONSUMER_GROUPS + "test_a_classic_member_of_a_consumer_group_rejoins_only_when_the_target_passes_it",
          _CONSUMER_GROUPS + "test_groups_replay_after_a_restart",
          "tests/broker/test_re2_pattern.py::test_catastrophic_patterns_are_answered",
-         "tests/clients/test_groups.py::test_consumer_protocol_heartbeats_share_partitions",
-         "tests/clients_java/test_java_groups.py::test_consumer_group_kip848_two_java_members_share_then_hand_over"),
+         "tests/interop/python/test_groups.py::test_consumer_protocol_heartbeats_share_partitions",
+         "tests/interop/java/test_java_groups.py::test_consumer_group_kip848_two_java_members_share_then_hand_over"),
     ),
     Kip(
         853, "KRaft Controller Membership Changes",
@@ -685,7 +687,7 @@ KIPS: tuple[Kip, ...] = (
          _TXN_DIFF + "test_tv2_produce_adds_partitions_and_end_txn_bumps_the_epoch",
          _TXN_DIFF + "test_tv2_commit_after_abort_and_double_commit",
          "tests/client/test_producer_transactions.py::test_transaction_version_1_adds_partitions_explicitly",
-         "tests/clients/test_transactions_raw.py::test_bad_transaction_requests"),
+         "tests/interop/python/test_transactions_raw.py::test_bad_transaction_requests"),
     ),
     Kip(
         896, "Remove old client protocol API versions in Kafka 4.0",
@@ -694,12 +696,12 @@ KIPS: tuple[Kip, ...] = (
         Status.FULL,
         ("kafkamock.schema.loader", "kafkamock.broker.config", "kafkamock.broker.legacy", "kafkamock.records.legacy",
          "kafkamock.broker.kafka_releases"),
-        ("tests/clients/test_legacy_formats.py::test_kafka_4_lists_produce_from_v0_but_serves_v3_up",
+        ("tests/interop/python/test_legacy_formats.py::test_kafka_4_lists_produce_from_v0_but_serves_v3_up",
          "tests/broker/test_kafka_releases.py::test_older_releases_have_their_own_protocol_and_features",
-         "tests/clients/test_legacy_formats.py::test_produce_v3_plus_refuses_legacy_message_sets",
-         "tests/clients/test_kafka_python.py::test_api_version_0_10_producer_is_refused_like_kafka_4",
-         "tests/test_codec_legacy.py::test_the_legacy_versions_are_produce_0_to_2_and_fetch_0_to_3",
-         "tests/clients/test_legacy_formats.py::"
+         "tests/interop/python/test_legacy_formats.py::test_produce_v3_plus_refuses_legacy_message_sets",
+         "tests/interop/python/test_kafka_python.py::test_api_version_0_10_producer_is_refused_like_kafka_4",
+         "tests/codec/test_codec_legacy.py::test_the_legacy_versions_are_produce_0_to_2_and_fetch_0_to_3",
+         "tests/interop/python/test_legacy_formats.py::"
          "test_old_kafka_python_produces_magic_0_and_1_through_produce_v1_and_v2"),
         note="As Kafka 4.x by default; kafkamock.legacy.protocol.enable (or --kafka-version 2.8 / 3.9) also "
              "serves the removed Produce and Fetch versions, as Kafka 3.x did. The other removed versions are not "
@@ -724,7 +726,7 @@ KIPS: tuple[Kip, ...] = (
         ("tests/broker/test_cluster.py::test_only_the_leader_serves_and_says_who_leads",
          "tests/broker/test_cluster.py::test_leader_epoch_fencing_comes_before_the_leader_check",
          _SHARE_FETCH + "test_a_node_that_does_not_lead_the_partition_names_the_leader",
-         "tests/clients_java/test_failover.py::test_java_and_librdkafka_clients_follow_leaders_through_moves_stops_"
+         "tests/interop/java/test_failover.py::test_java_and_librdkafka_clients_follow_leaders_through_moves_stops_"
          "and_starts"),
     ),
     Kip(
@@ -789,7 +791,7 @@ KIPS: tuple[Kip, ...] = (
         ("kafkamock.broker.handlers.list_config_resources",),
         (_CLUSTER_APIS + "test_list_config_resources",
          "tests/differential/test_cluster_apis.py::test_list_config_resources",
-         "tests/clients_java/test_java_cluster_apis.py::test_java_admin_lists_config_resources"),
+         "tests/interop/java/test_java_cluster_apis.py::test_java_admin_lists_config_resources"),
     ),
     Kip(
         1152, "Add transactional ID pattern filter to ListTransactions API",
@@ -800,7 +802,8 @@ KIPS: tuple[Kip, ...] = (
         (_TXN + "test_describe_and_list_transactions_and_describe_producers",
          _TXN_DIFF + "test_list_transactions_pattern",
          "tests/broker/test_re2_pattern.py::test_as_re2j_answers",
-         "tests/clients/test_hostile_requests.py::test_a_catastrophic_transactional_id_pattern_holds_no_other_client"),
+         "tests/interop/python/test_hostile_requests.py::"
+         "test_a_catastrophic_transactional_id_pattern_holds_no_other_client"),
     ),
     Kip(
         1206, "Strict max fetch records in share fetch",
@@ -811,7 +814,7 @@ KIPS: tuple[Kip, ...] = (
          "kafkamock.client.share_consumer"),
         (_SHARE_FETCH + "test_record_limit_mode_max_records_and_batch_size",
          _SHARE_PARTITION + "test_record_limits_locks_batch_sizes_and_member_release",
-         "tests/test_codec_golden.py::test_share_fetch_v2_golden_both_ways"),
+         "tests/codec/test_codec_golden.py::test_share_fetch_v2_golden_both_ways"),
     ),
     Kip(
         1226, "Introducing Share Partition Lag Persistence and Retrieval",
@@ -842,8 +845,8 @@ KIPS: tuple[Kip, ...] = (
          "kafkamock.broker.groups.coordinator", "kafkamock.broker.handlers.offset_commit"),
         (_CONSUMER_GROUPS + "test_offset_commit_and_fetch_check_the_member_epoch",
          "tests/differential/test_offsets.py::test_consumer_member_commits_and_fetches",
-         "tests/test_coordinator_records.py::test_current_member_assignment_epochs_null_empty_and_set",
-         "tests/clients/test_groups.py::test_consumer_protocol_heartbeats_share_partitions"),
+         "tests/codec/test_coordinator_records.py::test_current_member_assignment_epochs_null_empty_and_set",
+         "tests/interop/python/test_groups.py::test_consumer_protocol_heartbeats_share_partitions"),
     ),
 )
 

@@ -2,6 +2,15 @@
 
 ``tests/`` is not a package: pytest puts this directory on ``sys.path``, so test modules import the helpers as
 ``from support.oracle import ...``, ``from support.kafka_json import ...`` and ``from strategies import values``.
+
+The tree mirrors the package: ``tests/<name>`` tests ``kafkamock/<name>`` (codec, schema, records, broker, server,
+storage, client, spark), top-level files test top-level modules and the project as a whole (cli, testing, kips,
+docs, packaging), and ``tests/interop/{python,java,js,kgo}`` runs third-party clients against the broker. Beside
+them: ``tests/differential`` (kafkamock beside Apache Kafka 4.3.1), ``tests/fuzz``, and the non-Python sources the
+tests build (``tests/java``, ``tests/js``, ``tests/kgo``). Test directories other than ``support`` and
+``differential`` are not packages: pytest imports each test module by its basename and puts its directory on
+``sys.path`` (where ``client_support`` and ``producer_support`` are found), so a test file's name must be unique
+across the tree.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ RUN_ELSEWHERE = {
     "make test": "tests/test_docs.py::test_every_block_runs",
     "def test_the_pipeline_upper_cases_orders":
         "tests/spark/test_pytest_plugin.py::test_the_readme_pipeline_test_passes_under_pytest",
-    "KafkaShareConsumer": "tests/clients_java/test_java_share.py::test_renew_keeps_a_slow_record_from_other_consumers",
-    "require('kafkajs')": "tests/clients_js/test_kafkajs.py::test_sasl_ssl_scram_sha_512_and_a_wrong_password",
+    "KafkaShareConsumer": "tests/interop/java/test_java_share.py::test_renew_keeps_a_slow_record_from_other_consumers",
+    "require('kafkajs')": "tests/interop/js/test_kafkajs.py::test_sasl_ssl_scram_sha_512_and_a_wrong_password",
     'format("kafkamock")': "tests/spark/test_spark_options.py::test_starting_and_ending_timestamps",
 }
 CREATES_ORDERS = ("topic create orders", 'create_topic("orders"', 'NewTopic("orders"', "--topic orders")

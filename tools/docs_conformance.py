@@ -1,4 +1,4 @@
-"""Copy the kgo suite's last results (.cache/kgo/results, written by tests/conformance/test_kgo.py and
+"""Copy the kgo suite's last results (.cache/kgo/results, written by tests/interop/kgo/test_kgo.py and
 ``make kgo-kafka``) into docs/compatibility.md's conformance section.
 
     .venv/bin/python tools/docs_conformance.py

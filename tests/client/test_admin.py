@@ -529,7 +529,7 @@ def test_the_blocking_admin(kafka_broker):
 
 @pytest.fixture(scope="module")
 def java_clients():
-    """kafka-clients 4.3.1 scenarios (as tests/clients_java/conftest.py gives them), compiled on first use."""
+    """kafka-clients 4.3.1 scenarios (as tests/interop/java/conftest.py gives them), compiled on first use."""
     from support.java_clients import JavaClients, build
     from support.oracle import find_java
 

@@ -1,5 +1,5 @@
 """Bad input side by side: what Kafka 4.3.1 and kafkamock do with frames and values a client should not send (the
-bad input of tests/clients/test_bad_input.py and the fuzz regressions): an answer with the same error code and
+bad input of tests/interop/python/test_bad_input.py and the fuzz regressions): an answer with the same error code and
 message, or the connection closed."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Real clients side by side: what librdkafka (confluent-kafka), kafka-python and aiokafka see from Kafka 4.3.1 and
-from kafkamock for the same steps (the Java client and kafkajs have their own suites: tests/clients_java,
-tests/clients_js, which also run against Kafka 4.3.1)."""
+from kafkamock for the same steps (the Java client and kafkajs have their own suites: tests/interop/java,
+tests/interop/js, which also run against Kafka 4.3.1)."""
 
 from __future__ import annotations
 

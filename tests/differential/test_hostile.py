@@ -97,7 +97,7 @@ def test_a_32767_character_string_echoed_back(differ, request, case):
     """A string at Kafka's 32767-byte limit that the broker quotes in an error message: the response cannot be
     serialized, and Kafka answers with the request's error response, UNKNOWN_SERVER_ERROR. (DescribeClientQuotas
     with such an entity type gets no answer at all from Kafka 4.3.1; kafkamock answers it the same way as the rest:
-    tests/clients/test_hostile_requests.py.)"""
+    tests/interop/python/test_hostile_requests.py.)"""
     def scenario(run):
         name = run.name()
         if case == "create topic config name":

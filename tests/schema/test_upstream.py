@@ -59,7 +59,8 @@ def test_our_schemas_carry_kafkas_protocol_facts(upstream_dir):
             continue
         if ours.type in COORDINATOR_TYPES or ours.name in TRANSACTION_LOG_SCHEMAS:
             # The group coordinator's records ship in Kafka's group-coordinator module, not in kafka-clients' schema
-            # directory: there is nothing here to compare them with (test_coordinator_records.py pins their bytes).
+            # directory: there is nothing here to compare them with (tests/codec/test_coordinator_records.py pins
+            # their bytes).
             continue
         theirs = upstream[ours.name]
         assert (ours.api_key, ours.type, str(ours.valid_versions), str(ours.flexible_versions),

@@ -10,7 +10,7 @@ import pytest
 from kafkamock.codec import Registry
 from kafkamock.schema import SchemaError, Versions, load_schema_text, load_schemas, snake_case
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def message(fields, **top):

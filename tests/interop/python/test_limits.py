@@ -165,7 +165,7 @@ def test_idle_half_sent_and_never_reading_connections_close_on_the_injected_cloc
 def test_a_throttled_librdkafka_producer_reports_the_brokers_throttle_time(kafka_broker):
     import confluent_kafka
 
-    with RawClient(kafka_broker.bootstrap_servers) as raw:    # the Java Admin does this in tests/clients_java
+    with RawClient(kafka_broker.bootstrap_servers) as raw:    # the Java Admin does this in tests/interop/java
         _, body = raw.request("AlterClientQuotas", 1, {"entries": [{
             "entity": [{"entity_type": "client-id", "entity_name": "slow-producer"}],
             "ops": [{"key": "producer_byte_rate", "value": 10_000.0, "remove": False}]}]})

@@ -4,7 +4,7 @@ through ``kafkamock ctl``; the HTTP contract (shapes and 4xx answers); ``adverti
 
 Records are ``<prefix><i>:...`` values; ``check_streams`` holds the stored log against what each producer was told:
 every acknowledged record once, at its acknowledged partition and offset, each producer's records in send order.
-The Java clients run the same scenario in ``tests/clients_java/test_failover.py``.
+The Java clients run the same scenario in ``tests/interop/java/test_failover.py``.
 """
 
 from __future__ import annotations

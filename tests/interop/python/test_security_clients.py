@@ -1,5 +1,5 @@
 """Listeners, TLS and SASL with real clients over real sockets: librdkafka (confluent-kafka), kafka-python, aiokafka
-and kcat (the Java client is in tests/clients_java/test_java_security.py), plus raw exchanges where the bytes
+and kcat (the Java client is in tests/interop/java/test_java_security.py), plus raw exchanges where the bytes
 matter (Kafka's error codes and messages, closed connections, SaslHandshake v0's raw tokens, KIP-368 expiry).
 
 Each test's CA and certificates are throwaway ones (``kafkamock.server.tls.ThrowawayCA``)."""

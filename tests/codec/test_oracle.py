@@ -21,7 +21,7 @@ from kafkamock.schema import load_schemas
 
 pytestmark = pytest.mark.java
 
-SCHEMAS = load_schemas(Path(__file__).resolve().parents[1] / "schemas")
+SCHEMAS = load_schemas(Path(__file__).resolve().parents[2] / "schemas")
 
 
 def hx(text: str) -> bytes:
