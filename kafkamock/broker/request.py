@@ -7,9 +7,7 @@ The I/O shell builds one per frame (``server/connection.py``); the dispatch (``c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-from kafkamock.codec import Message
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from kafkamock.broker.faults import RequestFaults
@@ -41,13 +39,20 @@ class ConnectionInfo:
         return host.strip("[]")
 
 
+BodyT = TypeVar("BodyT")
+
+
 @dataclass
-class Request:
+class Request(Generic[BodyT]):
+    """One request: ``body`` is its decoded message, an instance of the generated class of its API
+    (``kafkamock.codec.messages``), so a handler that declares ``request: Request[messages.FetchRequest]`` reads
+    typed fields (``Request`` alone leaves the body untyped)."""
+
     api_key: int
     version: int
     correlation_id: int
     client_id: str | None
-    body: Message
+    body: BodyT
     connection: ConnectionInfo = field(default_factory=lambda: ConnectionInfo(0))
     node: Node | None = None                 # the node it arrived on (None: the first node)
     faults: RequestFaults | None = None      # partition-level faults the control API pushed for it

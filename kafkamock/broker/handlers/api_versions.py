@@ -5,46 +5,42 @@ finalized, which a freshly formatted Kafka 4.3.1 cluster starts with and UpdateF
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-
-
-import re
-
-from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def supported(broker) -> list[dict]:
-    return [{"api_key": key, "min_version": low, "max_version": high}
+def supported(broker: Broker) -> list[ApiVersionsResponse.ApiVersion]:
+    return [ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
             for key, (low, high) in broker.advertised_versions().items()]
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ApiVersionsRequest]) -> ApiVersionsResponse:
     body = request.body
-    error = ErrorCode.NONE
     if request.version >= 3:
         name, version = body.client_software_name, body.client_software_version
         if not _SOFTWARE.match(name or "") or not _SOFTWARE.match(version or ""):
-            error = ErrorCode.INVALID_REQUEST
-        else:
-            request.connection.software_name, request.connection.software_version = name, version
-    if error:      # Kafka's ApiVersionsRequest.getErrorResponse: the error alone, no API list
-        return {"error_code": error, "api_keys": [], "throttle_time_ms": 0}
+            # Kafka's ApiVersionsRequest.getErrorResponse: the error alone, no API list
+            return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
+        request.connection.software_name, request.connection.software_version = name, version
     features = broker.features
-    return {"error_code": error, "api_keys": supported(broker), "throttle_time_ms": 0,
-            "supported_features": [{"name": name, "min_version": low, "max_version": high}
-                                   for name, (low, high) in features.supported.items()],
-            "finalized_features_epoch": features.epoch,
-            "finalized_features": [{"name": name, "max_version_level": level, "min_version_level": level}
-                                   for name, level in features.finalized().items()]}
+    return ApiVersionsResponse(
+        error_code=ErrorCode.NONE, api_keys=supported(broker), throttle_time_ms=0,
+        supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
+                            for name, (low, high) in features.supported.items()],
+        finalized_features_epoch=features.epoch,
+        finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
+                                                                    min_version_level=level)
+                            for name, level in features.finalized().items()])
 
 
 HANDLER = ApiHandler(API_KEY, handle)

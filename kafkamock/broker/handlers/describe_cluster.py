@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-
-
-from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 60
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2

@@ -4,20 +4,16 @@ DUPLICATE_RESOURCE, a user without credentials RESOURCE_NOT_FOUND."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.security.scram import TYPES
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-
-
-from collections import Counter
-
-from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.security.scram import TYPES
 
 API_KEY = 50
 

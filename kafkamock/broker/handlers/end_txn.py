@@ -9,21 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
-
-if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
-
-
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.errors import KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.transactions.coordinator import (
     NO_EPOCH,
     NO_PRODUCER_ID,
     fenced_code,
 )
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 26
 FIRST_FENCED_VERSION = 2

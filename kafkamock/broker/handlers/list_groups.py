@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kafkamock.broker.handlers.contract import HandlerResult
+from kafkamock.broker.acls import AclOperation, ResourceType
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-
-
-from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.handlers.contract import ApiHandler
 
 API_KEY = 16
 

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
+from kafkamock.broker.transactions import TxnState
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-
-
-from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
-from kafkamock.broker.transactions import TxnState
 
 API_KEY = 66
 

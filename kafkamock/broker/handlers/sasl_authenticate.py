@@ -8,20 +8,13 @@ principal becomes ``User:<authorization id>`` and v1+ answers KIP-368's session 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
-
-if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
-
-
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.config import listener_config
-from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.errors import ErrorCode
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.outcome import Close, Respond
 from kafkamock.broker.security.mechanisms import (
     AuthenticationFailed,
@@ -29,6 +22,9 @@ from kafkamock.broker.security.mechanisms import (
 )
 from kafkamock.broker.security.principal import sasl_principal
 from kafkamock.broker.security.session import State
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker, Request
 
 API_KEY = 36
 log = logging.getLogger("kafkamock.security")

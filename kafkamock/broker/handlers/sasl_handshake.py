@@ -11,14 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.security.session import State, new_server
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-
-
-from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.security.session import State, new_server
 
 API_KEY = 17
 
