@@ -22,7 +22,7 @@ API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def supported(broker) -> list[dict]:
+def supported(broker: Broker) -> list[dict[str, int]]:
     return [{"api_key": key, "min_version": low, "max_version": high}
             for key, (low, high) in broker.advertised_versions().items()]
 

@@ -17,12 +17,12 @@ from collections import Counter
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.handlers.contract import ApiHandler
-from kafkamock.broker.security.scram import TYPES
+from kafkamock.broker.security.scram import TYPES, ScramCredentials
 
 API_KEY = 50
 
 
-def _infos(store, user: str) -> list[dict]:
+def _infos(store: ScramCredentials, user: str) -> list[dict[str, int]]:
     return [{"mechanism": TYPES[m], "iterations": c.iterations} for m, c in store.of_user(user).items()]
 
 
