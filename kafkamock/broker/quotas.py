@@ -152,7 +152,8 @@ class ClientQuotas:
 
     # -- DescribeClientQuotas ------------------------------------------------------------------------------------
 
-    def describe(self, components: Iterable[messages.DescribeClientQuotasRequest.ComponentData], strict: bool) -> list[tuple[Entity, dict[str, float]]]:
+    def describe(self, components: Iterable[messages.DescribeClientQuotasRequest.ComponentData], strict: bool
+                 ) -> list[tuple[Entity, dict[str, float]]]:
         """The entities a filter matches (Kafka's ClientQuotasImage.describe); raises KafkaError."""
         exact: dict[str, str | None] = {}
         typed: set[str] = set()

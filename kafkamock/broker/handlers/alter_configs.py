@@ -207,7 +207,8 @@ def min_isr_error(resource: Resource, parsed: dict[str, Any]) -> str | None:
     return None
 
 
-def apply(broker: Broker, request: Request, resource: Resource, new_configs: dict[str, Any], validate_only: bool) -> None:
+def apply(broker: Broker, request: Request, resource: Resource, new_configs: dict[str, Any], validate_only: bool
+          ) -> None:
     """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs (every log and timer
     takes the new values at once)."""
     if resource.type == TOPIC:

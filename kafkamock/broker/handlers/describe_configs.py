@@ -150,7 +150,8 @@ def _listeners(node: Node, config: BrokerConfig, synonyms: list[Synonym]) -> tup
     return value, [("listeners", value, "STATIC_BROKER_CONFIG"), *synonyms]
 
 
-_NODE_SET: dict[str, Callable[[Node, BrokerConfig, list[Synonym]], tuple[Any, list[Synonym]]]] = {"node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
+_NODE_SET: dict[str, Callable[[Node, BrokerConfig, list[Synonym]], tuple[Any, list[Synonym]]]] = {
+    "node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
 
 
 def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -169,8 +170,9 @@ def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tu
 
 def _describe(broker: Broker, request: Request, resource: messages.DescribeConfigsRequest.DescribeConfigsResource,
               include_synonyms: bool) -> dict[str, Any]:
-    result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": "", "resource_type": resource.resource_type,
-              "resource_name": resource.resource_name, "configs": []}
+    result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": "",
+                              "resource_type": resource.resource_type, "resource_name": resource.resource_name,
+                              "configs": []}
     try:
         authorize_config(broker, request, resource.resource_type, resource.resource_name,
                          AclOperation.DESCRIBE_CONFIGS)

@@ -25,7 +25,8 @@ SPECIAL_SINCE = {EARLIEST: 1, LATEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LA
                  EARLIEST_PENDING_UPLOAD: 11}
 
 
-def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, read_committed: bool = False) -> tuple[int, int, int]:
+def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, read_committed: bool = False
+            ) -> tuple[int, int, int]:
     """(timestamp, offset, leader epoch) as Kafka's UnifiedLog.fetchOffsetByTimestamp answers (epoch -1: none)."""
     plog = partition.log
     limit = partition.producers.last_stable_offset(plog.high_watermark) if read_committed else plog.high_watermark

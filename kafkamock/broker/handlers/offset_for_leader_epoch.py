@@ -48,7 +48,8 @@ def end_offset_for(partition: Partition, requested: int) -> tuple[int, int]:
     return entries[higher - 1][0], entries[higher][1]
 
 
-def _answer(broker: Broker, request: Request, topic: Topic | None, index: int, current_leader_epoch: int, leader_epoch: int) -> tuple[int, int]:
+def _answer(broker: Broker, request: Request, topic: Topic | None, index: int, current_leader_epoch: int,
+            leader_epoch: int) -> tuple[int, int]:
     return end_offset_for(broker.lead(request, topic, index, current_leader_epoch), leader_epoch)
 
 
