@@ -67,6 +67,26 @@ def test_records_keep_to_the_high_watermark_and_skip_markers():
             broker.produce("t", [{"vaule": "x"}])
 
 
+def test_produce_and_records_on_a_named_partition():
+    """``partition`` puts every record there, keyed or not, and reads only that partition; one the topic does not
+    have is refused (404) before anything is appended."""
+    from kafkamock.broker.control import ControlError
+
+    with start_broker() as broker:
+        broker.create_topic("p", partitions=3)
+        placed = broker.produce("p", ["a", {"key": "k", "value": "b"}], partition=2)
+        assert placed == [{"partition": 2, "offset": 0}, {"partition": 2, "offset": 1}]
+        broker.produce("p", ["elsewhere"], partition=0)
+        assert [(r["partition"], r["offset"], r["value"]) for r in broker.records("p", partition=2)] == [
+            (2, 0, b"a"), (2, 1, b"b")]
+        assert [r["value"] for r in broker.records("p")] == [b"elsewhere", b"a", b"b"]
+        for call in (lambda: broker.produce("p", ["x"], partition=3), lambda: broker.records("p", partition=-1)):
+            with pytest.raises(ControlError, match="no partition p-") as refused:
+                call()
+            assert refused.value.status == 404
+        assert len(broker.records("p")) == 3
+
+
 def test_the_same_over_http_and_kafkamock_ctl():
     with start_broker(control_port=0) as broker:
         url = broker.control_url

@@ -9,6 +9,7 @@ The enums are Kafka's codes, in ``kafkamock.security_codes`` (the Admin client s
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from enum import IntEnum
 
@@ -129,7 +130,7 @@ def validate_new(acl: AclBinding) -> None:
 class AclStore:
     """The cluster's ACL bindings, in creation order, indexed by resource type for the authorizer."""
 
-    def __init__(self, changed=lambda: None):
+    def __init__(self, changed: Callable[[], None] = lambda: None) -> None:
         self._acls: dict[AclBinding, None] = {}
         self._by_type: dict[ResourceType, list[AclBinding]] = {}
         self._changed = changed
@@ -137,7 +138,7 @@ class AclStore:
     def __len__(self) -> int:
         return len(self._acls)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[AclBinding]:
         return iter(list(self._acls))
 
     def of_type(self, resource_type: ResourceType) -> list[AclBinding]:

@@ -20,7 +20,7 @@ import base64
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +100,7 @@ def partition_for_key(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-def coordinator_batches(group_ids, partitions: int) -> list[list[str]]:
+def coordinator_batches(group_ids: Iterable[str], partitions: int) -> list[list[str]]:
     """Group ids batched by ``__consumer_offsets`` partition in the order Kafka's GroupCoordinatorService walks its
     ``HashMap<TopicPartition, List<String>>`` (describe and delete calls answer in that order)."""
     by_partition: dict[int, list[str]] = {}
@@ -167,7 +167,7 @@ class Cluster:
         remains a controller when unregistered as a broker)."""
         return next((n.node_id for n in self.nodes.values() if n.up), -1)
 
-    def partitions(self):
+    def partitions(self) -> Iterator[Partition]:
         for topic in self.topics.values():
             yield from topic.partitions
 
@@ -538,7 +538,7 @@ class Cluster:
                             f"node {node_id} is not the leader of {topic.name}-{index}")
         return partition
 
-    def leader_endpoints(self, leader_ids, listener: str | None = None) -> list[dict]:
+    def leader_endpoints(self, leader_ids: Iterable[int], listener: str | None = None) -> list[dict]:
         """NodeEndpoints (KIP-951) for the leaders a response names, on the listener the request came in on."""
         out = []
         for node_id in sorted(set(leader_ids)):

@@ -18,9 +18,14 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.config import ip_overrides
 from kafkamock.broker.quotas import Rate
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker
+    from kafkamock.broker.node import Node
 
 log = logging.getLogger("kafkamock.broker")
 
@@ -43,7 +48,7 @@ class _Conn:
 
 
 class Connections:
-    def __init__(self, broker):
+    def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.open: dict[int, _Conn] = {}
         self.per_node: Counter[int] = Counter()
@@ -51,7 +56,7 @@ class Connections:
         self.closers: list[Callable[[int, str], None]] = []    # the shell: close connection ``id``, with a reason
         self._rates: dict[str, Rate] = {}
 
-    def admit(self, conn_id: int, node, host: str) -> Admission:
+    def admit(self, conn_id: int, node: Node, host: str) -> Admission:
         """May connection ``conn_id`` from ``host`` be served by ``node``? An admitted one is counted until
         ``closed``; a WAIT is asked again once another connection has closed."""
         config = node.config
@@ -76,7 +81,8 @@ class Connections:
         quota = self.broker.quotas.ip_quota("connection_creation_rate", host)
         if quota is None:
             return 0
-        n, window_ms = self.broker.config["quota.window.num"], self.broker.config["quota.window.size.seconds"] * 1000
+        n: int = self.broker.config["quota.window.num"]
+        window_ms: int = self.broker.config["quota.window.size.seconds"] * 1000
         now = self.broker.now_ms()
         rate = self._rates.setdefault(host, Rate())
         rate.record(1.0, now, n, window_ms)
@@ -102,7 +108,8 @@ class Connections:
     # -- idleness ------------------------------------------------------------------------------------------------
 
     def _idle_ms(self) -> int:
-        return self.broker.config["connections.max.idle.ms"]
+        idle: int = self.broker.config["connections.max.idle.ms"]
+        return idle
 
     def active(self, conn_id: int) -> None:
         """A read or a write completed on the connection."""

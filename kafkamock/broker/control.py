@@ -10,15 +10,21 @@ request log. Bad input raises ``ControlError`` (HTTP 400, or 404 for something t
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.faults import Fault
 from kafkamock.codec import default_registry
 
+if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition, Topic
+    from kafkamock.broker.core import Broker
+    from kafkamock.broker.node import Node
+
 
 class ControlError(ValueError):
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
 
@@ -66,7 +72,7 @@ def _optional_int(name: str, value: Any) -> int | None:
 
 
 class Control:
-    def __init__(self, broker):
+    def __init__(self, broker: Broker) -> None:
         self.broker = broker
 
     # -- nodes ---------------------------------------------------------------------------------------------------
@@ -75,9 +81,9 @@ class Control:
         return [{"node_id": n.node_id, "host": n.host, "port": n.port, "up": n.up, "rack": n.rack}
                 for n in self.broker.nodes]
 
-    def _node(self, node_id: Any):
+    def _node(self, node_id: Any) -> Node:
         nid = _optional_int("node_id", node_id)
-        node = self.broker.cluster.nodes.get(nid)
+        node = self.broker.cluster.nodes.get(nid) if nid is not None else None
         if node is None:
             raise ControlError(f"no node {node_id} (nodes: {sorted(self.broker.cluster.nodes)})", 404)
         return node
@@ -95,7 +101,7 @@ class Control:
             self.broker.start_node(node.node_id)
         return self._describe_node(node)
 
-    def _describe_node(self, node) -> dict:
+    def _describe_node(self, node: Node) -> dict:
         return {"node_id": node.node_id, "host": node.host, "port": node.port, "up": node.up, "rack": node.rack}
 
     def drop_connections(self, node_id: Any = None) -> dict:
@@ -130,7 +136,7 @@ class Control:
                 "configs": {k: v for k, v in t.configs.items()},
                 "partitions": [self._describe_partition(t, p) for p in t.partitions]}
 
-    def _describe_partition(self, topic, p) -> dict:
+    def _describe_partition(self, topic: Topic, p: Partition) -> dict:
         plog = p.log
         return {"topic": topic.name, "partition": p.index, "leader": p.leader_id, "leader_epoch": p.leader_epoch,
                 "replicas": list(p.replicas), "isr": list(p.isr), "log_start_offset": plog.log_start_offset,
@@ -202,7 +208,7 @@ class Control:
         key = api_key_of(api_key) if api_key is not None else None
         return self.broker.requests.list(api_key=key, node_id=_optional_int("node_id", node_id))
 
-    def scram_user(self, name: str, password: str, mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512"),
+    def scram_user(self, name: str, password: str, mechanisms: Iterable[str] = ("SCRAM-SHA-256", "SCRAM-SHA-512"),
                    iterations: int = 4096) -> dict:
         """Store SCRAM credentials for a user (what AlterUserScramCredentials or Kafka's ``kafka-configs
         --add-config 'SCRAM-SHA-512=[password=...]'`` would), persisted with the metadata."""
@@ -261,13 +267,13 @@ class Control:
         order: list[tuple[int, int]] = []
         for record in records:
             r = _record(record, now)
-            index = fixed if fixed is not None else (
+            index = fixed.index if fixed is not None else (
                 partition_for_key(r["key"], len(t.partitions)) if r["key"] is not None else 0)
             order.append((index, len(by_partition.setdefault(index, []))))
             by_partition[index].append(r)
         bases = {}
         for index, batch in by_partition.items():
-            p = t.partition_at(index)
+            p = t.partitions[index]     # a partition asked for, or one the key (or 0) picks: always in range
             result = append(self.broker, t, p, encode_batch(batch))
             self.broker.appended(p)
             bases[index] = result["base_offset"]
@@ -279,11 +285,11 @@ class Control:
         or base64 where a value is not UTF-8). Control batches (transaction markers, share state) are left out."""
         from kafkamock.records import decode_batches
 
-        t, index = self._topic_and_partition(topic, partition)
+        t, found = self._topic_and_partition(topic, partition)
         start = _optional_int("from_offset", from_offset) or 0
         count = _optional_int("limit", limit) or 0
         out: list[dict] = []
-        for p in [t.partition_at(index)] if index is not None else t.partitions:
+        for p in [found] if found is not None else t.partitions:
             plog = p.log
             for stored in plog.batches(max(start, plog.log_start_offset)):
                 for batch in decode_batches(bytes(stored.data)):
@@ -298,15 +304,18 @@ class Control:
                     break
         return out
 
-    def _topic_and_partition(self, topic: str, partition: Any):
-        """The topic (404 when there is none) and the partition index asked for, if any (404 when it has none)."""
+    def _topic_and_partition(self, topic: str, partition: Any) -> tuple[Topic, Partition | None]:
+        """The topic (404 when there is none) and the partition asked for, if any (404 when it has none)."""
         t = self.broker.cluster.topics.get(topic)
         if t is None:
             raise ControlError(f"no topic {topic!r}", 404)
         index = _optional_int("partition", partition)
-        if index is not None and t.partition_at(index) is None:
+        if index is None:
+            return t, None
+        found = t.partition_at(index)
+        if found is None:
             raise ControlError(f"no partition {topic}-{index}", 404)
-        return t, index
+        return t, found
 
     def groups(self) -> list[dict]:
         return [self.group(g.group_id) for g in sorted(self.broker.groups.list_groups(None, None),

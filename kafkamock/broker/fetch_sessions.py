@@ -11,8 +11,17 @@ import itertools
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Protocol
 
 MAX_SESSIONS = 1000
+
+
+class SlotCount(Protocol):
+    """How many sessions the cache may hold now (``max.incremental.fetch.session.cache.slots``, read at each new
+    session). A Protocol rather than ``Callable[[], int]``, which mypy cannot match a lambda binding a loop variable
+    in a default argument against (python/mypy#15459), as the broker's is."""
+
+    def __call__(self) -> int: ...
 
 
 @dataclass
@@ -42,7 +51,7 @@ class FetchSessions:
     """One node's fetch-session cache (bounded; the oldest session is evicted first). Nodes number their sessions
     from different starts, so a session id sent to the wrong node is never mistaken for one of its own."""
 
-    def __init__(self, first_id: int = 1, max_sessions=lambda: MAX_SESSIONS) -> None:
+    def __init__(self, first_id: int = 1, max_sessions: SlotCount = lambda: MAX_SESSIONS) -> None:
         self.sessions: OrderedDict[int, FetchSession] = OrderedDict()
         self._ids = itertools.count(first_id)
         self._max_sessions = max_sessions      # max.incremental.fetch.session.cache.slots

@@ -65,7 +65,8 @@ class Housekeeping:
         for it (in Kafka a topic's flush.ms does nothing until the scheduler interval is lowered too; here an
         accepted config takes effect)."""
         wanted = [p.log.config.flush_ms for p in self.cluster.partitions() if p.log.config.flush_ms < NEVER]
-        return max(1, min([self.config["log.flush.scheduler.interval.ms"], *wanted]))
+        scheduler: int = self.config["log.flush.scheduler.interval.ms"]
+        return max(1, min([scheduler, *wanted]))
 
     def _flush(self, now: int) -> None:
         for partition in self.cluster.partitions():

@@ -8,12 +8,18 @@ added or removed (AddRaftVoter and RemoveRaftVoter answer as Kafka does for a st
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Cluster
+
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
 
 
 class Quorum:
-    def __init__(self, cluster, now_ms) -> None:
+    def __init__(self, cluster: Cluster, now_ms: Callable[[], int]) -> None:
         self.cluster = cluster
         self.now_ms = now_ms
         self.high_watermark = 0

@@ -16,11 +16,17 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.outcome import NoResponse, Outcome, Respond, Wait, as_outcome
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker
+    from kafkamock.broker.request import Request
+    from kafkamock.codec import messages
 
 log = logging.getLogger("kafkamock.broker")
 
@@ -46,7 +52,7 @@ def principal_user(principal: str) -> str:
     return principal.split(":", 1)[1] if ":" in principal else principal
 
 
-def _entity(components) -> tuple[Entity, str | None]:
+def _entity(components: Iterable[messages.AlterClientQuotasRequest.EntityData]) -> tuple[Entity, str | None]:
     """An AlterClientQuotas entity, validated as Kafka's ClientQuotaControlManager does; (entity, error)."""
     seen: dict[str, str | None] = {}
     if not components:
@@ -130,7 +136,7 @@ class Rate:
 class ClientQuotas:
     """The quota entities and their values, and the produce/fetch byte-rate sensors of the clients."""
 
-    def __init__(self, broker):
+    def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.entities: dict[Entity, dict[str, float]] = {}
         self._sensors: dict[tuple[int, str, str], Rate] = {}
@@ -146,7 +152,8 @@ class ClientQuotas:
 
     # -- DescribeClientQuotas ------------------------------------------------------------------------------------
 
-    def describe(self, components, strict: bool) -> list[tuple[Entity, dict[str, float]]]:
+    def describe(self, components: Iterable[messages.DescribeClientQuotasRequest.ComponentData], strict: bool
+                 ) -> list[tuple[Entity, dict[str, float]]]:
         """The entities a filter matches (Kafka's ClientQuotasImage.describe); raises KafkaError."""
         exact: dict[str, str | None] = {}
         typed: set[str] = set()
@@ -190,9 +197,10 @@ class ClientQuotas:
 
     # -- AlterClientQuotas ---------------------------------------------------------------------------------------
 
-    def alter(self, entries, validate_only: bool) -> list[tuple[Any, ErrorCode, str | None]]:
+    def alter(self, entries: Iterable[messages.AlterClientQuotasRequest.EntryData], validate_only: bool
+              ) -> list[tuple[list[messages.AlterClientQuotasRequest.EntityData], ErrorCode, str | None]]:
         """Apply (or only check) each entry; one (request entity, error, message) per entry, as Kafka answers."""
-        results: list[tuple[Any, ErrorCode, str | None]] = []
+        results: list[tuple[list[messages.AlterClientQuotasRequest.EntityData], ErrorCode, str | None]] = []
         planned: dict[Entity, dict[str, float | None]] = {}
         seen: set[Entity] = set()
         for entry in entries:
@@ -268,7 +276,9 @@ class ClientQuotas:
 
     def _window(self) -> tuple[int, int]:
         config = self.broker.config
-        return config["quota.window.num"], config["quota.window.size.seconds"] * 1000
+        n: int = config["quota.window.num"]
+        seconds: int = config["quota.window.size.seconds"]
+        return n, seconds * 1000
 
     def record(self, kind: int, user: str, client_id: str, value: float, now: int) -> int:
         """Record ``value`` bytes against the client's produce or fetch quota; the throttle time in ms (0: none)."""
@@ -295,7 +305,7 @@ class ClientQuotas:
 
     # -- Produce and Fetch outcomes ------------------------------------------------------------------------------
 
-    def apply(self, request, outcome: Outcome) -> Outcome:
+    def apply(self, request: Request, outcome: Outcome) -> Outcome:
         """Throttle a Produce or Fetch outcome (a wait's, once it is answered); other APIs pass through."""
         if request.api_key not in (PRODUCE, FETCH) or not self.entities:
             return outcome
@@ -303,7 +313,7 @@ class ClientQuotas:
             waiter = outcome.waiter
             check = waiter.check
 
-            def throttled(final: bool):
+            def throttled(final: bool) -> Outcome | None:
                 result = check(final)
                 return None if result is None else self.apply(request, as_outcome(result))
 
@@ -331,7 +341,7 @@ class ClientQuotas:
         return outcome
 
 
-def _fetch_size(body) -> int:
+def _fetch_size(body: Mapping[str, Any]) -> int:
     """The bytes a Fetch response carries: its record batches (the fixed fields are noise next to them)."""
     total = 0
     for topic in body.get("responses", ()):

@@ -24,16 +24,17 @@ from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 80
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def answer(code: ErrorCode, message: str | None) -> dict:
+def answer(code: ErrorCode, message: str | None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
 
 
-def voter_request_error(broker, request, verb: str) -> dict | None:
+def voter_request_error(broker: Broker, request: Request, verb: str) -> dict[str, Any] | None:
     """The checks Add- and RemoveRaftVoter share, in Kafka's order: ALTER on the cluster; INCONSISTENT_CLUSTER_ID
     for a given cluster id that is not this cluster's; INVALID_REQUEST for a voter without an id of 0 or more and a
     directory id. None when the request passes them."""
@@ -47,12 +48,12 @@ def voter_request_error(broker, request, verb: str) -> dict | None:
     return None
 
 
-def default_listener(broker) -> str:
+def default_listener(broker: Broker) -> str:
     names = [n.strip() for n in str(broker.config["controller.listener.names"] or "").split(",") if n.strip()]
     return (names[0] if names else "CONTROLLER").upper()
 
 
-def _endpoints(listeners) -> str:
+def _endpoints(listeners: list[messages.AddRaftVoterRequest.Listener]) -> str:
     """Kafka's Endpoints.toString: a HashMap (sized for the listeners given) of listener names, upper-cased, to
     unresolved addresses."""
     found: dict[str, str] = {}

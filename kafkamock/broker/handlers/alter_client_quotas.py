@@ -12,11 +12,12 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 49
 
 
-def _entity(components) -> list[dict]:
+def _entity(components: list[messages.AlterClientQuotasRequest.EntityData]) -> list[dict[str, str | None]]:
     return [{"entity_type": c.entity_type, "entity_name": c.entity_name} for c in components]
 
 

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, ResourceType
 from kafkamock.broker.cluster import Topic, validate_topic_name
@@ -51,10 +52,15 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 33
 TOPIC, BROKER, GROUP = 2, 4, 32
 RESOURCE_TYPES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
+
+# A config entry of AlterConfigs or IncrementalAlterConfigs (the checks both make take either).
+ConfigEntry = TypeVar("ConfigEntry", "messages.AlterConfigsRequest.AlterableConfig",
+                      "messages.IncrementalAlterConfigsRequest.AlterableConfig")
 
 
 @dataclass
@@ -72,7 +78,7 @@ class Resource:
         return {TOPIC: TOPIC_CONFIGS, GROUP: GROUP_CONFIGS}.get(self.type, BROKER_CONFIGS)
 
 
-def check_broker_name(broker, request, name: str, *, describe: bool = False) -> bool:
+def check_broker_name(broker: Broker, request: Request, name: str, *, describe: bool = False) -> bool:
     """True for the cluster default (""), False for the id of the node the request arrived on (Kafka's admin client
     sends a broker's configs to that broker); INVALID_REQUEST for anything else."""
     if name == "":
@@ -82,7 +88,7 @@ def check_broker_name(broker, request, name: str, *, describe: bool = False) -> 
     except ValueError:
         what = "Broker" if describe else "Node"
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"{what} id must be an integer, but it is: {name}") from None
-    own = request.node.node_id
+    own = request.arrived_on.node_id
     if node_id != own:
         expected = f"{own} or empty string" if describe else f"{own}"
         raise KafkaError(ErrorCode.INVALID_REQUEST,
@@ -97,19 +103,19 @@ _GUARDS = {TOPIC: (ResourceType.TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "To
 _CLUSTER_GUARD = (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
 
 
-def authorize_config(broker, request, resource_type: int, name: str, operation: AclOperation) -> None:
+def authorize_config(broker: Broker, request: Request, resource_type: int, name: str, operation: AclOperation) -> None:
     """DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or group named, on the cluster for broker-wide resources."""
     acl_type, code, message = _GUARDS.get(resource_type, _CLUSTER_GUARD)
     if not broker.auth.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
         raise KafkaError(code, message)
 
 
-def resolve(broker, request, resource_type: int, name: str) -> Resource:
+def resolve(broker: Broker, request: Request, resource_type: int, name: str) -> Resource:
     """The resource a request names, or KafkaError (its existence, for topics, is checked by ``apply``)."""
     if resource_type == BROKER:
         cluster_default = check_broker_name(broker, request, name)
         return Resource(BROKER, name, cluster_default=cluster_default,
-                        current=request.node.config.dynamic_layer(cluster_default=cluster_default))
+                        current=request.arrived_on.config.dynamic_layer(cluster_default=cluster_default))
     if resource_type == TOPIC:
         if name == "":
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
@@ -126,7 +132,8 @@ def resolve(broker, request, resource_type: int, name: str) -> Resource:
     raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
 
 
-def check_names(configs, null_allowed=lambda c: False) -> None:
+def check_names(configs: Sequence[ConfigEntry], null_allowed: Callable[[ConfigEntry], bool] = lambda c: False
+                ) -> None:
     """Kafka's first checks on a resource's config entries: no name twice, no null value where one is needed."""
     if any(n > 1 for n in Counter(c.name for c in configs).values()):
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
@@ -135,11 +142,12 @@ def check_names(configs, null_allowed=lambda c: False) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
 
 
-def parse_all(resource: Resource, raw: dict[str, Any], broker=None) -> dict[str, Any]:
+def parse_all(resource: Resource, raw: dict[str, Any], broker: Broker) -> dict[str, Any]:
     """Parse and validate the resource's complete new set of dynamic configs (string or already-parsed values)."""
     if resource.type == GROUP:
-        return broker.groups.configs.parse(raw)
-    parsed = {}
+        group_configs: dict[str, Any] = broker.groups.configs.parse(raw)
+        return group_configs
+    parsed: dict[str, Any] = {}
     if resource.type == BROKER:
         error = dynamic_names_error(list(raw))
         if error is not None:
@@ -199,7 +207,8 @@ def min_isr_error(resource: Resource, parsed: dict[str, Any]) -> str | None:
     return None
 
 
-def apply(broker, request, resource: Resource, new_configs: dict[str, Any], validate_only: bool) -> None:
+def apply(broker: Broker, request: Request, resource: Resource, new_configs: dict[str, Any], validate_only: bool
+          ) -> None:
     """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs (every log and timer
     takes the new values at once)."""
     if resource.type == TOPIC:
@@ -214,16 +223,19 @@ def apply(broker, request, resource: Resource, new_configs: dict[str, Any], vali
             broker.groups.configs.set(resource.name, new_configs)
             broker.metadata_changed()
     elif not validate_only:
-        request.node.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
+        request.arrived_on.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
         broker.configs_changed()
 
 
-def duplicate_resources(resources) -> set[tuple[int, str]]:
+def duplicate_resources(resources: Iterable[messages.AlterConfigsRequest.AlterConfigsResource
+                                            | messages.IncrementalAlterConfigsRequest.AlterConfigsResource]
+                        ) -> set[tuple[int, str]]:
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     return {key for key, n in counts.items() if n > 1}
 
 
-def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, message: str | None = None
+             ) -> dict[str, Any]:
     return {"error_code": code, "error_message": message, "resource_type": resource_type, "resource_name": name}
 
 

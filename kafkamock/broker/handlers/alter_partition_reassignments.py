@@ -26,11 +26,13 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 45
 
 
-def _alter(broker, topic_name: str, wanted, allow_rf_change: bool) -> None:
+def _alter(broker: Broker, topic_name: str, wanted: messages.AlterPartitionReassignmentsRequest.ReassignablePartition,
+           allow_rf_change: bool) -> None:
     cluster = broker.cluster
     topic = cluster.topics.get(topic_name)
     if topic is None:

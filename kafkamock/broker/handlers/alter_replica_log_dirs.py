@@ -35,7 +35,7 @@ API_KEY = 34
 FUTURE_DIR_SUFFIX = len(".") + 32 + len("-future")    # "<topic>-<partition>.<uuid without dashes>-future"
 
 
-def _error(broker, request, path: str, topic: str, index: int) -> ErrorCode:
+def _error(broker: Broker, request: Request, path: str, topic: str, index: int) -> ErrorCode:
     if len(f"{topic}-{index}") + FUTURE_DIR_SUFFIX > 255:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
     if path != log_dir(broker):
@@ -52,10 +52,10 @@ def _error(broker, request, path: str, topic: str, index: int) -> ErrorCode:
     return ErrorCode.NONE
 
 
-def _answer(dirs: dict[tuple[str, int], object]) -> dict:
+def _answer(dirs: dict[tuple[str, int], ErrorCode]) -> dict[str, Any]:
     """Results in Kafka's order for ``{(topic, partition): error code}``."""
     order = java_hash_order(dirs, topic_partition_hash)
-    results = []
+    results: list[dict[str, Any]] = []
     for topic in scala_hash_order([t for t, _ in order], java_string_hash):
         keys = java_hash_order([k for k in order if k[0] == topic], topic_partition_hash)
         results.append({"topic_name": topic, "partitions": [{"partition_index": p, "error_code": dirs[(t, p)]}

@@ -3,6 +3,7 @@ assignments. A classic group, or none, is GROUP_ID_NOT_FOUND (Kafka's Admin then
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
 API_KEY = 69
 
 
-def authorized_view(broker, request, answer: dict, assignments) -> dict:
+def authorized_view(broker: Broker, request: Request, answer: dict[str, Any],
+                    assignments: Callable[[dict[str, Any]], Iterable[dict[str, Any]]]) -> dict[str, Any]:
     """A described group as Kafka's handler shows it: its authorized-operations bit field when asked, and, with an
     authorizer, TOPIC_AUTHORIZATION_FAILED with no members if an assignment names a topic the principal may not
     describe (``assignments(member)`` lists a member's assignments)."""
@@ -33,7 +35,7 @@ def authorized_view(broker, request, answer: dict, assignments) -> dict:
     return answer
 
 
-def _describe(broker, request, group_id: str) -> dict:
+def _describe(broker: Broker, request: Request, group_id: str) -> dict[str, Any]:
     if not group_id:                             # Kafka answers an empty id before looking for a coordinator
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "error_message": None, "group_id": "", "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}

@@ -24,12 +24,14 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 37
 MAX_RECORDS_PER_USER_OP = 10_000
 
 
-def _grow(broker, wanted, validate_only: bool, budget: list[int]) -> None:
+def _grow(broker: Broker, wanted: messages.CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool,
+          budget: list[int]) -> None:
     topic = broker.cluster.topics.get(wanted.name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

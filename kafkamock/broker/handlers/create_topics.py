@@ -31,15 +31,17 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.config import BrokerConfig
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 19
 MAX_PARTITIONS_PER_BATCH = 10_000
 MAX_RECORDS_PER_USER_OP = 10_000
 
 
-def _configs(raw_configs) -> dict:
-    configs = {}
+def _configs(raw_configs: list[messages.CreateTopicsRequest.CreatableTopicConfig]) -> dict[str, Any]:
+    configs: dict[str, Any] = {}
     for c in raw_configs:
         definition = TOPIC_CONFIGS.get(c.name)
         if definition is None:
@@ -53,10 +55,10 @@ def _configs(raw_configs) -> dict:
     return configs
 
 
-def _requested_partitions(body, default: int) -> int:
+def _requested_partitions(topics: list[messages.CreateTopicsRequest.CreatableTopic], default: int) -> int:
     """Kafka's upper bound of the partitions a request creates (a topic that fails later still counts)."""
     total = 0
-    for t in body.topics:
+    for t in topics:
         if t.assignments:
             total += len(t.assignments)
         elif t.num_partitions == -1:
@@ -66,22 +68,23 @@ def _requested_partitions(body, default: int) -> int:
     return total
 
 
-def _whole_request_error(body, message: str) -> dict:
+def _whole_request_error(topics: list[messages.CreateTopicsRequest.CreatableTopic], message: str
+                         ) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "error_code": ErrorCode.POLICY_VIOLATION, "error_message": message, "num_partitions": -1,
-         "replication_factor": -1, "configs": []} for t in body.topics]}
+         "replication_factor": -1, "configs": []} for t in topics]}
 
 
 def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     config = broker.node_config(request)
-    if _requested_partitions(body, config["num.partitions"]) > MAX_PARTITIONS_PER_BATCH:
-        return _whole_request_error(body, "Excessively large number of partitions per request.")
+    if _requested_partitions(body.topics, config["num.partitions"]) > MAX_PARTITIONS_PER_BATCH:
+        return _whole_request_error(body.topics, "Excessively large number of partitions per request.")
     validate_only = request.version >= 1 and body.validate_only
     results = _create(broker, request, config, validate_only=True)
     records = sum(1 + r["num_partitions"] + len(r.pop("_configs")) for r in results if not r["error_code"])
     if records > MAX_RECORDS_PER_USER_OP:
-        return _whole_request_error(body, "Unable to perform excessively large batch operation.")
+        return _whole_request_error(body.topics, "Unable to perform excessively large batch operation.")
     if validate_only:
         return {"throttle_time_ms": 0, "topics": results}
     results = _create(broker, request, config, validate_only=False)
@@ -90,7 +93,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     return {"throttle_time_ms": 0, "topics": results}
 
 
-def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
+def _create(broker: Broker, request: Request, config: BrokerConfig, *, validate_only: bool) -> list[dict[str, Any]]:
     """One result per requested topic; with ``validate_only`` nothing is created (or allocated)."""
     body = request.body
     names = [t.name for t in body.topics]
@@ -98,14 +101,14 @@ def _create(broker, request, config, *, validate_only: bool) -> list[dict]:
     creatable = set(names) if broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
         broker.auth.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
     describable = broker.auth.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
-    results = []
+    results: list[dict[str, Any]] = []
     answered: set[str] = set()
     for wanted in body.topics:
         if wanted.name in answered:          # Kafka answers a name given twice once (its results are keyed by name)
             continue
         answered.add(wanted.name)
-        result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None,
-                  "num_partitions": -1, "replication_factor": -1, "configs": []}
+        result: dict[str, Any] = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None,
+                                  "num_partitions": -1, "replication_factor": -1, "configs": []}
         try:
             if names.count(wanted.name) > 1:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")

@@ -16,6 +16,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Topic
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 21
@@ -23,8 +24,9 @@ HIGH_WATERMARK = -1
 INVALID_LOW_WATERMARK = -1
 
 
-def _delete(broker, request, topic, index: int, offset: int) -> int:
+def _delete(broker: Broker, request: Request, topic: Topic | None, index: int, offset: int) -> int:
     partition = broker.lead(request, topic, index)
+    assert topic is not None        # lead refused an unknown topic
     if "delete" not in str(broker.topic_config(topic, "cleanup.policy", request.node)).split(","):
         raise KafkaError(ErrorCode.POLICY_VIOLATION,
                          f"Records of partition {topic.name}-{index} can not be deleted due to the configured policy")

@@ -7,7 +7,7 @@ parser refuses it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkamock.broker.acls import (
     AclBindingFilter,
@@ -28,7 +28,26 @@ API_KEY = 29
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
 
-def parse_filter(f) -> AclBindingFilter | None:
+class AclFilterFields(Protocol):
+    """The filter fields DescribeAclsRequest and DeleteAclsRequest's DeleteAclsFilter share."""
+
+    @property
+    def resource_type_filter(self) -> int: ...
+    @property
+    def resource_name_filter(self) -> str | None: ...
+    @property
+    def pattern_type_filter(self) -> int: ...
+    @property
+    def principal_filter(self) -> str | None: ...
+    @property
+    def host_filter(self) -> str | None: ...
+    @property
+    def operation(self) -> int: ...
+    @property
+    def permission_type(self) -> int: ...
+
+
+def parse_filter(f: AclFilterFields) -> AclBindingFilter | None:
     """A request's filter fields as an AclBindingFilter; None if a code is unknown to Kafka."""
     if not (known(ResourceType, f.resource_type_filter) and known(PatternType, f.pattern_type_filter)
             and known(AclOperation, f.operation) and known(AclPermissionType, f.permission_type)):
@@ -45,7 +64,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.auth.require_cluster(request, AclOperation.DESCRIBE)
     if not broker.auth.enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
-    resources: dict[tuple, list[dict]] = {}
+    resources: dict[tuple[ResourceType, str, PatternType], list[dict[str, Any]]] = {}
     for acl in broker.acls.describe(flt):
         resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(
             {"principal": acl.principal, "host": acl.host, "operation": acl.operation,

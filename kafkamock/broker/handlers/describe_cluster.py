@@ -10,7 +10,7 @@ up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
@@ -26,13 +26,13 @@ MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = ErrorCode.MISMATCHED_ENDPO
 OMITTED_OPERATIONS = -2147483648
 
 
-def _error(code: int, message: str) -> dict:
+def _error(code: int, message: str) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "endpoint_type": BROKER_ENDPOINT,
             "cluster_id": "", "controller_id": -1, "brokers": [],
             "cluster_authorized_operations": OMITTED_OPERATIONS}
 
 
-def _cluster_operations(broker, request) -> int:
+def _cluster_operations(broker: Broker, request: Request) -> int:
     """As AuthHelper.computeDescribeClusterResponse: the bit field if asked, 0 without DESCRIBE on the cluster."""
     if not request.body.include_cluster_authorized_operations:
         return OMITTED_OPERATIONS

@@ -29,6 +29,7 @@ As Kafka's ConfigHelper answers:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation
@@ -38,6 +39,7 @@ from kafkamock.broker.config import (
     CONFIG_SOURCE_IDS,
     CONFIG_TYPE_IDS,
     TOPIC_CONFIGS,
+    BrokerConfig,
     ConfigDef,
     format_value,
     read_only,
@@ -59,13 +61,17 @@ from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.node import Node
+    from kafkamock.codec import messages
 
 API_KEY = 32
 INVALID_REQUEST_MESSAGE = default_message(ErrorCode.INVALID_REQUEST)
+Synonym = tuple[str, Any, str]
+"""(config name, value, source), as ``BrokerConfig.synonyms`` lists them."""
 
 
-def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[str, Any, str]],
-           include_synonyms: bool, read_only: bool, known: bool = True) -> dict:
+def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[Synonym],
+           include_synonyms: bool, read_only: bool, known: bool = True) -> dict[str, Any]:
     # A broker config Kafka does not define (kafkamock's own, set on this broker) is described as Kafka describes
     # an unknown property it was given: type UNKNOWN, and so (KafkaConfig.maybeSensitive) sensitive, value hidden.
     type_ = definition.type if known else "UNKNOWN"
@@ -84,7 +90,8 @@ def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[tuple[st
     }
 
 
-def _topic_configs(broker, request, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+def _topic_configs(broker: Broker, request: Request, name: str, include_synonyms: bool
+                   ) -> list[tuple[str, dict[str, Any]]]:
     validate_topic_name(name)
     topic = broker.cluster.topics.get(name)
     if topic is None:
@@ -93,15 +100,17 @@ def _topic_configs(broker, request, name: str, include_synonyms: bool) -> list[t
     for config_name, definition in TOPIC_CONFIGS.items():
         if definition.kafka is not None and definition.kafka.internal and config_name not in topic.configs:
             continue
-        synonyms = topic_config_synonyms(config_name, topic.configs, request.node.config)
-        value, _ = topic_config_value(config_name, topic.configs, request.node.config)
+        synonyms = topic_config_synonyms(config_name, topic.configs, request.arrived_on.config)
+        value, _ = topic_config_value(config_name, topic.configs, request.arrived_on.config)
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms, False)))
     return out
 
 
-def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+def _broker_configs(broker: Broker, request: Request, name: str, include_synonyms: bool
+                    ) -> list[tuple[str, dict[str, Any]]]:
     cluster_default = check_broker_name(broker, request, name, describe=True)
-    config = request.node.config
+    node = request.arrived_on
+    config = node.config
     out = []
     for config_name, definition in BROKER_CONFIGS.items():
         # Kafka lists its public configs, and any other property the broker was given (ConfigHelperUtils).
@@ -117,23 +126,23 @@ def _broker_configs(broker, request, name: str, include_synonyms: bool) -> list[
             synonyms = [s for s in synonyms if s[2] == "DYNAMIC_DEFAULT_BROKER_CONFIG"]
             value = config.dynamic_default[config_name]
         elif config_name in _NODE_SET:
-            value, synonyms = _NODE_SET[config_name](request.node, config, synonyms)
+            value, synonyms = _NODE_SET[config_name](node, config, synonyms)
         out.append((config_name, _entry(config_name, value, definition, synonyms, include_synonyms,
                                         read_only(config_name), known=definition.kafka is not None)))
     return out
 
 
-def _node_id(node, config, synonyms):
+def _node_id(node: Node, config: BrokerConfig, synonyms: list[Synonym]) -> tuple[Any, list[Synonym]]:
     """Every node has its node.id set (node k of a cluster is node.id + k - 1), as a Kafka node's properties must."""
     return node.node_id, [("node.id", node.node_id, "STATIC_BROKER_CONFIG")]
 
 
-def _broker_id(node, config, synonyms):
+def _broker_id(node: Node, config: BrokerConfig, synonyms: list[Synonym]) -> tuple[Any, list[Synonym]]:
     """KRaft's broker.id is the node.id, copied into the node's properties (AbstractKafkaConfig.populateSynonyms)."""
     return node.node_id, [("broker.id", node.node_id, "STATIC_BROKER_CONFIG"), ("broker.id", -1, "DEFAULT_CONFIG")]
 
 
-def _listeners(node, config, synonyms):
+def _listeners(node: Node, config: BrokerConfig, synonyms: list[Synonym]) -> tuple[Any, list[Synonym]]:
     """Without ``listeners``, a node listens where --host/--port put it: that is its configured listener."""
     if synonyms and synonyms[0][2] != "DEFAULT_CONFIG":
         return config.values["listeners"], synonyms
@@ -141,10 +150,11 @@ def _listeners(node, config, synonyms):
     return value, [("listeners", value, "STATIC_BROKER_CONFIG"), *synonyms]
 
 
-_NODE_SET = {"node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
+_NODE_SET: dict[str, Callable[[Node, BrokerConfig, list[Synonym]], tuple[Any, list[Synonym]]]] = {
+    "node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
 
 
-def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str, dict]]:
+def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tuple[str, dict[str, Any]]]:
     """A group's configs as Kafka's ConfigHelper shows them: set on the group (DYNAMIC_GROUP_CONFIG), else the
     default; synonyms the group's own value, then its broker synonym's levels (``groups/group_configs.py``)."""
     if not name:
@@ -158,9 +168,11 @@ def _group_configs(broker, name: str, include_synonyms: bool) -> list[tuple[str,
     return out
 
 
-def _describe(broker, request, resource, include_synonyms: bool) -> dict:
-    result = {"error_code": ErrorCode.NONE, "error_message": "", "resource_type": resource.resource_type,
-              "resource_name": resource.resource_name, "configs": []}
+def _describe(broker: Broker, request: Request, resource: messages.DescribeConfigsRequest.DescribeConfigsResource,
+              include_synonyms: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": "",
+                              "resource_type": resource.resource_type, "resource_name": resource.resource_name,
+                              "configs": []}
     try:
         authorize_config(broker, request, resource.resource_type, resource.resource_name,
                          AclOperation.DESCRIBE_CONFIGS)

@@ -23,7 +23,7 @@ API_KEY = 15
 NOT_ASKED = -(2**31)
 
 
-def _describe(broker, request, group_id: str) -> dict:
+def _describe(broker: Broker, request: Request, group_id: str) -> dict[str, Any]:
     version = request.version
     base: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None, "group_id": group_id,
                             "group_state": "Dead", "protocol_type": "", "protocol_data": "", "members": [],

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 API_KEY = 35
 
 
-def log_dir(broker) -> str:
+def log_dir(broker: Broker) -> str:
     """The node's log directory as an absolute path (Kafka reports and matches absolute paths)."""
     root = getattr(broker.storage, "root", None)
     if root is None:
@@ -34,7 +34,7 @@ def log_dir(broker) -> str:
     return os.path.abspath(str(root))
 
 
-def cordoned(broker, request, path: str) -> bool:
+def cordoned(broker: Broker, request: Request, path: str) -> bool:
     dirs = {d.strip() for d in str(broker.node_config(request)["cordoned.log.dirs"] or "").split(",") if d.strip()}
     return "*" in dirs or path in dirs
 
@@ -45,7 +45,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     body = request.body
     node_id = request.node.node_id if request.node is not None else broker.node_id
     wanted = None if body.topics is None else {(t.topic, p) for t in body.topics for p in t.partitions}
-    topics: dict[str, list[dict]] = {}
+    topics: dict[str, list[dict[str, Any]]] = {}
     for topic in broker.cluster.topics.values():
         for p in topic.partitions:
             if node_id not in p.replicas or (wanted is not None and (topic.name, p.index) not in wanted):

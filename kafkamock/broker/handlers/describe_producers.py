@@ -11,12 +11,13 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition, Topic
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 61
 
 
-def _producers(partition) -> list[dict]:
+def _producers(partition: Partition) -> list[dict[str, Any]]:
     producers = partition.producers
     return [{"producer_id": pid, "producer_epoch": e.epoch, "last_sequence": e.last_seq,
              "last_timestamp": e.last_timestamp, "coordinator_epoch": e.coordinator_epoch,
@@ -24,7 +25,7 @@ def _producers(partition) -> list[dict]:
             for pid, e in producers.entries.items()]
 
 
-def _topic_error(topic_name: str, readable: set[str], topics) -> tuple[ErrorCode, str | None] | None:
+def _topic_error(topic_name: str, readable: set[str], topics: dict[str, Topic]) -> tuple[ErrorCode, str | None] | None:
     """A whole topic's error, with the message Kafka's ApiError gives it (its exception's, else the error's own)."""
     try:
         validate_topic_name(topic_name)

@@ -22,12 +22,13 @@ from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 55
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _valid(topics) -> bool:
+def _valid(topics: list[messages.DescribeQuorumRequest.TopicData]) -> bool:
     return (len(topics) == 1 and topics[0].topic_name == METADATA_TOPIC and len(topics[0].partitions) == 1
             and topics[0].partitions[0].partition_index == METADATA_PARTITION)
 

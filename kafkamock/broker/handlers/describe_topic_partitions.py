@@ -36,7 +36,7 @@ API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _partitions(broker, topic: Topic, start: int, limit: int) -> tuple[list[dict], int]:
+def _partitions(broker: Broker, topic: Topic, start: int, limit: int) -> tuple[list[dict[str, Any]], int]:
     """The partitions of one page from ``start``, and the partition the next page starts at (-1: none left)."""
     alive = {n.node_id for n in broker.cluster.live_nodes()}
     upper = min(len(topic.partitions), start + limit)
@@ -52,7 +52,7 @@ def _partitions(broker, topic: Topic, start: int, limit: int) -> tuple[list[dict
     return out, upper if upper < len(topic.partitions) else -1
 
 
-def _missing(name: str) -> dict:
+def _missing(name: str) -> dict[str, Any]:
     try:
         validate_topic_name(name)
         code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
-from kafkamock.broker.security.scram import TYPES
+from kafkamock.broker.security.scram import TYPES, ScramCredentials
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 API_KEY = 50
 
 
-def _infos(store, user: str) -> list[dict]:
+def _infos(store: ScramCredentials, user: str) -> list[dict[str, int]]:
     return [{"mechanism": TYPES[m], "iterations": c.iterations} for m, c in store.of_user(user).items()]
 
 

@@ -26,13 +26,15 @@ from kafkamock.broker.java_hash_order import timeline_hash_order
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 43
 PREFERRED, UNCLEAN = 0, 1
 
 
-def _judge(broker, topic_name: str, index: int, election_type: int):
+def _judge(broker: Broker, topic_name: str, index: int, election_type: int
+           ) -> tuple[ErrorCode, str | None, Partition | None, int]:
     """(error code, message, partition, new leader) for one entry; the state is not changed."""
     topic = broker.cluster.topics.get(topic_name)
     if topic is None:
@@ -53,7 +55,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": []}
     if election_type not in (PREFERRED, UNCLEAN):
         return error_response(broker, request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
-    results, elected = [], []
+    results: list[dict[str, Any]] = []
+    elected: list[tuple[Partition, int]] = []
     if body.topic_partitions is None:
         for topic in list(broker.cluster.topics.values()):
             partitions = []
@@ -61,7 +64,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                 code, message, partition, leader = _judge(broker, topic.name, p.index, election_type)
                 if code != ErrorCode.ELECTION_NOT_NEEDED:
                     partitions.append({"partition_id": p.index, "error_code": code, "error_message": message})
-                if code == ErrorCode.NONE:
+                if code == ErrorCode.NONE and partition is not None:
                     elected.append((partition, leader))
             results.append({"topic": topic.name, "partition_result": partitions})
     else:
@@ -70,7 +73,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             for index in wanted.partitions:
                 code, message, partition, leader = _judge(broker, wanted.topic, index, election_type)
                 partitions.append({"partition_id": index, "error_code": code, "error_message": message})
-                if code == ErrorCode.NONE:
+                if code == ErrorCode.NONE and partition is not None:
                     elected.append((partition, leader))
             results.append({"topic": wanted.topic, "partition_result": partitions})
     for partition, leader in elected:

@@ -29,7 +29,10 @@ from kafkamock.broker.timers import log_key
 from kafkamock.records import CorruptRecordError, split_batches
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
+    from kafkamock.storage.segment import Buffer
 
 API_KEY = 1
 INITIAL_EPOCH = 0
@@ -41,13 +44,17 @@ REFUSED_BEFORE_READ = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode
                                  ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE})
 
 
-def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> tuple:
+Part = tuple[PartitionFetch, dict[str, Any]]
+"""A partition of the response: what was asked for, and its PartitionData."""
+
+
+def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> tuple[str | uuid.UUID, int]:
     return (topic_id if by_id else topic_name, partition)
 
 
-def _requested(broker, body, by_id: bool) -> list[PartitionFetch]:
+def _requested(broker: Broker, topics: list[messages.FetchRequest.FetchTopic], by_id: bool) -> list[PartitionFetch]:
     wanted = []
-    for t in body.topics:
+    for t in topics:
         if by_id:
             topic = broker.cluster.topics_by_id.get(t.topic_id)
             name = topic.name if topic else ""
@@ -59,9 +66,9 @@ def _requested(broker, body, by_id: bool) -> list[PartitionFetch]:
     return wanted
 
 
-def _forgotten(body, by_id: bool) -> list[tuple]:
-    out = []
-    for f in body.forgotten_topics_data:
+def _forgotten(forgotten: list[messages.FetchRequest.ForgottenTopic], by_id: bool) -> list[tuple[str | uuid.UUID, int]]:
+    out: list[tuple[str | uuid.UUID, int]] = []
+    for f in forgotten:
         for partition in f.partitions:
             out.append((f.topic_id if by_id else f.topic, partition))
     return out
@@ -74,7 +81,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         return _top_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, 0)  # no followers in this cluster
     sessions = request.arrived_on.fetch_sessions
     session_id, epoch = (body.session_id, body.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
-    requested = _requested(broker, body, by_id)
+    requested = _requested(broker, body.topics, by_id)
     session: FetchSession | None = None
     incremental = False
     if epoch == FINAL_EPOCH:
@@ -97,7 +104,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             return _top_error(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, 0)
         if session.epoch != epoch:
             return _top_error(ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0)
-        for key in _forgotten(body, by_id):
+        for key in _forgotten(body.forgotten_topics_data, by_id):
             session.partitions.pop(key, None)
         for pf in requested:
             key = _key(pf.topic, pf.topic_id, pf.partition, by_id)
@@ -116,7 +123,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
 
-    def complete(final: bool):
+    def complete(final: bool) -> dict[str, Any] | None:
         parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental,
                                       readable)
         if not final and body.max_wait_ms > 0 and total < min_bytes and not _has_error(parts):
@@ -140,30 +147,30 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     return broker.wait(tuple(log_key(pf.topic, pf.partition) for pf in fetches), deadline, complete)
 
 
-def _partition(broker, pf: PartitionFetch):
+def _partition(broker: Broker, pf: PartitionFetch) -> Partition | None:
     topic = broker.cluster.topics.get(pf.topic)
     return None if topic is None else topic.partition_at(pf.partition)
 
 
-def _hw(broker, pf: PartitionFetch) -> int | None:
+def _hw(broker: Broker, pf: PartitionFetch) -> int | None:
     partition = _partition(broker, pf)
     return None if partition is None else partition.log.high_watermark
 
 
-def _log_start(broker, pf: PartitionFetch) -> int | None:
+def _log_start(broker: Broker, pf: PartitionFetch) -> int | None:
     partition = _partition(broker, pf)
     return None if partition is None else partition.log.log_start_offset
 
 
-def _has_error(parts) -> bool:
+def _has_error(parts: list[Part]) -> bool:
     return any(data["error_code"] for _, data in parts)
 
 
-def _max_bytes(broker, request) -> int:
+def _max_bytes(broker: Broker, request: Request) -> int:
     """The response's byte budget, as KafkaApis computes it: the request's max_bytes (v3+), the broker's
     ``fetch.max.bytes``, and for a consumer under a fetch quota the most its quota window holds."""
-    limit = min(request.body.max_bytes if request.version >= 3 else 2**31 - 1,
-                broker.node_config(request)["fetch.max.bytes"])
+    configured: int = broker.node_config(request)["fetch.max.bytes"]
+    limit: int = min(request.body.max_bytes if request.version >= 3 else 2**31 - 1, configured)
     if getattr(request.body, "replica_id", -1) < 0:
         window = broker.quotas.max_in_window(quotas.FETCH, quotas.principal_user(request.connection.principal),
                                              request.client_id or "")
@@ -172,13 +179,13 @@ def _max_bytes(broker, request) -> int:
     return limit
 
 
-def _read(broker, request, fetches, max_bytes: int, read_committed: bool, version: int, incremental: bool,
-          readable: set[str]):
-    parts = []
+def _read(broker: Broker, request: Request, fetches: list[PartitionFetch], max_bytes: int, read_committed: bool,
+          version: int, incremental: bool, readable: set[str]) -> tuple[list[Part], int, set[int]]:
+    parts: list[Part] = []
     total = 0
     leaders: set[int] = set()
     for pf in fetches:
-        data = {"partition_index": pf.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
+        data: dict[str, Any] = {"partition_index": pf.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1,
                 "aborted_transactions": [] if read_committed else None, "preferred_read_replica": -1,
                 "records": b""}
@@ -238,7 +245,7 @@ def _read(broker, request, fetches, max_bytes: int, read_committed: bool, versio
     return parts, total, leaders
 
 
-def _diverging_epoch(partition, pf: PartitionFetch) -> dict | None:
+def _diverging_epoch(partition: Partition, pf: PartitionFetch) -> dict[str, int] | None:
     """KIP-320 on the fetch path (Kafka's Partition.readRecords): where the client's last fetched epoch ends on this
     leader. OFFSET_OUT_OF_RANGE when the epoch is unknown here or the offset is below the log start; the diverging
     epoch when the leader's log has that epoch ending before the fetch offset (or only an older epoch)."""
@@ -254,7 +261,7 @@ def _diverging_epoch(partition, pf: PartitionFetch) -> dict | None:
     return None
 
 
-def _end_offset(batches: list, stable: int) -> int:
+def _end_offset(batches: list[Buffer], stable: int) -> int:
     """The offset after the last batch read (Kafka's upper bound for the aborted transactions to return)."""
     try:
         views, _ = split_batches(batches[-1])
@@ -263,7 +270,7 @@ def _end_offset(batches: list, stable: int) -> int:
     return min(views[-1].last_offset + 1, stable) if views else stable
 
 
-def _refuse_zstd(batches: list, version: int) -> None:
+def _refuse_zstd(batches: list[Buffer], version: int) -> None:
     """Kafka refuses to send zstd batches to a Fetch older than v10 (KIP-110), legacy versions excepted (they
     down-convert, which answers the same)."""
     for buffer in batches:
@@ -276,8 +283,8 @@ def _refuse_zstd(batches: list, version: int) -> None:
                              f"Fetch v{version} cannot carry zstd-compressed batches (v10+ can)")
 
 
-def _response(parts, session_id: int, by_id: bool) -> dict:
-    topics: list[dict] = []
+def _response(parts: list[Part], session_id: int, by_id: bool) -> dict[str, Any]:
+    topics: list[dict[str, Any]] = []
     for pf, data in parts:
         if not topics or topics[-1]["_key"] != (pf.topic_id if by_id else pf.topic):
             topics.append({"_key": pf.topic_id if by_id else pf.topic, "topic": pf.topic, "topic_id": pf.topic_id,
@@ -288,7 +295,7 @@ def _response(parts, session_id: int, by_id: bool) -> dict:
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": session_id, "responses": topics}
 
 
-def _top_error(code: ErrorCode, session_id: int) -> dict:
+def _top_error(code: ErrorCode, session_id: int) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "session_id": session_id, "responses": []}
 
 

@@ -30,14 +30,16 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.node import Node
 
 API_KEY = 10
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 KEY_TYPES = {GROUP: "group", TRANSACTION: "transaction", SHARE: "share"}
 
 
-def coordinator_partition(broker, key_type: int, key: str):
+def coordinator_partition(broker: Broker, key_type: int, key: str) -> Partition | None:
     """The partition whose leader coordinates ``key`` (None for a share key naming no partition)."""
     if key_type in (GROUP, TRANSACTION):
         topic = broker.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
@@ -50,11 +52,11 @@ def coordinator_partition(broker, key_type: int, key: str):
         index = int(tokens[-1])
     except ValueError:
         raise KafkaError(ErrorCode.INVALID_REQUEST, None) from None
-    topic = broker.cluster.topics_by_id.get(topic_id)
-    return None if topic is None else topic.partition_at(index)
+    named = broker.cluster.topics_by_id.get(topic_id)
+    return None if named is None else named.partition_at(index)
 
 
-def _coordinator_node(broker, key_type: int, key: str):
+def _coordinator_node(broker: Broker, key_type: int, key: str) -> Node | None:
     """The node coordinating ``key`` (None when its partition has no leader)."""
     partition = coordinator_partition(broker, key_type, key)
     if partition is None:              # a share key naming no partition: no state anywhere, any live node will do
@@ -63,7 +65,7 @@ def _coordinator_node(broker, key_type: int, key: str):
     return broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
 
 
-def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
+def _answer(broker: Broker, request: Request, key: str, key_type: int, version: int) -> dict[str, Any]:
     listener = request.connection.listener          # the coordinator's address on the client's listener
     try:
         if key_type == GROUP and not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
@@ -88,7 +90,7 @@ def _answer(broker, request, key: str, key_type: int, version: int) -> dict:
         return _error(key, exc.code, "" if key_type == SHARE and version >= 4 else exc.message)
 
 
-def _error(key: str, code: ErrorCode, message: str | None) -> dict:
+def _error(key: str, code: ErrorCode, message: str | None) -> dict[str, Any]:
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
 
 

@@ -32,6 +32,7 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -42,7 +43,7 @@ def _list_items(value: str | None) -> list[str]:
     return [p for p in (value or "").split(",") if p]
 
 
-def edit(resource: Resource, configs) -> dict[str, Any]:
+def edit(resource: Resource, configs: list[messages.IncrementalAlterConfigsRequest.AlterableConfig]) -> dict[str, Any]:
     """The resource's new set of dynamic configs (raw strings) after applying ``configs`` in order."""
     values: dict[str, Any] = {name: format_value(v) for name, v in resource.current.items()}
     for c in configs:
@@ -66,6 +67,7 @@ def edit(resource: Resource, configs) -> dict[str, Any]:
                     message = f"Can't {OPERATIONS[op]} to key {c.name} because its type is not LIST."
                 raise KafkaError(ErrorCode.INVALID_CONFIG, message)
             items = _list_items(values[c.name] if c.name in values else format_value(definition.default))
+            assert c.value is not None      # check_names refused a null value for every operation but DELETE
             for item in c.value.split(","):
                 if op == APPEND and item not in items:
                     items.append(item)

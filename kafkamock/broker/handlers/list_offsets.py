@@ -13,6 +13,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 2
@@ -24,7 +25,8 @@ SPECIAL_SINCE = {EARLIEST: 1, LATEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LA
                  EARLIEST_PENDING_UPLOAD: 11}
 
 
-def _lookup(broker, partition, timestamp: int, version: int, read_committed: bool = False) -> tuple[int, int, int]:
+def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, read_committed: bool = False
+            ) -> tuple[int, int, int]:
     """(timestamp, offset, leader epoch) as Kafka's UnifiedLog.fetchOffsetByTimestamp answers (epoch -1: none)."""
     plog = partition.log
     limit = partition.producers.last_stable_offset(plog.high_watermark) if read_committed else plog.high_watermark

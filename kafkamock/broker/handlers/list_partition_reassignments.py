@@ -16,12 +16,13 @@ from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 46
 
 
-def _ongoing(partition) -> dict:
+def _ongoing(partition: Partition) -> dict[str, Any]:
     return {"partition_index": partition.index, "replicas": list(partition.replicas),
             "adding_replicas": list(partition.adding), "removing_replicas": list(partition.removing)}
 

@@ -29,6 +29,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 3
@@ -37,7 +38,7 @@ OMITTED_OPERATIONS = -2147483648
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def describe_partition(broker, p) -> dict:
+def describe_partition(broker: Broker, p: Partition) -> dict[str, Any]:
     live = {n.node_id for n in broker.cluster.live_nodes()}
     return {
         "error_code": ErrorCode.LEADER_NOT_AVAILABLE if p.leader_id == NO_LEADER else ErrorCode.NONE,
@@ -47,7 +48,7 @@ def describe_partition(broker, p) -> dict:
     }
 
 
-def describe_topic(broker, topic: Topic, version: int) -> dict:
+def describe_topic(broker: Broker, topic: Topic, version: int) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.internal,
         "partitions": [describe_partition(broker, p) for p in topic.partitions],
@@ -55,12 +56,12 @@ def describe_topic(broker, topic: Topic, version: int) -> dict:
     }
 
 
-def _error_topic(name: str | None, topic_id: uuid.UUID, code: ErrorCode) -> dict:
+def _error_topic(name: str | None, topic_id: uuid.UUID, code: ErrorCode) -> dict[str, Any]:
     return {"error_code": code, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": [],
             "topic_authorized_operations": OMITTED_OPERATIONS}
 
 
-def _frame(broker, topics: list[dict], listener: str | None = None) -> dict:
+def _frame(broker: Broker, topics: list[dict[str, Any]], listener: str | None = None) -> dict[str, Any]:
     """The response around ``topics``: the brokers' endpoints on the request's listener (Kafka's
     MetadataCache.getAliveBrokerNodes(listenerName))."""
     cluster = broker.cluster

@@ -18,11 +18,13 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.groups.offsets import CommittedOffset
+    from kafkamock.codec import messages
 
 API_KEY = 9
 
 
-def _partition(index: int, committed, code: ErrorCode = ErrorCode.NONE) -> dict:
+def _partition(index: int, committed: CommittedOffset | None, code: ErrorCode = ErrorCode.NONE) -> dict[str, Any]:
     if committed is None:
         return {"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
                 "error_code": code}
@@ -30,16 +32,19 @@ def _partition(index: int, committed, code: ErrorCode = ErrorCode.NONE) -> dict:
             "committed_leader_epoch": committed.leader_epoch, "metadata": committed.metadata, "error_code": code}
 
 
-def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch, by_id: bool,
-                 require_stable: bool = False):
-    """(error, [topic answer]) for one group."""
+def _fetch_group(broker: Broker, request: Request, group_id: str,
+                 topics: list[messages.OffsetFetchRequest.OffsetFetchRequestTopics] | None, member_id: str | None,
+                 member_epoch: int, by_id: bool, require_stable: bool = False
+                 ) -> tuple[ErrorCode, list[dict[str, Any]]]:
+    """(error, [topic answer]) for one group. Before v8 ``topics`` are the request's OffsetFetchRequestTopic,
+    the same without the topic id that only v10 (``by_id``) reads."""
     if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     cluster = broker.cluster
-    denied: list[dict] = []
+    denied: list[dict[str, Any]] = []
     asked: list[tuple[str, list[int]]] | None = None
-    unknown: list[dict] = []
-    names_to_keys: dict[str, dict] = {}
+    unknown: list[dict[str, Any]] = []
+    names_to_keys: dict[str, dict[str, Any]] = {}
     if topics is not None:
         asked = []
         for t in topics:
@@ -64,13 +69,13 @@ def _fetch_group(broker, request, group_id: str, topics, member_id, member_epoch
         found = broker.groups.fetch_offsets(group_id, asked, member_id, member_epoch)
     except KafkaError as exc:
         return exc.code, []
-    by_topic: dict[str, list[dict]] = {}
+    by_topic: dict[str, list[dict[str, Any]]] = {}
     for name, index, committed in found:
         if require_stable and broker.groups.has_pending_offset(group_id, name, index):
             by_topic.setdefault(name, []).append(_partition(index, None, ErrorCode.UNSTABLE_OFFSET_COMMIT))
             continue
         by_topic.setdefault(name, []).append(_partition(index, committed))
-    answers = []
+    answers: list[dict[str, Any]] = []
     if topics is None:       # all of the group's topics: the ones the principal may not describe are left out
         describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
         by_topic = {name: parts for name, parts in by_topic.items() if name in describable}

@@ -24,6 +24,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition, Topic
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 23
@@ -31,7 +32,7 @@ UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
 
 
-def end_offset_for(partition, requested: int) -> tuple[int, int]:
+def end_offset_for(partition: Partition, requested: int) -> tuple[int, int]:
     """(leader epoch, end offset) for ``requested``, as LeaderEpochFileCache.endOffsetFor answers."""
     entries = partition.log.leader_epochs
     if requested == UNDEFINED_EPOCH or not entries:
@@ -47,7 +48,8 @@ def end_offset_for(partition, requested: int) -> tuple[int, int]:
     return entries[higher - 1][0], entries[higher][1]
 
 
-def _answer(broker, request, topic, index: int, current_leader_epoch: int, leader_epoch: int) -> tuple[int, int]:
+def _answer(broker: Broker, request: Request, topic: Topic | None, index: int, current_leader_epoch: int,
+            leader_epoch: int) -> tuple[int, int]:
     return end_offset_for(broker.lead(request, topic, index, current_leader_epoch), leader_epoch)
 
 

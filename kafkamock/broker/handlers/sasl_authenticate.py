@@ -25,6 +25,8 @@ from kafkamock.broker.security.session import State
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.node import Node
+    from kafkamock.broker.request import ConnectionInfo
 
 API_KEY = 36
 log = logging.getLogger("kafkamock.security")
@@ -54,17 +56,19 @@ class Failure:
     reason: str            # what the broker's log says when it closes the connection
 
 
-def evaluate(broker, connection, node, token: bytes) -> tuple[bytes, int] | Failure:
+def evaluate(broker: Broker, connection: ConnectionInfo, node: Node, token: bytes) -> tuple[bytes, int] | Failure:
     """Feed one token to the session's SaslServer: (challenge, session lifetime ms) or the failure.
     Shared with the raw-token mode of SaslHandshake v0 (``Broker.sasl_raw_token``)."""
     session = connection.sasl
-    server = session.server
-    reauth = session.reauth_of is not None
-    what = "re-authentication" if reauth else "authentication"
+    server = session.server if session is not None else None
+    # Both callers take a token only in an AUTHENTICATE state, which the SaslHandshake that chose the server set.
+    assert session is not None and server is not None
+    reauth_of = session.reauth_of
+    what = "re-authentication" if reauth_of is not None else "authentication"
     try:
         challenge = server.evaluate(token, broker.now_ms())
-        if server.complete and reauth and sasl_principal(server.authorization_id) != session.reauth_of[1]:
-            old, new = session.reauth_of[1].split(":", 1), ["User", server.authorization_id]
+        if server.complete and reauth_of is not None and sasl_principal(server.authorization_id) != reauth_of[1]:
+            old, new = reauth_of[1].split(":", 1), ["User", server.authorization_id]
             raise AuthenticationFailed(f"Cannot change principals during re-authentication from {old[0]}.{old[1]}: "
                                        f"{new[0]}.{new[1]}")
     except AuthenticationFailed as exc:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 API_KEY = 77
 
 
-def _describe(broker, request, group_id: str) -> dict:
+def _describe(broker: Broker, request: Request, group_id: str) -> dict[str, Any]:
     try:
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:

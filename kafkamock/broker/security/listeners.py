@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkamock.broker.config import SASL_MECHANISMS, ConfigError, listener_config, parse_listeners
+from kafkamock.broker.config import SASL_MECHANISMS, BrokerConfig, ConfigError, listener_config, parse_listeners
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +28,13 @@ class Listener:
         return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
 
-def protocol_map(config) -> dict[str, str]:
-    pairs = (p.strip().split(":") for p in config["listener.security.protocol.map"].split(",") if p.strip())
+def protocol_map(config: BrokerConfig) -> dict[str, str]:
+    raw: str = config["listener.security.protocol.map"]
+    pairs = (p.strip().split(":") for p in raw.split(",") if p.strip())
     return {name.upper(): protocol for name, protocol in pairs}
 
 
-def listeners(config, default_host: str = "127.0.0.1", default_port: int = 9092) -> list[Listener]:
+def listeners(config: BrokerConfig, default_host: str = "127.0.0.1", default_port: int = 9092) -> list[Listener]:
     """The configured listeners, checked as Kafka checks them at start (names unique, mapped to a protocol,
     ports distinct, a SASL listener with mechanisms kafkamock serves); raises ConfigError."""
     raw = config["listeners"]
@@ -56,7 +57,7 @@ def listeners(config, default_host: str = "127.0.0.1", default_port: int = 9092)
     return found
 
 
-def advertised(config, found: list[Listener]) -> dict[str, tuple[str | None, int | None]]:
+def advertised(config: BrokerConfig, found: list[Listener]) -> dict[str, tuple[str | None, int | None]]:
     """{listener name: (advertised host or None, advertised port of node 0 or None)}; a listener that
     ``advertised.listeners`` does not name advertises its bound address, as in Kafka."""
     out: dict[str, tuple[str | None, int | None]] = {}
@@ -71,7 +72,7 @@ def advertised(config, found: list[Listener]) -> dict[str, tuple[str | None, int
     return out
 
 
-def enabled_mechanisms(config, listener: str) -> list[str]:
+def enabled_mechanisms(config: BrokerConfig, listener: str) -> list[str]:
     """``listener.name.<l>.sasl.enabled.mechanisms`` else ``sasl.enabled.mechanisms``, upper case; refuses
     mechanisms kafkamock does not serve (Kafka's default GSSAPI among them) rather than ignore them."""
     value = listener_config(config, listener, "sasl.enabled.mechanisms")

@@ -87,7 +87,7 @@ class ScramServer(SaslServer):
                 return self._first(text)
             server = self._server
             server.set_client_final(text)
-            final = server.get_server_final()
+            final: str = server.get_server_final()
         except ScramException as exc:
             raise InvalidCredentials(str(exc)) from None
         self.authorization_id, self.complete = self._user, True
@@ -97,7 +97,7 @@ class ScramServer(SaslServer):
         gs2 = text.split(",", 2)
         authzid = gs2[1][2:] if len(gs2) == 3 and gs2[1].startswith("a=") else ""
 
-        def lookup(username):
+        def lookup(username: str) -> tuple[bytes, bytes, bytes, int]:
             self._user = str(username)
             credential = self.credentials.get(self._user, self.mechanism) if self.credentials else None
             if credential is None:
@@ -112,7 +112,8 @@ class ScramServer(SaslServer):
         if authzid and authzid != self._user:
             raise AuthenticationFailed(
                 "Authentication failed: Client requested an authorization id that is different from username")
-        return self._server.get_server_first().encode()
+        first: str = self._server.get_server_first()
+        return first.encode()
 
 
 @dataclass

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kafkamock.broker.errors import ErrorCode
@@ -54,7 +55,7 @@ class CredentialError(Exception):
 class ScramCredentials:
     """{(user, mechanism name): credential}; ``changed`` is called after every change (persistence)."""
 
-    def __init__(self, changed=lambda: None):
+    def __init__(self, changed: Callable[[], None] = lambda: None) -> None:
         self._credentials: dict[tuple[str, str], ScramCredential] = {}
         self._changed = changed
 
@@ -67,7 +68,7 @@ class ScramCredentials:
     def of_user(self, user: str) -> dict[str, ScramCredential]:
         return {m: c for (u, m), c in sorted(self._credentials.items()) if u == user}
 
-    def set_password(self, user: str, password: str, mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512"),
+    def set_password(self, user: str, password: str, mechanisms: Iterable[str] = ("SCRAM-SHA-256", "SCRAM-SHA-512"),
                      iterations: int = MIN_ITERATIONS) -> None:
         """A convenience for tests and ``kafkamock serve --scram-user``: the credentials Kafka's
         ``kafka-configs --alter --add-config 'SCRAM-SHA-512=[password=...]'`` would store."""

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from kafkamock import jaas
-from kafkamock.broker.config import ConfigError, listener_config
+from kafkamock.broker.config import BrokerConfig, ConfigError, listener_config
 from kafkamock.broker.security.mechanisms import OAuthBearerServer, PlainServer, SaslServer, ScramServer
+from kafkamock.broker.security.scram import ScramCredentials
 from kafkamock.state_machine import move
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
@@ -110,7 +111,8 @@ class SaslSession:
         return lifetime
 
 
-def new_server(config, listener: str, mechanism: str, credentials) -> SaslServer:
+def new_server(config: BrokerConfig, listener: str, mechanism: str, credentials: ScramCredentials | None
+               ) -> SaslServer:
     """The SaslServer for ``mechanism`` on ``listener``, with what its JAAS config says (PLAIN's users,
     OAUTHBEARER's validator options); SCRAM reads the broker's credential store."""
     module = login_module(config, listener, mechanism)
@@ -122,7 +124,7 @@ def new_server(config, listener: str, mechanism: str, credentials) -> SaslServer
     return OAuthBearerServer(mechanism, options=options)
 
 
-def login_module(config, listener: str, mechanism: str) -> jaas.LoginModule | None:
+def login_module(config: BrokerConfig, listener: str, mechanism: str) -> jaas.LoginModule | None:
     """The JAAS login module for a listener's mechanism (``listener.name.<l>.<mech>.sasl.jaas.config``, then the
     unprefixed ``sasl.jaas.config``); it must be the mechanism's own module. PLAIN needs one (its users live
     there); SCRAM and OAUTHBEARER work without (Kafka would want a JAAS entry for them too)."""

@@ -16,7 +16,9 @@ import pytest
 from client_support import API_VERSIONS, RawClient, log_end_offset
 
 from kafkamock import codec, records
+from kafkamock.broker import handlers
 from kafkamock.broker.config import BROKER_CONFIGS
+from kafkamock.broker.handlers.contract import ApiHandler
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition  # noqa: E402
@@ -342,7 +344,7 @@ def test_a_broker_bug_costs_one_connection_only(live, monkeypatch):
         raise RuntimeError("simulated handler bug")
 
     for broken in (unencodable, raising):
-        monkeypatch.setattr(list_offsets, "handle", broken)
+        monkeypatch.setitem(handlers.BY_KEY, list_offsets.API_KEY, ApiHandler(list_offsets.API_KEY, broken))
         with RawClient(live.broker.bootstrap_servers) as raw:
             raw.send_frame(codec.encode_request("ListOffsets", 2, 1, "bad", request))
             assert raw.closed_by_peer()
