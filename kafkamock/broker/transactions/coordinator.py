@@ -456,9 +456,21 @@ class TransactionCoordinator:
         self.txns.clear()
 
     def replay(self) -> None:
-        """Load every transactional id from ``__transaction_state`` through ``_replay``; then finish what a stop
-        left half done, as the running coordinator does: a Prepare* state writes its markers and completes
-        (``_complete``), a PrepareEpochFence aborts."""
+        """Start: ``load`` every transactional id from ``__transaction_state``, then finish what a stop left half
+        done, as the running coordinator does: a Prepare* state writes its markers and completes (``_complete``), a
+        PrepareEpochFence aborts."""
+        self.load()
+        for meta in list(self.txns.values()):
+            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                self._complete(meta)
+            elif meta.state is TxnState.PREPARE_EPOCH_FENCE:
+                self._run(CoordinatorResult(None, [self._prepare_end(meta, commit=False)]))
+        if self.txns:
+            log.info("replayed %d transactional id(s) from %s", len(self.txns), TRANSACTION_STATE_TOPIC)
+
+    def load(self) -> None:
+        """Feed every record of ``__transaction_state`` to ``_replay``, in log order (Kafka's
+        loadTransactionsForTxnTopicPartition); writes nothing."""
         topic = self.services.cluster.topics.get(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
@@ -481,10 +493,3 @@ class TransactionCoordinator:
                                         partition.index, rec.offset, exc)
                             continue
                         self._replay(record)
-        for meta in list(self.txns.values()):
-            if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-                self._complete(meta)
-            elif meta.state is TxnState.PREPARE_EPOCH_FENCE:
-                self._run(CoordinatorResult(None, [self._prepare_end(meta, commit=False)]))
-        if self.txns:
-            log.info("replayed %d transactional id(s) from %s", len(self.txns), TRANSACTION_STATE_TOPIC)
