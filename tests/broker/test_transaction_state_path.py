@@ -243,3 +243,18 @@ def test_an_operation_changes_nothing_until_its_record_is_appended(broker, clock
         coordinator.expire_transactional_ids(clock.now_ms())
     assert coordinator.txns == completed                 # no tombstone, no removal
     assert coordinator.txns["tx"].state is TxnState.COMPLETE_ABORT
+
+
+def test_prepare_gives_a_detached_copy_and_complete_takes_it_over():
+    """Kafka's prepareTransitionTo / completeTransitionTo: the live metadata changes only by ``complete``."""
+    from kafkamock.broker.transactions.state import Event
+
+    live = TxnMetadata("tx", 1000, 60_000, 5, epoch=3, state=TxnState.ONGOING, partitions={("t", 0): None},
+                       start_ms=4)
+    before = live.copy()
+    transit = live.prepare(Event.COMMIT, last_update_ms=9, partitions={("t", 0): None, ("t", 1): None})
+    assert live == before and transit.state is TxnState.PREPARE_COMMIT and transit.last_update_ms == 9
+    with pytest.raises(TypeError, match="epok"):
+        live.prepare(Event.ABORT, epok=4)
+    live.complete(transit)
+    assert live == transit and live.partitions is not transit.partitions
