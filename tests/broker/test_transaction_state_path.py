@@ -16,6 +16,7 @@ from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.transactions import TransactionCoordinator, TxnMetadata, TxnState
 from kafkamock.broker.transactions.records import TxnRecord, from_log, log_record
+from kafkamock.broker.transactions.state import Event
 from kafkamock.records import decode_batches, encode_batch
 
 EXPIRATION_MS = 100_000
@@ -247,8 +248,6 @@ def test_an_operation_changes_nothing_until_its_record_is_appended(broker, clock
 
 def test_prepare_gives_a_detached_copy_and_complete_takes_it_over():
     """Kafka's prepareTransitionTo / completeTransitionTo: the live metadata changes only by ``complete``."""
-    from kafkamock.broker.transactions.state import Event
-
     live = TxnMetadata("tx", 1000, 60_000, 5, epoch=3, state=TxnState.ONGOING, partitions={("t", 0): None},
                        start_ms=4)
     before = live.copy()
