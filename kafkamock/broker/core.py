@@ -26,7 +26,7 @@ from kafkamock.broker.connections import Connections
 from kafkamock.broker.control import Control
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.faults import Fault, Faults, LoggedRequest, RequestFaults, RequestLog
-from kafkamock.broker.features import GROUP_VERSION, SHARE_VERSION, Features
+from kafkamock.broker.features import GROUP_VERSION, SHARE_VERSION, TRANSACTION_VERSION, Features
 from kafkamock.broker.fetch_sessions import FetchSessions
 from kafkamock.broker.groups import GroupCoordinator
 from kafkamock.broker.handlers.contract import ApiHandler
@@ -109,7 +109,10 @@ class Broker:
         self.features = Features(self._transaction_version(), changed=self.metadata_changed,
                                  release=None if self.release.line == LATEST else self.release)
         self.groups = GroupCoordinator(self)
-        self.transactions = TransactionCoordinator(self)
+        self.transactions = TransactionCoordinator(
+            self, next_producer_id=self.next_producer_id,
+            transaction_version=lambda: self.features.level(TRANSACTION_VERSION),
+            offsets_marker=self.groups.transaction_ended)
         self.share = ShareManager(self)
         self.quotas = ClientQuotas(self)
         self.connections = Connections(self)

@@ -125,8 +125,11 @@ class ProducerStates:
 
     def replay(self, header: bytes | bytearray | memoryview, base_offset: int, marker: tuple[bool, int] | None = None,
                ) -> None:
-        """Rebuild state from a stored batch header (log recovery): what the batch's append recorded. A control
-        batch's ``marker`` is (commit, coordinator epoch) of the transaction marker it holds."""
+        """Update the state from the header of a batch just appended at ``base_offset``: the one update, the same
+        after a Produce's append, after a transaction marker's and when log recovery reads the stored batches back
+        (Kafka's ProducerAppendInfo built from the batch, then ``update``), so a restart rebuilds what was served.
+        A control batch's ``marker`` is (commit, coordinator epoch) of the transaction marker it holds. Validation
+        (``check``, ``check_marker``) comes before the append; this only records."""
         fields = HEADER.unpack_from(header, 0)
         if fields[3] != 2 or fields[9] < 0:
             return

@@ -23,7 +23,6 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.outcome import Close
-from kafkamock.broker.producers import BatchMetadata
 from kafkamock.records import CorruptRecordError, split_batches
 from kafkamock.records.layout import (
     ATTRIBUTES_OFFSET,
@@ -215,9 +214,7 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
     plog.append(buffer, base_offset, last_offset, batch.max_timestamp, now, partition.leader_epoch,
                 batch.record_count)  # the log owns the buffer now
     if producer_id >= 0:
-        partition.producers.record(producer_id, batch.producer_epoch, BatchMetadata(
-            batch.base_sequence, batch.last_sequence, base_offset, last_offset,
-            append_time if log_append else batch.max_timestamp), transactional)
+        partition.producers.replay(buffer, base_offset)      # the stored header, as log recovery replays it
     return _partition_result(index, base_offset=base_offset, log_append_time=append_time,
                              log_start_offset=plog.log_start_offset)
 

@@ -1,82 +1,59 @@
 """The transaction coordinator: producer ids and epochs of transactional ids (KIP-360), transactions and markers.
 
 Kafka's TransactionCoordinator and TransactionStateManager on the core's clock. The coordinator of a transactional
-id is the leader of the ``__transaction_state`` partition the id hashes to. Every change of a transaction is written
-there as a TransactionLogValue record before it is answered, and ``replay`` rebuilds the transactions from those
-records at start, finishing any commit or abort that a stop interrupted. Markers are written straight into the
-partitions' logs (one process holds every log), so a transaction goes Prepare* -> Complete* within one request;
-both records are written, as Kafka writes them.
+id is the leader of the ``__transaction_state`` partition the id hashes to.
+
+One state path: an operation reads the live ``TxnMetadata``, decides, and returns a ``CoordinatorResult`` whose
+records (``TxnRecord``) carry the id's new metadata (``TxnMetadata.prepare``, Kafka's TxnTransitMetadata) and whose
+response is the answer. ``_append`` writes each record to the id's partition and then hands it to ``_replay``, the
+function ``load`` also feeds every stored record to at start: nothing else changes a transaction's state, so what a
+restart rebuilds is what was served. Markers are written straight into the partitions' logs (one process holds
+every log), so a transaction goes Prepare* -> Complete* within one request; both records are written, as Kafka
+writes them, and a Prepare* that a stop interrupted is completed at load the same way.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, TRANSACTION_STATE_TOPIC, partition_for_key
+from kafkamock.broker.coordinator_result import CoordinatorResult
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.features import TRANSACTION_VERSION
-from kafkamock.broker.java_hash_order import java_hash_order, topic_partition_hash
 from kafkamock.broker.re2_pattern import CompiledPattern
 from kafkamock.broker.transactions import records
+from kafkamock.broker.transactions.metadata import (
+    MAX_EPOCH,
+    NO_EPOCH,
+    NO_PRODUCER_ID,
+    TopicPartition,
+    TxnMetadata,
+    epoch_exhausted,
+)
+from kafkamock.broker.transactions.records import TxnRecord
 from kafkamock.broker.transactions.state import Event, TxnState, transition
 from kafkamock.records import CorruptRecordError, decode_batches, encode_batch, end_txn_marker_batch
 
+if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition
+    from kafkamock.broker.config import BrokerConfig
+    from kafkamock.broker.core import Request
+    from kafkamock.broker.services import CoordinatorServices
+
+__all__ = ["MAX_EPOCH", "NO_EPOCH", "NO_PRODUCER_ID", "TV2_END_TXN_VERSION", "TransactionCoordinator", "TxnMetadata",
+           "epoch_exhausted", "fenced_code"]
+
 log = logging.getLogger("kafkamock.transactions")
 E = ErrorCode
-NO_PRODUCER_ID = -1
-NO_EPOCH = -1
-MAX_EPOCH = 2**15 - 1
 TV2_END_TXN_VERSION = 5          # EndTxn v5+: KIP-890 part 2, a new epoch with every transaction
 
-
-def epoch_exhausted(epoch: int) -> bool:
-    """Kafka keeps the last epoch free for fencing: at 32766 a producer id is used up (TransactionMetadata)."""
-    return epoch >= MAX_EPOCH - 1
-
-
-@dataclass
-class TxnMetadata:
-    """One transactional id: its producer id and epoch, and the transaction it has open (Kafka's TransactionMetadata)."""
-
-    transactional_id: str
-    producer_id: int
-    timeout_ms: int
-    last_update_ms: int
-    epoch: int = NO_EPOCH
-    last_epoch: int = NO_EPOCH              # KIP-360: the epoch before the last bump, for a retried bump
-    prev_producer_id: int = NO_PRODUCER_ID
-    next_producer_id: int = NO_PRODUCER_ID
-    state: TxnState = TxnState.EMPTY
-    # the transaction's partitions in the order they joined it (a dict as an ordered set: Kafka's HashSet iterates
-    # in hash order, with ties in insertion order; ``ordered_partitions`` gives that order)
-    partitions: dict[tuple[str, int], None] = field(default_factory=dict)
-    start_ms: int = -1
-    client_version: int = 0                 # 2: the client ends transactions with EndTxn v5+ (KIP-890 part 2)
-
-    def to(self, event: Event) -> None:
-        self.state = transition(self.state, event)
-
-    def add(self, partitions: Iterable[tuple[str, int]]) -> None:
-        for key in partitions:
-            self.partitions.setdefault(key, None)
-
-    def ordered_partitions(self) -> list[tuple[str, int]]:
-        """The partitions as Kafka's ``HashSet<TopicPartition>`` iterates them (DescribeTransactions lists them so)."""
-        return java_hash_order(self.partitions, topic_partition_hash)
-
-    def value(self) -> dict:
-        topics: dict[str, list[int]] = {}
-        for topic, partition in sorted(self.partitions):
-            topics.setdefault(topic, []).append(partition)
-        return {"producer_id": self.producer_id, "previous_producer_id": self.prev_producer_id,
-                "next_producer_id": self.next_producer_id, "producer_epoch": self.epoch,
-                "transaction_timeout_ms": self.timeout_ms, "transaction_status": int(self.state),
-                "transaction_partitions": [{"topic": t, "partition_ids": p} for t, p in topics.items()],
-                "transaction_last_update_timestamp_ms": self.last_update_ms,
-                "transaction_start_timestamp_ms": self.start_ms, "client_transaction_version": self.client_version,
-                "last_producer_epoch": self.last_epoch}
+Answer = tuple[ErrorCode, int, int]
+"""(error, producer id, epoch): what InitProducerId and EndTxn answer."""
+TxnResult = CoordinatorResult[TxnRecord, Answer]
+ResponseT = TypeVar("ResponseT")
+OffsetsMarker = Callable[[int, int, bool], None]
+"""(``__consumer_offsets`` partition, producer id, commit): a marker reached that partition."""
 
 
 def fenced_code(version: int, first_fenced_version: int) -> ErrorCode:
@@ -84,34 +61,43 @@ def fenced_code(version: int, first_fenced_version: int) -> ErrorCode:
     return E.PRODUCER_FENCED if version >= first_fenced_version else E.INVALID_PRODUCER_EPOCH
 
 
-class TransactionCoordinator:
-    """Every transactional id of the cluster; ``broker`` gives the clock, the configs, the logs and the timers."""
+def _failed(code: ErrorCode) -> TxnResult:
+    return CoordinatorResult((code, NO_PRODUCER_ID, NO_EPOCH))
 
-    def __init__(self, broker) -> None:
-        self.broker = broker
+
+class TransactionCoordinator:
+    """Every transactional id of the cluster. ``services`` gives the clock, the configs, the logs and the append;
+    ``next_producer_id`` hands out producer ids, ``transaction_version`` is the cluster's ``transaction.version``
+    level, and ``offsets_marker`` is told of every marker written to ``__consumer_offsets`` (the group
+    coordinator's pending transactional offsets)."""
+
+    def __init__(self, services: CoordinatorServices, *, next_producer_id: Callable[[], int],
+                 transaction_version: Callable[[], int], offsets_marker: OffsetsMarker) -> None:
+        self.services = services
+        self._next_producer_id = next_producer_id
+        self._transaction_version = transaction_version
+        self._offsets_marker = offsets_marker
         self.txns: dict[str, TxnMetadata] = {}
-        self.by_producer: dict[int, str] = {}       # producer id -> transactional id
-        self._replaying = False
 
     @property
-    def config(self):
-        return self.broker.config
+    def config(self) -> BrokerConfig:
+        return self.services.config
 
     def now(self) -> int:
-        return self.broker.now_ms()
+        return self.services.now_ms()
 
     # -- where a transactional id lives --------------------------------------------------------------------------
 
-    def _partition(self, transactional_id: str):
-        topic = self.broker.internal_topic(TRANSACTION_STATE_TOPIC)
+    def _partition(self, transactional_id: str) -> Partition:
+        topic = self.services.internal_topic(TRANSACTION_STATE_TOPIC)
         return topic.partitions[partition_for_key(transactional_id, len(topic.partitions))]
 
-    def check_coordinator(self, request, transactional_id: str) -> None:
+    def check_coordinator(self, request: Request, transactional_id: str) -> None:
         """NOT_COORDINATOR unless the request reached the leader of the id's ``__transaction_state`` partition."""
         partition = self._partition(transactional_id)
-        if partition.leader_id == NO_LEADER or not self.broker.cluster.nodes[partition.leader_id].up:
+        if partition.leader_id == NO_LEADER or not self.services.cluster.nodes[partition.leader_id].up:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        node = request.node if request.node is not None else self.broker.first_node()
+        node = request.node if request.node is not None else self.services.first_node()
         if node.node_id != partition.leader_id:
             raise KafkaError(E.NOT_COORDINATOR, f"This is not the correct coordinator for {transactional_id!r}.")
 
@@ -121,56 +107,75 @@ class TransactionCoordinator:
     def coordinator_epoch(self, transactional_id: str) -> int:
         return max(0, self._partition(transactional_id).leader_epoch)
 
-    def _write(self, meta: TxnMetadata, *, tombstone: bool = False) -> None:
-        """Append the id's state to its ``__transaction_state`` partition (nothing while replaying)."""
-        if self._replaying:
-            return
-        value = None if tombstone else records.encode_value(meta.value())
-        batch = encode_batch([{"key": records.encode_key(meta.transactional_id), "value": value,
-                               "timestamp": self.now()}])
-        self.broker.append_internal(self._partition(meta.transactional_id), batch)
+    # -- the one state path ---------------------------------------------------------------------------------------
 
-    def _set_producer(self, meta: TxnMetadata, producer_id: int) -> None:
-        if meta.producer_id != producer_id:
-            if self.by_producer.get(meta.producer_id) == meta.transactional_id:
-                del self.by_producer[meta.producer_id]
-            meta.prev_producer_id = meta.producer_id
-            meta.producer_id = producer_id
-        self.by_producer[producer_id] = meta.transactional_id
+    def _run(self, result: CoordinatorResult[TxnRecord, ResponseT]) -> ResponseT:
+        """Append and replay an operation's records, finish any transaction they moved to PrepareCommit or
+        PrepareAbort (its markers, then its Complete* record: Kafka's callback of the prepare's append), and give
+        the operation's answer."""
+        self._append(result.records)
+        for record in result.records:
+            meta = self.txns.get(record.transactional_id)
+            if meta is not None and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+                self._complete(meta)
+        return result.response
+
+    def _append(self, txn_records: Sequence[TxnRecord]) -> None:
+        """Write each record to its id's ``__transaction_state`` partition, then replay it: the only way the state
+        of a transactional id changes (Kafka's appendTransactionToLog, whose completion applies the transition)."""
+        for record in txn_records:
+            batch = encode_batch([records.log_record(record, self.now())])
+            self.services.append_internal(self._partition(record.transactional_id), batch)
+            self._replay(record)
+
+    def _replay(self, record: TxnRecord) -> None:
+        """Apply one record: the id takes the record's metadata, or is gone (a tombstone). The same for a record just
+        appended and for one ``load`` reads back at start."""
+        transactional_id, metadata = record.transactional_id, record.metadata
+        if metadata is None:
+            self.txns.pop(transactional_id, None)
+            return
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            self.txns[transactional_id] = metadata.copy()
+        else:
+            meta.complete(metadata)
 
     # -- InitProducerId (KIP-360) ---------------------------------------------------------------------------------
 
-    def init_producer_id(self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None
-                         ) -> tuple[ErrorCode, int, int]:
-        """(error, producer id, epoch) for a transactional producer, by KIP-360's rules as Kafka 4.3 applies them:
-        no expected id/epoch -> a new epoch (a new instance; LastEpoch -1); the expected epoch is the current one ->
-        a new epoch, LastEpoch keeps the old; it is LastEpoch -> a retry: the current epoch again (Empty, as Kafka's
-        prepareIncrementProducerEpoch leaves it); anything else PRODUCER_FENCED. An exhausted epoch moves to a new
-        producer id. An open transaction is fenced and aborted first (``_fence_and_abort``), and the caller is told
-        CONCURRENT_TRANSACTIONS to try again."""
+    def init_producer_id(self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None) -> Answer:
+        """(error, producer id, epoch) for a transactional producer (``_init_producer_id``)."""
+        return self._run(self._init_producer_id(transactional_id, timeout_ms, expected))
+
+    def _init_producer_id(self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None
+                          ) -> TxnResult:
+        """KIP-360's rules as Kafka 4.3 applies them: no expected id/epoch -> a new epoch (a new instance;
+        LastEpoch -1); the expected epoch is the current one -> a new epoch, LastEpoch keeps the old; it is
+        LastEpoch -> a retry: the current epoch again (Empty, as Kafka's prepareIncrementProducerEpoch leaves it);
+        anything else PRODUCER_FENCED. An exhausted epoch moves to a new producer id. An open transaction is fenced
+        and aborted first (``_fence_and_abort``), and the caller is told CONCURRENT_TRANSACTIONS to try again."""
         if not transactional_id:
-            return E.INVALID_REQUEST, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.INVALID_REQUEST)
         if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
-            return E.INVALID_TRANSACTION_TIMEOUT, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.INVALID_TRANSACTION_TIMEOUT)
         now = self.now()
         meta = self.txns.get(transactional_id)
-        if meta is None:
-            meta = TxnMetadata(transactional_id, self.broker.next_producer_id(), timeout_ms, now)
-            self.txns[transactional_id] = meta
-            self.by_producer[meta.producer_id] = transactional_id
+        if meta is None:      # a new id: its first record (Empty, epoch 0) creates it
+            meta = TxnMetadata(transactional_id, self._next_producer_id(), timeout_ms, now)
         if expected is not None:
             pid, epoch = expected
             if not (meta.epoch == NO_EPOCH or pid == meta.producer_id
                     or (pid == meta.prev_producer_id and epoch_exhausted(epoch))):
-                return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
+                return _failed(E.PRODUCER_FENCED)
         if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            return E.CONCURRENT_TRANSACTIONS, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.CONCURRENT_TRANSACTIONS)
         if meta.state is TxnState.ONGOING:
-            self._fence_and_abort(meta, "a new producer instance called InitProducerId")
-            return E.CONCURRENT_TRANSACTIONS, NO_PRODUCER_ID, NO_EPOCH
+            fenced = self._fence_and_abort(meta, "a new producer instance called InitProducerId")
+            return CoordinatorResult((E.CONCURRENT_TRANSACTIONS, NO_PRODUCER_ID, NO_EPOCH), [fenced])
+        producer_id, prev_producer_id = meta.producer_id, meta.prev_producer_id
         if epoch_exhausted(meta.epoch) and (expected is None or expected[1] == meta.epoch):
             last = meta.epoch if expected is not None else NO_EPOCH
-            self._set_producer(meta, self.broker.next_producer_id())
+            producer_id, prev_producer_id = self._next_producer_id(), meta.producer_id
             new_epoch = 0
         elif expected is None:
             new_epoch, last = meta.epoch + 1, NO_EPOCH
@@ -180,13 +185,12 @@ class TransactionCoordinator:
             # a retry of a bump that succeeded (or of the abort that fenced it): the same epoch, Empty again
             new_epoch, last = meta.epoch, meta.last_epoch
         else:
-            return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
-        meta.to(Event.INIT)
-        meta.epoch, meta.last_epoch, meta.timeout_ms = new_epoch, last, timeout_ms
-        meta.partitions.clear()
-        meta.start_ms, meta.last_update_ms = -1, now
-        self._write(meta)
-        return E.NONE, meta.producer_id, meta.epoch
+            return _failed(E.PRODUCER_FENCED)
+        transit = meta.prepare(Event.INIT, producer_id=producer_id, prev_producer_id=prev_producer_id,
+                               epoch=new_epoch, last_epoch=last, timeout_ms=timeout_ms, partitions={}, start_ms=-1,
+                               last_update_ms=now)
+        return CoordinatorResult((E.NONE, transit.producer_id, transit.epoch),
+                                 [TxnRecord(transactional_id, transit)])
 
     # -- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------------------------------
 
@@ -200,29 +204,31 @@ class TransactionCoordinator:
         return meta
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
-                       partitions: Iterable[tuple[str, int]], client_version: int = 0) -> ErrorCode:
-        """Add partitions to the transaction, starting it if none is open (Kafka's handleAddPartitionsToTransaction).
-        ``client_version`` 2: the add is KIP-890 part 2's implicit one, by a client that ends with EndTxn v5."""
+                       partitions: Iterable[TopicPartition], client_version: int = 0) -> ErrorCode:
+        """Add partitions to the transaction, starting it if none is open (``_add_partitions``)."""
+        return self._run(self._add_partitions(transactional_id, producer_id, epoch, partitions, client_version))
+
+    def _add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                        partitions: Iterable[TopicPartition], client_version: int
+                        ) -> CoordinatorResult[TxnRecord, ErrorCode]:
+        """Kafka's handleAddPartitionsToTransaction. ``client_version`` 2: the add is KIP-890 part 2's implicit one,
+        by a client that ends with EndTxn v5 (Kafka's prepareAddPartitions records the version of this add)."""
         if not transactional_id:
-            return E.INVALID_REQUEST
+            return CoordinatorResult(E.INVALID_REQUEST)
         try:
             meta = self._owned(transactional_id, producer_id, epoch)
         except KafkaError as exc:
-            return exc.code
+            return CoordinatorResult(exc.code)
         if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT, TxnState.PREPARE_EPOCH_FENCE):
-            return E.CONCURRENT_TRANSACTIONS
+            return CoordinatorResult(E.CONCURRENT_TRANSACTIONS)
         wanted = list(dict.fromkeys(partitions))
         if meta.state is TxnState.ONGOING and all(key in meta.partitions for key in wanted):
-            return E.NONE
+            return CoordinatorResult(E.NONE)
         now = self.now()
-        if meta.state is not TxnState.ONGOING:
-            meta.start_ms = now
-        meta.client_version = client_version          # Kafka's prepareAddPartitions: the version of this add
-        meta.to(Event.ADD)
-        meta.add(wanted)
-        meta.last_update_ms = now
-        self._write(meta)
-        return E.NONE
+        transit = meta.prepare(Event.ADD, start_ms=meta.start_ms if meta.state is TxnState.ONGOING else now,
+                               client_version=client_version, partitions={**meta.partitions, **dict.fromkeys(wanted)},
+                               last_update_ms=now)
+        return CoordinatorResult(E.NONE, [TxnRecord(transactional_id, transit)])
 
     def verify_partition(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int
                          ) -> ErrorCode:
@@ -240,43 +246,45 @@ class TransactionCoordinator:
             return E.CONCURRENT_TRANSACTIONS
         return E.NONE if (topic, partition) in meta.partitions else E.TRANSACTION_ABORTABLE
 
-    def offsets_partition(self, group_id: str) -> tuple[str, int]:
-        topic = self.broker.internal_topic(GROUP_METADATA_TOPIC)
+    def offsets_partition(self, group_id: str) -> TopicPartition:
+        topic = self.services.internal_topic(GROUP_METADATA_TOPIC)
         return GROUP_METADATA_TOPIC, partition_for_key(group_id, len(topic.partitions))
 
     # -- EndTxn ---------------------------------------------------------------------------------------------------
 
-    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, version: int
-                ) -> tuple[ErrorCode, int, int]:
-        """(error, producer id, epoch) of EndTxn (Kafka's TransactionCoordinator.endTransaction). From v5 (KIP-890
-        part 2) every transaction ends with a new epoch, which the answer carries, and a retry of such an end (the
-        epoch before the bump) is told NONE; before v5, Kafka's transaction version 1 rules."""
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, version: int) -> Answer:
+        """(error, producer id, epoch) of EndTxn (``_end_txn``)."""
+        return self._run(self._end_txn(transactional_id, producer_id, epoch, commit, version))
+
+    def _end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, version: int
+                 ) -> TxnResult:
+        """Kafka's TransactionCoordinator.endTransaction. From v5 (KIP-890 part 2) every transaction ends with a new
+        epoch, which the answer carries, and a retry of such an end (the epoch before the bump) is told NONE; before
+        v5, Kafka's transaction version 1 rules. The record is the PrepareCommit/PrepareAbort; ``_run`` completes."""
         if not transactional_id:
-            return E.INVALID_REQUEST, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.INVALID_REQUEST)
         meta = self.txns.get(transactional_id)
         if meta is None:
-            return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.INVALID_PRODUCER_ID_MAPPING)
         if version >= TV2_END_TXN_VERSION:
             return self._end_txn_v2(meta, producer_id, epoch, commit)
         if meta.producer_id != producer_id:
-            return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.INVALID_PRODUCER_ID_MAPPING)
         if epoch != meta.epoch:
-            return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.PRODUCER_FENCED)
         state = meta.state
         if state is TxnState.ONGOING:
-            meta.client_version = 0
-            self._end(meta, commit)
-            return E.NONE, NO_PRODUCER_ID, NO_EPOCH
+            prepared = self._prepare_end(meta, commit, client_version=0)
+            return CoordinatorResult((E.NONE, NO_PRODUCER_ID, NO_EPOCH), [prepared])
         if state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             same = (state is TxnState.COMPLETE_COMMIT) == commit
-            return (E.NONE if same else E.INVALID_TXN_STATE), NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.NONE if same else E.INVALID_TXN_STATE)
         if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             same = (state is TxnState.PREPARE_COMMIT) == commit
-            return (E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE), NO_PRODUCER_ID, NO_EPOCH
-        return E.INVALID_TXN_STATE, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE)
+        return _failed(E.INVALID_TXN_STATE)
 
-    def _end_txn_v2(self, meta: TxnMetadata, producer_id: int, epoch: int, commit: bool
-                    ) -> tuple[ErrorCode, int, int]:
+    def _end_txn_v2(self, meta: TxnMetadata, producer_id: int, epoch: int, commit: bool) -> TxnResult:
         """Transaction version 2's table: on a completed transaction a retry (the epoch before the bump, or the last
         epoch of the producer id the bump retired) of the same end is NONE, of the other INVALID_TXN_STATE; with the
         current epoch, an abort ends an empty transaction (another bump) and a commit is INVALID_TXN_STATE."""
@@ -291,64 +299,69 @@ class TransactionCoordinator:
             valid = epoch == meta.epoch
         retry = retry_on_bump or retry_on_overflow
         if meta.producer_id != producer_id and not retry_on_overflow:
-            return E.INVALID_PRODUCER_ID_MAPPING, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.INVALID_PRODUCER_ID_MAPPING)
         if not valid:
-            return E.PRODUCER_FENCED, NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.PRODUCER_FENCED)
         if state is TxnState.ONGOING:
             return self._end_with_bump(meta, commit, nothing_added=False)
         if state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             ended_so = (state is TxnState.COMPLETE_COMMIT) == commit
             if retry:
-                return (E.NONE, meta.producer_id, meta.epoch) if ended_so else (E.INVALID_TXN_STATE, NO_PRODUCER_ID,
-                                                                                  NO_EPOCH)
+                return CoordinatorResult((E.NONE, meta.producer_id, meta.epoch)) if ended_so else _failed(
+                    E.INVALID_TXN_STATE)
             if commit:
-                return E.INVALID_TXN_STATE, NO_PRODUCER_ID, NO_EPOCH
+                return _failed(E.INVALID_TXN_STATE)
             return self._end_with_bump(meta, commit=False, nothing_added=True)
         if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             same = (state is TxnState.PREPARE_COMMIT) == commit
-            return (E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE), NO_PRODUCER_ID, NO_EPOCH
+            return _failed(E.CONCURRENT_TRANSACTIONS if same else E.INVALID_TXN_STATE)
         if state is TxnState.EMPTY and not commit:
             return self._end_with_bump(meta, commit=False, nothing_added=True)
-        return E.INVALID_TXN_STATE, NO_PRODUCER_ID, NO_EPOCH
+        return _failed(E.INVALID_TXN_STATE)
 
-    def _end_with_bump(self, meta: TxnMetadata, commit: bool, nothing_added: bool) -> tuple[ErrorCode, int, int]:
+    def _end_with_bump(self, meta: TxnMetadata, commit: bool, nothing_added: bool) -> TxnResult:
         """End the transaction with transaction version 2's epoch bump; an abort with nothing added starts (and
-        ends) its transaction now, as Kafka's prepareAbortOrCommit dates it."""
-        meta.client_version = 2
-        self._bump_for_end(meta)
-        if nothing_added:
-            meta.start_ms = self.now()
-        self._end(meta, commit)
-        return E.NONE, meta.producer_id, meta.epoch
+        ends) its transaction now, as Kafka's prepareAbortOrCommit dates it. The answer is the producer id and
+        epoch the transaction completes with (a new id at epoch 0 once an exhausted one is retired)."""
+        prepared = self._prepare_end(meta, commit, client_version=2, **self._bump(meta),
+                                     start_ms=self.now() if nothing_added else meta.start_ms)
+        transit = prepared.metadata
+        assert transit is not None
+        if transit.next_producer_id != NO_PRODUCER_ID:
+            return CoordinatorResult((E.NONE, transit.next_producer_id, 0), [prepared])
+        return CoordinatorResult((E.NONE, transit.producer_id, transit.epoch), [prepared])
 
-    def _bump_for_end(self, meta: TxnMetadata) -> None:
+    def _bump(self, meta: TxnMetadata) -> dict[str, int]:
         """KIP-890 part 2: the markers of a transaction carry the next epoch. An exhausted producer id still writes
-        its markers (at the last epoch) and moves to a new id, epoch 0, once they are written (``_end``), as Kafka's
-        prepareComplete does with NextProducerId."""
-        if epoch_exhausted(meta.epoch):
-            meta.next_producer_id = self.broker.next_producer_id()
-        meta.last_epoch = meta.epoch
-        meta.epoch = min(meta.epoch + 1, MAX_EPOCH)
+        its markers (at the last epoch) and moves to a new id, epoch 0, once they are written (``_complete``), as
+        Kafka's prepareComplete does with NextProducerId."""
+        next_producer_id = self._next_producer_id() if epoch_exhausted(meta.epoch) else meta.next_producer_id
+        return {"next_producer_id": next_producer_id, "last_epoch": meta.epoch, "epoch": min(meta.epoch + 1,
+                                                                                                MAX_EPOCH)}
 
-    def _end(self, meta: TxnMetadata, commit: bool) -> None:
-        """Prepare, write every partition's marker, complete: the two records Kafka writes, around the markers."""
+    def _prepare_end(self, meta: TxnMetadata, commit: bool, **changes: int) -> TxnRecord:
+        """The PrepareCommit/PrepareAbort record that ends ``meta``'s transaction (with ``changes``)."""
+        transit = meta.prepare(Event.COMMIT if commit else Event.ABORT, last_update_ms=self.now(), **changes)
+        return TxnRecord(meta.transactional_id, transit)
+
+    def _complete(self, meta: TxnMetadata) -> None:
+        """Write the markers of a PrepareCommit/PrepareAbort transaction into every partition of it, then its
+        Complete* record (Kafka's prepareComplete after the markers): no partitions, and the new producer id that
+        an exhausted epoch asked for."""
+        self._write_markers(meta, meta.state is TxnState.PREPARE_COMMIT)
         now = self.now()
-        meta.to(Event.COMMIT if commit else Event.ABORT)
-        meta.last_update_ms = now
-        self._write(meta)
-        self._write_markers(meta, commit)
-        meta.to(Event.MARKERS_WRITTEN)
-        meta.partitions.clear()
         if meta.next_producer_id != NO_PRODUCER_ID:
-            self._set_producer(meta, meta.next_producer_id)
-            meta.next_producer_id, meta.epoch = NO_PRODUCER_ID, 0
-        meta.last_update_ms = self.now()
-        self._write(meta)
+            transit = meta.prepare(Event.MARKERS_WRITTEN, partitions={}, last_update_ms=now,
+                                   producer_id=meta.next_producer_id, prev_producer_id=meta.producer_id,
+                                   next_producer_id=NO_PRODUCER_ID, epoch=0)
+        else:
+            transit = meta.prepare(Event.MARKERS_WRITTEN, partitions={}, last_update_ms=now)
+        self._append([TxnRecord(meta.transactional_id, transit)])
 
     def _write_markers(self, meta: TxnMetadata, commit: bool) -> None:
         coordinator_epoch = self.coordinator_epoch(meta.transactional_id)
         for topic_name, index in sorted(meta.partitions):
-            topic = self.broker.cluster.topics.get(topic_name)
+            topic = self.services.cluster.topics.get(topic_name)
             partition = None if topic is None else topic.partition_at(index)
             if partition is None:
                 log.info("transaction %r: %s-%d is gone; no marker", meta.transactional_id, topic_name, index)
@@ -360,41 +373,35 @@ class TransactionCoordinator:
                 log.warning("transaction %r: marker for %s-%d refused: %s", meta.transactional_id, topic_name,
                             index, exc)
 
-    def write_marker(self, partition, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
+    def write_marker(self, partition: Partition, producer_id: int, epoch: int, commit: bool, coordinator_epoch: int,
                      transaction_version: int = 0) -> None:
-        """Append a COMMIT or ABORT marker to one partition and close the producer's transaction there (also
-        what WriteTxnMarkers does). The group coordinator applies or drops transactional offsets at a marker of
-        ``__consumer_offsets``."""
+        """Append a COMMIT or ABORT marker to one partition and close the producer's transaction there by replaying
+        the appended batch, as log recovery does (also what WriteTxnMarkers does). A marker of
+        ``__consumer_offsets`` is passed on to ``offsets_marker``."""
         producers = partition.producers
         producers.check_marker(producer_id, epoch, coordinator_epoch, transaction_version)
-        now = self.now()
         batch = end_txn_marker_batch(commit, producer_id=producer_id, producer_epoch=epoch,
-                                     coordinator_epoch=coordinator_epoch, timestamp=now)
-        offset, _ = self.broker.append_internal(partition, batch, notify=False)
-        producers.end_transaction(producer_id, epoch, commit, offset, coordinator_epoch, now, check=False)
+                                     coordinator_epoch=coordinator_epoch, timestamp=self.now())
+        offset, _ = self.services.append_internal(partition, batch, notify=False)
+        producers.replay(batch, offset, (commit, coordinator_epoch))
         if partition.topic == GROUP_METADATA_TOPIC:
-            self.broker.groups.transaction_ended(partition.index, producer_id, commit)
-        self.broker.appended(partition)              # the LSO moved: read_committed fetches look again
+            self._offsets_marker(partition.index, producer_id, commit)
+        self.services.appended(partition)            # the LSO moved: read_committed fetches look again
 
-    def _fence_and_abort(self, meta: TxnMetadata, why: str) -> None:
-        """Fence an open transaction's producer and abort the transaction with the fenced epoch: the old instance's
-        next request is fenced (Kafka's prepareFenceProducerEpoch, then an abort that does not come from the
-        client). The fence is a pending state Kafka never writes; the abort goes by the cluster's transaction
-        version, whatever the client's: at 2 its own bump is the fence (LastEpoch keeps the fenced instance's
-        epoch, so that instance's KIP-360 retry gets the new epoch), at 1 the epoch moves by one and LastEpoch is
-        forgotten. Either way the epoch moves on once."""
+    def _fence_and_abort(self, meta: TxnMetadata, why: str) -> TxnRecord:
+        """The PrepareAbort record that fences an open transaction's producer and aborts the transaction with the
+        fenced epoch: the old instance's next request is fenced (Kafka's prepareFenceProducerEpoch, then an abort
+        that does not come from the client). The fence is a pending state Kafka never writes; the abort goes by the
+        cluster's transaction version, whatever the client's: at 2 its own bump is the fence (LastEpoch keeps the
+        fenced instance's epoch, so that instance's KIP-360 retry gets the new epoch), at 1 the epoch moves by one
+        and LastEpoch is forgotten. Either way the epoch moves on once."""
         log.info("transaction %r (producer %d epoch %d) aborted: %s", meta.transactional_id, meta.producer_id,
                  meta.epoch, why)
-        meta.to(Event.FENCE)
-        if self.broker.features.level(TRANSACTION_VERSION) >= 2:
-            meta.client_version = 2
-            self._bump_for_end(meta)
+        if self._transaction_version() >= 2:
+            fenced = meta.prepare(Event.FENCE, client_version=2, **self._bump(meta))
         else:
-            if meta.epoch < MAX_EPOCH:
-                meta.epoch += 1
-            meta.last_epoch = NO_EPOCH
-        meta.last_update_ms = self.now()
-        self._end(meta, commit=False)
+            fenced = meta.prepare(Event.FENCE, epoch=min(meta.epoch + 1, MAX_EPOCH), last_epoch=NO_EPOCH)
+        return self._prepare_end(fenced, commit=False)
 
     # -- periodic work --------------------------------------------------------------------------------------------
 
@@ -403,7 +410,8 @@ class TransactionCoordinator:
         their timeout, fencing their producer."""
         for meta in list(self.txns.values()):
             if meta.state is TxnState.ONGOING and now_ms - meta.start_ms > meta.timeout_ms:
-                self._fence_and_abort(meta, f"open longer than its timeout of {meta.timeout_ms} ms")
+                fenced = self._fence_and_abort(meta, f"open longer than its timeout of {meta.timeout_ms} ms")
+                self._run(CoordinatorResult(None, [fenced]))
 
     def expire_transactional_ids(self, now_ms: int) -> None:
         """``transactional.id.expiration.ms`` after its last update, an id with no open transaction is removed (a
@@ -411,11 +419,8 @@ class TransactionCoordinator:
         expiration = self.config["transactional.id.expiration.ms"]
         for meta in list(self.txns.values()):
             if meta.state.completed and now_ms - meta.last_update_ms >= expiration:
-                meta.to(Event.EXPIRE)
-                self._write(meta, tombstone=True)
-                del self.txns[meta.transactional_id]
-                if self.by_producer.get(meta.producer_id) == meta.transactional_id:
-                    del self.by_producer[meta.producer_id]
+                transition(meta.state, Event.EXPIRE)          # Dead: the tombstone removes it
+                self._run(CoordinatorResult(None, [TxnRecord(meta.transactional_id, None)]))
                 log.info("transactional id %r expired", meta.transactional_id)
 
     # -- admin ----------------------------------------------------------------------------------------------------
@@ -441,77 +446,50 @@ class TransactionCoordinator:
             found.append(meta)
         return found
 
-    # -- replay ---------------------------------------------------------------------------------------------------
+    # -- load -----------------------------------------------------------------------------------------------------
 
     def unload(self) -> None:
         """``__transaction_state`` was deleted: the transactional ids its log held are gone (a restart would find
-        none), as when Kafka's coordinator resigns its partitions."""
+        none), as when Kafka's coordinator resigns its partitions (removeTransactionsForTxnTopicPartition)."""
         if self.txns:
             log.warning("%s deleted: %d transactional id(s) forgotten", TRANSACTION_STATE_TOPIC, len(self.txns))
         self.txns.clear()
-        self.by_producer.clear()
 
     def replay(self) -> None:
-        """Rebuild every transactional id from ``__transaction_state``; finish what a stop left half done (a
-        Prepare* state writes its markers, a PrepareEpochFence aborts)."""
-        topic = self.broker.cluster.topics.get(TRANSACTION_STATE_TOPIC)
-        if topic is None:
-            return
-        self._replaying = True
-        try:
-            for partition in topic.partitions:
-                for stored in partition.log.batches():
-                    try:
-                        batches = decode_batches(stored.data)
-                    except CorruptRecordError as exc:
-                        log.warning("%s-%d: unreadable batch at %d skipped: %s", TRANSACTION_STATE_TOPIC,
-                                    partition.index, stored.base_offset, exc)
-                        continue
-                    for batch in batches:
-                        if batch.is_control:
-                            continue
-                        for rec in batch.records:
-                            self._apply(partition.index, rec)
-        finally:
-            self._replaying = False
+        """Start: ``load`` every transactional id from ``__transaction_state``, then finish what a stop left half
+        done, as the running coordinator does: a Prepare* state writes its markers and completes (``_complete``), a
+        PrepareEpochFence aborts."""
+        self.load()
         for meta in list(self.txns.values()):
-            self.by_producer[meta.producer_id] = meta.transactional_id
             if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-                self._write_markers(meta, meta.state is TxnState.PREPARE_COMMIT)
-                meta.to(Event.MARKERS_WRITTEN)
-                meta.partitions.clear()
-                meta.last_update_ms = self.now()
-                self._write(meta)
+                self._complete(meta)
             elif meta.state is TxnState.PREPARE_EPOCH_FENCE:
-                meta.to(Event.ABORT)
-                self._write(meta)
-                self._write_markers(meta, False)
-                meta.to(Event.MARKERS_WRITTEN)
-                meta.partitions.clear()
-                self._write(meta)
+                self._run(CoordinatorResult(None, [self._prepare_end(meta, commit=False)]))
         if self.txns:
             log.info("replayed %d transactional id(s) from %s", len(self.txns), TRANSACTION_STATE_TOPIC)
 
-    def _apply(self, index: int, rec) -> None:
-        try:
-            transactional_id, value = records.decode(rec.key, rec.value)
-        except ValueError as exc:
-            log.warning("%s-%d offset %d: record skipped: %s", TRANSACTION_STATE_TOPIC, index, rec.offset, exc)
+    def load(self) -> None:
+        """Feed every record of ``__transaction_state`` to ``_replay``, in log order (Kafka's
+        loadTransactionsForTxnTopicPartition); writes nothing."""
+        topic = self.services.cluster.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is None:
             return
-        if value is None:
-            self.txns.pop(transactional_id, None)
-            return
-        try:
-            state = TxnState(value.transaction_status)
-        except ValueError:
-            log.warning("transactional id %r: unknown state %d skipped", transactional_id, value.transaction_status)
-            return
-        self.txns[transactional_id] = TxnMetadata(
-            transactional_id, value.producer_id, value.transaction_timeout_ms,
-            value.transaction_last_update_timestamp_ms, epoch=value.producer_epoch,
-            last_epoch=getattr(value, "last_producer_epoch", NO_EPOCH),
-            prev_producer_id=getattr(value, "previous_producer_id", NO_PRODUCER_ID),
-            next_producer_id=getattr(value, "next_producer_id", NO_PRODUCER_ID), state=state,
-            partitions=dict.fromkeys((p.topic, i) for p in value.transaction_partitions or [] for i in p.partition_ids),
-            start_ms=value.transaction_start_timestamp_ms,
-            client_version=getattr(value, "client_transaction_version", 0))
+        for partition in topic.partitions:
+            for stored in partition.log.batches():
+                try:
+                    batches = decode_batches(stored.data)
+                except CorruptRecordError as exc:
+                    log.warning("%s-%d: unreadable batch at %d skipped: %s", TRANSACTION_STATE_TOPIC,
+                                partition.index, stored.base_offset, exc)
+                    continue
+                for batch in batches:
+                    if batch.is_control:
+                        continue
+                    for rec in batch.records:
+                        try:
+                            record = records.from_log(rec.key, rec.value)
+                        except ValueError as exc:
+                            log.warning("%s-%d offset %d: record skipped: %s", TRANSACTION_STATE_TOPIC,
+                                        partition.index, rec.offset, exc)
+                            continue
+                        self._replay(record)
