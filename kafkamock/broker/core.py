@@ -13,7 +13,7 @@ reaches its deadline.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from kafkamock.broker import handlers
@@ -183,7 +183,7 @@ class Broker:
         """Answer the waits whose deadline has come and run the periodic work that is due."""
         self.timers.tick(self.now_ms())
 
-    def notify(self, key) -> None:
+    def notify(self, key: Hashable) -> None:
         self.timers.notify(key)
 
     def appended(self, partition: Partition) -> None:
@@ -204,7 +204,7 @@ class Broker:
     def _transaction_version(self) -> int:
         """The initial ``transaction.version``: kafkamock.transaction.version, at most what the emulated release
         supports (a value set above it is refused)."""
-        level = self.config["kafkamock.transaction.version"]
+        level: int = self.config["kafkamock.transaction.version"]
         if self.release.line == LATEST:
             return level
         feature = self.release.features.get("transaction.version")
@@ -581,7 +581,7 @@ class Broker:
         self.metadata_changed()
         log.info("restored %d topic(s) from %s", len(self.cluster.topics), getattr(self.storage, "root", "memory"))
 
-def _marker(plog: PartitionLog, base_offset: int, header) -> tuple[bool, int] | None:
+def _marker(plog: PartitionLog, base_offset: int, header: bytes | bytearray | memoryview) -> tuple[bool, int] | None:
     """(commit, coordinator epoch) of the transaction marker a stored control batch holds, else None."""
     from kafkamock.records import decode_batches, decode_control
     from kafkamock.records.layout import CONTROL_BIT, HEADER
