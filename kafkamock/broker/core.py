@@ -143,7 +143,7 @@ class Broker:
         self.release = RELEASES[self.config["kafkamock.kafka.version"]]
         self.features = Features(self._transaction_version(), changed=self.metadata_changed,
                                  release=None if self.release.line == LATEST else self.release)
-        self.groups = GroupCoordinator(self)
+        self.groups = GroupCoordinator(self, share_group_deleted=lambda group_id: self.share.group_deleted(group_id))
         self.transactions = TransactionCoordinator(self)
         self.share = ShareManager(self)
         self.quotas = ClientQuotas(self)

@@ -23,7 +23,7 @@ import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.config import server_assignor_names
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -31,6 +31,9 @@ from kafkamock.broker.groups import records
 from kafkamock.broker.groups.assignors import ASSIGNORS
 from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
 from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compile_re2
+
+if TYPE_CHECKING:
+    from kafkamock.broker.services import CoordinatorServices
 
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
@@ -112,7 +115,6 @@ class ConsumerMember:
 @dataclass(frozen=True)
 class ResolvedRegex:
     topics: frozenset[str]
-    topic_names_seen: frozenset[str]             # every topic name at resolution (new ones trigger a refresh)
     timestamp_ms: int
 
 
@@ -128,7 +130,11 @@ class ConsumerGroup:
     target: dict[str, Partitions] = field(default_factory=dict)      # member id -> target assignment
     regexes: dict[str, ResolvedRegex] = field(default_factory=dict)  # regular expression -> what it matched
     regex_refresh_ms: int = 0                    # when the regexes were last resolved
-    regex_refreshing: bool = False               # a resolution is under way (it runs after the heartbeat)
+    # Soft state (in no record): every topic name at each regex's last resolution (a new one triggers a refresh;
+    # none after a restart, as Kafka's regexes then carry an older metadata version), and whether a resolution
+    # is under way (it runs after the heartbeat).
+    regex_names_seen: dict[str, frozenset[str]] = field(default_factory=dict)
+    regex_refreshing: bool = False
     dead: bool = False
 
     kind = "consumer"
@@ -379,8 +385,8 @@ class ConsumerGroups:
         self.coordinator = coordinator
 
     @property
-    def broker(self):
-        return self.coordinator.broker
+    def services(self) -> CoordinatorServices:
+        return self.coordinator.services
 
     @property
     def config(self):
@@ -540,7 +546,7 @@ class ConsumerGroups:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if group is not None and group.kind != "consumer":
             if create and group.kind == "classic" and group.is_empty() and not group.members:
-                coordinator._delete_group(group_id, write=True, keep_offsets=True)
+                coordinator._delete_group(group_id, keep_offsets=True)
                 group = None
             elif create and group.kind == "classic":
                 return self._upgrade(group)
@@ -566,7 +572,7 @@ class ConsumerGroups:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer group "
                                                    f"because the group size exceeds the consumer group maximum "
                                                    f"size.")
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         group = ConsumerGroup(group_id, group_epoch=classic.generation, assignment_epoch=classic.generation,
                               creation_time_ms=self.now())
         for old in classic.members.values():
@@ -609,7 +615,7 @@ class ConsumerGroups:
             coordinator._notify(old.awaiting_join, join_error(E.REBALANCE_IN_PROGRESS, old.member_id))
             coordinator._notify(old.awaiting_sync, sync_error(E.REBALANCE_IN_PROGRESS))
             coordinator._unschedule(("heartbeat", group_id, old.member_id))
-        coordinator._delete_group(group_id, write=True, keep_offsets=True)
+        coordinator._delete_group(group_id, keep_offsets=True)
         coordinator.groups[group_id] = group
         written = [r for m in group.members.values() for r in group.member_records(m)]
         written.append(group.group_record())
@@ -763,9 +769,9 @@ class ConsumerGroups:
             wanted.discard(before)
         if after:
             wanted.add(after)
-        names = frozenset(self.broker.cluster.topics)
+        names = frozenset(self.services.cluster.topics)
         require = require or len(wanted) != len(group.regexes) or \
-            any(not names <= r.topic_names_seen for r in group.regexes.values()) or \
+            any(not names <= group.regex_names_seen.get(r, frozenset()) for r in group.regexes) or \
             now > group.regex_refresh_ms + self.config["group.consumer.regex.refresh.interval.ms"]
         if require and wanted:
             group.regex_refreshing = True
@@ -781,7 +787,7 @@ class ConsumerGroups:
         group.regex_refreshing = False
         if self.coordinator.groups.get(group.group_id) is not group:
             return
-        names = frozenset(self.broker.cluster.topics)
+        names = frozenset(self.services.cluster.topics)
         matched = {regex: frozenset(filter(_regex(regex).fullmatch, names)) for regex in regexes}
         allowed = describable(frozenset().union(*matched.values())) if matched else set()
         group.regex_refresh_ms = started_ms
@@ -794,7 +800,8 @@ class ConsumerGroups:
             previous = group.regexes.get(regex)
             if (previous.topics if previous is not None else frozenset()) != topics:
                 bump = True
-            group.regexes[regex] = ResolvedRegex(topics, names, started_ms)
+            group.regexes[regex] = ResolvedRegex(topics, started_ms)
+            group.regex_names_seen[regex] = names
             written.append(group.regex_record(regex))
         metadata_hash = self._metadata_hash(group)
         if metadata_hash != group.metadata_hash:
@@ -807,7 +814,7 @@ class ConsumerGroups:
 
     def _metadata_hash(self, group: ConsumerGroup) -> int:
         """A hash of the subscribed topics' ids and partition counts (KIP-1101): a change bumps the epoch."""
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         parts = []
         for name in sorted(group.subscribed_topics()):
             topic = topics.get(name)
@@ -816,7 +823,7 @@ class ConsumerGroups:
         return zlib.crc32("|".join(parts).encode()) if parts else 0
 
     def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         return frozenset(topics[n].topic_id for n in group.member_topics(member) if n in topics)
 
     def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, bump: bool,
@@ -848,7 +855,7 @@ class ConsumerGroups:
             self.now() >= group.assignment_timestamp_ms + interval
 
     def _assign(self, group: ConsumerGroup) -> None:
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         subscriptions: dict[str, frozenset[uuid.UUID]] = {}
         partitions: dict[uuid.UUID, int] = {}
         for member in group.members.values():
@@ -951,7 +958,7 @@ class ConsumerGroups:
                                                                                               0)
         except Exception:  # noqa: BLE001 - an unreadable subscription owns nothing
             return {}
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         owned: Partitions = {}
         for entry in decoded.owned_partitions or ():
             topic = topics.get(entry.topic)
@@ -986,7 +993,7 @@ class ConsumerGroups:
         if version >= 5 and (body.protocol_type != "consumer" or body.protocol_name != member.classic.protocol):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         self.session_ok(group, member)
-        by_id = self.broker.cluster.topics_by_id
+        by_id = self.services.cluster.topics_by_id
         version_out = member.classic.subscription_version
         assignment = version_out.to_bytes(2, "big") + codec.encode("ConsumerProtocolAssignment", version_out, {
             "assigned_partitions": [{"topic": by_id[t].name, "partitions": sorted(ps)}
@@ -1050,7 +1057,7 @@ class ConsumerGroups:
         if group.kind != "consumer":
             return {**base, "error_code": E.GROUP_ID_NOT_FOUND,
                     "error_message": f"Group {group_id} is not a consumer group."}
-        by_id = self.broker.cluster.topics_by_id
+        by_id = self.services.cluster.topics_by_id
 
         def shown(partitions: Partitions) -> dict:
             return {"topic_partitions": [
@@ -1074,64 +1081,66 @@ class ConsumerGroups:
                 "assignor_name": group.preferred_assignor(self._assignors()[0]), "members": members,
                 "authorized_operations": -(2**31)}
 
+    # -- replay --------------------------------------------------------------------------------------------------
 
-# -- replay -----------------------------------------------------------------------------------------------------
-
-def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) -> None:
-    """Apply one KIP-848 record of ``__consumer_offsets`` to the groups being rebuilt."""
-    group_id = key.group_id
-    group = loaded.get(group_id)
-    if group is not None and group.kind != "consumer":
-        if value is None:
-            return
-        group = None
-    if group is None:
-        if value is None:
-            return
-        group = loaded[group_id] = ConsumerGroup(group_id)
-    member_id: str = getattr(key, "member_id", "")      # a string in the member records' keys (types 5, 7, 8)
-    if kind == records.CONSUMER_GROUP_METADATA:
-        if value is None:
-            loaded.pop(group_id, None)
-            return
-        group.group_epoch, group.metadata_hash = value.epoch, value.metadata_hash
-        group.creation_time_ms = value.creation_time_ms
-    elif kind == records.CONSUMER_GROUP_MEMBER_METADATA:
-        if value is None:
-            group.members.pop(member_id, None)
-            return
-        member = group.members.setdefault(member_id, ConsumerMember(member_id))
-        member.instance_id, member.rack_id = value.instance_id, value.rack_id
-        member.client_id, member.client_host = value.client_id, value.client_host
-        member.subscribed_topic_names = sorted(set(value.subscribed_topic_names))
-        member.subscribed_topic_regex = value.subscribed_topic_regex or None
-        member.rebalance_timeout_ms, member.server_assignor = value.rebalance_timeout_ms, value.server_assignor
-        classic = value.classic_member_metadata
-        member.classic = None if classic is None else ClassicDetails(
-            classic.session_timeout_ms, [(p.name, bytes(p.metadata)) for p in classic.supported_protocols])
-    elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
-        member = group.members.get(member_id)
-        if value is None or member is None:
-            return
-        member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
-        member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
-            else MemberState.STABLE
-        member.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
-        member.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
-    elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
-        if value is None:
-            group.target.pop(member_id, None)
-        else:
-            group.target[member_id] = _partitions_in(value.topic_partitions)
-    elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
-        if value is not None:
-            group.assignment_epoch = value.assignment_epoch
-            group.assignment_timestamp_ms = max(0, getattr(value, "assignment_timestamp", 0))
-    elif kind == records.CONSUMER_GROUP_REGULAR_EXPRESSION:
-        if value is None:
-            group.regexes.pop(key.regular_expression, None)
-        else:
-            group.regexes[key.regular_expression] = ResolvedRegex(frozenset(value.topics), frozenset(),
-                                                                  value.timestamp)
-            group.regex_refresh_ms = max(group.regex_refresh_ms, value.timestamp)
-    # Partition metadata (type 4) is what Kafka before 4.1 wrote; the metadata hash replaced it.
+    def replay(self, kind: int, key: Any, value: Any) -> None:
+        """Apply one KIP-848 record of ``__consumer_offsets`` (Kafka's GroupMetadataManager.replay of each consumer
+        group record type), right after its append at run time and when the log is loaded alike."""
+        groups = self.coordinator.groups
+        group_id = key.group_id
+        group = groups.get(group_id)
+        if group is not None and group.kind != "consumer":
+            if value is None:
+                return
+            group = None
+        if group is None:
+            if value is None:
+                return
+            group = groups[group_id] = ConsumerGroup(group_id)
+        member_id: str = getattr(key, "member_id", "")      # a string in the member records' keys (types 5, 7, 8)
+        if kind == records.CONSUMER_GROUP_METADATA:
+            if value is None:
+                self.coordinator.drop_group(group_id)
+                return
+            group.group_epoch, group.metadata_hash = value.epoch, value.metadata_hash
+            group.creation_time_ms = value.creation_time_ms
+        elif kind == records.CONSUMER_GROUP_MEMBER_METADATA:
+            if value is None:
+                group.members.pop(member_id, None)
+                return
+            member = group.members.setdefault(member_id, ConsumerMember(member_id))
+            member.instance_id, member.rack_id = value.instance_id, value.rack_id
+            member.client_id, member.client_host = value.client_id, value.client_host
+            member.subscribed_topic_names = sorted(set(value.subscribed_topic_names))
+            member.subscribed_topic_regex = value.subscribed_topic_regex or None
+            member.rebalance_timeout_ms, member.server_assignor = value.rebalance_timeout_ms, value.server_assignor
+            classic = value.classic_member_metadata
+            member.classic = None if classic is None else ClassicDetails(
+                classic.session_timeout_ms, [(p.name, bytes(p.metadata)) for p in classic.supported_protocols])
+        elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
+            member = group.members.get(member_id)
+            if value is None or member is None:
+                return
+            member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
+            member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
+                else MemberState.STABLE
+            member.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
+            member.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
+        elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            if value is None:
+                group.target.pop(member_id, None)
+            else:
+                group.target[member_id] = _partitions_in(value.topic_partitions)
+        elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
+            if value is not None:
+                group.assignment_epoch = value.assignment_epoch
+                group.assignment_timestamp_ms = max(0, getattr(value, "assignment_timestamp", 0))
+        elif kind == records.CONSUMER_GROUP_REGULAR_EXPRESSION:
+            regex = key.regular_expression
+            if value is None:
+                group.regexes.pop(regex, None)
+                group.regex_names_seen.pop(regex, None)
+            else:
+                group.regexes[regex] = ResolvedRegex(frozenset(value.topics), value.timestamp)
+                group.regex_refresh_ms = max(group.regex_refresh_ms, value.timestamp)
+        # Partition metadata (type 4) is what Kafka before 4.1 wrote; the metadata hash replaced it.
