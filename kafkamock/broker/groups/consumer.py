@@ -7,8 +7,11 @@ topics' partitions change; a newer group epoch gets a new target assignment from
 it at its own pace (``reconciliation.py``: revoke first, then assign). Regular expressions are resolved after the
 heartbeat that brought them (Kafka resolves them in the background), at most every ten seconds. Sessions
 (``group.consumer.session.timeout.ms``) and revocations (the member's rebalance timeout) run on the core's
-timers; every change is a record of ``__consumer_offsets`` in Kafka's formats (types 3-8 and 16), so a restart
-replays the group.
+timers. Every change is a record of ``__consumer_offsets`` in Kafka's formats (types 3-8 and 16), and only a
+record changes a group: an operation computes on a copy of the group (``ConsumerGroup.copy``) and produces records;
+the coordinator appends them and replays each through ``ConsumerGroups.replay``, the function a restart replays the
+log with; answers and timers then read the group the records left. Only soft state no record holds (a regex
+resolution under way, when one last ran, the topic names it saw) is set directly.
 
 A group's state is derived, as in Kafka's ConsumerGroup: Empty (no member), Assigning (the target is older than
 the group epoch), Reconciling (a member is not yet at the target), Stable. A new group starts at epoch 1 with a
