@@ -108,7 +108,7 @@ class Broker:
         self.release = RELEASES[self.config["kafkamock.kafka.version"]]
         self.features = Features(self._transaction_version(), changed=self.metadata_changed,
                                  release=None if self.release.line == LATEST else self.release)
-        self.groups = GroupCoordinator(self)
+        self.groups = GroupCoordinator(self, share_group_deleted=lambda group_id: self.share.group_deleted(group_id))
         self.transactions = TransactionCoordinator(
             self, next_producer_id=self.next_producer_id,
             transaction_version=lambda: self.features.level(TRANSACTION_VERSION),

@@ -7,8 +7,11 @@ topics' partitions change; a newer group epoch gets a new target assignment from
 it at its own pace (``reconciliation.py``: revoke first, then assign). Regular expressions are resolved after the
 heartbeat that brought them (Kafka resolves them in the background), at most every ten seconds. Sessions
 (``group.consumer.session.timeout.ms``) and revocations (the member's rebalance timeout) run on the core's
-timers; every change is a record of ``__consumer_offsets`` in Kafka's formats (types 3-8 and 16), so a restart
-replays the group.
+timers. Every change is a record of ``__consumer_offsets`` in Kafka's formats (types 3-8 and 16), and only a
+record changes a group: an operation computes on a copy of the group (``ConsumerGroup.copy``) and produces records;
+the coordinator appends them and replays each through ``ConsumerGroups.replay``, the function a restart replays the
+log with; answers and timers then read the group the records left. Only soft state no record holds (a regex
+resolution under way, when one last ran, the topic names it saw) is set directly.
 
 A group's state is derived, as in Kafka's ConsumerGroup: Empty (no member), Assigning (the target is older than
 the group epoch), Reconciling (a member is not yet at the target), Stable. A new group starts at epoch 1 with a
@@ -23,14 +26,18 @@ import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.config import server_assignor_names
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.assignors import ASSIGNORS
 from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
+from kafkamock.broker.groups.records import GroupRecord
 from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compile_re2
+
+if TYPE_CHECKING:
+    from kafkamock.broker.services import CoordinatorServices
 
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
@@ -89,6 +96,12 @@ class ConsumerMember:
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch
 
+    def copy(self) -> ConsumerMember:
+        """A scratch copy (its containers too) an operation may change freely."""
+        return replace(self, subscribed_topic_names=list(self.subscribed_topic_names),
+                       assigned={t: dict(ps) for t, ps in self.assigned.items()},
+                       pending_revocation={t: dict(ps) for t, ps in self.pending_revocation.items()})
+
     def assignment_epoch(self, topic_id: uuid.UUID, partition: int) -> int | None:
         """KIP-1251: the epoch a partition it holds (assigned, else revoking) was assigned at."""
         epoch = self.assigned.get(topic_id, {}).get(partition)
@@ -112,7 +125,6 @@ class ConsumerMember:
 @dataclass(frozen=True)
 class ResolvedRegex:
     topics: frozenset[str]
-    topic_names_seen: frozenset[str]             # every topic name at resolution (new ones trigger a refresh)
     timestamp_ms: int
 
 
@@ -128,7 +140,11 @@ class ConsumerGroup:
     target: dict[str, Partitions] = field(default_factory=dict)      # member id -> target assignment
     regexes: dict[str, ResolvedRegex] = field(default_factory=dict)  # regular expression -> what it matched
     regex_refresh_ms: int = 0                    # when the regexes were last resolved
-    regex_refreshing: bool = False               # a resolution is under way (it runs after the heartbeat)
+    # Soft state (in no record): every topic name at each regex's last resolution (a new one triggers a refresh;
+    # none after a restart, as Kafka's regexes then carry an older metadata version), and whether a resolution
+    # is under way (it runs after the heartbeat).
+    regex_names_seen: dict[str, frozenset[str]] = field(default_factory=dict)
+    regex_refreshing: bool = False
     dead: bool = False
 
     kind = "consumer"
@@ -138,6 +154,12 @@ class ConsumerGroup:
 
     def is_empty(self) -> bool:
         return not self.members
+
+    def copy(self) -> ConsumerGroup:
+        """A scratch copy an operation computes on: the live group changes only when its records are replayed."""
+        return replace(self, members={member_id: m.copy() for member_id, m in self.members.items()},
+                       target=dict(self.target), regexes=dict(self.regexes),
+                       regex_names_seen=dict(self.regex_names_seen))
 
     @property
     def state_name(self) -> str:
@@ -252,30 +274,30 @@ class ConsumerGroup:
 
     # -- records ------------------------------------------------------------------------------------------------
 
-    def group_record(self):
+    def group_record(self) -> GroupRecord:
         return records.record(records.CONSUMER_GROUP_METADATA, {"group_id": self.group_id},
                               {"epoch": self.group_epoch, "metadata_hash": self.metadata_hash,
                                "creation_time_ms": self.creation_time_ms})
 
-    def member_records(self, member: ConsumerMember) -> list:
+    def member_records(self, member: ConsumerMember) -> list[GroupRecord]:
         key = {"group_id": self.group_id, "member_id": member.member_id}
         return [records.record(records.CONSUMER_GROUP_MEMBER_METADATA, key, member.metadata_value())]
 
-    def assignment_record(self, member: ConsumerMember):
+    def assignment_record(self, member: ConsumerMember) -> GroupRecord:
         key = {"group_id": self.group_id, "member_id": member.member_id}
         return records.record(records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, key, member.assignment_value())
 
-    def target_member_record(self, member_id: str):
+    def target_member_record(self, member_id: str) -> GroupRecord:
         return records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                               {"group_id": self.group_id, "member_id": member_id},
                               {"topic_partitions": _partitions_out(self.target.get(member_id, {}))})
 
-    def target_metadata_record(self):
+    def target_metadata_record(self) -> GroupRecord:
         return records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": self.group_id},
                               {"assignment_epoch": self.assignment_epoch,
                                "assignment_timestamp": self.assignment_timestamp_ms})
 
-    def regex_record(self, regex: str):
+    def regex_record(self, regex: str) -> GroupRecord:
         key = {"group_id": self.group_id, "regular_expression": regex}
         resolved = self.regexes.get(regex)
         if resolved is None:
@@ -283,13 +305,13 @@ class ConsumerGroup:
         return records.record(records.CONSUMER_GROUP_REGULAR_EXPRESSION, key, {
             "topics": sorted(resolved.topics), "version": 0, "timestamp": resolved.timestamp_ms})
 
-    def member_tombstones(self, member_id: str) -> list:
+    def member_tombstones(self, member_id: str) -> list[GroupRecord]:
         key = {"group_id": self.group_id, "member_id": member_id}
         return [records.record(records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, key, None),
                 records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, key, None),
                 records.record(records.CONSUMER_GROUP_MEMBER_METADATA, key, None)]
 
-    def tombstones(self) -> list:
+    def tombstones(self) -> list[GroupRecord]:
         out = []
         for member_id in list(self.members) + [m for m in self.target if m not in self.members]:
             out.extend(self.member_tombstones(member_id))
@@ -379,8 +401,8 @@ class ConsumerGroups:
         self.coordinator = coordinator
 
     @property
-    def broker(self):
-        return self.coordinator.broker
+    def services(self) -> CoordinatorServices:
+        return self.coordinator.services
 
     @property
     def config(self):
@@ -394,34 +416,56 @@ class ConsumerGroups:
     def now(self) -> int:
         return self.coordinator.now()
 
+    def live(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group the coordinator holds as ``group_id`` (None when there is none, or another kind)."""
+        group = self.coordinator.groups.get(group_id)
+        return group if isinstance(group, ConsumerGroup) and not group.dead else None
+
+    def _write(self, group_id: str, written: list[GroupRecord]) -> ConsumerGroup | None:
+        """Append and replay an operation's records; the group as they left it."""
+        self.coordinator.write_records(group_id, written)
+        return self.live(group_id)
+
     # -- timers --------------------------------------------------------------------------------------------------
+    # Timers name the group and member by id, and look the live group up when they fire: what an operation
+    # computes is a scratch copy, and the group it finds may have been replaced (deleted, converted) meanwhile.
 
     def session_ok(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         timeout = member.classic.session_timeout_ms if member.classic is not None else \
             self.coordinator.configs.value(group.group_id, "consumer.session.timeout.ms")
-        member_id = member.member_id
-        self.coordinator._schedule(("consumer-session", group.group_id, member_id), timeout,
-                                   lambda: self._fence(group, member_id, "its session timed out"))
+        group_id, member_id = group.group_id, member.member_id
+        self.coordinator._schedule(("consumer-session", group_id, member_id), timeout,
+                                   lambda: self._fence(group_id, member_id, None, "its session timed out"))
 
     def schedule_revocation(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         """Kafka's scheduleConsumerGroupRebalanceTimeout: fenced unless it leaves this epoch in time."""
         timeout = member.rebalance_timeout_ms
-        epoch, member_id = member.member_epoch, member.member_id
-
-        def expired():
-            current = group.members.get(member_id)
-            if current is not None and current.member_epoch == epoch:
-                self._fence(group, member_id, f"it did not leave epoch {epoch} within {timeout} ms")
-        self.coordinator._schedule(("consumer-revocation", group.group_id, member_id), timeout, expired)
+        group_id, epoch, member_id = group.group_id, member.member_epoch, member.member_id
+        self.coordinator._schedule(("consumer-revocation", group_id, member_id), timeout,
+                                   lambda: self._fence(group_id, member_id, epoch,
+                                                       f"it did not leave epoch {epoch} within {timeout} ms"))
 
     def unschedule_member(self, group_id: str, member_id: str) -> None:
         self.coordinator._unschedule(("consumer-session", group_id, member_id))
         self.coordinator._unschedule(("consumer-revocation", group_id, member_id))
 
-    def _fence(self, group: ConsumerGroup, member_id: str, why: str) -> None:
-        if self.coordinator.groups.get(group.group_id) is not group or member_id not in group.members:
+    def _revocation_timer(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        """After a member's assignment changed: its rebalance timeout runs while it must revoke (a classic
+        member has none: its rejoin does the revoking)."""
+        if member.classic is not None:
             return
-        log.info("group %s: member %s fenced: %s", group.group_id, member_id, why)
+        if member.state is MemberState.UNREVOKED_PARTITIONS:
+            self.schedule_revocation(group, member)
+        else:
+            self.coordinator._unschedule(("consumer-revocation", group.group_id, member.member_id))
+
+    def _fence(self, group_id: str, member_id: str, epoch: int | None, why: str) -> None:
+        """A timer ran out: the member goes, if it is still there (at ``epoch``, for a revocation)."""
+        group = self.live(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if group is None or member is None or (epoch is not None and member.member_epoch != epoch):
+            return
+        log.info("group %s: member %s fenced: %s", group_id, member_id, why)
         self._remove_member(group, member_id)
 
     # -- the heartbeat -------------------------------------------------------------------------------------------
@@ -430,7 +474,10 @@ class ConsumerGroups:
                   describable: Callable[[frozenset[str]], set[str]]) -> dict:
         """ConsumerGroupHeartbeat: join (epoch 0), heartbeat (the current epoch), leave (-1) or leave for now as
         a static member (-2). Returns the response body; errors raise KafkaError. ``describable`` says which
-        topics the requester may DESCRIBE: the group's regular expressions resolve to those only."""
+        topics the requester may DESCRIBE: the group's regular expressions resolve to those only.
+
+        The heartbeat computes on a copy of the group and only produces records (Kafka's consumerGroupHeartbeat);
+        replaying them changes the group, and the answer is read from the group they left."""
         group_id, member_id, epoch = body.group_id, body.member_id or "", body.member_epoch
         instance_id = body.instance_id
         regex = body.subscribed_topic_regex if version >= 1 else None
@@ -438,7 +485,7 @@ class ConsumerGroups:
         if epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
             return self._leave(self._existing(group_id), member_id, instance_id, epoch)
         joining = epoch == 0
-        group = self._group(group_id, create=joining)
+        group = self._group(group_id, create=joining).copy()
         if len(group.members) >= self.config["group.consumer.max.size"] and \
                 (not member_id or member_id not in group.members):
             raise KafkaError(E.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of "
@@ -446,11 +493,12 @@ class ConsumerGroups:
         if not member_id:
             member_id = str(uuid.uuid4())          # v0: the coordinator names the member
         owned = _owned(body.topic_partitions)
-        written: list = []
+        written: list[GroupRecord] = []
+        replaced = None
         if instance_id is None:
             member = self._dynamic_member(group, member_id, epoch, owned, joining)
         else:
-            member = self._static_member(group, member_id, epoch, instance_id, owned, joining, written)
+            member, replaced = self._static_member(group, member_id, epoch, instance_id, owned, joining, written)
         before = (member.member_epoch, member.state, member.assigned, member.pending_revocation)
         old = replace(member)
         member.client_id, member.client_host, member.classic = client_id, client_host, None
@@ -471,17 +519,30 @@ class ConsumerGroups:
         if new_member or member.subscription() != old.subscription():
             written.extend(group.member_records(member))
             names_changed = member.subscribed_topic_names != old.subscribed_topic_names
-        regex_update = self._update_regexes(group, old, member, describable, written)
+        regex_update, resolve = self._update_regexes(group, old, member, written)
+        created = False
         if new_member:
             if not group.members and group.creation_time_ms < 0:
                 group.creation_time_ms = self.now()
+                created = True
             group.members[member.member_id] = member
         subscription_changed = names_changed or regex_update is not RegexUpdate.NO_CHANGE
-        self._advance(group, member, owned, names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED,
-                      subscription_changed, written, before)
+        moved = self._advance(group, member, owned,
+                              names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED,
+                              subscription_changed, written, before, created)
+        live = self._write(group_id, written)
+        assert live is not None                  # a member record or the group's existence keeps it
+        if replaced is not None:
+            self.unschedule_member(group_id, replaced)
+        member = live.members[member.member_id]
+        if moved:
+            self._revocation_timer(live, member)
+        self.session_ok(live, member)
+        if resolve is not None:
+            self._start_resolution(live, resolve, describable)
         answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
                   "member_id": member.member_id, "member_epoch": member.member_epoch,
-                  "heartbeat_interval_ms": self.coordinator.configs.value(group.group_id,
+                  "heartbeat_interval_ms": self.coordinator.configs.value(group_id,
                                                                           "consumer.heartbeat.interval.ms"),
                   "assignment": None}
         full = body.rebalance_timeout_ms != -1 and owned is not None and \
@@ -540,13 +601,15 @@ class ConsumerGroups:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if group is not None and group.kind != "consumer":
             if create and group.kind == "classic" and group.is_empty() and not group.members:
-                coordinator._delete_group(group_id, write=True, keep_offsets=True)
+                coordinator._delete_group(group_id, keep_offsets=True)
                 group = None
             elif create and group.kind == "classic":
                 return self._upgrade(group)
             else:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if group is None:
+            # As Kafka's getOrMaybeCreateConsumerGroup: the new group, Empty and without records yet, is in the table
+            # at once (a join that then fails leaves it, Empty); its records, replayed, make everything else.
             group = coordinator.groups[group_id] = ConsumerGroup(group_id)
         return group
 
@@ -554,7 +617,8 @@ class ConsumerGroups:
         """Kafka's online upgrade (validateOnlineUpgrade, convertToConsumerGroup): a KIP-848 member joining a
         classic group that runs the consumer protocol turns it into a consumer group whose members stay classic
         members, at the classic generation as their epoch, with their last assignment as current and target.
-        Parked JoinGroup and SyncGroup requests are answered REBALANCE_IN_PROGRESS so those members rejoin."""
+        Parked JoinGroup and SyncGroup requests are answered REBALANCE_IN_PROGRESS so those members rejoin. The
+        consumer group is built aside; the classic group's tombstone and its records, replayed, swap them."""
         from kafkamock.broker.groups.coordinator import join_error, parse_subscription, sync_error  # noqa: PLC0415
         from kafkamock.codec import codec_for  # noqa: PLC0415
 
@@ -566,7 +630,7 @@ class ConsumerGroups:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer group "
                                                    f"because the group size exceeds the consumer group maximum "
                                                    f"size.")
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         group = ConsumerGroup(group_id, group_epoch=classic.generation, assignment_epoch=classic.generation,
                               creation_time_ms=self.now())
         for old in classic.members.values():
@@ -609,18 +673,18 @@ class ConsumerGroups:
             coordinator._notify(old.awaiting_join, join_error(E.REBALANCE_IN_PROGRESS, old.member_id))
             coordinator._notify(old.awaiting_sync, sync_error(E.REBALANCE_IN_PROGRESS))
             coordinator._unschedule(("heartbeat", group_id, old.member_id))
-        coordinator._delete_group(group_id, write=True, keep_offsets=True)
-        coordinator.groups[group_id] = group
+        coordinator._delete_group(group_id, keep_offsets=True)
         written = [r for m in group.members.values() for r in group.member_records(m)]
         written.append(group.group_record())
         written.extend(group.target_member_record(m) for m in group.members)
         written.append(group.target_metadata_record())
         written.extend(group.assignment_record(m) for m in group.members.values())
-        coordinator.write_records(group_id, written)
-        for member in group.members.values():
-            self.session_ok(group, member)
+        live = self._write(group_id, written)        # replaying them makes the consumer group
+        assert live is not None
+        for member in live.members.values():
+            self.session_ok(live, member)
         log.info("group %s: converted the classic group to a consumer group", group_id)
-        return group
+        return live
 
     def _dynamic_member(self, group: ConsumerGroup, member_id: str, epoch: int, owned: Partitions | None,
                         joining: bool) -> ConsumerMember:
@@ -650,30 +714,32 @@ class ConsumerGroups:
                                                     f"partitions and rejoin.")
 
     def _static_member(self, group: ConsumerGroup, member_id: str, epoch: int, instance_id: str,
-                       owned: Partitions | None, joining: bool, written: list) -> ConsumerMember:
+                       owned: Partitions | None, joining: bool, written: list[GroupRecord]
+                       ) -> tuple[ConsumerMember, str | None]:
         """Kafka's getOrMaybeSubscribeStaticConsumerGroupMember: a joining instance is new, or replaces the
-        member that left with epoch -2 (taking its assignment over, at epoch 0)."""
+        member that left with epoch -2 (taking its assignment over, at epoch 0). Returns the member and the id of
+        the one it replaced (whose timers go once the records are written)."""
         existing = group.static_member(instance_id)
         if joining:
             if existing is None:
-                return group.members.get(member_id) or ConsumerMember(member_id)
+                return group.members.get(member_id) or ConsumerMember(member_id), None
             if existing.classic is None and existing.member_epoch != LEAVE_STATIC_EPOCH:
                 raise KafkaError(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
                                                            f"{instance_id} cannot join the group because the "
                                                            f"instance id is owned by {existing.member_id} member.")
-            return self._replace_static(group, existing, member_id, written)
+            return self._replace_static(group, existing, member_id, written), existing.member_id
         if existing is None:
             raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
             raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} was "
                                                    f"fenced by member {existing.member_id}.")
         self._check_epoch(existing, epoch, owned)
-        return existing
+        return existing, None
 
     def _replace_static(self, group: ConsumerGroup, old: ConsumerMember, member_id: str,
-                        written: list) -> ConsumerMember:
-        """KIP-848's static rejoin: the new member takes the old one's place and assignment at epoch 0."""
-        self.unschedule_member(group.group_id, old.member_id)
+                        written: list[GroupRecord]) -> ConsumerMember:
+        """KIP-848's static rejoin: the new member takes the old one's place and assignment at epoch 0 (in the
+        scratch ``group``, and in the records)."""
         written.extend(group.member_tombstones(old.member_id))
         del group.members[old.member_id]
         target = group.target.pop(old.member_id, {})
@@ -705,20 +771,19 @@ class ConsumerGroups:
             raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} was "
                                                    f"fenced by member {member.member_id}.")
         if epoch == LEAVE_STATIC_EPOCH:
-            member.member_epoch = LEAVE_STATIC_EPOCH
-            member.pending_revocation = {}
-            member.assigned = {t: dict.fromkeys(ps, 0) for t, ps in member.assigned.items()}
-            self.coordinator.write_records(group.group_id, [group.assignment_record(member)])
+            left = replace(member, member_epoch=LEAVE_STATIC_EPOCH, pending_revocation={},
+                           assigned={t: dict.fromkeys(ps, 0) for t, ps in member.assigned.items()})
+            self._write(group.group_id, [group.assignment_record(left)])
             log.info("group %s: static member %s left for now", group.group_id, member_id)
             return {**answer, "member_id": member.member_id}
         log.info("group %s: static member %s left", group.group_id, member_id)
         self._remove_member(group, member.member_id)
         return answer
 
-    def _remove_member(self, group: ConsumerGroup, member_id: str) -> None:
+    def _remove_member(self, live: ConsumerGroup, member_id: str) -> None:
         """Kafka's consumerGroupFenceMember: the member's records go, unused regular expressions too, and the
         group epoch moves (the target follows on a later heartbeat)."""
-        self.unschedule_member(group.group_id, member_id)
+        group = live.copy()
         del group.members[member_id]
         group.target.pop(member_id, None)
         written = group.member_tombstones(member_id)
@@ -728,14 +793,16 @@ class ConsumerGroups:
         group.group_epoch += 1
         group.metadata_hash = self._metadata_hash(group)
         written.append(group.group_record())
-        self.coordinator.write_records(group.group_id, written)
+        self._write(group.group_id, written)
+        self.unschedule_member(group.group_id, member_id)
 
     # -- subscriptions and assignment ----------------------------------------------------------------------------
 
     def _update_regexes(self, group: ConsumerGroup, old: ConsumerMember, member: ConsumerMember,
-                        describable: Callable[[frozenset[str]], set[str]], written: list) -> RegexUpdate:
+                        written: list[GroupRecord]) -> tuple[RegexUpdate, frozenset[str] | None]:
         """Kafka's maybeUpdateRegularExpressions: note a changed regex (a new one is validated and must be
-        resolved first; one the group already resolved counts at once) and start a resolution when one is due."""
+        resolved first; one the group already resolved counts at once), and say which regexes to resolve when a
+        resolution is due (the caller starts it once the heartbeat's records are written)."""
         now = self.now()
         before, after = old.subscribed_topic_regex, member.subscribed_topic_regex
         update = RegexUpdate.NO_CHANGE
@@ -755,37 +822,44 @@ class ConsumerGroups:
             elif before:
                 update = RegexUpdate.UPDATED_AND_RESOLVED
         if not require and not subscribed:
-            return update
+            return update, None
         if group.regex_refreshing or now <= group.regex_refresh_ms + REGEX_REFRESH_MIN_INTERVAL_MS:
-            return update
+            return update, None
         wanted = set(subscribed)
         if before and group.num_subscribed(before) == 1 and group.members.get(old.member_id) is not None:
             wanted.discard(before)
         if after:
             wanted.add(after)
-        names = frozenset(self.broker.cluster.topics)
+        names = frozenset(self.services.cluster.topics)
         require = require or len(wanted) != len(group.regexes) or \
-            any(not names <= r.topic_names_seen for r in group.regexes.values()) or \
+            any(not names <= group.regex_names_seen.get(r, frozenset()) for r in group.regexes) or \
             now > group.regex_refresh_ms + self.config["group.consumer.regex.refresh.interval.ms"]
-        if require and wanted:
-            group.regex_refreshing = True
-            self.coordinator._schedule(("consumer-regex", group.group_id), 0,
-                                       lambda: self._resolve_regexes(group, frozenset(wanted), describable, now))
-        return update
+        return update, frozenset(wanted) if require and wanted else None
 
-    def _resolve_regexes(self, group: ConsumerGroup, regexes: frozenset[str],
+    def _start_resolution(self, group: ConsumerGroup, regexes: frozenset[str],
+                          describable: Callable[[frozenset[str]], set[str]]) -> None:
+        """Resolve ``regexes`` right after the heartbeat (Kafka resolves them in the background)."""
+        group.regex_refreshing = True
+        group_id, started_ms = group.group_id, self.now()
+        self.coordinator._schedule(("consumer-regex", group_id), 0,
+                                   lambda: self._resolve_regexes(group_id, regexes, describable, started_ms))
+
+    def _resolve_regexes(self, group_id: str, regexes: frozenset[str],
                          describable: Callable[[frozenset[str]], set[str]], started_ms: int) -> None:
         """Kafka's TopicRegexResolver and handleRegularExpressionsResult, after the heartbeat that asked: each
         regex matches whole topic names (internal topics included), only those the asking member may DESCRIBE;
         a changed result moves the group epoch."""
-        group.regex_refreshing = False
-        if self.coordinator.groups.get(group.group_id) is not group:
+        live = self.live(group_id)
+        if live is None:
             return
-        names = frozenset(self.broker.cluster.topics)
+        live.regex_refreshing = False
+        live.regex_refresh_ms = started_ms
+        names = frozenset(self.services.cluster.topics)
         matched = {regex: frozenset(filter(_regex(regex).fullmatch, names)) for regex in regexes}
         allowed = describable(frozenset().union(*matched.values())) if matched else set()
-        group.regex_refresh_ms = started_ms
+        group = live.copy()
         written = []
+        resolved = []
         bump = False
         for regex, topics in matched.items():
             if not group.num_subscribed(regex):
@@ -794,7 +868,8 @@ class ConsumerGroups:
             previous = group.regexes.get(regex)
             if (previous.topics if previous is not None else frozenset()) != topics:
                 bump = True
-            group.regexes[regex] = ResolvedRegex(topics, names, started_ms)
+            group.regexes[regex] = ResolvedRegex(topics, started_ms)
+            resolved.append(regex)
             written.append(group.regex_record(regex))
         metadata_hash = self._metadata_hash(group)
         if metadata_hash != group.metadata_hash:
@@ -803,11 +878,13 @@ class ConsumerGroups:
             group.group_epoch += 1
             group.metadata_hash = metadata_hash
             written.append(group.group_record())
-        self.coordinator.write_records(group.group_id, written)
+        live = self._write(group_id, written)
+        if live is not None:
+            live.regex_names_seen.update(dict.fromkeys(resolved, names))
 
     def _metadata_hash(self, group: ConsumerGroup) -> int:
         """A hash of the subscribed topics' ids and partition counts (KIP-1101): a change bumps the epoch."""
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         parts = []
         for name in sorted(group.subscribed_topics()):
             topic = topics.get(name)
@@ -816,29 +893,31 @@ class ConsumerGroups:
         return zlib.crc32("|".join(parts).encode()) if parts else 0
 
     def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         return frozenset(topics[n].topic_id for n in group.member_topics(member) if n in topics)
 
     def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, bump: bool,
-                 subscription_changed: bool, written: list, before: tuple) -> None:
-        """The common tail of every member request (Kafka's steps 1-3): the group epoch, the target (at most
-        once per assignment interval), the member's reconciliation, the records, the session."""
+                 subscription_changed: bool, written: list[GroupRecord], before: tuple, created: bool = False
+                 ) -> bool:
+        """The common tail of every member request (Kafka's steps 1-3), on the scratch group: the group epoch,
+        the target (at most once per assignment interval), the member's reconciliation, and their records
+        (``created``: the group's record carries its new creation time). Whether the member's assignment moved."""
         metadata_hash = self._metadata_hash(group)
         if metadata_hash != group.metadata_hash:
             group.metadata_hash = metadata_hash
             bump = True
         if bump:
             group.group_epoch += 1
+        if bump or created:
             written.append(group.group_record())
         if group.group_epoch > group.assignment_epoch and self._may_assign(group):
             self._assign(group)
             written.extend(group.target_member_record(m) for m in group.target)
             written.append(group.target_metadata_record())
-        self._reconcile(group, member, owned, subscription_changed)
+        moved = self._reconcile(group, member, owned, subscription_changed)
         if (member.member_epoch, member.state, member.assigned, member.pending_revocation) != before:
             written.append(group.assignment_record(member))
-        self.coordinator.write_records(group.group_id, written)
-        self.session_ok(group, member)
+        return moved
 
     def _may_assign(self, group: ConsumerGroup) -> bool:
         """Kafka's canComputeNextTargetAssignment: at once the first time, then once per interval (the group's
@@ -848,7 +927,7 @@ class ConsumerGroups:
             self.now() >= group.assignment_timestamp_ms + interval
 
     def _assign(self, group: ConsumerGroup) -> None:
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         subscriptions: dict[str, frozenset[uuid.UUID]] = {}
         partitions: dict[uuid.UUID, int] = {}
         for member in group.members.values():
@@ -868,34 +947,32 @@ class ConsumerGroups:
                  group.group_epoch, assignor.name, len(group.members))
 
     def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None,
-                   subscription_changed: bool = False) -> None:
-        """Kafka's maybeReconcile: the member's next state, and its rebalance timeout while it must revoke."""
+                   subscription_changed: bool = False) -> bool:
+        """Kafka's maybeReconcile: the member's next state (whether it changed: its rebalance timeout then runs
+        while it must revoke, ``_revocation_timer``)."""
         owners = group.owners()
         result = reconcile(member, group.assignment_epoch, group.target.get(member.member_id, {}), owned,
                            lambda t, p: (t, p) in owners, self._subscribed_ids(group, member),
                            subscription_changed)
         if result is None:
-            return
+            return False
         changed = (result.epoch, result.previous_epoch, result.state, result.assigned, result.pending_revocation) \
             != (member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
                 member.pending_revocation)
         member.member_epoch, member.previous_member_epoch = result.epoch, result.previous_epoch
         member.state, member.assigned, member.pending_revocation = result.state, result.assigned, \
             result.pending_revocation
-        if changed and member.classic is None:
-            if member.state is MemberState.UNREVOKED_PARTITIONS:
-                self.schedule_revocation(group, member)
-            else:
-                self.coordinator._unschedule(("consumer-revocation", group.group_id, member.member_id))
+        return changed
 
     # -- classic members of a consumer group (Kafka's online migration) ----------------------------------------
 
-    def classic_join(self, group: ConsumerGroup, body, version: int, client_id: str, client_host: str) -> dict:
+    def classic_join(self, live: ConsumerGroup, body, version: int, client_id: str, client_host: str) -> dict:
         """JoinGroup into a non-empty KIP-848 group: the member joins as a classic member. The coordinator
         assigns (no leader, no member list); its generation is its member epoch (Kafka's
-        classicGroupJoinToConsumerGroup)."""
+        classicGroupJoinToConsumerGroup). Computed on a copy; the records, replayed, change the group."""
         from kafkamock.broker.groups.coordinator import join_error, parse_subscription  # noqa: PLC0415
 
+        group = live.copy()
         member_id = body.member_id or ""
         instance_id = body.group_instance_id if version >= 5 else None
         protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
@@ -932,8 +1009,15 @@ class ConsumerGroups:
         member.classic = ClassicDetails(body.session_timeout_ms, protocols)
         member.subscribed_topic_names, member.rebalance_timeout_ms = sorted(topics), rebalance_timeout
         written = group.member_records(member)
-        self._advance(group, member, self._owned_from_subscription(protocols[0][1]), created or names_changed,
-                      names_changed, written, before)
+        moved = self._advance(group, member, self._owned_from_subscription(protocols[0][1]),
+                              created or names_changed, names_changed, written, before)
+        after = self._write(group.group_id, written)
+        assert after is not None
+        member = after.members[member_id]
+        if moved:
+            self._revocation_timer(after, member)
+        self.session_ok(after, member)
+        assert member.classic is not None                   # its member record says it is a classic member
         return {"throttle_time_ms": 0, "error_code": E.NONE, "generation_id": member.member_epoch,
                 "protocol_type": "consumer", "protocol_name": member.classic.protocol, "leader": "",
                 "skip_assignment": False, "member_id": member_id, "members": []}
@@ -951,7 +1035,7 @@ class ConsumerGroups:
                                                                                               0)
         except Exception:  # noqa: BLE001 - an unreadable subscription owns nothing
             return {}
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         owned: Partitions = {}
         for entry in decoded.owned_partitions or ():
             topic = topics.get(entry.topic)
@@ -986,7 +1070,7 @@ class ConsumerGroups:
         if version >= 5 and (body.protocol_type != "consumer" or body.protocol_name != member.classic.protocol):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         self.session_ok(group, member)
-        by_id = self.broker.cluster.topics_by_id
+        by_id = self.services.cluster.topics_by_id
         version_out = member.classic.subscription_version
         assignment = version_out.to_bytes(2, "big") + codec.encode("ConsumerProtocolAssignment", version_out, {
             "assigned_partitions": [{"topic": by_id[t].name, "partitions": sorted(ps)}
@@ -1050,7 +1134,7 @@ class ConsumerGroups:
         if group.kind != "consumer":
             return {**base, "error_code": E.GROUP_ID_NOT_FOUND,
                     "error_message": f"Group {group_id} is not a consumer group."}
-        by_id = self.broker.cluster.topics_by_id
+        by_id = self.services.cluster.topics_by_id
 
         def shown(partitions: Partitions) -> dict:
             return {"topic_partitions": [
@@ -1074,64 +1158,66 @@ class ConsumerGroups:
                 "assignor_name": group.preferred_assignor(self._assignors()[0]), "members": members,
                 "authorized_operations": -(2**31)}
 
+    # -- replay --------------------------------------------------------------------------------------------------
 
-# -- replay -----------------------------------------------------------------------------------------------------
-
-def replay_record(kind: int, key, value, loaded: dict[str, Any], coordinator) -> None:
-    """Apply one KIP-848 record of ``__consumer_offsets`` to the groups being rebuilt."""
-    group_id = key.group_id
-    group = loaded.get(group_id)
-    if group is not None and group.kind != "consumer":
-        if value is None:
-            return
-        group = None
-    if group is None:
-        if value is None:
-            return
-        group = loaded[group_id] = ConsumerGroup(group_id)
-    member_id: str = getattr(key, "member_id", "")      # a string in the member records' keys (types 5, 7, 8)
-    if kind == records.CONSUMER_GROUP_METADATA:
-        if value is None:
-            loaded.pop(group_id, None)
-            return
-        group.group_epoch, group.metadata_hash = value.epoch, value.metadata_hash
-        group.creation_time_ms = value.creation_time_ms
-    elif kind == records.CONSUMER_GROUP_MEMBER_METADATA:
-        if value is None:
-            group.members.pop(member_id, None)
-            return
-        member = group.members.setdefault(member_id, ConsumerMember(member_id))
-        member.instance_id, member.rack_id = value.instance_id, value.rack_id
-        member.client_id, member.client_host = value.client_id, value.client_host
-        member.subscribed_topic_names = sorted(set(value.subscribed_topic_names))
-        member.subscribed_topic_regex = value.subscribed_topic_regex or None
-        member.rebalance_timeout_ms, member.server_assignor = value.rebalance_timeout_ms, value.server_assignor
-        classic = value.classic_member_metadata
-        member.classic = None if classic is None else ClassicDetails(
-            classic.session_timeout_ms, [(p.name, bytes(p.metadata)) for p in classic.supported_protocols])
-    elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
-        member = group.members.get(member_id)
-        if value is None or member is None:
-            return
-        member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
-        member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
-            else MemberState.STABLE
-        member.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
-        member.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
-    elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
-        if value is None:
-            group.target.pop(member_id, None)
-        else:
-            group.target[member_id] = _partitions_in(value.topic_partitions)
-    elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
-        if value is not None:
-            group.assignment_epoch = value.assignment_epoch
-            group.assignment_timestamp_ms = max(0, getattr(value, "assignment_timestamp", 0))
-    elif kind == records.CONSUMER_GROUP_REGULAR_EXPRESSION:
-        if value is None:
-            group.regexes.pop(key.regular_expression, None)
-        else:
-            group.regexes[key.regular_expression] = ResolvedRegex(frozenset(value.topics), frozenset(),
-                                                                  value.timestamp)
-            group.regex_refresh_ms = max(group.regex_refresh_ms, value.timestamp)
-    # Partition metadata (type 4) is what Kafka before 4.1 wrote; the metadata hash replaced it.
+    def replay(self, kind: int, key: Any, value: Any) -> None:
+        """Apply one KIP-848 record of ``__consumer_offsets`` (Kafka's GroupMetadataManager.replay of each consumer
+        group record type), right after its append at run time and when the log is loaded alike."""
+        groups = self.coordinator.groups
+        group_id = key.group_id
+        group = groups.get(group_id)
+        if group is not None and group.kind != "consumer":
+            if value is None:
+                return
+            group = None
+        if group is None:
+            if value is None:
+                return
+            group = groups[group_id] = ConsumerGroup(group_id)
+        member_id: str = getattr(key, "member_id", "")      # a string in the member records' keys (types 5, 7, 8)
+        if kind == records.CONSUMER_GROUP_METADATA:
+            if value is None:
+                self.coordinator.drop_group(group_id)
+                return
+            group.group_epoch, group.metadata_hash = value.epoch, value.metadata_hash
+            group.creation_time_ms = value.creation_time_ms
+        elif kind == records.CONSUMER_GROUP_MEMBER_METADATA:
+            if value is None:
+                group.members.pop(member_id, None)
+                return
+            member = group.members.setdefault(member_id, ConsumerMember(member_id))
+            member.instance_id, member.rack_id = value.instance_id, value.rack_id
+            member.client_id, member.client_host = value.client_id, value.client_host
+            member.subscribed_topic_names = sorted(set(value.subscribed_topic_names))
+            member.subscribed_topic_regex = value.subscribed_topic_regex or None
+            member.rebalance_timeout_ms, member.server_assignor = value.rebalance_timeout_ms, value.server_assignor
+            classic = value.classic_member_metadata
+            member.classic = None if classic is None else ClassicDetails(
+                classic.session_timeout_ms, [(p.name, bytes(p.metadata)) for p in classic.supported_protocols])
+        elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
+            member = group.members.get(member_id)
+            if value is None or member is None:
+                return
+            member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
+            member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
+                else MemberState.STABLE
+            member.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
+            member.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
+        elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            if value is None:
+                group.target.pop(member_id, None)
+            else:
+                group.target[member_id] = _partitions_in(value.topic_partitions)
+        elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
+            if value is not None:
+                group.assignment_epoch = value.assignment_epoch
+                group.assignment_timestamp_ms = max(0, getattr(value, "assignment_timestamp", 0))
+        elif kind == records.CONSUMER_GROUP_REGULAR_EXPRESSION:
+            regex = key.regular_expression
+            if value is None:
+                group.regexes.pop(regex, None)
+                group.regex_names_seen.pop(regex, None)
+            else:
+                group.regexes[regex] = ResolvedRegex(frozenset(value.topics), value.timestamp)
+                group.regex_refresh_ms = max(group.regex_refresh_ms, value.timestamp)
+        # Partition metadata (type 4) is what Kafka before 4.1 wrote; the metadata hash replaced it.

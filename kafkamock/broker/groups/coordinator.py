@@ -2,38 +2,54 @@
 
 Kafka's GroupMetadataManager and OffsetMetadataManager in one place, on the core's clock. Handlers call one method
 per API; a JoinGroup or SyncGroup that must wait for the rest of its group gets a ``Pending`` which the round
-resolves (the broker wakes the parked request). Every change a restart must keep is written as a record of
-``__consumer_offsets`` (``records.py``) to the partition the group id hashes to, and ``replay`` rebuilds the groups
-from those records. KIP-848 groups (``consumer.py``) share the offsets, the records and the timers.
+resolves (the broker wakes the parked request). KIP-848 groups (``consumer.py``) share the offsets, the records and
+the timers.
+
+One state path, as Kafka 4's coordinator shards: an operation that changes what ``__consumer_offsets`` keeps builds
+the records (``records.GroupRecord``) that say so, usually as a ``CoordinatorResult``; ``_append_and_replay``
+appends them to the partition the group id hashes to and then applies each, read back from the bytes written, with
+``replay_record``, the very function ``replay`` runs over the log at a restart. Committed and pending offsets, the
+existence of groups (created, deleted, converted) and the KIP-848 groups' records change only there. A classic
+group's GroupMetadata snapshot is the exception Kafka makes too: the round keeps that group in memory (members,
+waiting requests, timers, generation) and writes the snapshot after the fact, appended without replay (Kafka's
+CoordinatorResult with an append future, ``replayRecords`` false); only loading the log replays it.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, partition_for_key
+from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, Partition, partition_for_key
+from kafkamock.broker.coordinator_result import CoordinatorResult
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.classic import ClassicGroup, ClassicMember, ClassicState, Event
-from kafkamock.broker.groups.consumer import ConsumerGroups, replay_record
+from kafkamock.broker.groups.consumer import ConsumerGroups
 from kafkamock.broker.groups.group_configs import GroupConfigs
 from kafkamock.broker.groups.offsets import CommittedOffset, GroupOffsets
 from kafkamock.broker.groups.pending import Pending
+from kafkamock.broker.groups.records import GroupRecord, LoggedRecord
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.broker.share.groups import ShareGroups
 from kafkamock.codec import DecodeError, codec_for
-from kafkamock.records import CorruptRecordError, decode_batches, decode_control, encode_batch
+from kafkamock.records import CorruptRecordError, RecordBatch, decode_batches, decode_control, encode_batch
+
+if TYPE_CHECKING:
+    from kafkamock.broker.config import BrokerConfig
+    from kafkamock.broker.services import CoordinatorServices
 
 log = logging.getLogger("kafkamock.groups")
 SUBSCRIPTION_LATEST = 3
 # How long a new member's parked JoinGroup may wait before the member is dropped (Kafka's fixed
 # CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS): its session does not apply while it has no generation.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+NO_PRODUCER_ID = -1                  # a record written outside any transaction
 E = ErrorCode
+ResponseT = TypeVar("ResponseT")
+OffsetEntry = tuple[str, int, int, int, str | None]   # (topic, partition, offset, leader epoch, metadata)
 
 
 def parse_subscription(metadata: bytes) -> set[str] | None:
@@ -53,34 +69,40 @@ def parse_subscription(metadata: bytes) -> set[str] | None:
 
 
 class GroupCoordinator:
-    """Every group of the cluster. ``broker`` gives the clock, the config, the timers and the log writes."""
+    """Every group of the cluster. ``services`` gives the clock, the config, the timers and the log writes."""
 
-    def __init__(self, broker) -> None:
-        self.broker = broker
-        self.groups: dict[str, Any] = {}                 # group id -> ClassicGroup | ConsumerGroup
+    def __init__(self, services: CoordinatorServices, *,
+                 share_group_deleted: Callable[[str], None] | None = None) -> None:
+        self.services = services
+        self.groups: dict[str, Any] = {}                 # group id -> ClassicGroup | ConsumerGroup | ShareGroup
         self.offsets: dict[str, GroupOffsets] = {}
         # TxnOffsetCommit's offsets until their transaction's marker: producer id -> group id -> GroupOffsets
         self.pending_txn: dict[int, dict[str, GroupOffsets]] = {}
+        # What the share coordinator must forget when a share group is deleted (its share-partitions). Wired by
+        # the broker that builds both coordinators.
+        self.share_group_deleted: Callable[[str], None] = share_group_deleted or (lambda group_id: None)
         self.consumer = ConsumerGroups(self)              # the KIP-848 half
         self.share = ShareGroups(self)                    # KIP-932 share groups' membership
-        self.configs = GroupConfigs(broker.config)        # GROUP config resources (share.*, consumer.*)
-        self._replaying = False
+        # GROUP config resources (share.*, consumer.*). TODO(cross-coordinator): the share coordinator reads them
+        # through ``broker.groups.configs`` (share/manager.py); to be passed in as a callback where the broker
+        # builds it.
+        self.configs = GroupConfigs(services.config)
 
     # -- helpers -------------------------------------------------------------------------------------------------
 
     @property
-    def config(self):
-        return self.broker.config
+    def config(self) -> BrokerConfig:
+        return self.services.config
 
     def now(self) -> int:
-        return self.broker.now_ms()
+        return self.services.now_ms()
 
     def check_coordinator(self, request, group_id: str | None) -> None:
         """NOT_COORDINATOR unless the request reached the leader of the group's ``__consumer_offsets`` partition."""
         partition = self._partition(group_id or "")
-        if partition.leader_id == NO_LEADER or not self.broker.cluster.nodes[partition.leader_id].up:
+        if partition.leader_id == NO_LEADER or not self.services.cluster.nodes[partition.leader_id].up:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
-        node = request.node if request.node is not None else self.broker.first_node()
+        node = request.node if request.node is not None else self.services.first_node()
         if node.node_id != partition.leader_id:
             raise KafkaError(E.NOT_COORDINATOR, f"This is not the correct coordinator for {group_id!r}.")
 
@@ -88,41 +110,71 @@ class GroupCoordinator:
         """The node that coordinates ``group_id`` (the leader of its ``__consumer_offsets`` partition)."""
         return self._partition(group_id).leader_id
 
-    def _partition(self, group_id: str):
-        topic = self.broker.internal_topic(GROUP_METADATA_TOPIC)
+    def _partition(self, group_id: str) -> Partition:
+        topic = self.services.internal_topic(GROUP_METADATA_TOPIC)
         return topic.partitions[partition_for_key(group_id, len(topic.partitions))]
 
-    def _write(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> int:
-        """Append records for a group to its ``__consumer_offsets`` partition (nothing while replaying them); the
-        offset of the first (-1 when nothing was written)."""
-        if self._replaying or not entries:
-            return -1
+    # -- the one way state changes: append the records, then replay them ------------------------------------------
+
+    def _append(self, group_id: str, written: Sequence[GroupRecord], *, transaction: tuple[int, int] | None = None
+                ) -> list[tuple[int, LoggedRecord]]:
+        """Append ``written`` as one batch to the group's ``__consumer_offsets`` partition (a transactional batch of
+        ``transaction`` = (producer id, epoch) when given); each record as the log now holds it, with its offset.
+        An append that fails raises before anything is applied."""
+        if not written:
+            return []
         now = self.now()
-        batch = encode_batch([{"key": k, "value": v, "timestamp": now} for k, v in entries])
-        return self.broker.append_internal(self._partition(group_id), batch)[0]
+        encoded = [r.encode() for r in written]
+        producer_id, epoch = transaction if transaction is not None else (NO_PRODUCER_ID, -1)
+        batch = encode_batch([{"key": k, "value": v, "timestamp": now} for k, v in encoded],
+                             producer_id=producer_id, producer_epoch=epoch, transactional=transaction is not None)
+        partition = self._partition(group_id)
+        base, last = self.services.append_internal(partition, batch)
+        if transaction is not None:      # the log's producer state: the open transaction holds the LSO back
+            partition.producers.record(producer_id, epoch, BatchMetadata(-1, -1, base, last, now), transactional=True)
+        return [(base + n, records.decode(k, v)) for n, (k, v) in enumerate(encoded)]
+
+    def _append_and_replay(self, group_id: str, written: Sequence[GroupRecord], *,
+                           transaction: tuple[int, int] | None = None) -> None:
+        """Append the records, then apply each through ``replay_record``, exactly as a restart applies them."""
+        producer_id = transaction[0] if transaction is not None else NO_PRODUCER_ID
+        for offset, logged in self._append(group_id, written, transaction=transaction):
+            self.replay_record(logged, offset, producer_id)
+
+    def _run(self, group_id: str, result: CoordinatorResult[GroupRecord, ResponseT], *,
+             transaction: tuple[int, int] | None = None) -> ResponseT:
+        """An operation's outcome: its records appended and replayed, then its response."""
+        self._append_and_replay(group_id, result.records, transaction=transaction)
+        return result.response
+
+    def write_records(self, group_id: str, written: Sequence[GroupRecord]) -> None:
+        """For the KIP-848 groups: their records go through the same append and replay."""
+        self._append_and_replay(group_id, written)
 
     def _notify(self, pending: Pending | None, value: Any) -> None:
         if pending is not None and pending.value is None:
             pending.value = value
-            self.broker.notify(pending)
+            self.services.notify(pending)
 
-    def _schedule(self, key: tuple, delay_ms: int, run) -> None:
-        self.broker.timers.schedule(key, self.now() + delay_ms, run)
+    def _schedule(self, key: tuple, delay_ms: int, run: Callable[[], None]) -> None:
+        self.services.timers.schedule(key, self.now() + delay_ms, run)
 
     def _unschedule(self, key: tuple) -> None:
-        self.broker.timers.unschedule(key)
+        self.services.timers.unschedule(key)
 
     def classic_group(self, group_id: str, *, create: bool = False) -> ClassicGroup | None:
-        """The classic group ``group_id``; an empty group of the other kind is replaced when ``create``."""
+        """The classic group ``group_id``; an empty group of the other kind is replaced when ``create``. A group
+        is created by its record: an Empty GroupMetadata (Kafka's newEmptyGroupMetadataRecord), replayed."""
         group = self.groups.get(group_id)
         if group is not None and group.kind != "classic":
             if create and group.is_empty():
-                self._delete_group(group_id, write=True, keep_offsets=True)
+                self._delete_group(group_id, keep_offsets=True)
                 group = None
             else:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a classic group.")
         if group is None and create:
-            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
+            self._append_and_replay(group_id, [_empty_group_record(group_id, self.now())])
+            group = self.groups[group_id]
         return group
 
     # -- JoinGroup -----------------------------------------------------------------------------------------------
@@ -145,7 +197,8 @@ class GroupCoordinator:
             return self.consumer.classic_join(existing, body, version, client_id, client_host)
         if existing is None and member_id:
             return join_error(E.UNKNOWN_MEMBER_ID, member_id)
-        created = existing is None or existing.kind != "classic"
+        # Kafka keeps the group it makes for an unknown member even when the join fails or only hands out a member
+        # id: the new group's record (Empty) is written, and DescribeGroups and ListGroups show it from then on.
         group = self.classic_group(group_id, create=True)
         assert group is not None                # create=True makes the group when there is none
         if group.state is ClassicState.DEAD:
@@ -158,13 +211,6 @@ class GroupCoordinator:
         else:
             answer = self._join_known_member(group, member_id, instance_id, version, client_id, client_host,
                                              session, rebalance_timeout, body.protocol_type, protocols)
-        if created:
-            # Kafka keeps the group it made for an unknown member even when the join failed or only handed out a
-            # member id: it writes the new group, Empty, and DescribeGroups and ListGroups show it from then on.
-            self._write(group_id, [records.record(records.GROUP_METADATA, {"group": group_id}, {
-                "protocol_type": "", "generation": 0, "protocol": None, "leader": None,
-                "current_state_timestamp": group.state_timestamp_ms, "members": []},
-                records.GROUP_METADATA_VALUE_VERSION)])
         return answer
 
     def _full(self, group: ClassicGroup) -> bool:
@@ -578,42 +624,34 @@ class GroupCoordinator:
             self._heartbeat_ok(group, group.members[member_id])   # a commit keeps the session (Kafka)
         return None
 
-    def commit(self, group_id: str, entries: Iterable[tuple[str, int, int, int, str | None]],
-               expire_timestamp_ms: int | None) -> None:
+    def commit(self, group_id: str, entries: Iterable[OffsetEntry], expire_timestamp_ms: int | None) -> None:
         """Store offsets (topic, partition, offset, leader epoch, metadata) validated by the caller."""
-        now = self.now()
-        offsets = self.offsets.setdefault(group_id, GroupOffsets())
-        stored = [(topic, partition, CommittedOffset(offset, leader_epoch, metadata or "", now, expire_timestamp_ms))
-                  for topic, partition, offset, leader_epoch, metadata in entries]
-        base = self._write(group_id, [_offset_record(group_id, t, p, c) for t, p, c in stored])
-        for n, (topic, partition, committed) in enumerate(stored):
-            offsets.put(topic, partition, replace(committed, record_offset=base + n if base >= 0 else -1))
+        self._run(group_id, self._offset_commits(group_id, entries, expire_timestamp_ms))
 
-    def txn_commit(self, group_id: str, producer_id: int, epoch: int,
-                   entries: Iterable[tuple[str, int, int, int, str | None]]) -> None:
-        """TxnOffsetCommit: offsets written as a transactional batch of the producer into the group's partition,
-        pending until the transaction's marker there commits them (or aborts them away)."""
+    def txn_commit(self, group_id: str, producer_id: int, epoch: int, entries: Iterable[OffsetEntry]) -> None:
+        """TxnOffsetCommit: the offsets' records go as a transactional batch of the producer into the group's
+        partition; replayed, they are pending until the transaction's marker there commits them (or aborts them
+        away)."""
+        self._run(group_id, self._offset_commits(group_id, entries, None), transaction=(producer_id, epoch))
+
+    def _offset_commits(self, group_id: str, entries: Iterable[OffsetEntry], expire_timestamp_ms: int | None
+                        ) -> CoordinatorResult[GroupRecord, None]:
+        """One OffsetCommit record per partition, committed now (Kafka's commitOffset / commitTransactionalOffset)."""
         now = self.now()
-        stored = [(topic, partition, CommittedOffset(offset, leader_epoch, metadata or "", now, None))
-                  for topic, partition, offset, leader_epoch, metadata in entries]
-        if not stored:
-            return
-        batch = encode_batch([{"key": k, "value": v, "timestamp": now}
-                              for k, v in (_offset_record(group_id, t, p, c) for t, p, c in stored)],
-                             producer_id=producer_id, producer_epoch=epoch, transactional=True)
-        partition = self._partition(group_id)
-        base, last = self.broker.append_internal(partition, batch)
-        partition.producers.record(producer_id, epoch, BatchMetadata(-1, -1, base, last, now), transactional=True)
-        for n, (topic, partition_index, committed) in enumerate(stored):
-            self._pend(group_id, producer_id, topic, partition_index, replace(committed, record_offset=base + n))
+        return CoordinatorResult(None, [
+            _offset_record(group_id, topic, partition,
+                           CommittedOffset(offset, leader_epoch, metadata or "", now, expire_timestamp_ms))
+            for topic, partition, offset, leader_epoch, metadata in entries])
 
     def _pend(self, group_id: str, producer_id: int, topic: str, partition: int, committed: CommittedOffset) -> None:
         self.pending_txn.setdefault(producer_id, {}).setdefault(group_id, GroupOffsets()).put(topic, partition,
                                                                                               committed)
 
     def transaction_ended(self, partition_index: int, producer_id: int, commit: bool) -> None:
-        """A COMMIT or ABORT marker reached ``__consumer_offsets`` partition ``partition_index``: the producer's
-        pending offsets of the groups there become committed, or are dropped."""
+        """A COMMIT or ABORT marker in ``__consumer_offsets`` partition ``partition_index``, just appended by the
+        transaction coordinator or read back at a restart (Kafka's replayEndTransactionMarker): the producer's
+        pending offsets of the groups there become committed, or are dropped. The transaction coordinator is handed
+        this method as its ``offsets_marker`` where the broker builds both."""
         groups = self.pending_txn.get(producer_id)
         if not groups:
             return
@@ -626,8 +664,7 @@ class GroupCoordinator:
                     existing = offsets.get(topic, partition)
                     if existing is None or committed.record_offset > existing.record_offset:
                         offsets.put(topic, partition, committed)
-                if group_id not in self.groups and not self._replaying:
-                    self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
+                self._simple_group(group_id)
         if not groups:
             del self.pending_txn[producer_id]
 
@@ -655,25 +692,28 @@ class GroupCoordinator:
     def delete_offsets(self, group_id: str, topics: list[tuple[str, list[int]]]) -> list[tuple[str, int, ErrorCode]]:
         """OffsetDelete: GROUP_ID_NOT_FOUND / NON_EMPTY_GROUP for the request, GROUP_SUBSCRIBED_TO_TOPIC per
         partition of a topic the members still subscribe to (Kafka's validateOffsetDelete)."""
+        return self._run(group_id, self._offset_deletes(group_id, topics))
+
+    def _offset_deletes(self, group_id: str, topics: list[tuple[str, list[int]]]
+                        ) -> CoordinatorResult[GroupRecord, list[tuple[str, int, ErrorCode]]]:
         group = self.groups.get(group_id)
         if group is None or group.state_name == "Dead":
             raise KafkaError(E.GROUP_ID_NOT_FOUND)
         if group.kind == "classic" and group.state is not ClassicState.EMPTY and not group.uses_consumer_protocol():
             raise KafkaError(E.NON_EMPTY_GROUP)
         offsets = self.offsets.get(group_id)
-        results, written = [], []
+        results: list[tuple[str, int, ErrorCode]] = []
+        tombstones: dict[tuple[str, int], GroupRecord] = {}      # one per partition, however often it is named
         for topic, partitions in topics:
             subscribed = group.is_subscribed_to(topic)
             for partition in partitions:
                 if subscribed:
                     results.append((topic, partition, E.GROUP_SUBSCRIBED_TO_TOPIC))
                     continue
-                if offsets is not None and offsets.remove(topic, partition):
-                    written.append(records.record(records.OFFSET_COMMIT, _offset_key(group_id, topic, partition),
-                                                  None))
+                if offsets is not None and offsets.get(topic, partition) is not None:
+                    tombstones.setdefault((topic, partition), _offset_tombstone(group_id, topic, partition))
                 results.append((topic, partition, E.NONE))
-        self._write(group_id, written)
-        return results
+        return CoordinatorResult(results, list(tombstones.values()))
 
     # -- groups: describe, list, delete --------------------------------------------------------------------------
 
@@ -693,28 +733,48 @@ class GroupCoordinator:
             return E.GROUP_ID_NOT_FOUND
         if not group.is_empty():
             return E.NON_EMPTY_GROUP
-        self._delete_group(group_id, write=True)
+        self._delete_group(group_id)
         return E.NONE
 
-    def _delete_group(self, group_id: str, *, write: bool, keep_offsets: bool = False) -> None:
-        """Remove a group and its offsets, with tombstones for every record it had. ``keep_offsets``: an empty
-        group of one kind gives way to the other kind, and its committed offsets stay (Kafka converts it)."""
-        group = self.groups.pop(group_id, None)
-        offsets = None if keep_offsets else self.offsets.pop(group_id, None)
-        tombstones = [records.record(records.OFFSET_COMMIT, _offset_key(group_id, t, p), None)
-                      for t, p, _ in (offsets.items() if offsets else [])]
+    def _delete_group(self, group_id: str, *, keep_offsets: bool = False) -> None:
+        """Delete a group with tombstones for every record it had, its offsets' first (Kafka's deleteGroups);
+        replaying them removes the group and its offsets. ``keep_offsets``: an empty group of one kind gives way
+        to the other kind, and its committed offsets stay (Kafka converts it)."""
+        group = self.groups.get(group_id)
+        offsets = None if keep_offsets else self.offsets.get(group_id)
+        tombstones = [_offset_tombstone(group_id, t, p) for t, p, _ in (offsets.items() if offsets else [])]
         if group is not None:
             if group.kind == "classic":
-                if group.state is not ClassicState.DEAD:
-                    group.transition(Event.REMOVED, self.now())
                 tombstones.append(records.record(records.GROUP_METADATA, {"group": group_id}, None))
-                self._unschedule(("join", group_id))
-                self._unschedule(("pending-sync", group_id))
             else:
                 tombstones.extend(group.tombstones())
-                group.removed(self)
-        if write:
-            self._write(group_id, tombstones)
+        self._append_and_replay(group_id, tombstones)
+        if group is not None and group.kind == "share":
+            # Share groups are not written to __consumer_offsets yet (no record, no tombstone): they go here.
+            self._group_removed(self.groups.pop(group_id))
+
+    def drop_group(self, group_id: str) -> None:
+        """A group's tombstone was replayed: the group leaves the table."""
+        group = self.groups.pop(group_id, None)
+        if group is not None:
+            self._group_removed(group)
+
+    def _group_removed(self, group: Any) -> None:
+        """A group left the table: a classic group is Dead (a late timer or request finds it so) and its round's
+        timers go; a KIP-848 or share group is marked dead and its members' timers go."""
+        if group.kind == "classic":
+            if group.state is not ClassicState.DEAD:
+                group.transition(Event.REMOVED, self.now())
+            self._unschedule(("join", group.group_id))
+            self._unschedule(("pending-sync", group.group_id))
+        else:
+            group.removed(self)
+
+    def _simple_group(self, group_id: str) -> None:
+        """Offsets committed for a group that does not exist make a simple group: an Empty classic group with no
+        protocol type (Kafka's getOrMaybeCreateClassicGroup from its offsets' replay)."""
+        if group_id not in self.groups:
+            self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
 
     # -- KIP-211: the offsets cleanup ----------------------------------------------------------------------------
 
@@ -734,94 +794,14 @@ class GroupCoordinator:
                     continue
                 subscribed = group.is_subscribed_to if group is not None else (lambda topic: False)
                 expired = offsets.expired(base, subscribed, now_ms, retention_ms)
-                tombstones = []
-                for topic, partition in expired:
-                    offsets.remove(topic, partition)
-                    tombstones.append(records.record(records.OFFSET_COMMIT, _offset_key(group_id, topic, partition),
-                                                     None))
+                self._append_and_replay(group_id, [_offset_tombstone(group_id, t, p) for t, p in expired])
                 removed_offsets += len(expired)
-                self._write(group_id, tombstones)
-                all_gone = not offsets
-                if all_gone:
-                    del self.offsets[group_id]
+                all_gone = group_id not in self.offsets
             if all_gone and group is not None and group.is_empty():
-                self._delete_group(group_id, write=True)
+                self._delete_group(group_id)
                 removed_groups += 1
         if removed_offsets or removed_groups:
             log.info("offsets cleanup: %d offset(s) expired, %d group(s) removed", removed_offsets, removed_groups)
-
-    # -- records -------------------------------------------------------------------------------------------------
-
-    def _write_group(self, group: ClassicGroup) -> None:
-        value = {
-            "protocol_type": group.protocol_type or "", "generation": group.generation,
-            "protocol": group.protocol, "leader": group.leader_id if group.members else None,
-            "current_state_timestamp": group.state_timestamp_ms,
-            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                         "client_id": m.client_id, "client_host": m.client_host,
-                         "rebalance_timeout": m.rebalance_timeout_ms, "session_timeout": m.session_timeout_ms,
-                         "subscription": m.metadata(group.protocol), "assignment": m.assignment}
-                        for m in group.members.values()]}
-        self._write(group.group_id, [records.record(records.GROUP_METADATA, {"group": group.group_id}, value,
-                                                    records.GROUP_METADATA_VALUE_VERSION)])
-
-    def write_records(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
-        """For the KIP-848 groups: their records go through the same write path."""
-        self._write(group_id, entries)
-
-    def replay(self) -> None:
-        """Rebuild groups and offsets from ``__consumer_offsets`` (a restart with a data dir)."""
-        topic = self.broker.cluster.topics.get(GROUP_METADATA_TOPIC)
-        if topic is None:
-            return
-        self._replaying = True
-        loaded: dict[str, Any] = {}
-        try:
-            for partition in topic.partitions:
-                for stored in partition.log.batches():
-                    try:
-                        batches = decode_batches(stored.data)
-                    except CorruptRecordError as exc:
-                        log.warning("__consumer_offsets-%d: unreadable batch at %d skipped: %s", partition.index,
-                                    stored.base_offset, exc)
-                        continue
-                    for batch in batches:
-                        if batch.is_control:
-                            self._replay_marker(partition.index, batch)
-                            continue
-                        for rec in batch.records:
-                            try:
-                                kind, key, value = records.decode(rec.key, rec.value)
-                            except (records.UnknownRecord, DecodeError, ValueError) as exc:
-                                log.warning("__consumer_offsets-%d offset %d: record skipped: %s",
-                                            partition.index, rec.offset, exc)
-                                continue
-                            if batch.is_transactional and kind == records.OFFSET_COMMIT and value is not None:
-                                self._pend(key.group, batch.producer_id, key.topic, key.partition, CommittedOffset(
-                                    value.offset, getattr(value, "leader_epoch", -1), value.metadata,
-                                    value.commit_timestamp, None, rec.offset))
-                                continue
-                            self._apply(kind, key, value, loaded, rec.offset)
-        finally:
-            self._replaying = False
-        for group in loaded.values():
-            group_id = group.group_id
-            if group.kind == "classic":
-                if group.members:
-                    group.state = ClassicState.STABLE
-                    group.compute_subscribed_topics(parse_subscription)
-                    for member in group.members.values():
-                        self._heartbeat_ok(group, member)
-                self.groups[group_id] = group
-            else:
-                group.loaded(self)
-                self.groups[group_id] = group
-        for group_id in self.offsets:
-            if group_id not in self.groups:     # standalone commits: a group with no protocol type
-                self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
-        if self.groups:
-            log.info("replayed %d group(s) and the offsets of %d from %s", len(self.groups), len(self.offsets),
-                     GROUP_METADATA_TOPIC)
 
     def topic_deleted(self, name: str) -> None:
         """A topic was deleted. ``__consumer_offsets`` itself takes every group and offset with it (Kafka's
@@ -830,12 +810,9 @@ class GroupCoordinator:
         if name == GROUP_METADATA_TOPIC:
             self._unload()
             return
-        for group_id, offsets in self.offsets.items():
-            gone = [(topic, partition) for topic, partition, _ in offsets.items() if topic == name]
-            for topic, partition in gone:
-                offsets.remove(topic, partition)
-            self._write(group_id, [records.record(records.OFFSET_COMMIT, _offset_key(group_id, topic, partition),
-                                                  None) for topic, partition in gone])
+        for group_id, offsets in list(self.offsets.items()):
+            self._append_and_replay(group_id, [_offset_tombstone(group_id, topic, partition)
+                                               for topic, partition, _ in offsets.items() if topic == name])
 
     def _unload(self) -> None:
         """Forget every group (their timers, their parked JoinGroup and SyncGroup answered NOT_COORDINATOR) and
@@ -846,7 +823,7 @@ class GroupCoordinator:
                     self._notify(member.awaiting_join, join_error(E.NOT_COORDINATOR, member.member_id))
                     self._notify(member.awaiting_sync, sync_error(E.NOT_COORDINATOR))
         held = set(self.groups)
-        self.broker.timers.unschedule_where(lambda key: isinstance(key, tuple) and len(key) > 1 and key[1] in held)
+        self.services.timers.unschedule_where(lambda key: isinstance(key, tuple) and len(key) > 1 and key[1] in held)
         if self.groups or self.offsets:
             log.warning("%s deleted: %d group(s) and the offsets of %d forgotten", GROUP_METADATA_TOPIC,
                         len(self.groups), len(self.offsets))
@@ -854,7 +831,59 @@ class GroupCoordinator:
         self.offsets.clear()
         self.pending_txn.clear()
 
-    def _replay_marker(self, partition_index: int, batch) -> None:
+    # -- records: what the round writes, and replay -------------------------------------------------------------
+
+    def _write_group(self, group: ClassicGroup) -> None:
+        """The classic group's GroupMetadata snapshot, appended without replay: the round already changed the group
+        in memory (Kafka's CoordinatorResult with an append future, which the runtime does not replay). Loading the
+        log replays it (``_replay_group_metadata``)."""
+        self._append(group.group_id, [_group_record(group)])
+
+    def replay(self) -> None:
+        """Load groups and offsets from ``__consumer_offsets`` (a restart with a data dir): each record goes through
+        ``replay_record`` as it did when it was written, each marker through ``transaction_ended``; then the loaded
+        groups' timers start (Kafka's onLoaded)."""
+        topic = self.services.cluster.topics.get(GROUP_METADATA_TOPIC)
+        if topic is None:
+            return
+        for partition in topic.partitions:
+            for stored in partition.log.batches():
+                try:
+                    batches = decode_batches(stored.data)
+                except CorruptRecordError as exc:
+                    log.warning("__consumer_offsets-%d: unreadable batch at %d skipped: %s", partition.index,
+                                stored.base_offset, exc)
+                    continue
+                for batch in batches:
+                    if batch.is_control:
+                        self._replay_marker(partition.index, batch)
+                        continue
+                    producer_id = batch.producer_id if batch.is_transactional else NO_PRODUCER_ID
+                    for rec in batch.records:
+                        try:
+                            logged = records.decode(rec.key, rec.value)
+                        except (records.UnknownRecord, DecodeError, ValueError) as exc:
+                            log.warning("__consumer_offsets-%d offset %d: record skipped: %s",
+                                        partition.index, rec.offset, exc)
+                            continue
+                        self.replay_record(logged, rec.offset, producer_id)
+        self._loaded()
+
+    def _loaded(self) -> None:
+        """After loading the log: every member's session starts again, as Kafka's coordinator does on load."""
+        for group in self.groups.values():
+            if group.kind == "classic":
+                for member in group.members.values():
+                    self._heartbeat_ok(group, member)
+            else:
+                group.loaded(self)
+        for group_id in list(self.offsets):     # a log cut between a group's tombstone and its successor's records
+            self._simple_group(group_id)
+        if self.groups:
+            log.info("replayed %d group(s) and the offsets of %d from %s", len(self.groups), len(self.offsets),
+                     GROUP_METADATA_TOPIC)
+
+    def _replay_marker(self, partition_index: int, batch: RecordBatch) -> None:
         for rec in batch.records:
             try:
                 kind, _ = decode_control(rec.key, rec.value)
@@ -863,52 +892,97 @@ class GroupCoordinator:
             if kind in ("COMMIT", "ABORT"):
                 self.transaction_ended(partition_index, batch.producer_id, kind == "COMMIT")
 
-    def _apply(self, kind: int, key, value, loaded: dict[str, Any], record_offset: int = -1) -> None:
+    def replay_record(self, record: LoggedRecord, offset: int, producer_id: int = NO_PRODUCER_ID) -> None:
+        """Apply one record of ``__consumer_offsets`` (Kafka's GroupCoordinatorShard.replay), right after its append
+        at run time and when the log is loaded alike: the only place committed and pending offsets, the groups'
+        existence and the KIP-848 groups' records change state. ``offset`` is the record's place in the log,
+        ``producer_id`` the transactional producer that wrote it (NO_PRODUCER_ID outside a transaction)."""
+        kind, key, value = record
         if kind in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):
-            if value is None:
-                offsets = self.offsets.get(key.group)
-                if offsets is not None:
-                    offsets.remove(key.topic, key.partition)
-                    if not offsets:
-                        del self.offsets[key.group]
-                return
-            expire = getattr(value, "expire_timestamp", -1)
-            committed = CommittedOffset(value.offset, getattr(value, "leader_epoch", -1), value.metadata,
-                                        value.commit_timestamp, expire if expire >= 0 else None, record_offset)
-            self.offsets.setdefault(key.group, GroupOffsets()).put(key.topic, key.partition, committed)
+            self._replay_offset_commit(key, value, offset, producer_id)
         elif kind == records.GROUP_METADATA:
-            if value is None:
-                loaded.pop(key.group, None)
-                return
-            group = ClassicGroup(key.group, generation=value.generation,
-                                 protocol_type=value.protocol_type or None, protocol=value.protocol,
-                                 leader_id=value.leader, state_timestamp_ms=getattr(value, "current_state_timestamp",
-                                                                                    -1))
-            for m in value.members:
-                member = ClassicMember(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
-                                       m.client_host, getattr(m, "rebalance_timeout", m.session_timeout),
-                                       m.session_timeout, value.protocol_type, [(value.protocol, bytes(m.subscription))],
-                                       bytes(m.assignment))
-                group.add_member(member)
-            group.leader_id = value.leader if value.leader in group.members else group.leader_id
-            loaded[key.group] = group
+            self._replay_group_metadata(key, value)
         else:
-            replay_record(kind, key, value, loaded, self)
+            self.consumer.replay(kind, key, value)
+
+    def _replay_offset_commit(self, key: Any, value: Any, offset: int, producer_id: int) -> None:
+        """Kafka's OffsetMetadataManager.replay: a tombstone removes the committed offset; a value is committed, or
+        pending in its producer's transaction; a group that does not exist becomes a simple group."""
+        group_id = key.group
+        if value is None:
+            offsets = self.offsets.get(group_id)
+            if offsets is not None and offsets.remove(key.topic, key.partition) and not offsets:
+                del self.offsets[group_id]
+            return
+        expire = getattr(value, "expire_timestamp", -1)
+        committed = CommittedOffset(value.offset, getattr(value, "leader_epoch", -1), value.metadata,
+                                    value.commit_timestamp, None if expire == -1 else expire, offset)
+        self._simple_group(group_id)
+        if producer_id != NO_PRODUCER_ID:
+            self._pend(group_id, producer_id, key.topic, key.partition, committed)
+        else:
+            self.offsets.setdefault(group_id, GroupOffsets()).put(key.topic, key.partition, committed)
+
+    def _replay_group_metadata(self, key: Any, value: Any) -> None:
+        """Kafka's GroupMetadataManager.replay of a GroupMetadata record: a tombstone removes the group; a value is
+        the classic group as it was written, Stable with its members (Empty without), the members' subscriptions
+        read for KIP-211."""
+        group_id = key.group
+        if value is None:
+            self.drop_group(group_id)
+            return
+        group = ClassicGroup(group_id, generation=value.generation, protocol_type=value.protocol_type or None,
+                             protocol=value.protocol, leader_id=value.leader,
+                             state_timestamp_ms=getattr(value, "current_state_timestamp", -1))
+        for m in value.members:
+            group.add_member(ClassicMember(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
+                                           m.client_host, getattr(m, "rebalance_timeout", m.session_timeout),
+                                           m.session_timeout, value.protocol_type,
+                                           [(value.protocol, bytes(m.subscription))], bytes(m.assignment)))
+        group.leader_id = value.leader if value.leader in group.members else group.leader_id
+        if group.members:
+            group.state = ClassicState.STABLE
+        group.compute_subscribed_topics(parse_subscription)
+        self.groups[group_id] = group
 
 
-def _offset_key(group_id: str, topic: str, partition: int) -> dict:
+def _offset_key(group_id: str, topic: str, partition: int) -> dict[str, Any]:
     return {"group": group_id, "topic": topic, "partition": partition}
 
 
-def _offset_record(group_id: str, topic: str, partition: int, committed: CommittedOffset):
-    value = {"offset": committed.offset, "leader_epoch": committed.leader_epoch, "metadata": committed.metadata,
-             "commit_timestamp": committed.commit_timestamp_ms}
+def _offset_tombstone(group_id: str, topic: str, partition: int) -> GroupRecord:
+    return records.record(records.OFFSET_COMMIT, _offset_key(group_id, topic, partition), None)
+
+
+def _offset_record(group_id: str, topic: str, partition: int, committed: CommittedOffset) -> GroupRecord:
+    value: dict[str, Any] = {"offset": committed.offset, "leader_epoch": committed.leader_epoch,
+                             "metadata": committed.metadata, "commit_timestamp": committed.commit_timestamp_ms}
     if committed.expire_timestamp_ms is not None:
         value["expire_timestamp"] = committed.expire_timestamp_ms
         version = records.OFFSET_COMMIT_VALUE_EXPIRING_VERSION
     else:
         version = records.OFFSET_COMMIT_VALUE_VERSION
     return records.record(records.OFFSET_COMMIT, _offset_key(group_id, topic, partition), value, version)
+
+
+def _empty_group_record(group_id: str, now_ms: int) -> GroupRecord:
+    """A new classic group, Empty (Kafka's newEmptyGroupMetadataRecord)."""
+    return records.record(records.GROUP_METADATA, {"group": group_id}, {
+        "protocol_type": "", "generation": 0, "protocol": None, "leader": None, "current_state_timestamp": now_ms,
+        "members": []}, records.GROUP_METADATA_VALUE_VERSION)
+
+
+def _group_record(group: ClassicGroup) -> GroupRecord:
+    """A classic group's GroupMetadata snapshot (Kafka's newGroupMetadataRecord)."""
+    return records.record(records.GROUP_METADATA, {"group": group.group_id}, {
+        "protocol_type": group.protocol_type or "", "generation": group.generation,
+        "protocol": group.protocol, "leader": group.leader_id if group.members else None,
+        "current_state_timestamp": group.state_timestamp_ms,
+        "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                     "client_id": m.client_id, "client_host": m.client_host,
+                     "rebalance_timeout": m.rebalance_timeout_ms, "session_timeout": m.session_timeout_ms,
+                     "subscription": m.metadata(group.protocol), "assignment": m.assignment}
+                    for m in group.members.values()]}, records.GROUP_METADATA_VALUE_VERSION)
 
 
 def join_error(code: ErrorCode, member_id: str) -> dict:

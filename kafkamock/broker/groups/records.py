@@ -4,14 +4,19 @@ A record's key is an int16 record type followed by the key struct (every key sch
 type, not a version, says which struct follows, and the legacy type 0 shares type 1's key); its value an int16 version followed by the value
 struct, or null for a tombstone. Compaction keeps the last record of each key, so replaying the topic from the start
 rebuilds every group and offset.
+
+An operation builds ``GroupRecord``s (type, key, value); the coordinator encodes them into a batch, appends it, and
+replays each as a ``LoggedRecord``, the very form ``decode`` gives when the log is read back at a restart.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from kafkamock import codec
+from kafkamock.codec import Message
 
 # record type -> (key schema, value schema): Kafka's CoordinatorRecordType for the group coordinator.
 OFFSET_COMMIT_LEGACY, OFFSET_COMMIT, GROUP_METADATA = 0, 1, 2
@@ -55,17 +60,39 @@ def latest_value_version(record_type: int) -> int:
     return codec.default_registry().message(RECORD_TYPES[record_type][1]).valid_versions.highest
 
 
+@dataclass(frozen=True, slots=True)
+class GroupRecord:
+    """One record an operation writes: its type, key and value (None: a tombstone) at ``version`` (None: the
+    latest), as Kafka's CoordinatorRecord. The operation only builds it; replaying it is what changes state."""
+
+    kind: int
+    key: dict[str, Any]
+    value: dict[str, Any] | None
+    version: int | None = None
+
+    def encode(self) -> tuple[bytes, bytes | None]:
+        """(key bytes, value bytes) as they are stored."""
+        if self.value is None:
+            return encode_key(self.kind, self.key), None
+        version = latest_value_version(self.kind) if self.version is None else self.version
+        return encode_key(self.kind, self.key), encode_value(self.kind, version, self.value)
+
+
+class LoggedRecord(NamedTuple):
+    """A record as read from the log (or just appended to it): what ``replay`` applies."""
+
+    kind: int
+    key: Message
+    value: Message | None        # None: a tombstone
+
+
 def record(record_type: int, key: dict[str, Any], value: dict[str, Any] | None, version: int | None = None
-           ) -> tuple[bytes, bytes | None]:
-    """(key bytes, value bytes) of one record; ``value`` None is a tombstone."""
-    if value is None:
-        return encode_key(record_type, key), None
-    if version is None:
-        version = latest_value_version(record_type)
-    return encode_key(record_type, key), encode_value(record_type, version, value)
+           ) -> GroupRecord:
+    """One record; ``value`` None is a tombstone."""
+    return GroupRecord(record_type, key, value, version)
 
 
-def decode(key: bytes | None, value: bytes | None) -> tuple[int, Any, Any | None]:
+def decode(key: bytes | None, value: bytes | None) -> LoggedRecord:
     """(record type, key, value or None for a tombstone) of a stored record."""
     if key is None or len(key) < 2:
         raise UnknownRecord("a record without a typed key")
@@ -75,6 +102,6 @@ def decode(key: bytes | None, value: bytes | None) -> tuple[int, Any, Any | None
         raise UnknownRecord(f"record type {record_type}")
     decoded_key = codec.decode(names[0], 0, memoryview(key)[2:])
     if value is None:
-        return record_type, decoded_key, None
+        return LoggedRecord(record_type, decoded_key, None)
     version = _INT16.unpack_from(value)[0]
-    return record_type, decoded_key, codec.decode(names[1], version, memoryview(value)[2:])
+    return LoggedRecord(record_type, decoded_key, codec.decode(names[1], version, memoryview(value)[2:]))

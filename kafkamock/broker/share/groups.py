@@ -22,9 +22,13 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
+
+if TYPE_CHECKING:
+    from kafkamock.broker.services import CoordinatorServices
 
 NOT_ASKED = -(2**31)
 
@@ -92,7 +96,9 @@ class ShareGroup:
         self.dead = True
         for member_id in self.members:
             coordinator._unschedule(("share-session", self.group_id, member_id))
-        coordinator.broker.share.group_deleted(self.group_id)
+        # The share coordinator forgets the group's share-partitions: a callback the broker wires in when it builds
+        # the group coordinator (a cross-coordinator call, not a lookup through the broker).
+        coordinator.share_group_deleted(self.group_id)
 
     def loaded(self, coordinator) -> None:
         """Nothing is replayed for share groups yet."""
@@ -114,8 +120,8 @@ class ShareGroups:
         return self.coordinator.config
 
     @property
-    def broker(self):
-        return self.coordinator.broker
+    def services(self) -> CoordinatorServices:
+        return self.coordinator.services
 
     # -- ShareGroupHeartbeat --------------------------------------------------------------------------------------
 
@@ -151,7 +157,7 @@ class ShareGroups:
                                                     f"({member.previous_member_epoch}). The member must abandon all "
                                                     "its partitions and rejoin.")
         group.members[member_id] = member
-        existing = self.broker.cluster.topics_by_id
+        existing = self.services.cluster.topics_by_id
         for topic_id in [t for t in group.initialized if t not in existing]:     # deleted topics
             del group.initialized[topic_id]
         before = dict(member.assigned)
@@ -232,12 +238,12 @@ class ShareGroups:
     # -- the target assignment ------------------------------------------------------------------------------------
 
     def _topic_ids(self, names) -> set[uuid.UUID]:
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         return {topics[n].topic_id for n in names if n in topics}
 
     def _metadata_hash(self, group: ShareGroup) -> int:
         """The subscribed topics' metadata (ModernGroup.computeMetadataHash): 0 when none exists."""
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         found = sorted((n, str(topics[n].topic_id), len(topics[n].partitions))
                        for n in group.subscribed_topics() if n in topics)
         return hash(tuple(found)) if found else 0
@@ -275,7 +281,7 @@ class ShareGroups:
     def _initialize(self, group: ShareGroup) -> None:
         """The share state of subscribed partitions not yet initialized is initialized (Kafka: asynchronously, by the
         persister, once the heartbeat is answered; here nothing is written until a share-partition has state)."""
-        topics = self.broker.cluster.topics
+        topics = self.services.cluster.topics
         for name in group.subscribed_topics():
             topic = topics.get(name)
             if topic is None or name.startswith("__"):
@@ -321,7 +327,7 @@ class ShareGroups:
             return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
                     "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
                     "authorized_operations": NOT_ASKED}
-        names = {t.topic_id: name for name, t in self.broker.cluster.topics.items()}
+        names = {t.topic_id: name for name, t in self.services.cluster.topics.items()}
         return {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": group.state_name,
                 "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
                 "assignor_name": SHARE_ASSIGNOR.name,
