@@ -6,15 +6,15 @@ serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 
-class Message(dict):
+class Message(dict[str, Any]):
     """A decoded Kafka struct: keys are the snake_case field names (``GroupId`` -> ``group_id``)."""
 
     __slots__ = ()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # a decoded value: its type is the schema's, known only at run time
         try:
             return self[name]
         except KeyError:
@@ -32,10 +32,10 @@ class Message(dict):
     def __repr__(self) -> str:
         return f"Message({dict.__repr__(self)})"
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return list(self.keys())
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Message], tuple[dict[str, Any]]]:
         return (Message, (dict(self),))
 
 
@@ -49,22 +49,22 @@ class DefaultMessage(Message):
 
     __slots__ = ()
 
-    def _read_only(self, *args, **kwargs):
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError("this is the shared default of an absent struct field; assign a new dict to the field instead")
 
-    __setitem__ = __delitem__ = __setattr__ = __delattr__ = _read_only  # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __setattr__ = __delattr__ = _read_only
+    clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
     def __repr__(self) -> str:
         return f"DefaultMessage({dict.__repr__(self)})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Message], tuple[dict[str, Any]]]:
         return (Message, (dict(self),))
 
-    def __copy__(self):
+    def __copy__(self) -> Message:
         return Message(self)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, object]) -> Message:
         return Message(self)
 
 
