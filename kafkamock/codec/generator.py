@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from kafkamock.codec.message import DefaultMessage, Message
+from kafkamock.codec.message import Message, shared_default
 from kafkamock.codec.varint import VarintError
 from kafkamock.codec.varint import uvarint_bytes as _uvarint_bytes
 from kafkamock.schema.model import (
@@ -267,7 +267,8 @@ class Compiler:
     def default_struct_expr(self, e: Emitter, spec: StructSpec) -> str:
         if all(f.default is not DEFAULT_STRUCT and f.type.kind != "array" for f in spec.fields):
             # Only immutable values inside: one shared, read-only instance serves every absent occurrence.
-            shared = DefaultMessage({f.key: f.default for f in spec.fields})
+            shared = shared_default(self.classes.get((self.spec.name, spec.name)),
+                                    {f.key: f.default for f in spec.fields})
             return e.const(("default-struct", id(spec)), shared, "_D")
         items = ", ".join(f"{f.key!r}: {self.default_expr(e, f)}" for f in spec.fields)
         return f"{self.struct_class(e, spec)}({{{items}}})"

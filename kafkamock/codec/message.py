@@ -6,7 +6,8 @@ serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 
 class Message(dict[str, Any]):
@@ -44,10 +45,12 @@ class DefaultMessage(Message):
 
     FetchResponse carries three tagged structs per partition that are almost always absent; building three
     fresh dicts per partition for them was a fifth of the decode time. Their defaults hold only immutable values,
-    so one instance is shared. To change one, assign a new dict to the field instead.
+    so one instance is shared. To change one, assign a new dict to the field instead. ``shared_default`` makes it
+    an instance of the struct's typed class too, as a decoded struct is; a copy is a writable one of that class.
     """
 
     __slots__ = ()
+    _writable: ClassVar[type[Message]] = Message
 
     def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError("this is the shared default of an absent struct field; assign a new dict to the field instead")
@@ -62,10 +65,26 @@ class DefaultMessage(Message):
         return (Message, (dict(self),))
 
     def __copy__(self) -> Message:
-        return Message(self)
+        return self._writable(self)
 
     def __deepcopy__(self, memo: dict[int, object]) -> Message:
-        return Message(self)
+        return self._writable(self)
+
+
+_READ_ONLY: dict[type, type[DefaultMessage]] = {}
+
+
+def shared_default(cls: type | None, fields: Mapping[str, object]) -> DefaultMessage:
+    """The shared default of an absent struct field holding ``fields``: an instance of ``cls`` (the struct's typed
+    class, a ``Message`` subclass; None for plain ``Message``) as well as of ``DefaultMessage``, whose read-only
+    methods come first. Built when a codec is compiled, never per decode."""
+    if cls is None or cls is Message:
+        return DefaultMessage(fields)
+    read_only = _READ_ONLY.get(cls)
+    if read_only is None:
+        read_only = _READ_ONLY[cls] = type(f"Default{cls.__name__}", (DefaultMessage, cls),
+                                           {"__slots__": (), "_writable": cls, "__module__": __name__})
+    return read_only(fields)
 
 
 RecordsValue = bytes | bytearray | memoryview | list[bytes]
