@@ -145,12 +145,15 @@ TOPIC = uuid.UUID(int=7)
 
 MISSPELT = [
     # request, top level and nested, at a classic and a flexible version
-    ("FetchRequest", 4, {"replica_id": -1, "topicz": []}, r"FetchRequest: unknown field 'topicz' \(did you mean 'topics'\?\)"),
-    ("FetchRequest", 16, {"replica_id": -1, "topicz": []}, r"FetchRequest: unknown field 'topicz' \(did you mean 'topics'\?\)"),
+    ("FetchRequest", 4, {"replica_id": -1, "topicz": []},
+     r"FetchRequest: unknown field 'topicz' \(did you mean 'topics'\?\)"),
+    ("FetchRequest", 16, {"replica_id": -1, "topicz": []},
+     r"FetchRequest: unknown field 'topicz' \(did you mean 'topics'\?\)"),
     ("FetchRequest", 16, {"topics": [{"topic_id": TOPIC, "partitions": [{"partition": 0, "fetch_ofset": 1}]}]},
      r"FetchRequest\.Topics\[\]\.Partitions\[\]: unknown field 'fetch_ofset' \(did you mean 'fetch_offset'\?\)"),
     # response
-    ("MetadataResponse", 12, {"brokerz": []}, r"MetadataResponse: unknown field 'brokerz' \(did you mean 'brokers'\?\)"),
+    ("MetadataResponse", 12, {"brokerz": []},
+     r"MetadataResponse: unknown field 'brokerz' \(did you mean 'brokers'\?\)"),
     ("MetadataResponse", 1, {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "leader": 1}]}]},
      r"MetadataResponse\.Topics\[\]\.Partitions\[\]: unknown field 'leader' \(did you mean 'leader_id'\?\)"),
     # coordinator records (__consumer_offsets key and values)

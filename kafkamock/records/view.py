@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import struct
 import zlib
+from typing import Protocol
 
 from crc32c import crc32c
 
@@ -27,8 +28,18 @@ from kafkamock.records.layout import (
     TRANSACTIONAL_BIT,
 )
 
+
+class _Int64Field(Protocol):
+    """``struct.Struct(">q")`` as mypy should see it: it packs and unpacks one int (typeshed's ``unpack_from`` says
+    ``tuple[Any, ...]``). A declaration only: the hot path calls the ``Struct`` as before."""
+
+    def unpack_from(self, buffer: bytes | bytearray | memoryview, offset: int = 0, /) -> tuple[int]: ...
+
+    def pack_into(self, buffer: bytes | bytearray | memoryview, offset: int, value: int, /) -> None: ...
+
+
 _OFFSET_LENGTH = struct.Struct(">qi")
-_BASE_OFFSET = struct.Struct(">q")
+_BASE_OFFSET: _Int64Field = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _UINT32 = struct.Struct(">I")
 
@@ -67,8 +78,7 @@ class BatchView:
 
     @property
     def base_offset(self) -> int:
-        offset: int = _BASE_OFFSET.unpack_from(self.buffer, self.start)[0]
-        return offset
+        return _BASE_OFFSET.unpack_from(self.buffer, self.start)[0]
 
     @property
     def partition_leader_epoch(self) -> int:
