@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkamock.codec.errors import DecodeError, UnsupportedVersionError
-from kafkamock.codec.generator import blob_parts, join_blobs
+from kafkamock.codec.generator import Blobs, blob_parts, join_blobs
 from kafkamock.codec.message import Message
 from kafkamock.codec.registry import Registry, default_registry
+from kafkamock.schema import MessageSpec
 
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -39,19 +40,19 @@ def encode_response(api: int | str, version: int, correlation_id: int, body: Map
 
 
 def encode_response_parts(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
-                          registry: Registry | None = None) -> list:
+                          registry: Registry | None = None) -> list[bytes | bytearray | memoryview]:
     """The same frame as a list of buffers (record batches are not copied): for scatter-gather sends."""
     reg = registry or default_registry()
     return blob_parts(*_frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id},
                               body))
 
 
-def _frame(reg: Registry, header_name: str, spec: Any, version: int, header: Mapping[str, Any],
-           body: Mapping[str, Any]) -> tuple[bytearray, list[tuple[int, bytes]]]:
+def _frame(reg: Registry, header_name: str, spec: MessageSpec, version: int, header: Mapping[str, Any],
+           body: Mapping[str, Any]) -> tuple[bytearray, Blobs]:
     body_codec = reg.codec(spec.name, version)
     header_codec = reg.codec(header_name, spec.header_version(version))
     out = bytearray(4)
-    big: list[tuple[int, bytes]] = []
+    big: Blobs = []
     header_codec.write(header, out)
     body_codec.write(body, out, big)
     _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))

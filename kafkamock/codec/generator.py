@@ -14,8 +14,9 @@ import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any, Protocol
 
-from kafkamock.codec.message import DefaultMessage, Message
+from kafkamock.codec.message import Message, shared_default
 from kafkamock.codec.varint import VarintError
 from kafkamock.codec.varint import uvarint_bytes as _uvarint_bytes
 from kafkamock.schema.model import (
@@ -34,6 +35,24 @@ FORMATS = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", 
            "float64": "d", "uuid": "16s"}
 MAX_STRING = 0x7FFF
 ZERO16 = bytes(16)
+
+
+Blobs = list[tuple[int, bytes]]
+"""Large bytes/records values left out of an encoder's output: ``(offset in the output, data)`` in order."""
+
+
+class DecodeFrom(Protocol):
+    """A compiled decoder: the message at ``p`` in ``b`` and the offset after it. With ``mv``, a memoryview of ``b``,
+    records fields come back as slices of it (no copy, and writable when ``b`` is a bytearray)."""
+
+    def __call__(self, b: bytes | bytearray, p: int, mv: memoryview | None = None, /) -> tuple[Message, int]: ...
+
+
+class EncodeInto(Protocol):
+    """A compiled encoder: appends ``value`` to ``out`` (and returns it); with ``big``, large bytes/records values
+    are listed there instead of copied (see ``join_blobs``)."""
+
+    def __call__(self, value: Mapping[str, Any], out: bytearray, big: Blobs | None = None, /) -> bytearray: ...
 
 
 class Bad(Exception):
@@ -76,12 +95,12 @@ BIG_BLOB = 4096
 """Bytes/records values at least this long are not copied into the output buffer (see ``join_blobs``)."""
 
 
-def array_unpackers(fmt: str) -> tuple[Callable, ...]:
+def array_unpackers(fmt: str) -> tuple[Callable[[bytes, int], tuple[Any, ...]], ...]:
     """Precompiled unpackers for arrays of 0..63 fixed-width elements: no format string built per array."""
     return tuple(struct.Struct(f">{k}{fmt}").unpack_from for k in range(SMALL_ARRAY))
 
 
-def blob_parts(out: bytearray, big: list[tuple[int, bytes]]) -> list:
+def blob_parts(out: bytearray, big: Blobs) -> list[bytes | bytearray | memoryview]:
     """The encoded message as buffers: slices of ``out`` with each large blob between them, at its offset.
 
     A server can hand these to a scatter-gather send and never copy the blobs (record batches) again.
@@ -89,7 +108,7 @@ def blob_parts(out: bytearray, big: list[tuple[int, bytes]]) -> list:
     if not big:
         return [out]
     view = memoryview(out)
-    parts: list = []
+    parts: list[bytes | bytearray | memoryview] = []
     last = 0
     for offset, data in big:
         parts.append(view[last:offset])
@@ -100,7 +119,7 @@ def blob_parts(out: bytearray, big: list[tuple[int, bytes]]) -> list:
     return parts
 
 
-def join_blobs(out: bytearray, big: list[tuple[int, bytes]]) -> bytes:
+def join_blobs(out: bytearray, big: Blobs) -> bytes:
     """The encoded message as one ``bytes``, in one allocation.
 
     Copying a 1 MB FetchResponse's record batches into a growing bytearray and then into ``bytes`` costs two
@@ -110,7 +129,7 @@ def join_blobs(out: bytearray, big: list[tuple[int, bytes]]) -> bytes:
     return bytes(out) if not big else b"".join(blob_parts(out, big))
 
 
-def array_packers(fmt: str) -> tuple[Callable, ...]:
+def array_packers(fmt: str) -> tuple[Callable[..., bytes], ...]:
     return tuple(struct.Struct(f">{k}{fmt}").pack for k in range(SMALL_ARRAY))
 
 
@@ -124,10 +143,14 @@ def uuid_bytes(value: object) -> bytes:
 # Source emitter
 
 
+ConstKey = tuple[str, str | int]
+"""What identifies a shared constant of the generated code: ``("struct", fmt)``, ``("class", name)``, ..."""
+
+
 class Emitter:
     """Collects indented source lines; constants (packers, defaults) are shared through one table."""
 
-    def __init__(self, consts: dict[str, object], const_ids: dict[tuple, str]) -> None:
+    def __init__(self, consts: dict[str, object], const_ids: dict[ConstKey, str]) -> None:
         self.lines: list[str] = []
         self.depth = 1
         self.counter = 0
@@ -148,7 +171,7 @@ class Emitter:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
-    def const(self, key: tuple, value: object, prefix: str = "_K") -> str:
+    def const(self, key: ConstKey, value: object, prefix: str = "_K") -> str:
         name = self._const_ids.get(key)
         if name is None:
             name = f"{prefix}{len(self.consts)}"
@@ -205,7 +228,7 @@ class Compiler:
         self.classes = classes or {}
         self.flexible = spec.is_flexible(version)
         self.consts: dict[str, object] = {}
-        self.const_ids: dict[tuple, str] = {}
+        self.const_ids: dict[ConstKey, str] = {}
 
     def emitter(self) -> Emitter:
         return Emitter(self.consts, self.const_ids)
@@ -244,7 +267,8 @@ class Compiler:
     def default_struct_expr(self, e: Emitter, spec: StructSpec) -> str:
         if all(f.default is not DEFAULT_STRUCT and f.type.kind != "array" for f in spec.fields):
             # Only immutable values inside: one shared, read-only instance serves every absent occurrence.
-            shared = DefaultMessage({f.key: f.default for f in spec.fields})
+            shared = shared_default(self.classes.get((self.spec.name, spec.name)),
+                                    {f.key: f.default for f in spec.fields})
             return e.const(("default-struct", id(spec)), shared, "_D")
         items = ", ".join(f"{f.key!r}: {self.default_expr(e, f)}" for f in spec.fields)
         return f"{self.struct_class(e, spec)}({{{items}}})"
@@ -784,7 +808,7 @@ def unknown_keys(path: str, value: Mapping[str, object], known: frozenset[str]) 
 
 
 def build(spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None
-          ) -> tuple[Callable, Callable, str, str]:
+          ) -> tuple[DecodeFrom, EncodeInto, str, str]:
     """Compile (decode_from, encode_into, decoder source, encoder source) for one message version; ``classes``
     maps (message, struct) to the class a decoded struct is built as (default: ``Message``)."""
     from kafkamock.codec.errors import DecodeError, EncodeError, StringTooLongError
@@ -805,6 +829,7 @@ def build(spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], typ
     filename = f"<kafkamock codec {spec.name} v{version}>"
     exec(compile(dsrc, filename + " decode", "exec"), namespace)  # noqa: S102 - source generated from the model
     exec(compile(esrc, filename + " encode", "exec"), namespace)  # noqa: S102
+    # the two functions the sources above define, which mypy cannot see into
     return namespace["decode_from"], namespace["encode_into"], dsrc, esrc  # type: ignore[return-value]
 
 
@@ -816,4 +841,4 @@ class _Missing:
 
 
 _MISSING = _Missing()
-_EMPTY: dict = {}
+_EMPTY: dict[str, object] = {}

@@ -6,15 +6,16 @@ serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 
-class Message(dict):
+class Message(dict[str, Any]):
     """A decoded Kafka struct: keys are the snake_case field names (``GroupId`` -> ``group_id``)."""
 
     __slots__ = ()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # a decoded value: its type is the schema's, known only at run time
         try:
             return self[name]
         except KeyError:
@@ -32,10 +33,10 @@ class Message(dict):
     def __repr__(self) -> str:
         return f"Message({dict.__repr__(self)})"
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return list(self.keys())
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Message], tuple[dict[str, Any]]]:
         return (Message, (dict(self),))
 
 
@@ -44,28 +45,46 @@ class DefaultMessage(Message):
 
     FetchResponse carries three tagged structs per partition that are almost always absent; building three
     fresh dicts per partition for them was a fifth of the decode time. Their defaults hold only immutable values,
-    so one instance is shared. To change one, assign a new dict to the field instead.
+    so one instance is shared. To change one, assign a new dict to the field instead. ``shared_default`` makes it
+    an instance of the struct's typed class too, as a decoded struct is; a copy is a writable one of that class.
     """
 
     __slots__ = ()
+    _writable: ClassVar[type[Message]] = Message
 
-    def _read_only(self, *args, **kwargs):
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError("this is the shared default of an absent struct field; assign a new dict to the field instead")
 
-    __setitem__ = __delitem__ = __setattr__ = __delattr__ = _read_only  # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __setattr__ = __delattr__ = _read_only
+    clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
     def __repr__(self) -> str:
         return f"DefaultMessage({dict.__repr__(self)})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Message], tuple[dict[str, Any]]]:
         return (Message, (dict(self),))
 
-    def __copy__(self):
-        return Message(self)
+    def __copy__(self) -> Message:
+        return self._writable(self)
 
-    def __deepcopy__(self, memo):
-        return Message(self)
+    def __deepcopy__(self, memo: dict[int, object]) -> Message:
+        return self._writable(self)
+
+
+_READ_ONLY: dict[type, type[DefaultMessage]] = {}
+
+
+def shared_default(cls: type | None, fields: Mapping[str, object]) -> DefaultMessage:
+    """The shared default of an absent struct field holding ``fields``: an instance of ``cls`` (the struct's typed
+    class, a ``Message`` subclass; None for plain ``Message``) as well as of ``DefaultMessage``, whose read-only
+    methods come first. Built when a codec is compiled, never per decode."""
+    if cls is None or cls is Message:
+        return DefaultMessage(fields)
+    read_only = _READ_ONLY.get(cls)
+    if read_only is None:
+        read_only = _READ_ONLY[cls] = type(f"Default{cls.__name__}", (DefaultMessage, cls),
+                                           {"__slots__": (), "_writable": cls, "__module__": __name__})
+    return read_only(fields)
 
 
 RecordsValue = bytes | bytearray | memoryview | list[bytes]

@@ -4,7 +4,7 @@ compiled codecs."""
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ class Codec:
         self.spec, self.name, self.version = spec, spec.name, version
         # decode_from(data, pos, mv=None) -> (message, end). With ``mv``, a memoryview of ``data``, records fields
         # come back as slices of it (no copy, and writable when ``data`` is a bytearray).
-        self.decode_from: Callable[..., tuple[Message, int]]
-        self.encode_into: Callable[..., bytearray]
+        self.decode_from: generator.DecodeFrom
+        self.encode_into: generator.EncodeInto
         (self.decode_from, self.encode_into, self.decoder_source,
          self.encoder_source) = generator.build(spec, version, classes)
 
@@ -53,11 +53,11 @@ class Codec:
 
     def encode(self, value: Mapping[str, Any]) -> bytes:
         out = bytearray()
-        big: list[tuple[int, bytes]] = []
+        big: generator.Blobs = []
         self.write(value, out, big)
         return generator.join_blobs(out, big)
 
-    def write(self, value: Mapping[str, Any], out: bytearray, big: list | None = None) -> bytearray:
+    def write(self, value: Mapping[str, Any], out: bytearray, big: generator.Blobs | None = None) -> bytearray:
         """Append the encoded message to ``out``; on a bad value, name the field at fault.
 
         With a ``big`` list, large bytes/records values are not copied into ``out`` but listed as

@@ -23,7 +23,7 @@ from construct import (
     this,
 )
 
-from kafkamock.codec.constructs import KafkaBytes, KafkaConstructError, VarInt, VarLong
+from kafkamock.codec.constructs import Context, KafkaBytes, KafkaConstructError, Stream, VarInt, VarLong
 
 # -- RecordBatch v2 (magic 2) ---------------------------------------------------------------------------------
 
@@ -63,7 +63,7 @@ DELETE_HORIZON_BIT = 0x40
 class VarBytes(Construct):
     """Bytes with a zig-zag varint length; -1 is null (record keys, values and header values)."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: Context, path: str) -> bytes | None:
         n = VarInt()._parse(stream, context, path)
         if n < 0:
             return None
@@ -72,7 +72,8 @@ class VarBytes(Construct):
             raise KafkaConstructError("record field runs past the end", path=path)
         return data
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: bytes | bytearray | memoryview | None, stream: Stream, context: Context,
+               path: str) -> bytes | bytearray | memoryview | None:
         if obj is None:
             VarInt()._build(-1, stream, context, path)
         else:
@@ -80,17 +81,17 @@ class VarBytes(Construct):
             stream.write(bytes(obj))
         return obj
 
-    def _sizeof(self, context, path):
+    def _sizeof(self, context: Context, path: str) -> int:
         raise KafkaConstructError("variable size", path=path)
 
 
 class _VarString(Adapter):
-    def _decode(self, obj, context, path):
+    def _decode(self, obj: bytes | None, context: Context, path: str) -> str:
         if obj is None:
             raise KafkaConstructError("a header key cannot be null", path=path)
         return obj.decode()
 
-    def _encode(self, obj, context, path):
+    def _encode(self, obj: str, context: Context, path: str) -> bytes:
         return obj.encode()
 
 

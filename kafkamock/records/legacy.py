@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from construct import ConstructError
 
@@ -29,6 +29,15 @@ from kafkamock.records.v2 import _fields
 
 _OFFSET_SIZE = struct.Struct(">qi")
 CRC_START = 16  # CRC32 covers magic .. end
+
+
+class _Wrapper(Protocol):
+    """What ``_inner_records`` reads of a compressed wrapper as ``LegacyMessage`` parses it (a construct Container
+    whose value was checked to be there)."""
+
+    offset: int
+    timestamp: int | None   # None at magic 0
+    value: bytes
 
 
 def decode_legacy(data: bytes, pos: int, end: int, max_decompressed: int, *, inner: bool = False) -> RecordBatch:
@@ -70,7 +79,7 @@ def decode_legacy(data: bytes, pos: int, end: int, max_decompressed: int, *, inn
     )
 
 
-def _inner_records(wrapper, magic: int, codec: str, timestamp_type: str, max_decompressed: int,
+def _inner_records(wrapper: _Wrapper, magic: int, codec: str, timestamp_type: str, max_decompressed: int,
                    pos: int) -> list[Record]:
     inner = compression.decompress(codec, wrapper.value, max_decompressed, legacy_lz4=magic == 0)
     messages: list[Record] = []

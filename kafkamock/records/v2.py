@@ -7,7 +7,7 @@ tested against.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from crc32c import crc32c
@@ -198,9 +198,10 @@ def _decode_records(b: bytes, p: int, stop: int, count: int, base_offset: int, b
 # -- encoding ---------------------------------------------------------------------------------------------------
 
 
-def _fields(record: Record | Mapping[str, Any], index: int, base_offset: int) -> tuple:
+def _fields(record: Record | Mapping[str, Any], index: int,
+            base_offset: int) -> tuple[int, int, bytes | None, bytes | None, Sequence[Header]]:
     if type(record) is dict or (not isinstance(record, Record) and isinstance(record, Mapping)):
-        get = record.get  # type: ignore[union-attr]
+        get = record.get
         return (get("offset", base_offset + index), get("timestamp", -1), get("key"), get("value"),
                 get("headers") or ())
     if isinstance(record, Record):

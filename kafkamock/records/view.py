@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import struct
 import zlib
+from typing import Protocol
 
 from crc32c import crc32c
 
@@ -27,10 +28,23 @@ from kafkamock.records.layout import (
     TRANSACTIONAL_BIT,
 )
 
+
+class _Int64Field(Protocol):
+    """``struct.Struct(">q")`` as mypy should see it: it packs and unpacks one int (typeshed's ``unpack_from`` says
+    ``tuple[Any, ...]``). A declaration only: the hot path calls the ``Struct`` as before."""
+
+    def unpack_from(self, buffer: bytes | bytearray | memoryview, offset: int = 0, /) -> tuple[int]: ...
+
+    def pack_into(self, buffer: bytes | bytearray | memoryview, offset: int, value: int, /) -> None: ...
+
+
 _OFFSET_LENGTH = struct.Struct(">qi")
-_BASE_OFFSET = struct.Struct(">q")
+_BASE_OFFSET: _Int64Field = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _UINT32 = struct.Struct(">I")
+
+HeaderFields = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
+"""A v2 batch header as ``HEADER`` unpacks it, in ``BATCH_HEADER_FIELDS`` order (base offset ... records count)."""
 
 
 class BatchView:
@@ -45,7 +59,7 @@ class BatchView:
 
     def __init__(self, buffer: bytes | bytearray | memoryview, start: int, end: int):
         self.buffer, self.start, self.end = buffer, start, end
-        self._header: tuple | None = None
+        self._header: HeaderFields | None = None
 
     @property
     def size(self) -> int:
@@ -55,7 +69,7 @@ class BatchView:
     def magic(self) -> int:
         return self.buffer[self.start + MAGIC_OFFSET]
 
-    def _fields(self) -> tuple:
+    def _fields(self) -> HeaderFields:
         if self._header is None:
             if self.magic != 2:
                 raise CorruptRecordError("header fields of a legacy message are not batch fields", self.start)
@@ -212,13 +226,13 @@ class BatchView:
 
     def set_base_offset(self, base_offset: int) -> None:
         """Rewrite the base offset in place (the CRC does not cover it)."""
-        _BASE_OFFSET.pack_into(self.buffer, self.start, base_offset)  # type: ignore[arg-type]
+        _BASE_OFFSET.pack_into(self.buffer, self.start, base_offset)
         if self._header is not None:
             self._header = (base_offset, *self._header[1:])
 
     def set_partition_leader_epoch(self, epoch: int) -> None:
         """Rewrite the partition leader epoch in place (not covered by the CRC either)."""
-        _INT32.pack_into(self.buffer, self.start + 12, epoch)  # type: ignore[arg-type]
+        _INT32.pack_into(self.buffer, self.start + 12, epoch)
         if self._header is not None:
             h = self._header
             self._header = (*h[:2], epoch, *h[3:])
@@ -228,10 +242,10 @@ class BatchView:
         ``message.timestamp.type=LogAppendTime`` topic; both fields are under the CRC, so it is recomputed
         (a pass over the bytes; the records are not decoded)."""
         attributes = self.attributes | TIMESTAMP_TYPE_BIT
-        struct.pack_into(">h", self.buffer, self.start + 21, attributes)  # type: ignore[arg-type]
-        struct.pack_into(">q", self.buffer, self.start + 35, timestamp)  # type: ignore[arg-type]
+        struct.pack_into(">h", self.buffer, self.start + 21, attributes)
+        struct.pack_into(">q", self.buffer, self.start + 35, timestamp)
         crc = crc32c(memoryview(self.buffer)[self.start + CRC_START:self.end])
-        _UINT32.pack_into(self.buffer, self.start + 17, crc)  # type: ignore[arg-type]
+        _UINT32.pack_into(self.buffer, self.start + 17, crc)
         self._header = None
 
     def bytes(self) -> bytes:

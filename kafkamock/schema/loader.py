@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from kafkamock.schema.model import (
     COORDINATOR_TYPES,
@@ -88,7 +89,7 @@ class _Loader:
     def __init__(self, source: str):
         self.source = source
         self.structs: dict[str, StructSpec] = {}
-        self.common: dict[str, dict] = {}
+        self.common: dict[str, dict[str, Any]] = {}
         self.valid = Versions.NONE
         self.flexible = Versions.NONE
 
@@ -215,7 +216,7 @@ class _Loader:
                 tags[f.tag] = f.name
         return tuple(fields)
 
-    def field_type(self, where: str, raw: dict, versions: Versions) -> FieldType:
+    def field_type(self, where: str, raw: dict[str, Any], versions: Versions) -> FieldType:
         text = raw.get("type")
         if not isinstance(text, str) or not text:
             raise self.fail(where, "missing type")

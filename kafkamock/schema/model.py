@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -213,7 +214,7 @@ class SchemaSet:
     def __contains__(self, name: object) -> bool:
         return name in self.messages
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[MessageSpec]:
         return iter(self.messages.values())
 
     def __len__(self) -> int:

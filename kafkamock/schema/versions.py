@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -52,7 +53,7 @@ class Versions:
         low, high = max(self.lowest, other.lowest), min(self.highest, other.highest)
         return Versions(low, high) if low <= high else Versions.NONE
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(range(self.lowest, self.highest + 1))
 
     def __str__(self) -> str:

@@ -38,12 +38,14 @@ import struct
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from kafkamock.records.layout import HEADER_SIZE
 from kafkamock.storage import checkpoint, producer_snapshot, share_snapshot
 from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore, StoredBatch
-from kafkamock.storage.recovery import scan_segment
+from kafkamock.storage.recovery import ScannedBatch, scan_segment
 from kafkamock.storage.segment import Buffer, Segment
 
 log = logging.getLogger("kafkamock.storage")
@@ -240,7 +242,7 @@ class FileSegment(Segment):
         os.ftruncate(self.time_fd, 0)
         os.pwrite(self.time_fd, b"".join(TIME_ENTRY.pack(*e) for e in self.time_entries), 0)
 
-    def rebuild(self, scanned) -> None:
+    def rebuild(self, scanned: Iterable[ScannedBatch]) -> None:
         """Take the batches a recovery scan found (the file is already cut to them) and rebuild the indexes."""
         self.offset_entries.clear()
         self.time_entries.clear()
@@ -368,16 +370,16 @@ class DiskStore(SegmentStore):
         self.storage.recovery_points[self.key] = recovery_point
         self.storage.dirty.add(RECOVERY_POINTS)
 
-    def save_producer_snapshot(self, offset: int, entries: list) -> None:
+    def save_producer_snapshot(self, offset: int, entries: list[producer_snapshot.SnapshotEntry]) -> None:
         producer_snapshot.write(self.directory, offset, entries)
 
-    def load_producer_snapshot(self, up_to: int) -> tuple[int, list] | None:
+    def load_producer_snapshot(self, up_to: int) -> tuple[int, list[producer_snapshot.SnapshotEntry]] | None:
         return producer_snapshot.read_latest(self.directory, up_to)
 
-    def save_share_snapshot(self, snapshot) -> None:
+    def save_share_snapshot(self, snapshot: share_snapshot.ShareSnapshot) -> None:
         share_snapshot.write(self.directory, snapshot)
 
-    def load_share_snapshots(self) -> list | None:
+    def load_share_snapshots(self) -> list[share_snapshot.ShareSnapshot] | None:
         snapshots, unreadable = share_snapshot.read_all(self.directory)
         return None if unreadable else snapshots
 
@@ -406,7 +408,7 @@ class DiskStorage:
 
     durable = True
 
-    def __init__(self, root: str | os.PathLike, handles: HandlePool | None = None):
+    def __init__(self, root: str | os.PathLike[str], handles: HandlePool | None = None) -> None:
         self.root = Path(root)
         self.handles = handles or HandlePool()
         self.root.mkdir(parents=True, exist_ok=True)
@@ -422,13 +424,14 @@ class DiskStorage:
 
     # -- cluster metadata ----------------------------------------------------------------------------------------
 
-    def load_metadata(self) -> dict | None:
+    def load_metadata(self) -> dict[str, Any] | None:
         path = self.root / METADATA
         if not path.exists():
             return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        metadata: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))   # what save_metadata wrote
+        return metadata
 
-    def save_metadata(self, metadata: dict) -> None:
+    def save_metadata(self, metadata: dict[str, Any]) -> None:
         checkpoint.write_atomically(self.root / METADATA, json.dumps(metadata, indent=1, sort_keys=True))
         meta = self.root / "meta.properties"
         if not meta.exists():

@@ -20,10 +20,12 @@ As in Kafka (UnifiedLog, LogSegment):
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from kafkamock.storage.producer_snapshot import SnapshotEntry
 from kafkamock.storage.segment import Buffer, MemorySegment, Segment, segment_for
+from kafkamock.storage.share_snapshot import ShareSnapshot
 
 log = logging.getLogger("kafkamock.storage")
 LONG_MAX = 2**63 - 1
@@ -90,16 +92,16 @@ class SegmentStore:
 
     def flushed(self, recovery_point: int) -> None: ...
 
-    def save_producer_snapshot(self, offset: int, entries: list) -> None:
+    def save_producer_snapshot(self, offset: int, entries: list[SnapshotEntry]) -> None:
         """Persist producer state at ``offset`` (memory keeps none: the state itself lives in memory)."""
 
-    def load_producer_snapshot(self, up_to: int) -> tuple[int, list] | None:
+    def load_producer_snapshot(self, up_to: int) -> tuple[int, list[SnapshotEntry]] | None:
         return None
 
-    def save_share_snapshot(self, snapshot) -> None:
+    def save_share_snapshot(self, snapshot: ShareSnapshot) -> None:
         """Persist where a share-partition's latest SHARE_CHECKPOINT is (memory: nothing outlives the process)."""
 
-    def load_share_snapshots(self) -> list | None:
+    def load_share_snapshots(self) -> list[ShareSnapshot] | None:
         """The share snapshots of this partition; None when one did not read back (recovery scans the whole log)."""
         return []
 
@@ -159,7 +161,7 @@ class PartitionLog:
         return k, i
 
     def read(self, offset: int, max_bytes: int, *, at_least_one: bool = True, max_offset: int | None = None,
-             one_segment: bool = False) -> list:
+             one_segment: bool = False) -> list[Buffer]:
         """Whole batches from the one containing ``offset``, up to ``max_bytes``, as the stored buffers (a response
         sends them without joining them); with ``one_segment``, from that batch's segment only, as Kafka's
         LocalLog.read reads one segment per fetch. The first batch comes even when it is larger, if
@@ -379,7 +381,7 @@ class PartitionLog:
             return False
         return self._delete_while(over_size, now_ms, "retention.bytes")
 
-    def _delete_while(self, predicate, now_ms: int, reason: str) -> int:
+    def _delete_while(self, predicate: Callable[[Segment, Segment | None], bool], now_ms: int, reason: str) -> int:
         count = 0
         for k, segment in enumerate(self.segments):
             nxt = self.segments[k + 1] if k + 1 < len(self.segments) else None
@@ -451,7 +453,7 @@ class PartitionLog:
             segment.delete()
         self.store.delete()
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, object]:
         """Segments and offsets, for the control API and diagnostics."""
         return {"log_start_offset": self.log_start_offset, "log_end_offset": self.log_end_offset,
                 "size_bytes": self.size_bytes, "segments": [

@@ -4,8 +4,10 @@ process. ``DiskStorage`` (``storage.disk``) is the durable counterpart with the 
 from __future__ import annotations
 
 import shutil
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore
 
@@ -15,15 +17,15 @@ class MemoryStorage:
     """Logs in memory (the default for tests): nothing survives the process."""
 
     durable: bool = False
-    metadata: dict | None = field(default=None, repr=False)
+    metadata: dict[str, Any] | None = field(default=None, repr=False)
 
-    def open_log(self, topic: str, topic_id, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
+    def open_log(self, topic: str, topic_id: uuid.UUID, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
         return PartitionLog(SegmentStore(), config, now_ms=now_ms)
 
-    def load_metadata(self) -> dict | None:
+    def load_metadata(self) -> dict[str, Any] | None:
         return self.metadata
 
-    def save_metadata(self, metadata: dict) -> None:
+    def save_metadata(self, metadata: dict[str, Any]) -> None:
         self.metadata = metadata
 
     def write_checkpoints(self) -> None: ...

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import IO
 
 from kafkamock.records import CorruptRecordError
 from kafkamock.records.layout import HEADER, HEADER_SIZE, LEGACY_OVERHEAD_V0, LOG_OVERHEAD, MAGIC_OFFSET
@@ -41,7 +42,7 @@ class Scan:
     problem: str | None = None
 
 
-def scan_segment(path: str | os.PathLike, base_offset: int, *, validate: bool) -> Scan:
+def scan_segment(path: str | os.PathLike[str], base_offset: int, *, validate: bool) -> Scan:
     """Walk the batches of ``path``. ``validate``: also check every CRC (segments past the recovery point)."""
     scan = Scan()
     expected = base_offset
@@ -100,7 +101,7 @@ def scan_segment(path: str | os.PathLike, base_offset: int, *, validate: bool) -
     return scan
 
 
-def _refill(fh, buf: bytes, rel: int, pos: int, need: int) -> tuple[bytes, int, int]:
+def _refill(fh: IO[bytes], buf: bytes, rel: int, pos: int, need: int) -> tuple[bytes, int, int]:
     """Keep the unread part of ``buf`` and read more, at least ``need`` bytes when the file has them."""
     rest = buf[rel:]
     chunks = [rest]
