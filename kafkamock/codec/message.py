@@ -37,7 +37,7 @@ class Message(dict[str, Any]):
         return list(self.keys())
 
     def __reduce__(self) -> tuple[type[Message], tuple[dict[str, Any]]]:
-        return (Message, (dict(self),))
+        return (type(self), (dict(self),))      # a copy or a pickle keeps its generated class
 
 
 class DefaultMessage(Message):
