@@ -206,14 +206,20 @@ class Connection:
                     self.info.peer, self.info.client_id, self._software(), self.node.node_id, reason)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("connection %d from %s reset by peer", self.info.id, self.info.peer)
-        except Exception:
+        except Exception as exc:
             # Last line of defence: an exception escaping here would cancel trio.serve_listeners and stop the
             # whole broker (every connection and the listener); a bug must only cost this one connection.
             log.exception("connection %d from %s (client %s): unexpected error, closing it", self.info.id,
                           self.info.peer, self.info.client_id)
+            self.server.internal_error(f"connection {self._describe()}", exc)
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await self.stream.aclose()
+
+    def _describe(self) -> str:
+        """The connection, for an internal error's report: its id, peer, client and node."""
+        return (f"{self.info.id} from {self.info.peer} (client {self.info.client_id}, {self._software()}) to node "
+                f"{self.node.node_id}")
 
     def _software(self) -> str:
         if self.info.software_name:
@@ -302,10 +308,11 @@ class Connection:
             return parts, outcome.close
         except (ConnectionClosed, trio.Cancelled):
             raise
-        except Exception:
+        except Exception as exc:
             spec = default_registry().requests[api_key]
             log.exception("error handling %s v%d from %s (client %s)", spec.api_name, version, self.info.peer,
                           header.client_id)
+            self.server.internal_error(f"{spec.api_name} v{version} on connection {self._describe()}", exc)
             raise ConnectionClosed(f"internal error handling {spec.api_name} v{version}") from None
 
     async def wait(self, waiter: Waiter) -> Outcome:

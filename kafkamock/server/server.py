@@ -16,7 +16,7 @@ import itertools
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TypedDict, Unpack
@@ -31,7 +31,7 @@ from kafkamock.broker.security.listeners import Listener, advertised
 from kafkamock.broker.timers import NEVER
 from kafkamock.server import tls
 from kafkamock.server.connection import Connection
-from kafkamock.server.errors import ListenError, reason
+from kafkamock.server.errors import InternalError, ListenError, reason
 from kafkamock.storage import DiskStorage, MemoryStorage
 
 log = logging.getLogger("kafkamock.server")
@@ -66,12 +66,22 @@ class Server:
         self.bootstrap_by_listener: dict[str, str] = {}
         self._by_id: dict[int, Connection] = {}
         self._slot_freed = trio.Event()
+        # Told of every internal error (after its log line): the test harness records them (testing.BrokerHandle).
+        self.internal_error_listeners: list[Callable[[InternalError], None]] = []
         broker.connections.closers.append(self._close_connection)
         broker.timers.earlier_deadline.append(self._wake)
+        broker.timers.on_error = self.internal_error
         broker.node_listeners.append(self._node_event)
         self._manual_clock = hasattr(broker.clock, "subscribe")
         if self._manual_clock:
             broker.clock.subscribe(self._wake_threadsafe)  # type: ignore[attr-defined]
+
+    def internal_error(self, where: str, error: BaseException) -> None:
+        """A bug the broker survived (a handler or a timer task raised; it is logged already): tell the listeners.
+        A client's bad input is not one: it gets Kafka's answer or a closed connection, and no call here."""
+        report = InternalError(where, error)
+        for listener in self.internal_error_listeners:
+            listener(report)
 
     # -- the timer task ------------------------------------------------------------------------------------------
 
