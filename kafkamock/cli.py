@@ -7,12 +7,16 @@ import os
 import string
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kafkamock.codec import CodecError, Registry, default_registry
 from kafkamock.codec.framing import decode_request, decode_response, encode_request, encode_response
 from kafkamock.codec.jsonform import from_json, to_json
+
+if TYPE_CHECKING:
+    from kafkamock.broker import Broker
 
 
 def _registry(schema_dir: str | None) -> Registry:
@@ -321,7 +325,7 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
         raise click.ClickException(str(cause)) from None
 
 
-def _create_topics(broker, specs: tuple[str, ...]) -> None:
+def _create_topics(broker: Broker, specs: tuple[str, ...]) -> None:
     """``--topic NAME[:PARTITIONS[:REPLICATION]]``: each topic not already there (a data directory keeps them)."""
     from kafkamock.broker.control import ControlError
 
@@ -331,8 +335,10 @@ def _create_topics(broker, specs: tuple[str, ...]) -> None:
             raise click.BadParameter(f"expected NAME[:PARTITIONS[:REPLICATION]], got {spec!r}", param_hint="--topic")
         if name in broker.cluster.topics:
             continue
+        partitions = int(numbers[0]) if numbers else 1                  # create_topic's defaults
+        replication_factor = int(numbers[1]) if len(numbers) > 1 else 1
         try:
-            broker.control.create_topic(name, *(int(n) for n in numbers))
+            broker.control.create_topic(name, partitions, replication_factor)
         except ControlError as exc:
             raise click.BadParameter(f"{spec}: {exc}", param_hint="--topic") from None
 

@@ -7,6 +7,11 @@
 
 ``spark_session()`` (from ``kafkamock.spark.session``) is a local SparkSession with Spark's own Kafka connector on
 its classpath, to point a pipeline's ``format("kafka")`` at ``broker.bootstrap_servers``.
+
+Errors are loud in tests: an exception the broker catches to keep serving (a handler or a timer task that raised:
+a bug, which a client sees only as a closed connection or a retry) is recorded, and under pytest the test fails
+when the broker stops (``with`` block's end, or the fixtures' teardown) unless it called
+``expect_internal_errors()``. A client's bad input is not an internal error: Kafka's answer to it is no bug.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ from __future__ import annotations
 import inspect
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, TypeVar, TypeVarTuple, cast
 
 import trio
 
@@ -22,8 +29,11 @@ from kafkamock.broker import Broker
 from kafkamock.broker.clock import Clock
 from kafkamock.broker.control import Control
 from kafkamock.server import Server
-from kafkamock.server.errors import ListenError
+from kafkamock.server.errors import InternalError, ListenError
 from kafkamock.spark.session import spark_session
+
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
 
 
 class ThreadedControl:
@@ -32,7 +42,7 @@ class ThreadedControl:
     def __init__(self, handle: BrokerHandle):
         self._handle = handle
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Callable[..., Any]:
         method = getattr(Control, name, None)
         if name.startswith("_") or not inspect.isfunction(method):
             raise AttributeError(name)
@@ -47,19 +57,26 @@ class BrokerHandle:
     """A cluster running on its own thread; a context manager that stops it on exit.
 
     ``control`` is the control API (see ``kafkamock.broker.control.Control``); ``control_url`` its HTTP address
-    when ``control_port`` was given (0: any free port).
+    when ``control_port`` was given (0: any free port). ``internal_errors`` are the bugs the broker survived (see
+    the module's doc).
     """
 
     def __init__(self, config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
-                 brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
+                 brokers: int = 1, data_dir: str | os.PathLike[str] | None = None, clock: Clock | None = None,
                  control_port: int | None = None):
         settings = dict(config or {})
         if data_dir is not None:
             settings["log.dirs"] = os.fspath(data_dir)
         self.broker = Broker(settings, clock, brokers=brokers)
         self.server = Server(self.broker)
-        self.control = ThreadedControl(self)
+        # Typed as what it forwards to: Control's methods, with their signatures, run on the broker's thread.
+        self.control = cast(Control, ThreadedControl(self))
         self.control_url: str | None = None
+        self._internal_errors: list[InternalError] = []     # appended on the broker's thread
+        self._checked = 0                                   # how many of them a check has seen
+        self._errors_expected = False
+        self._errors_lock = threading.Lock()
+        self.server.internal_error_listeners.append(self._record)
         self._host, self._port, self._control_port = host, port, control_port
         self._ready = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
@@ -109,11 +126,11 @@ class BrokerHandle:
             raise RuntimeError(f"kafkamock broker failed to start: {inner!r}") from self._error
         return self
 
-    def call(self, fn, *args):
+    def call(self, fn: Callable[[*Ts], R], *args: *Ts) -> R:
         """Run ``fn(*args)`` on the broker's thread (the core is not thread-safe) and return its result."""
         assert self._token is not None
 
-        async def run():
+        async def run() -> R:
             return fn(*args)
         return trio.from_thread.run(run, trio_token=self._token)
 
@@ -124,7 +141,7 @@ class BrokerHandle:
         configs = parse_topic_configs(config)
         self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
 
-    def produce(self, topic: str, records, partition: int | None = None) -> list[dict]:
+    def produce(self, topic: str, records: Iterable[object], partition: int | None = None) -> list[dict]:
         """Seed ``topic`` without a client: ``records`` are values, or mappings with ``key``, ``value``,
         ``headers`` and ``timestamp`` (text or bytes); keyed records go where Kafka's default partitioner puts them,
         unless ``partition`` says. Returns each record's ``{"partition", "offset"}``."""
@@ -137,7 +154,7 @@ class BrokerHandle:
         return self.control.records(topic, partition, from_offset, limit)
 
     def wait_for_group(self, group_id: str, *, state: str | None = None, members: int | None = None,
-                       timeout: float = 10.0) -> dict:
+                       timeout: float = 10.0) -> dict[str, Any]:
         """Wait until ``group_id`` exists (and is in ``state``, e.g. ``"Stable"``, and has ``members`` members);
         returns the group as ``control.group`` describes it. TimeoutError says what was seen last."""
         import time
@@ -145,7 +162,7 @@ class BrokerHandle:
         from kafkamock.broker.control import ControlError
 
         deadline = time.monotonic() + timeout
-        seen: dict | None = None
+        seen: dict[str, Any] | None = None
         while True:
             try:
                 seen = self.control.group(group_id)
@@ -169,8 +186,71 @@ class BrokerHandle:
     def __enter__(self) -> BrokerHandle:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        """Stop the broker; under pytest, fail the test for the internal errors the broker recorded
+        (``fail_on_internal_errors``), or, when the block raised, add them to its exception as a note."""
         self.stop()
+        if "PYTEST_CURRENT_TEST" not in os.environ:
+            return
+        if exc is None:
+            self.fail_on_internal_errors()
+            return
+        errors = self.unexpected_internal_errors()
+        if errors:
+            exc.add_note(internal_errors_report(errors))
+
+    # -- internal errors (loud in tests) -------------------------------------------------------------------------
+
+    def _record(self, error: InternalError) -> None:
+        with self._errors_lock:
+            self._internal_errors.append(error)
+
+    @property
+    def internal_errors(self) -> list[InternalError]:
+        """Every internal error the broker recorded (where, and the exception): bugs it survived."""
+        with self._errors_lock:
+            return list(self._internal_errors)
+
+    def expect_internal_errors(self) -> None:
+        """The test provokes internal errors on purpose (a fuzzer, a test of this very check): the next check
+        passes whatever was recorded until then. The ``kafkamock_expect_internal_errors`` marker does the same for
+        the pytest fixtures."""
+        with self._errors_lock:
+            self._errors_expected = True
+
+    def unexpected_internal_errors(self) -> list[InternalError]:
+        """A check: the internal errors recorded since the last one, unless they were expected (then none). The
+        next check starts afresh (and expects nothing again), so a shared broker checks each test on its own."""
+        with self._errors_lock:
+            new = self._internal_errors[self._checked:]
+            self._checked = len(self._internal_errors)
+            expected, self._errors_expected = self._errors_expected, False
+        return [] if expected else new
+
+    def fail_on_internal_errors(self) -> None:
+        """A check that fails the running test (``pytest.fail``) for unexpected internal errors."""
+        fail_for_internal_errors(self.unexpected_internal_errors())
+
+
+def internal_errors_report(errors: list[InternalError]) -> str:
+    """What a test that hit internal errors fails with: how many, and the first one's place and traceback."""
+    return (f"the kafkamock broker hit {len(errors)} internal error(s) during this test: a bug it survived, which a "
+            "client sees only as a closed connection or a retry. The first one, " + errors[0].summary() + "\n"
+            "(A test that provokes them on purpose calls broker.expect_internal_errors() or is marked "
+            "@pytest.mark.kafkamock_expect_internal_errors.)")
+
+
+def fail_for_internal_errors(errors: list[InternalError]) -> None:
+    """``pytest.fail`` with ``internal_errors_report`` (an AssertionError without pytest), when there are any."""
+    if not errors:
+        return
+    report = internal_errors_report(errors)
+    try:
+        import pytest
+    except ImportError:
+        raise AssertionError(report) from None
+    pytest.fail(report, pytrace=False)
 
 
 # What start_broker (and the pytest fixtures) change from Kafka's defaults, for tests.
@@ -178,7 +258,7 @@ TEST_CONFIG: dict[str, object] = {"group.initial.rebalance.delay.ms": 0}
 
 
 def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.0.1", port: int = 0, *,
-                 brokers: int = 1, data_dir: str | os.PathLike | None = None, clock: Clock | None = None,
+                 brokers: int = 1, data_dir: str | os.PathLike[str] | None = None, clock: Clock | None = None,
                  control_port: int | None = None, kafka_version: str | None = None) -> BrokerHandle:
     """Start a cluster of ``brokers`` nodes on a background thread (port 0: free ports), in memory or, with
     ``data_dir``, on disk; use as a context manager to stop it. ``kafka_version`` ("2.8", "3.9", "4.0" ... "4.3")
@@ -195,4 +275,5 @@ def start_broker(config: Mapping[str, object] | None = None, host: str = "127.0.
                         control_port=control_port).start()
 
 
-__all__ = ["TEST_CONFIG", "BrokerHandle", "ListenError", "ThreadedControl", "spark_session", "start_broker"]
+__all__ = ["TEST_CONFIG", "BrokerHandle", "InternalError", "ListenError", "ThreadedControl", "fail_for_internal_errors",
+           "internal_errors_report", "spark_session", "start_broker"]

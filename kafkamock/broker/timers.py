@@ -43,6 +43,8 @@ class Timers:
         self._timers: dict[Hashable, tuple[int, int, Callable[[], None]]] = {}
         self._timer_heap: list[tuple[int, int, Hashable]] = []
         self.earlier_deadline: list[Callable[[], None]] = []   # the shell's "wake your timer task"
+        # The shell's report of a task that raised (after the log line): which task, and the exception.
+        self.on_error: Callable[[str, Exception], None] | None = None
 
     # -- waiters -------------------------------------------------------------------------------------------------
 
@@ -150,14 +152,18 @@ class Timers:
             _, _, run = self._timers.pop(key)
             try:
                 run()
-            except Exception:
+            except Exception as exc:
                 log.exception("timer %r failed", key)
+                if self.on_error is not None:
+                    self.on_error(f"timer {key!r}", exc)
         for task in self.periodic:
             if task.due_ms <= now_ms:
                 try:
                     task.run(now_ms)
-                except Exception:
+                except Exception as exc:
                     log.exception("periodic task %s failed", task.name)
+                    if self.on_error is not None:
+                        self.on_error(f"periodic task {task.name}", exc)
                 interval = max(task.interval_ms(), 1)
                 task.due_ms = now_ms + interval if interval < NEVER - now_ms else NEVER
 

@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import trio
 
@@ -86,6 +86,7 @@ _SPECS = {"earliest": EARLIEST, "latest": LATEST, "max_timestamp": MAX_TIMESTAMP
           "earliest_local": EARLIEST_LOCAL, "latest_tiered": LATEST_TIERED}
 _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
 _NO_TOPIC_ID = uuid.UUID(int=0)
+T = TypeVar("T")
 
 LEADER_MOVED = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE,
                           ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
@@ -430,14 +431,15 @@ class Admin:
                 await trio.sleep(self.retry_backoff_s)
         return Results((item, done[item]) for item in wanted)
 
-    async def _retry_one(self, what: str, attempt: Callable[[], Awaitable[Any]]) -> Any:
+    async def _retry_one(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
         """A whole-call result with the retries of ``_retry_items``; its error is raised."""
         async def one(_: list[Any]) -> dict[Any, Any]:
             return {None: await attempt()}
         outcome = (await self._retry_items(what, [None], one))[None]
         if isinstance(outcome, KafkaError):
             raise outcome
-        return outcome
+        result: T = outcome         # what ``attempt`` answered (Results holds it untyped)
+        return result
 
     async def _by_coordinator(self, keys: list[str], key_type: int,
                               send: Callable[[KafkaConnection, list[str]], Awaitable[Mapping[str, Any]]]
@@ -469,8 +471,9 @@ class Admin:
         return answers
 
     async def _coordinated(self, what: str, key: str, key_type: int,
-                           send: Callable[[KafkaConnection], Awaitable[Any]]) -> Any:
-        """One call to the coordinator of ``key``, retried (coordinator looked up again) as Java retries it."""
+                           send: Callable[[KafkaConnection], Awaitable[T | KafkaError]]) -> T:
+        """One call to the coordinator of ``key``, retried (coordinator looked up again) as Java retries it;
+        ``send`` answers its result or an error (a retriable one is retried, the last one raised)."""
         async def attempt(pending: list[str]) -> dict[str, Any]:
             async def batch(conn: KafkaConnection, _: list[str]) -> dict[str, Any]:
                 return {key: await send(conn)}
@@ -478,7 +481,8 @@ class Admin:
         outcome = (await self._retry_items(what, [key], attempt))[key]
         if isinstance(outcome, KafkaError):
             raise outcome
-        return outcome
+        result: T = outcome         # what ``send`` answered (Results holds it untyped)
+        return result
 
     async def _metadata(self, topics: Iterable[str] | None) -> Message:
         response = await self.client.metadata(None if topics is None else list(topics))
@@ -930,7 +934,7 @@ class Admin:
         raises KafkaError (Java's ``partitionsToOffsetAndMetadata()``)."""
         wanted = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> dict[TopicPartition, OffsetAndMetadata | None] | KafkaError:
             version = conn.version_for("OffsetFetch")
             topic_ids: dict[str, Any] = {}
             if version >= 10 and wanted:
@@ -982,7 +986,7 @@ class Admin:
         wanted = {TopicPartition(*tp): o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(int(o))
                   for tp, o in offsets.items()}
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> Results | KafkaError:
             version = conn.version_for("OffsetCommit")
             if version >= 10:
                 await self._metadata({tp.topic for tp in wanted})
@@ -1013,7 +1017,7 @@ class Admin:
         every partition), as Java's ``partitionResult(tp)``."""
         wanted = [TopicPartition(*tp) for tp in partitions]
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> Results | KafkaError:
             by_topic: dict[str, list[dict]] = defaultdict(list)
             for tp in wanted:
                 by_topic[tp.topic].append({"partition_index": tp.partition})
@@ -1044,7 +1048,7 @@ class Admin:
             members = [{"member_id": "", "group_instance_id": i, "reason": "removed by the admin client"}
                        for i in instance_ids]
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> Results | KafkaError:
             response = await self._send(conn, "LeaveGroup", {"group_id": group_id, "members": members})
             if response.error_code:
                 return KafkaError(response.error_code, f"remove members of group {group_id!r}")
@@ -1087,7 +1091,7 @@ class Admin:
         error raises KafkaError (Java's ``partitionsToOffsetInfo()``)."""
         wanted = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> dict[TopicPartition, SharePartitionOffsetInfo | None] | KafkaError:
             by_topic: dict[str, list[int]] = defaultdict(list)
             for tp in wanted or ():
                 by_topic[tp.topic].append(tp.partition)
@@ -1116,7 +1120,7 @@ class Admin:
         GROUP_ID_NOT_FOUND) fails every partition — Java's ``partitionResult(tp)``."""
         wanted = {TopicPartition(*tp): int(o) for tp, o in offsets.items()}
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> Results | KafkaError:
             by_topic: dict[str, list[dict]] = defaultdict(list)
             for tp, offset in wanted.items():
                 by_topic[tp.topic].append({"partition_index": tp.partition, "start_offset": offset})
@@ -1138,7 +1142,7 @@ class Admin:
         Java's ``topicResult(topic)``."""
         wanted = list(dict.fromkeys(topics))
 
-        async def send(conn: KafkaConnection) -> Any:
+        async def send(conn: KafkaConnection) -> Results | KafkaError:
             response = await self._send(conn, "DeleteShareGroupOffsets", {
                 "group_id": group_id, "topics": [{"topic_name": t} for t in wanted]})
             if response.error_code:

@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from kafkamock.client.errors import KafkaError
 from kafkamock.security_codes import AclOperation, AclPermissionType, PatternType, ScramMechanism
@@ -67,7 +67,10 @@ def _optional_text(value: Any, what: str) -> str | None:
     return value
 
 
-def decode(enum: type[Enum], code: int) -> Any:
+E = TypeVar("E", bound=Enum)
+
+
+def decode(enum: type[E], code: int) -> E:
     """A code from a response; one this client does not know is UNKNOWN, as Java's ``fromCode`` has it."""
     try:
         return enum(code)

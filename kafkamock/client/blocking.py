@@ -18,10 +18,16 @@ import functools
 import importlib
 import inspect
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar, overload
 
 import trio
+
+if TYPE_CHECKING:
+    from kafkamock.client.producer import FutureRecordMetadata, RecordMetadata
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class _ClientThread:
@@ -56,7 +62,14 @@ class _ClientThread:
         finally:
             self._ready.set()
 
-    def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    @overload
+    def call(self, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    @overload
+    def call(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    def call(self, fn: Callable[P, Any], *args: P.args, **kwargs: P.kwargs) -> Any:
+        """``fn(*args, **kwargs)`` on the client's thread, awaited there when it is a coroutine function."""
         if self._closing is None or self._closing.is_set() or not self._thread.is_alive():
             raise RuntimeError("the client is closed")
         bound = functools.partial(fn, *args, **kwargs)
@@ -105,7 +118,7 @@ class _Blocking:
         """Close the client (leaving its group, finishing what it must) and stop its thread."""
         self._thread.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -126,17 +139,17 @@ class BlockingRecordMetadata:
     """What the blocking ``Producer.send`` returns: ``get(timeout_s)`` waits for the record's RecordMetadata (or
     raises its error); ``done()`` and ``result()`` read it without waiting."""
 
-    def __init__(self, thread: _ClientThread, future: Any):
+    def __init__(self, thread: _ClientThread, future: FutureRecordMetadata):
         self._thread, self._future = thread, future
 
     def done(self) -> bool:
         return self._thread.call(self._future.done)
 
-    def result(self) -> Any:
+    def result(self) -> RecordMetadata:
         return self._thread.call(self._future.result)
 
-    def get(self, timeout_s: float | None = None) -> Any:
-        async def wait() -> Any:
+    def get(self, timeout_s: float | None = None) -> RecordMetadata:
+        async def wait() -> RecordMetadata:
             with trio.fail_after(timeout_s) if timeout_s is not None else contextlib.nullcontext():
                 return await self._future.get()
         return self._thread.call(wait)

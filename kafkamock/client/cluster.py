@@ -39,7 +39,7 @@ class KafkaClient:
         self._nursery = await self._nursery_cm.__aenter__()
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         for conn in self._connections.values():
             await conn.aclose()
         assert self._nursery is not None

@@ -35,7 +35,7 @@ class KafkaConnection:
         self.client_id = client_id
         self.versions: dict[int, tuple[int, int]] = {}
         self._correlation = itertools.count(1)
-        self._waiting: dict[int, tuple[int, int, trio.MemorySendChannel]] = {}
+        self._waiting: dict[int, tuple[int, int, trio.MemorySendChannel[Message | BaseException]]] = {}
         self._send_lock = trio.Lock()
         self._closed: BaseException | None = None
         # KIP-368: a broker that gives the SASL session a lifetime closes the connection when it ends, unless the
@@ -157,7 +157,7 @@ class KafkaConnection:
             async with self._send_lock:
                 await self.stream.send_all(frame)
             return Message()
-        send, receive = trio.open_memory_channel[Any](1)
+        send, receive = trio.open_memory_channel[Message | BaseException](1)
         self._waiting[correlation_id] = (key, version, send)
         self._in_flight += 1
         if self._drained.is_set():

@@ -27,7 +27,7 @@ import math
 import random
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +119,7 @@ class FutureRecordMetadata:
         await self._batch.finished.wait()
         return self.result()
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, RecordMetadata]:
         return self.get().__await__()
 
 
@@ -239,7 +239,7 @@ class Producer:
         self._nursery.start_soon(self._sender_loop)
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self, timeout: float | None = None) -> None:

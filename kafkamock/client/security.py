@@ -165,13 +165,15 @@ class ScramExchange(SaslExchange):
         self.stage = 0
 
     def first(self) -> bytes:
-        return self.client.get_client_first().encode()
+        message: str = self.client.get_client_first()      # scramp is untyped
+        return message.encode()
 
     def answer(self, token: bytes) -> bytes | None:
         self.stage += 1
         if self.stage == 1:
             self.client.set_server_first(token.decode())
-            return self.client.get_client_final().encode()
+            final: str = self.client.get_client_final()
+            return final.encode()
         self.client.set_server_final(token.decode())           # raises if the server's signature is wrong
         return None
 

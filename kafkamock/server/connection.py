@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import ssl
 import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -37,10 +39,15 @@ from kafkamock.codec import (
 from kafkamock.codec.framing import encode_response_parts
 from kafkamock.codec.registry import default_registry
 
+if TYPE_CHECKING:
+    from kafkamock.server.server import Server
+
 log = logging.getLogger("kafkamock.server")
 _SIZE = struct.Struct(">i")
 API_VERSIONS = 18
 IOV_MAX = 1024
+# A response as the buffers to send (record batches as views of the stored ones, not joined).
+Buffers = list[bytes | bytearray | memoryview]
 
 
 def read_request(frame: bytes | bytearray) -> tuple[Message, Message]:
@@ -71,7 +78,7 @@ class FrameReader:
     """Size-prefixed frames from a stream. Received chunks are kept as they are and a frame is assembled with one
     join (or none, when a chunk holds exactly one frame): a 100 KB produce used to be copied twice here."""
 
-    def __init__(self, stream: trio.abc.ReceiveStream, max_size: int, on_bytes=None):
+    def __init__(self, stream: trio.abc.ReceiveStream, max_size: int, on_bytes: Callable[[], None] | None = None):
         self.stream, self.max_size = stream, max_size
         self.on_bytes = on_bytes          # called after each received chunk (connections.max.idle.ms counts reads)
         self.chunks: list[bytes] = []
@@ -91,7 +98,8 @@ class FrameReader:
     def _take(self, n: int) -> bytearray:
         """The next ``n`` bytes as one mutable buffer (one copy): the codec's slice of a Produce request's records
         is then already a bytearray, whose header the broker rewrites in place without another copy."""
-        parts, got = [], 0
+        parts: list[bytes] = []
+        got = 0
         while got < n:
             chunk = self.chunks.pop(0)
             if got + len(chunk) > n:
@@ -114,7 +122,7 @@ class FrameReader:
 
 
 class Connection:
-    def __init__(self, server, stream: trio.SocketStream, conn_id: int, node: Node, listener: str | None = None,
+    def __init__(self, server: Server, stream: trio.SocketStream, conn_id: int, node: Node, listener: str | None = None,
                  ssl_context: ssl.SSLContext | None = None):
         self.server = server
         self.broker: Broker = server.broker
@@ -157,9 +165,12 @@ class Connection:
                 pass
 
     def _max_frame(self) -> int:
+        limit: int
         if self.info.sasl is not None and not self.info.sasl.complete:
-            return self.node.config["sasl.server.max.receive.size"]
-        return self.node.config["socket.request.max.bytes"]
+            limit = self.node.config["sasl.server.max.receive.size"]
+        else:
+            limit = self.node.config["socket.request.max.bytes"]
+        return limit
 
     async def serve(self) -> None:
         limits = self.broker.connections
@@ -195,14 +206,20 @@ class Connection:
                     self.info.peer, self.info.client_id, self._software(), self.node.node_id, reason)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("connection %d from %s reset by peer", self.info.id, self.info.peer)
-        except Exception:
+        except Exception as exc:
             # Last line of defence: an exception escaping here would cancel trio.serve_listeners and stop the
             # whole broker (every connection and the listener); a bug must only cost this one connection.
             log.exception("connection %d from %s (client %s): unexpected error, closing it", self.info.id,
                           self.info.peer, self.info.client_id)
+            self.server.internal_error(f"connection {self._describe()}", exc)
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await self.stream.aclose()
+
+    def _describe(self) -> str:
+        """The connection, for an internal error's report: its id, peer, client and node."""
+        return (f"{self.info.id} from {self.info.peer} (client {self.info.client_id}, {self._software()}) to node "
+                f"{self.node.node_id}")
 
     def _software(self) -> str:
         if self.info.software_name:
@@ -217,7 +234,7 @@ class Connection:
         if isinstance(outcome, Respond):
             await self.stream.send_all(_SIZE.pack(len(outcome.body)) + outcome.body)
 
-    async def send(self, parts: list) -> None:
+    async def send(self, parts: Buffers) -> None:
         """Send a response given as buffers with scatter-gather writes (the record batches are not joined)."""
         if len(parts) == 1:
             await self.stream.send_all(parts[0])
@@ -238,7 +255,7 @@ class Connection:
                     views[0] = views[0][sent:]
                     sent = 0
 
-    async def respond(self, frame: bytes | bytearray) -> tuple[list | None, str | None]:
+    async def respond(self, frame: bytes | bytearray) -> tuple[Buffers | None, str | None]:
         """The response's buffers (None: nothing to send) and, when the connection must close after it, why."""
         try:
             header, body = read_request(frame)
@@ -291,10 +308,11 @@ class Connection:
             return parts, outcome.close
         except (ConnectionClosed, trio.Cancelled):
             raise
-        except Exception:
+        except Exception as exc:
             spec = default_registry().requests[api_key]
             log.exception("error handling %s v%d from %s (client %s)", spec.api_name, version, self.info.peer,
                           header.client_id)
+            self.server.internal_error(f"{spec.api_name} v{version} on connection {self._describe()}", exc)
             raise ConnectionClosed(f"internal error handling {spec.api_name} v{version}") from None
 
     async def wait(self, waiter: Waiter) -> Outcome:
@@ -319,13 +337,13 @@ class Connection:
         deadline, self.mute_until_ms = self.mute_until_ms, 0
         await self.wait(self.broker.wait((), deadline, lambda final: NO_RESPONSE if final else None))
 
-    def api_versions_fallback(self, correlation_id: int) -> list:
+    def api_versions_fallback(self, correlation_id: int) -> Buffers:
         """KIP-511: UNSUPPORTED_VERSION in a v0 body listing what the broker serves, from which the client picks a
         version both know."""
         body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
         return [encode_response(API_VERSIONS, 0, correlation_id, body)]
 
-    def unsupported(self, exc: UnsupportedVersionError) -> list:
+    def unsupported(self, exc: UnsupportedVersionError) -> Buffers:
         """What Kafka does: ApiVersions of an unknown version gets a v0 answer listing what we support;
         any other unknown API or version closes the connection."""
         header = exc.header

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -37,6 +38,8 @@ from kafkamock.broker.control import Control, ControlError
 from kafkamock.server.errors import ListenError, leaf, reason
 
 log = logging.getLogger("kafkamock.control")
+# A route's action: the request in, what to answer as JSON out.
+Action = Callable[[Request], Awaitable[Any]]
 
 
 def build_app(control: Control) -> Starlette:
@@ -52,7 +55,7 @@ def build_app(control: Control) -> Starlette:
             raise ControlError("the body must be a JSON object")
         return value
 
-    def route(path: str, methods: list[str], action, status: int = 200) -> Route:
+    def route(path: str, methods: list[str], action: Action, status: int = 200) -> Route:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 result = await action(request)
@@ -81,12 +84,12 @@ def build_app(control: Control) -> Starlette:
         p = request.path_params
         return control.move_leader(p["topic"], p["partition"], fields["node_id"])
 
-    def node(action):
+    def node(action: Callable[[str], object]) -> Action:
         async def run(request: Request) -> Any:
             return action(request.path_params["node_id"])
         return run
 
-    def plain(action):
+    def plain(action: Callable[[], object]) -> Action:
         async def run(request: Request) -> Any:
             return action()
         return run

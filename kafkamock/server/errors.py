@@ -1,9 +1,28 @@
 """Errors at the server's edge, and finding the one that matters inside trio's exception groups.
 
 trio reports a task's failure wrapped in an ``ExceptionGroup`` per nursery it crosses; a user who started a broker
-on a busy port should read one line naming the address and the cause, not the groups."""
+on a busy port should read one line naming the address and the cause, not the groups.
+
+An ``InternalError`` is a bug the broker survived: a handler or a timer task raised something that is not Kafka's
+answer to bad input. The server logs it and keeps serving (the request's connection closes, the timer is dropped);
+tests want it loud (``kafkamock.testing.BrokerHandle`` fails the test)."""
 
 from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, eq=False)
+class InternalError:
+    """An exception the broker caught to keep serving, and ``where``: the request and connection, or the timer."""
+
+    where: str
+    error: BaseException
+
+    def summary(self) -> str:
+        """Where, then the traceback, as Python prints it."""
+        return f"in {self.where}:\n" + "".join(traceback.format_exception(self.error)).rstrip()
 
 
 class ListenError(OSError):

@@ -16,13 +16,14 @@ import itertools
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 import trio
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Broker, Clock, ConnectionInfo
 from kafkamock.broker.connections import ADMIT, REFUSE
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import NO_RESPONSE
@@ -30,7 +31,8 @@ from kafkamock.broker.security.listeners import Listener, advertised
 from kafkamock.broker.timers import NEVER
 from kafkamock.server import tls
 from kafkamock.server.connection import Connection
-from kafkamock.server.errors import ListenError, reason
+from kafkamock.server.errors import InternalError, ListenError, reason
+from kafkamock.storage import DiskStorage, MemoryStorage
 
 log = logging.getLogger("kafkamock.server")
 
@@ -64,12 +66,22 @@ class Server:
         self.bootstrap_by_listener: dict[str, str] = {}
         self._by_id: dict[int, Connection] = {}
         self._slot_freed = trio.Event()
+        # Told of every internal error (after its log line): the test harness records them (testing.BrokerHandle).
+        self.internal_error_listeners: list[Callable[[InternalError], None]] = []
         broker.connections.closers.append(self._close_connection)
         broker.timers.earlier_deadline.append(self._wake)
+        broker.timers.on_error = self.internal_error
         broker.node_listeners.append(self._node_event)
         self._manual_clock = hasattr(broker.clock, "subscribe")
         if self._manual_clock:
             broker.clock.subscribe(self._wake_threadsafe)  # type: ignore[attr-defined]
+
+    def internal_error(self, where: str, error: BaseException) -> None:
+        """A bug the broker survived (a handler or a timer task raised; it is logged already): tell the listeners.
+        A client's bad input is not one: it gets Kafka's answer or a closed connection, and no call here."""
+        report = InternalError(where, error)
+        for listener in self.internal_error_listeners:
+            listener(report)
 
     # -- the timer task ------------------------------------------------------------------------------------------
 
@@ -102,7 +114,7 @@ class Server:
 
     # -- nodes and connections -----------------------------------------------------------------------------------
 
-    def client_seen(self, info, node: Node) -> None:
+    def client_seen(self, info: ConnectionInfo, node: Node) -> None:
         """One INFO line per client id (connections themselves are DEBUG: a Spark job opens hundreds)."""
         if info.client_id not in self._clients_seen:
             self._clients_seen.add(info.client_id)
@@ -154,7 +166,8 @@ class Server:
                      conn.info.client_id, conn.node.node_id, reason)
             conn.cancel_scope.cancel()
 
-    async def _listen(self, listener: NodeListener, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def _listen(self, listener: NodeListener, *,
+                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         inherited = self.inherited.get((listener.host, listener.port)) if listener.port else None
         if inherited is not None:       # a duplicate: stopping the node closes it, the supervisor keeps the port
             sockets = [trio.SocketListener(trio.socket.from_stdlib_socket(inherited.dup()))]
@@ -228,9 +241,19 @@ class Server:
             self.broker.close()
 
 
+class BrokerOptions(TypedDict, total=False):
+    """``Broker``'s keyword arguments that ``run_broker`` passes on."""
+
+    clock: Clock | None
+    brokers: int
+    storage: MemoryStorage | DiskStorage | None
+    cluster_id: str | None
+
+
 @asynccontextmanager
 async def run_broker(broker: Broker | None = None, host: str = "127.0.0.1", port: int = 0,
-                     config: dict | None = None, **broker_options) -> AsyncIterator[Server]:
+                     config: Mapping[str, object] | None = None, **broker_options: Unpack[BrokerOptions]
+                     ) -> AsyncIterator[Server]:
     """Run a broker inside trio code: ``async with run_broker(brokers=3) as server: server.bootstrap_servers``."""
     server = Server(broker or Broker(config, **broker_options))
     async with trio.open_nursery() as nursery:

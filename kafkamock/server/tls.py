@@ -17,13 +17,18 @@ import ssl
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from kafkamock.broker.config import ConfigError, listener_config
+from kafkamock.broker.config import BrokerConfig, ConfigError, listener_config
+
+if TYPE_CHECKING:
+    import trustme
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 
 
-def _get(config, listener: str, name: str):
+def _get(config: BrokerConfig, listener: str, name: str) -> Any:
+    """A config's value as ``listener`` sees it (its type is the config's: text, a list, None)."""
     return listener_config(config, listener, name)
 
 
@@ -43,7 +48,7 @@ def _pkcs12_pem(path: str, password: str) -> tuple[bytes | None, list[bytes]]:
     return key_pem, certs
 
 
-def _load_keystore(ctx: ssl.SSLContext, config, listener: str) -> None:
+def _load_keystore(ctx: ssl.SSLContext, config: BrokerConfig, listener: str) -> None:
     kind = _get(config, listener, "ssl.keystore.type")
     location = _get(config, listener, "ssl.keystore.location")
     chain, key = _get(config, listener, "ssl.keystore.certificate.chain"), _get(config, listener, "ssl.keystore.key")
@@ -77,7 +82,7 @@ def _load_keystore(ctx: ssl.SSLContext, config, listener: str) -> None:
             raise ConfigError(f"TLS listener {listener}: cannot load the keystore: {exc}") from None
 
 
-def _load_truststore(ctx: ssl.SSLContext, config, listener: str) -> bool:
+def _load_truststore(ctx: ssl.SSLContext, config: BrokerConfig, listener: str) -> bool:
     kind = _get(config, listener, "ssl.truststore.type")
     location = _get(config, listener, "ssl.truststore.location")
     inline = _get(config, listener, "ssl.truststore.certificates")
@@ -99,13 +104,16 @@ def _load_truststore(ctx: ssl.SSLContext, config, listener: str) -> bool:
     return True
 
 
-def client_auth(config, listener: str, security_protocol: str) -> str:
+def client_auth(config: BrokerConfig, listener: str, security_protocol: str) -> str:
+    mode: str
     if security_protocol == "SASL_SSL":
-        return config.values.get(f"listener.name.{listener.lower()}.ssl.client.auth", "none")
-    return _get(config, listener, "ssl.client.auth")
+        mode = config.values.get(f"listener.name.{listener.lower()}.ssl.client.auth", "none")
+    else:
+        mode = _get(config, listener, "ssl.client.auth")
+    return mode
 
 
-def server_context(config, listener: str, security_protocol: str) -> ssl.SSLContext:
+def server_context(config: BrokerConfig, listener: str, security_protocol: str) -> ssl.SSLContext:
     """The SSLContext of one TLS listener; raises ConfigError with what to set."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     protocols = _get(config, listener, "ssl.enabled.protocols").split(",")
@@ -144,7 +152,7 @@ class ThrowawayCA:
     """A certificate authority for one test or one ``kafkamock serve --tls`` (``trustme``): it signs the
     broker's certificate and, for mutual TLS, clients' certificates with a chosen subject."""
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike[str]):
         import trustme
 
         self.directory = Path(directory)
@@ -167,7 +175,7 @@ class ThrowawayCA:
                                    organization_name=organization, organization_unit_name=organization_unit)
         return self._write(f"client-{common_name}", leaf)
 
-    def _write(self, name: str, leaf) -> TlsFiles:
+    def _write(self, name: str, leaf: trustme.LeafCert) -> TlsFiles:
         """The key goes out as PKCS#8, the only PEM key form Java's Kafka clients read (PemStore)."""
         from cryptography.hazmat.primitives import serialization
 
@@ -182,6 +190,6 @@ class ThrowawayCA:
         return TlsFiles(self.directory, self.ca_file, keystore, cert, key)
 
 
-def throwaway(directory: str | os.PathLike, *hosts: str) -> TlsFiles:
+def throwaway(directory: str | os.PathLike[str], *hosts: str) -> TlsFiles:
     """A fresh CA and a server certificate for ``hosts`` (default 127.0.0.1, localhost, ::1) in ``directory``."""
     return ThrowawayCA(directory).server(*hosts)

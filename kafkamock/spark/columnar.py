@@ -68,7 +68,7 @@ class _Head:
 
     __slots__ = ("data", "start", "end", "fields", "_records")
 
-    def __init__(self, data: bytes, start: int, end: int, fields: tuple):
+    def __init__(self, data: bytes, start: int, end: int, fields: tuple[int, ...]):
         self.data, self.start, self.end, self.fields = data, start, end, fields
         self._records: list | None = None
 
@@ -150,7 +150,7 @@ def decode_fetch(data: bytes | bytearray | memoryview | None, aborted_transactio
 
 def _v2_head(buf: bytes, pos: int, end: int) -> _Head:
     """The checks ``records.v2.decode_v2`` makes on a batch before its records."""
-    fields = HEADER.unpack_from(buf, pos)
+    fields: tuple[int, ...] = HEADER.unpack_from(buf, pos)         # every header field is an integer
     if fields[1] < MIN_BATCH_LENGTH:
         raise CorruptRecordError(f"batch length {fields[1]} is shorter than a batch header", pos)
     actual = crc32c(memoryview(buf)[pos + CRC_START:end])
@@ -494,7 +494,8 @@ def record_sizes(keys: pa.Array, values: pa.Array, blobs: pa.Array | None, limit
     body = 2 + _zigzag_size(kl) + np.maximum(kl, 0) + _zigzag_size(vl) + np.maximum(vl, 0)
     body = body + (1 if blobs is None else _lengths(blobs))
     body += int(_zigzag_size(np.array([max(limit // 7, 1)]))[0])
-    return body + _zigzag_size(body)
+    sizes: np.ndarray = body + _zigzag_size(body)
+    return sizes
 
 
 def chunk_bounds(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:

@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,7 +121,7 @@ class ByTimestamp:
     per_partition: tuple[tuple[tuple[str, int], int], ...] = ()
     no_match: str = "error"
 
-    def timestamps(self, partitions) -> dict[tuple[str, int], int]:
+    def timestamps(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         if self.everywhere is not None:
             return {tp: self.everywhere for tp in partitions}
         return dict(self.per_partition)
@@ -398,7 +398,7 @@ def _check_batch_limits(starting: Offsets, ending: Offsets, start_name: str, end
                                    f"'{end_name}' ({last[tp]})")
 
 
-def _listed(partitions) -> str:
+def _listed(partitions: Iterable[tuple[str, int]]) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(partitions))
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from typing import TypeVar, TypeVarTuple, Unpack
 
 import trio
 
@@ -14,11 +16,15 @@ from kafkamock.client import KafkaClient, KafkaResponseError, list_offsets
 from kafkamock.client.connection import KafkaConnectionError
 from kafkamock.client.errors import KafkaError
 from kafkamock.client.offsets import EARLIEST, LATEST
-from kafkamock.spark.options import ByTimestamp, ClientSettings, KafkaOptionError, ReadOptions, Subscription
+from kafkamock.spark.options import ByTimestamp, ClientSettings, KafkaOptionError, Offsets, ReadOptions, Subscription
 
 log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
 NO_OFFSET = -1          # ListOffsets by timestamp: no record that recent
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
+# A planning step: what it finds with a connected client (and its own arguments).
+Job = Callable[[KafkaClient, Unpack[Ts]], Awaitable[R]]
 
 
 @dataclass(frozen=True)
@@ -35,39 +41,41 @@ class OffsetRange:
         return self.end - self.start
 
 
-def run(settings: ClientSettings, job, *args, retries: int = 0, retry_interval_s: float = 1.0):
+def run(settings: ClientSettings, job: Job[*Ts, R], *args: *Ts, retries: int = 0,
+        retry_interval_s: float = 1.0) -> R:
     """Run ``job(client, *args)`` on a fresh client in a trio loop of its own (driver or Spark worker).
 
     A retriable Kafka error or a lost connection is retried ``retries`` times, ``retry_interval_s`` apart, on a
     new client (Spark's fetchOffset.numRetries / fetchOffset.retryIntervalMs); option errors are not."""
 
-    async def attempt():
-        failure: Exception | None = None
+    async def attempt() -> tuple[R, None] | tuple[None, Exception]:
         try:
             async with settings.kafka_client() as client:
                 try:            # caught inside the client, so the error is not wrapped in its nursery's group
                     with trio.fail_after(settings.api_timeout_s):
                         return await job(client, *args), None
                 except (KafkaError, KafkaConnectionError, OSError, trio.TooSlowError) as exc:
-                    failure = exc
+                    failure: Exception = exc
         except (KafkaConnectionError, OSError) as exc:
             failure = exc
         return None, failure
 
-    async def main():
+    async def main() -> R:
         for number in range(retries + 1):
-            result, failure = await attempt()
-            if failure is None:
-                return result
+            outcome = await attempt()
+            if outcome[1] is None:
+                return outcome[0]
+            failure = outcome[1]
             if number == retries or (isinstance(failure, KafkaError) and not failure.retriable):
                 raise failure
             log.warning("getting Kafka offsets failed (attempt %d of %d): %s", number + 1, retries + 1, failure)
             await trio.sleep(retry_interval_s)
+        raise ValueError(f"cannot plan with {retries} retries: fetchOffset.numRetries must not be negative")
 
     return trio.run(main)
 
 
-def plan(opts: ReadOptions, job, *args):
+def plan(opts: ReadOptions, job: Job[*Ts, R], *args: *Ts) -> R:
     """``run`` with the read's retry options."""
     return run(opts.client, job, *args, retries=opts.fetch_offset_retries,
                retry_interval_s=opts.fetch_offset_retry_interval_ms / 1000)
@@ -104,7 +112,7 @@ async def topic_partitions(client: KafkaClient, sub: Subscription, settings: Cli
     return sorted(set(sub.partitions))
 
 
-def _must_cover(partitions: list[TopicPartition], given, name: str, what: str) -> None:
+def _must_cover(partitions: list[TopicPartition], given: Collection[TopicPartition], name: str, what: str) -> None:
     missing = [tp for tp in partitions if tp not in given]
     if missing:
         raise KafkaOptionError(f"option '{name}' gives {what}, so it must name every partition the query reads; "
@@ -115,7 +123,7 @@ def _must_cover(partitions: list[TopicPartition], given, name: str, what: str) -
                                f"{', '.join(f'{t}-{p}' for t, p in sorted(unknown))}")
 
 
-async def resolve(client: KafkaClient, partitions: list[TopicPartition], spec, name: str, isolation_level: int,
+async def resolve(client: KafkaClient, partitions: list[TopicPartition], spec: Offsets, name: str, isolation_level: int,
                   *, starting: bool = True) -> dict[TopicPartition, int]:
     """Offsets for ``partitions`` from an option value: "earliest", "latest", {(topic, partition): offset} with
     -2/-1 for earliest/latest, or a ``ByTimestamp``. Specific offsets or timestamps must name every partition
@@ -145,7 +153,7 @@ async def resolve(client: KafkaClient, partitions: list[TopicPartition], spec, n
     return {tp: resolved.get(tp, spec[tp]) for tp in partitions}
 
 
-async def subscribed_offsets(client: KafkaClient, opts: ReadOptions, spec, name: str, *, starting: bool = True
+async def subscribed_offsets(client: KafkaClient, opts: ReadOptions, spec: Offsets, name: str, *, starting: bool = True
                              ) -> tuple[list[TopicPartition], dict[TopicPartition, int]]:
     """The partitions a query's subscription covers now, and their offsets for ``spec`` (see ``resolve``)."""
     parts = await topic_partitions(client, opts.subscription, opts.client)

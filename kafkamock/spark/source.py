@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
@@ -29,10 +30,12 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
+from kafkamock.client import KafkaClient
 from kafkamock.spark import planning, transactional
-from kafkamock.spark.options import KafkaOptionError, WriteOptions, read_options, write_options
+from kafkamock.spark.options import KafkaOptionError, ReadOptions, WriteOptions, read_options, write_options
 from kafkamock.spark.planning import (
     OffsetRange,
+    TopicPartition,
     held_back,
     rate_limit,
     resolve,
@@ -87,20 +90,23 @@ class KafkaDataSource(DataSource):
 # -- reading ---------------------------------------------------------------------------------------------------
 
 class _Reading:
-    def _read(self, partition: RangePartition) -> Iterator:
-        opts = self.opts  # type: ignore[attr-defined]
+    opts: ReadOptions
+
+    def _read(self, partition: RangePartition) -> Iterator[pa.RecordBatch]:
+        opts = self.opts
         yield from read_arrow(opts.client, partition.range, opts.include_headers, opts.fail_on_data_loss,
                               opts.poll_timeout_ms / 1000)
 
 
 class KafkaBatchReader(_Reading, DataSourceReader):
-    def __init__(self, options):
+    def __init__(self, options: Mapping[str, str]):
         self.opts = read_options(options, streaming=False)
 
     def partitions(self) -> Sequence[InputPartition]:
         opts = self.opts
 
-        async def bounds(client):
+        async def bounds(client: KafkaClient) -> tuple[list[TopicPartition], dict[TopicPartition, int],
+                                                       dict[TopicPartition, int]]:
             parts, starts = await subscribed_offsets(client, opts, opts.starting, "starting offsets")
             ends = await resolve(client, parts, opts.ending, "ending offsets", opts.client.isolation_level,
                                  starting=False)
@@ -116,11 +122,11 @@ class KafkaBatchReader(_Reading, DataSourceReader):
             ranges.append(OffsetRange(tp[0], tp[1], start, end))
         return [RangePartition(r) for r in split(ranges, opts.min_partitions, opts.max_records_per_partition)]
 
-    def read(self, partition: InputPartition) -> Iterator:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_range(self, partition)
 
 
-def _read_range(reader: _Reading, partition: InputPartition) -> Iterator:
+def _read_range(reader: _Reading, partition: InputPartition) -> Iterator[pa.RecordBatch]:
     """A planned range's rows. With nothing to read (an empty topic, a pattern matching none) the plan has no
     ranges and Spark still asks once, with a partition of its own: no rows, as Spark's connector gives."""
     if not isinstance(partition, RangePartition):
@@ -142,7 +148,7 @@ def _from_json(offsets: dict) -> dict[tuple[str, int], int]:
 class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets are Spark's Kafka offsets JSON, ``{"topic": {"0": 42}}``: what the query has read up to."""
 
-    def __init__(self, options):
+    def __init__(self, options: Mapping[str, str]):
         self.opts = read_options(options, streaming=True)
         self._target: dict[tuple[str, int], int] | None = None
         self._last_trigger_ms = 0            # as Spark's source: the first batch never waits for minOffsetsPerTrigger
@@ -151,7 +157,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
     def _latest(self) -> dict[tuple[str, int], int]:
         opts = self.opts
 
-        async def latest(client):
+        async def latest(client: KafkaClient) -> dict[TopicPartition, int]:
             return (await subscribed_offsets(client, opts, "latest", "latest"))[1]
 
         return planning.plan(opts, latest)
@@ -159,7 +165,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
     def initialOffset(self) -> dict:
         opts = self.opts
 
-        async def initial(client):
+        async def initial(client: KafkaClient) -> dict[TopicPartition, int]:
             return (await subscribed_offsets(client, opts, opts.starting, "starting offsets"))[1]
 
         return _to_json(planning.plan(opts, initial))
@@ -199,7 +205,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
         """The earliest offsets of ``wanted``; a partition gone meanwhile (topic deleted) is left out."""
         opts = self.opts
 
-        async def earliest(client):
+        async def earliest(client: KafkaClient) -> dict[TopicPartition, int]:
             parts = set(await topic_partitions(client, opts.subscription, opts.client))
             present = [tp for tp in wanted if tp in parts]
             return await resolve(client, present, "earliest", "earliest", opts.client.isolation_level)
@@ -246,7 +252,7 @@ class KafkaStreamReader(_Reading, DataSourceStreamReader, SupportsTriggerAvailab
             raise data_loss(message)
         log.warning("%s. failOnDataLoss is false, so the query goes on.", message)
 
-    def read(self, partition: InputPartition) -> Iterator:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_range(self, partition)
 
     def commit(self, end: dict) -> None:
@@ -291,7 +297,7 @@ class _Writing:
     opts: WriteOptions
     batch_write_id: str | None = None
 
-    def _write(self, iterator) -> WriteResult:
+    def _write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
         prefix = self.opts.client.producer.get("transactional.id")
         if prefix is None:
             return WriteResult(write_arrow(self.opts.client, iterator, self.opts.topic))
@@ -301,34 +307,34 @@ class _Writing:
 
 
 class KafkaBatchWriter(_Writing, DataSourceArrowWriter):
-    def __init__(self, options, schema: StructType):
+    def __init__(self, options: Mapping[str, str], schema: StructType):
         self.opts = write_options(options)
         _check_write_schema(schema, self.opts.topic)
         self.batch_write_id = transactional.new_write_id()
 
-    def write(self, iterator) -> WriteResult:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
         return self._write(iterator)
 
-    def commit(self, messages) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Every task's records were acknowledged (acks=all), or its transaction committed, before it returned."""
 
-    def abort(self, messages) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Records already acknowledged stay in Kafka, as with Spark's own Kafka sink; a transactional task's rows
         are all there or none (per task, not per job)."""
 
 
 class KafkaStreamWriter(_Writing, DataSourceStreamArrowWriter):
-    def __init__(self, options, schema: StructType):
+    def __init__(self, options: Mapping[str, str], schema: StructType):
         self.opts = write_options(options)
         _check_write_schema(schema, self.opts.topic)
 
-    def write(self, iterator) -> WriteResult:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
         return self._write(iterator)
 
-    def commit(self, messages, batchId: int) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Nothing to do: the micro-batch's records are acknowledged (or committed); Spark records the batch."""
 
-    def abort(self, messages, batchId: int) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Acknowledged records stay (at-least-once, like Spark's Kafka sink). With ``kafka.transactional.id`` the
         tasks that committed are skipped when Spark runs the micro-batch again: exactly once per micro-batch."""
 

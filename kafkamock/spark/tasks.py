@@ -16,8 +16,9 @@ import os
 import queue
 import random
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +45,9 @@ from kafkamock.spark.rows import arrow_schema, columns_to_arrow
 OFFSET_OUT_OF_RANGE = 1
 PREFETCH = 2                    # fetches decoded ahead of the task, at most (each up to max.partition.fetch.bytes)
 IDLE_CLIENTS = 4                # connected clients kept per settings between tasks
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
+C = TypeVar("C", bound=AbstractAsyncContextManager[Any])     # a client the pool keeps open
 HANDED_OVER = 4                 # encoded batches a write task may have queued for its producer, at most
 ARROW_AHEAD = 2                 # Spark's Arrow batches a write task may hold before they are encoded, at most
 _DONE = object()
@@ -88,11 +92,11 @@ class _IoLoop:
     def alive(self) -> bool:
         return self.pid == os.getpid() and self.thread.is_alive()
 
-    def call(self, afn, *args):
+    def call(self, afn: Callable[[*Ts], Awaitable[R]], *args: *Ts) -> R:
         """Run ``afn(*args)`` on the loop and wait for its result (from any other thread)."""
         return trio.from_thread.run(afn, *args, trio_token=self.token)
 
-    def spawn(self, afn, *args) -> None:
+    def spawn(self, afn: Callable[[*Ts], Awaitable[object]], *args: *Ts) -> None:
         """Start ``afn(*args)`` on the loop; it must not raise (the loop would end)."""
         assert self.nursery is not None
         trio.from_thread.run_sync(self.nursery.start_soon, afn, *args, trio_token=self.token)
@@ -110,18 +114,18 @@ def _io() -> _IoLoop:
         return _loop
 
 
-class _Pool:
+class _Pool(Generic[C]):
     """Open clients by settings, kept between tasks: KafkaClients (a task has one to itself while it runs: a
     broker answers one connection's requests in order, so a long-polling fetch would hold up another task's), and
     Producers, as Spark's own Kafka sink keeps its producers (CachedKafkaProducer). A task takes one and gives it
     back unless its work failed. ``key`` names everything the client was made with, so it is only ever reused
     under those settings."""
 
-    def __init__(self, make: Callable[[ClientSettings], Any], key: Callable[[ClientSettings], str]):
+    def __init__(self, make: Callable[[ClientSettings], C], key: Callable[[ClientSettings], str]):
         self.make, self.key = make, key
-        self.idle: dict[str, list[tuple[Any, trio.Event]]] = {}
+        self.idle: dict[str, list[tuple[C, trio.Event]]] = {}
 
-    async def take(self, settings: ClientSettings) -> tuple[Any, trio.Event]:
+    async def take(self, settings: ClientSettings) -> tuple[C, trio.Event]:
         idle = self.idle.get(self.key(settings))
         if idle:
             return idle.pop()
@@ -131,7 +135,8 @@ class _Pool:
         return client, closing
 
     @staticmethod
-    async def hold(client: Any, closing: trio.Event, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def hold(client: AbstractAsyncContextManager[object], closing: trio.Event,
+                   task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Keep ``client`` open on the loop until ``closing`` is set."""
         started = False
         try:
@@ -143,7 +148,7 @@ class _Pool:
             if not started:         # has failed already, and the client is dropped
                 raise
 
-    def give_back(self, settings: ClientSettings, entry: tuple[Any, trio.Event], healthy: bool) -> None:
+    def give_back(self, settings: ClientSettings, entry: tuple[C, trio.Event], healthy: bool) -> None:
         idle = self.idle.setdefault(self.key(settings), [])
         if healthy and len(idle) < IDLE_CLIENTS:
             idle.append(entry)

@@ -176,5 +176,6 @@ def generation_of(name: str, data: bytes | None, subscription_generation: int) -
     if subscription_generation >= 0:
         return subscription_generation
     if name == "cooperative-sticky" and data and len(data) >= 4:
-        return _GENERATION.unpack_from(data)[0]
+        generation: int = _GENERATION.unpack_from(data)[0]
+        return generation
     return -1

@@ -10,6 +10,7 @@ cooperative one rejoins once they are.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import trio
@@ -18,11 +19,12 @@ from kafkamock.client.cluster import COORDINATOR_MOVED, GROUP
 from kafkamock.client.consumer.assignors import ASSIGNORS, COOPERATIVE, MemberSubscription, generation_of, user_data
 from kafkamock.client.errors import KafkaError
 from kafkamock.client.types import TopicPartition
-from kafkamock.codec import DecodeError, encode
+from kafkamock.codec import DecodeError, Message, encode
 from kafkamock.errors import ErrorCode
 
 if TYPE_CHECKING:
     from kafkamock.client.consumer.consumer import Consumer
+    from kafkamock.codec.messages import JoinGroupResponse
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ def decode_assignment(data: bytes) -> list[TopicPartition]:
     return [TopicPartition(t.topic, p) for t in assignment.assigned_partitions for p in t.partitions]
 
 
-def _decode_prefix(name: str, version: int, data: bytes):
+def _decode_prefix(name: str, version: int, data: bytes) -> tuple[Message, int]:
     from kafkamock.codec import codec_for
 
     return codec_for(name, version).decode_from(bytes(data), 0)
@@ -236,7 +238,7 @@ class ClassicMembership:
         self.rejoin_needed = True
         self.consumer._partitions_lost(None)
 
-    async def _assign(self, members) -> list[dict]:
+    async def _assign(self, members: Iterable[JoinGroupResponse.JoinGroupResponseMember]) -> list[dict]:
         assignor = self.assignor or self.consumer.assignors[0]
         subscriptions = [decode_subscription(m.member_id, m.group_instance_id, m.metadata, assignor)
                          for m in members]

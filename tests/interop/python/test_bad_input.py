@@ -16,9 +16,7 @@ import pytest
 from client_support import API_VERSIONS, RawClient, log_end_offset
 
 from kafkamock import codec, records
-from kafkamock.broker import handlers
 from kafkamock.broker.config import BROKER_CONFIGS
-from kafkamock.broker.handlers.contract import ApiHandler
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition  # noqa: E402
@@ -325,9 +323,14 @@ def test_pipelined_requests_then_garbage(live):
     live.verify()
 
 
+@pytest.mark.kafkamock_expect_internal_errors
 def test_a_broker_bug_costs_one_connection_only(live, monkeypatch):
     """A handler that raises, or returns a body the codec cannot encode at the request's version (as ListOffsets
-    v2 once did with a v4+ LeaderEpoch, which stopped the whole broker), closes that one connection only."""
+    v2 once did with a v4+ LeaderEpoch, which stopped the whole broker), closes that one connection only. Both
+    are internal errors the broker records (provoked here on purpose)."""
+    import dataclasses
+
+    from kafkamock.broker import handlers
     from kafkamock.broker.handlers import list_offsets
 
     request = {"replica_id": -1, "topics": [{"name": "steady", "partitions": [{"partition_index": 0,
@@ -344,10 +347,13 @@ def test_a_broker_bug_costs_one_connection_only(live, monkeypatch):
         raise RuntimeError("simulated handler bug")
 
     for broken in (unencodable, raising):
-        monkeypatch.setitem(handlers.BY_KEY, list_offsets.API_KEY, ApiHandler(list_offsets.API_KEY, broken))
+        monkeypatch.setitem(handlers.BY_KEY, list_offsets.API_KEY,
+                            dataclasses.replace(list_offsets.HANDLER, handle=broken))
         with RawClient(live.broker.bootstrap_servers) as raw:
             raw.send_frame(codec.encode_request("ListOffsets", 2, 1, "bad", request))
             assert raw.closed_by_peer()
         live.produce(1)
     monkeypatch.undo()                                     # the verifying consumer needs ListOffsets
     live.verify()
+    assert [type(e.error).__name__ for e in live.broker.internal_errors] == ["EncodeError", "RuntimeError"]
+    assert all(e.where.startswith("ListOffsets v2 on connection ") for e in live.broker.internal_errors)
