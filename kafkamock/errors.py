@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from enum import IntEnum
 from pathlib import Path
+from typing import cast
 
 
 class ErrorCode(IntEnum):
@@ -161,3 +162,39 @@ def default_message(code: int) -> str | None:
     """Kafka's default message for an error code (``Errors.message()``); None for NONE or an unknown code."""
     entry = _KAFKA_ERRORS.get(int(code))
     return None if entry is None or entry["code"] == 0 else entry["message"]
+
+
+# Errors after which a producer cannot go on (Java: fatal errors of the TransactionManager).
+FATAL = frozenset({
+    ErrorCode.PRODUCER_FENCED, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    ErrorCode.UNSUPPORTED_VERSION, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+    ErrorCode.FENCED_INSTANCE_ID, ErrorCode.UNRELEASED_INSTANCE_ID, ErrorCode.INVALID_TRANSACTION_TIMEOUT,
+})
+
+
+class KafkaError(Exception):
+    """One of Kafka's error codes as an exception, for the broker and the clients alike.
+
+    Inside the broker core it answers a request, or one part of it, with ``code`` (and ``message`` where the
+    response has room for it). A client raises it to its caller, saying ``what`` failed, so callers branch on the
+    code (or its name) the way Java code catches ``ProducerFencedException``. ``retriable``: the same call may
+    succeed later (Kafka's RetriableException); ``fatal``: the client that raised it cannot go on.
+    """
+
+    def __init__(self, code: int, message: str | None = None, *, what: str | None = None,
+                 fatal: bool | None = None) -> None:
+        try:
+            error: ErrorCode | None = ErrorCode(code)
+        except ValueError:
+            error = None
+        # A code this Kafka does not know (a newer broker's) stays a plain int: ``error`` is None then.
+        self.code: ErrorCode = error if error is not None else cast(ErrorCode, int(code))
+        self.error = error
+        self.name = error.name if error is not None else f"error {code}"
+        self.message, self.what = message, what
+        self.retriable = self.code in RETRIABLE
+        self.fatal = self.code in FATAL if fatal is None else fatal
+        if what is None:
+            super().__init__(f"{self.name}: {message}" if message else self.name)
+        else:
+            super().__init__(f"{what}: {self.name} ({int(code)})" + (f": {message}" if message else ""))

@@ -337,7 +337,7 @@ class ProducerState:
 
 
 def _error(code: int, what: str, message: str | None = None, *, retriable: bool | None = None) -> KafkaError:
-    error = KafkaError(code, what, message)
+    error = KafkaError(code, message, what=what)
     if retriable is not None:
         error.retriable = retriable
     return error
@@ -568,7 +568,7 @@ class Admin:
             response = await self._send(conn, "DescribeCluster", {"include_cluster_authorized_operations": False,
                                                                    "endpoint_type": 1})
             if response.error_code:
-                raise KafkaError(response.error_code, "describe the cluster", response.error_message)
+                raise KafkaError(response.error_code, response.error_message, what="describe the cluster")
             nodes = {b.broker_id: Node(b.broker_id, b.host, b.port, b.rack) for b in response.brokers}
             for node in nodes.values():
                 self.client.brokers[node.id] = (node.host, node.port)
@@ -584,7 +584,7 @@ class Admin:
             response = await self._send(conn, "ApiVersions", {"client_software_name": "kafkamock",
                                                               "client_software_version": "0.1.0"}, version=3)
             if response.error_code:
-                raise KafkaError(response.error_code, "describe features")
+                raise KafkaError(response.error_code, what="describe features")
             epoch = response.finalized_features_epoch
             return FeatureMetadata(
                 {f.name: (f.min_version_level, f.max_version_level) for f in response.finalized_features or ()},
@@ -632,7 +632,7 @@ class Admin:
                 body = {"topics": [{"name": None, "topic_id": t} if isinstance(t, uuid.UUID)
                                    else {"name": t, "topic_id": _NO_TOPIC_ID} for t in pending]}
             elif any(isinstance(t, uuid.UUID) for t in pending):
-                raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "delete topics by id")
+                raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, what="delete topics by id")
             else:
                 body = {"topic_names": list(pending)}
             response = await self._send(conn, "DeleteTopics", {**body, "timeout_ms": int(self.api_timeout_s * 1000)})
@@ -816,7 +816,7 @@ class Admin:
                 "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
                 "timeout_ms": int(self.request_timeout_s * 1000)})
             return {TopicPartition(t.name, p.partition_index):
-                    KafkaError(p.error_code, f"delete records of {t.name}-{p.partition_index}") if p.error_code
+                    KafkaError(p.error_code, what=f"delete records of {t.name}-{p.partition_index}") if p.error_code
                     else DeletedRecords(p.low_watermark) for t in response.topics for p in t.partitions}
         return await self._by_leader("delete records", wanted, send)
 
@@ -840,7 +840,7 @@ class Admin:
                 "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
                 "timeout_ms": int(self.request_timeout_s * 1000)})
             return {TopicPartition(t.name, p.partition_index):
-                    KafkaError(p.error_code, f"list offsets of {t.name}-{p.partition_index}") if p.error_code
+                    KafkaError(p.error_code, what=f"list offsets of {t.name}-{p.partition_index}") if p.error_code
                     else ListOffsetsResultInfo(p.offset, p.timestamp, None if p.leader_epoch < 0 else p.leader_epoch)
                     for t in response.topics for p in t.partitions}
         return await self._by_leader("list offsets", wanted, send)
@@ -858,7 +858,7 @@ class Admin:
             response = await self._send(conn, "ListGroups", {"states_filter": states_filter,
                                                              "types_filter": types_filter})
             if response.error_code:
-                return KafkaError(response.error_code, "list groups")
+                return KafkaError(response.error_code, what="list groups")
             return [GroupListing(g.group_id, g.get("group_type") or None, g.protocol_type, g.get("group_state"))
                     for g in response.groups]
         listings = {g.group_id: g for answer in await self._every_broker("list groups", send) for g in answer}
@@ -896,8 +896,8 @@ class Admin:
                     if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:     # not a KIP-848 group: maybe classic
                         classic.add(g.group_id)
                     elif g.error_code:
-                        answers[g.group_id] = KafkaError(g.error_code, f"describe group {g.group_id!r}",
-                                                         g.error_message)
+                        answers[g.group_id] = KafkaError(g.error_code, g.error_message,
+                                                         what=f"describe group {g.group_id!r}")
                     else:
                         answers[g.group_id] = _consumer_group(g, coordinator)
             old = [g for g in batch if g in classic and g not in answers]
@@ -920,7 +920,7 @@ class Admin:
     async def _delete_groups(self, what: str, group_ids: Iterable[str], key_type: int) -> Results:
         async def send(conn: KafkaConnection, batch: list[str]) -> dict[str, Any]:
             response = await self._send(conn, "DeleteGroups", {"groups_names": batch})
-            return {r.group_id: KafkaError(r.error_code, f"delete group {r.group_id!r}") if r.error_code else None
+            return {r.group_id: KafkaError(r.error_code, what=f"delete group {r.group_id!r}") if r.error_code else None
                     for r in response.results}
 
         async def attempt(pending: list[str]) -> dict[str, Any]:
@@ -959,7 +959,7 @@ class Admin:
                                                            for t, ps in by_topic.items()]})
                 code, topics_out = response.get("error_code", 0), response.topics
             if code:
-                return KafkaError(code, f"list offsets of group {group_id!r}")
+                return KafkaError(code, what=f"list offsets of group {group_id!r}")
             names = self.client.topic_names
             if any(t.get("topic_id") not in names for t in topics_out if not t.get("name")):
                 await self._metadata(None)                  # v10 names topics by id only
@@ -1006,8 +1006,8 @@ class Admin:
             moved = next((c for c in results.values() if c in COORDINATOR_MOVED
                           or c == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS), None)
             if moved is not None:
-                return KafkaError(moved, f"alter offsets of group {group_id!r}")
-            return Results((tp, KafkaError(c, f"alter offset of {tp} in group {group_id!r}") if c else None)
+                return KafkaError(moved, what=f"alter offsets of group {group_id!r}")
+            return Results((tp, KafkaError(c, what=f"alter offset of {tp} in group {group_id!r}") if c else None)
                            for tp, c in results.items())
         return await self._coordinated(f"alter offsets of group {group_id!r}", group_id, GROUP, send)
 
@@ -1024,12 +1024,12 @@ class Admin:
             response = await self._send(conn, "OffsetDelete", {
                 "group_id": group_id, "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]})
             if response.error_code:
-                error = KafkaError(response.error_code, f"delete offsets of group {group_id!r}")
+                error = KafkaError(response.error_code, what=f"delete offsets of group {group_id!r}")
                 if error.retriable:
                     return error
                 return Results((tp, error) for tp in wanted)
             return Results((TopicPartition(t.name, p.partition_index),
-                            KafkaError(p.error_code, f"delete offset of {t.name}-{p.partition_index}")
+                            KafkaError(p.error_code, what=f"delete offset of {t.name}-{p.partition_index}")
                             if p.error_code else None) for t in response.topics for p in t.partitions)
         return await self._coordinated(f"delete offsets of group {group_id!r}", group_id, GROUP, send)
 
@@ -1051,9 +1051,9 @@ class Admin:
         async def send(conn: KafkaConnection) -> Results | KafkaError:
             response = await self._send(conn, "LeaveGroup", {"group_id": group_id, "members": members})
             if response.error_code:
-                return KafkaError(response.error_code, f"remove members of group {group_id!r}")
+                return KafkaError(response.error_code, what=f"remove members of group {group_id!r}")
             return Results((m.group_instance_id or m.member_id,
-                            KafkaError(m.error_code, f"remove member {m.group_instance_id or m.member_id!r}")
+                            KafkaError(m.error_code, what=f"remove member {m.group_instance_id or m.member_id!r}")
                             if m.error_code else None) for m in response.members)
         if not members:
             return Results()
@@ -1071,8 +1071,8 @@ class Admin:
             answers: dict[str, Any] = {}
             for g in response.groups:
                 if g.error_code:
-                    answers[g.group_id] = KafkaError(g.error_code, f"describe share group {g.group_id!r}",
-                                                     g.error_message)
+                    answers[g.group_id] = KafkaError(g.error_code, g.error_message,
+                                                     what=f"describe share group {g.group_id!r}")
                     continue
                 answers[g.group_id] = ShareGroupDescription(
                     g.group_id, [ShareMemberDescription(m.member_id, m.client_id, m.client_host, _tps(m.assignment),
@@ -1100,7 +1100,8 @@ class Admin:
                 [{"topic_name": t, "partitions": ps} for t, ps in by_topic.items()]}]})
             (group,) = response.groups
             if group.error_code:
-                return KafkaError(group.error_code, f"list offsets of share group {group_id!r}", group.error_message)
+                return KafkaError(group.error_code, group.error_message,
+                                  what=f"list offsets of share group {group_id!r}")
             out: dict[TopicPartition, SharePartitionOffsetInfo | None] = {}
             for t in group.topics:
                 for p in t.partitions:
@@ -1127,12 +1128,13 @@ class Admin:
             response = await self._send(conn, "AlterShareGroupOffsets", {
                 "group_id": group_id, "topics": [{"topic_name": t, "partitions": ps} for t, ps in by_topic.items()]})
             if response.error_code:
-                error = KafkaError(response.error_code, f"alter offsets of share group {group_id!r}",
-                                   response.error_message)
+                error = KafkaError(response.error_code, response.error_message,
+                                   what=f"alter offsets of share group {group_id!r}")
                 return error if error.retriable else Results((tp, error) for tp in wanted)
             return Results((TopicPartition(t.topic_name, p.partition_index),
-                            KafkaError(p.error_code, f"alter offset of {t.topic_name}-{p.partition_index}",
-                                       p.error_message) if p.error_code else None)
+                            KafkaError(p.error_code, p.error_message,
+                                       what=f"alter offset of {t.topic_name}-{p.partition_index}")
+                            if p.error_code else None)
                            for t in response.responses for p in t.partitions)
         return await self._coordinated(f"alter offsets of share group {group_id!r}", group_id, GROUP, send)
 
@@ -1146,11 +1148,12 @@ class Admin:
             response = await self._send(conn, "DeleteShareGroupOffsets", {
                 "group_id": group_id, "topics": [{"topic_name": t} for t in wanted]})
             if response.error_code:
-                error = KafkaError(response.error_code, f"delete offsets of share group {group_id!r}",
-                                   response.error_message)
+                error = KafkaError(response.error_code, response.error_message,
+                                   what=f"delete offsets of share group {group_id!r}")
                 return error if error.retriable else Results((t, error) for t in wanted)
-            return Results((t.topic_name, KafkaError(t.error_code, f"delete offsets of {t.topic_name!r}",
-                                                     t.error_message) if t.error_code else None)
+            return Results((t.topic_name, KafkaError(t.error_code, t.error_message,
+                                                     what=f"delete offsets of {t.topic_name!r}")
+                            if t.error_code else None)
                            for t in response.responses)
         return await self._coordinated(f"delete offsets of share group {group_id!r}", group_id, GROUP, send)
 
@@ -1170,7 +1173,7 @@ class Admin:
             answers: dict[str, Any] = {}
             for s in response.transaction_states:
                 if s.error_code:
-                    answers[s.transactional_id] = KafkaError(s.error_code, f"describe transaction "
+                    answers[s.transactional_id] = KafkaError(s.error_code, what=f"describe transaction "
                                                                            f"{s.transactional_id!r}")
                     continue
                 answers[s.transactional_id] = TransactionDescription(
@@ -1202,7 +1205,7 @@ class Admin:
                 return _error(ErrorCode.UNSUPPORTED_VERSION, "list transactions with this filter", retriable=False)
             response = await self._send(conn, "ListTransactions", body)
             if response.error_code:
-                return KafkaError(response.error_code, "list transactions")
+                return KafkaError(response.error_code, what="list transactions")
             return [TransactionListing(s.transactional_id, s.producer_id, s.transaction_state)
                     for s in response.transaction_states]
         listings = {t.transactional_id: t for answer in await self._every_broker("list transactions", send)
@@ -1219,7 +1222,8 @@ class Admin:
             response = await self._send(conn, "DescribeProducers", {
                 "topics": [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]})
             return {TopicPartition(t.name, p.partition_index):
-                    KafkaError(p.error_code, f"describe producers of {t.name}-{p.partition_index}", p.error_message)
+                    KafkaError(p.error_code, p.error_message,
+                               what=f"describe producers of {t.name}-{p.partition_index}")
                     if p.error_code else [ProducerState(
                         s.producer_id, s.producer_epoch, s.last_sequence, s.last_timestamp,
                         None if s.coordinator_epoch < 0 else s.coordinator_epoch,
@@ -1241,7 +1245,7 @@ class Admin:
                 "topics": [{"name": tp.topic, "partition_indexes": [tp.partition]}],
                 "coordinator_epoch": coordinator_epoch}]})
             return {TopicPartition(t.name, p.partition_index):
-                    KafkaError(p.error_code, f"abort the transaction of producer {producer_id} on {tp}")
+                    KafkaError(p.error_code, what=f"abort the transaction of producer {producer_id} on {tp}")
                     if p.error_code else None
                     for m in response.markers for t in m.topics for p in t.partitions}
         (await self._by_leader("abort transaction", [tp], send)).all()
@@ -1287,7 +1291,7 @@ class Admin:
             conn = await self.client.any_broker()
             response = await self._send(conn, "DescribeAcls", filter_body(filter))
             if response.error_code:
-                raise KafkaError(response.error_code, "describe ACLs", response.error_message)
+                raise KafkaError(response.error_code, response.error_message, what="describe ACLs")
             return [binding_of(r.resource_type, r.resource_name, r.pattern_type,
                                a.principal, a.host, a.operation, a.permission_type)
                     for r in response.resources for a in r.acls]
@@ -1322,7 +1326,7 @@ class Admin:
                     binding = binding_of(m.resource_type, m.resource_name, m.pattern_type,
                                          m.principal, m.host, m.operation, m.permission_type)
                     matched.append(DeleteAclsFilterResult(binding, KafkaError(
-                        m.error_code, f"delete ACL {binding}", m.error_message) if m.error_code else None))
+                        m.error_code, m.error_message, what=f"delete ACL {binding}") if m.error_code else None))
                 answers[f] = matched
             return answers
         return await self._retry_items("delete ACLs", wanted, attempt)
@@ -1343,7 +1347,7 @@ class Admin:
             conn = await self.client.any_broker()
             response = await self._send(conn, "DescribeClientQuotas", body)
             if response.error_code:
-                raise KafkaError(response.error_code, "describe client quotas", response.error_message)
+                raise KafkaError(response.error_code, response.error_message, what="describe client quotas")
             return {ClientQuotaEntity({d.entity_type: d.entity_name for d in e.entity}):
                     {v.key: v.value for v in e["values"]} for e in response.entries or ()}
         return await self._retry_one("describe client quotas", attempt)
@@ -1385,9 +1389,9 @@ class Admin:
             response = await self._send(conn, "DescribeUserScramCredentials", {
                 "users": None if names is None else [{"name": u} for u in names]})
             if response.error_code:
-                raise KafkaError(response.error_code, "describe SCRAM credentials", response.error_message)
-            return Results((r.user, KafkaError(r.error_code, f"describe SCRAM credentials of {r.user!r}",
-                                               r.error_message) if r.error_code else
+                raise KafkaError(response.error_code, response.error_message, what="describe SCRAM credentials")
+            return Results((r.user, KafkaError(r.error_code, r.error_message,
+                                               what=f"describe SCRAM credentials of {r.user!r}") if r.error_code else
                             UserScramCredentialsDescription(r.user, [
                                 ScramCredentialInfo(decode(ScramMechanism, c.mechanism), c.iterations)
                                 for c in r.credential_infos]))
@@ -1485,12 +1489,12 @@ def _consumer_group(g: Message, coordinator: Node | None) -> ConsumerGroupDescri
 
 def _classic_group(g: Message, coordinator: Node | None) -> Any:
     if g.error_code:
-        return KafkaError(g.error_code, f"describe group {g.group_id!r}", g.get("error_message"))
+        return KafkaError(g.error_code, g.get("error_message"), what=f"describe group {g.group_id!r}")
     if g.protocol_type not in ("consumer", ""):
         return _error(ErrorCode.INVALID_GROUP_ID, f"describe group {g.group_id!r}",
                       f"not a consumer group (protocol type {g.protocol_type!r})", retriable=False)
     if g.group_state == "Dead":                    # brokers before DescribeGroups v6 say Dead for no group
-        return KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"describe group {g.group_id!r}")
+        return KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, what=f"describe group {g.group_id!r}")
     members = [MemberDescription(m.member_id, m.get("group_instance_id"), m.client_id, m.client_host,
                                  frozenset(decode_assignment(m.member_assignment))) for m in g.members]
     return ConsumerGroupDescription(g.group_id, g.protocol_type == "", members, g.protocol_data, "classic",

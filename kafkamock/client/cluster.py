@@ -126,7 +126,7 @@ class KafkaClient:
                 self._coordinators[(key_type, key)] = found.node_id
                 self.brokers[found.node_id] = (found.host, found.port)
                 return await self.broker(found.node_id, channel)
-            error = KafkaError(found.error_code, f"find the coordinator of {key!r}", found.error_message)
+            error = KafkaError(found.error_code, found.error_message, what=f"find the coordinator of {key!r}")
             if not error.retriable or trio.current_time() >= deadline:
                 raise error
             await trio.sleep(self.retry_backoff_s)

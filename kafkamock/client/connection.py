@@ -84,22 +84,21 @@ class KafkaConnection:
         SaslClientAuthenticator). A refusal is SASL_AUTHENTICATION_FAILED or UNSUPPORTED_SASL_MECHANISM, fatal."""
         handshake = await self.request("SaslHandshake", {"mechanism": security.mechanism}, version=1)
         if handshake.error_code:
-            raise KafkaError(handshake.error_code, f"SASL handshake with {where}",
-                             f"the broker does not enable {security.mechanism} (enabled: "
-                             f"{', '.join(handshake.mechanisms) or 'none'})")
+            raise KafkaError(handshake.error_code, f"the broker does not enable {security.mechanism} (enabled: "
+                             f"{', '.join(handshake.mechanisms) or 'none'})", what=f"SASL handshake with {where}")
         exchange = security.exchange()
         token: bytes | None = exchange.first()
         lifetime_ms = 0
         while token is not None:
             answer = await self.request("SaslAuthenticate", {"auth_bytes": token})
             if answer.error_code:
-                raise KafkaError(answer.error_code, f"SASL {security.mechanism} authentication with {where}",
-                                 answer.error_message)
+                raise KafkaError(answer.error_code, answer.error_message,
+                                 what=f"SASL {security.mechanism} authentication with {where}")
             lifetime_ms = getattr(answer, "session_lifetime_ms", 0) or 0
             try:
                 token = exchange.answer(bytes(answer.auth_bytes or b""))
             except Exception as exc:       # e.g. a SCRAM server signature that does not match
-                raise KafkaError(58, f"SASL {security.mechanism} authentication with {where}", str(exc)) from None
+                raise KafkaError(58, str(exc), what=f"SASL {security.mechanism} authentication with {where}") from None
         self._security, self._where = security, where
         # As Java's client: authenticate again at a random point between 85% and 95% of the session's lifetime.
         self._reauth_at = (trio.current_time() + lifetime_ms / 1000 * random.uniform(0.85, 0.95)

@@ -26,7 +26,7 @@ async def partition_counts(client: KafkaClient, topics: Iterable[str], *, auto_c
         counts[t.name] = len(t.partitions)
     for name in wanted:
         if name not in counts:
-            raise KafkaResponseError(3, f"metadata for topic {name!r}")
+            raise KafkaResponseError(3, what=f"metadata for topic {name!r}")
     return counts
 
 
@@ -40,7 +40,7 @@ async def list_offsets(client: KafkaClient, wanted: Mapping[TopicPartition, int]
             await client.metadata([topic])
         leader = client.leaders.get((topic, partition))
         if leader is None:
-            raise KafkaResponseError(3, f"list offsets of {topic}-{partition}")
+            raise KafkaResponseError(3, what=f"list offsets of {topic}-{partition}")
         by_leader[leader][topic].append({"partition_index": partition, "timestamp": spec})
     out: dict[TopicPartition, int] = {}
     for leader, topics in by_leader.items():

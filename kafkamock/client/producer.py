@@ -258,8 +258,9 @@ class Producer:
                 await self._wait_until_sent()
         finally:
             for batch in list(self._incomplete):
-                self._fail_batch(batch, KafkaError(E.REQUEST_TIMED_OUT, f"send to {batch.tp}",
-                                                   "the producer was closed before the record was sent", fatal=False))
+                self._fail_batch(batch, KafkaError(E.REQUEST_TIMED_OUT,
+                                                   "the producer was closed before the record was sent",
+                                                   what=f"send to {batch.tp}", fatal=False))
             self._stopping = True
             if self._nursery is not None:
                 self._nursery.cancel_scope.cancel()
@@ -325,13 +326,13 @@ class Producer:
             raise ValueError("send_encoded needs at least one record")
         partitions = await self.partitions_for(topic)
         if not 0 <= partition < partitions:
-            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, f"send to {topic}-{partition}",
-                             f"the topic has {partitions} partition(s)")
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, f"the topic has {partitions} partition(s)",
+                             what=f"send to {topic}-{partition}")
         size = len(region)
         if size + BATCH_OVERHEAD > self.max_request_size:
-            raise KafkaError(E.MESSAGE_TOO_LARGE, f"send to {topic}-{partition}",
-                             f"the batch is {size + BATCH_OVERHEAD} bytes when serialized, larger than "
-                             f"max.request.size ({self.max_request_size})")
+            raise KafkaError(E.MESSAGE_TOO_LARGE, f"the batch is {size + BATCH_OVERHEAD} bytes when serialized, "
+                             f"larger than max.request.size ({self.max_request_size})",
+                             what=f"send to {topic}-{partition}")
         await self._wait_for_room(size, topic, partition)
         tp = TopicPartition(topic, partition)
         queue = self._queues.get(tp)
@@ -393,14 +394,14 @@ class Producer:
                 if partition is None or partition >= count:
                     partition = self._sticky[topic] = random.randrange(count)
         elif not 0 <= partition < count:
-            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, f"send to {topic}-{partition}",
-                             f"the topic has {count} partition(s)")
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, f"the topic has {count} partition(s)",
+                             what=f"send to {topic}-{partition}")
         size = RECORD_OVERHEAD + len(key or b"") + len(value or b"") + sum(
             len(k) + len(v or b"") + 8 for k, v in headers)
         if size + BATCH_OVERHEAD > self.max_request_size:
-            raise KafkaError(E.MESSAGE_TOO_LARGE, f"send to {topic}-{partition}",
-                             f"the record is {size + BATCH_OVERHEAD} bytes when serialized, larger than "
-                             f"max.request.size ({self.max_request_size})")
+            raise KafkaError(E.MESSAGE_TOO_LARGE, f"the record is {size + BATCH_OVERHEAD} bytes when serialized, "
+                             f"larger than max.request.size ({self.max_request_size})",
+                             what=f"send to {topic}-{partition}")
         await self._wait_for_room(size, topic, partition)
         tp = TopicPartition(topic, partition)
         queue = self._queues.get(tp)
@@ -433,8 +434,9 @@ class Producer:
                 self._wake()
                 await self._wait_progress()
             if waited.cancelled_caught:
-                raise KafkaError(E.REQUEST_TIMED_OUT, f"send to {topic}-{partition}", "no room in buffer.memory "
-                                 f"within max.block.ms ({self.settings['max.block.ms']})", fatal=False)
+                raise KafkaError(E.REQUEST_TIMED_OUT, "no room in buffer.memory "
+                                 f"within max.block.ms ({self.settings['max.block.ms']})",
+                                 what=f"send to {topic}-{partition}", fatal=False)
             self._check_open("send")
 
     # -- transactions ---------------------------------------------------------------------------------------------
@@ -572,35 +574,35 @@ class Producer:
             if code not in TXN_RETRIABLE:
                 raise self._transaction_error(code, what, api)
             if trio.current_time() + backoff > deadline:
-                raise KafkaError(E.REQUEST_TIMED_OUT, what, f"still {ErrorCode(code).name} after "
-                                 f"max.block.ms ({self.settings['max.block.ms']})", fatal=False)
+                raise KafkaError(E.REQUEST_TIMED_OUT, f"still {ErrorCode(code).name} after "
+                                 f"max.block.ms ({self.settings['max.block.ms']})", what=what, fatal=False)
             await trio.sleep(backoff)
 
     def _transaction_error(self, code: int, what: str, api: str) -> KafkaError:
         """Java's TxnRequestHandlers: fencing, authorization and INVALID_TXN_STATE are fatal; an unknown producer
         or a bad id mapping abortable with an epoch bump; the rest abortable (or fatal when unexpected)."""
         if code in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH):
-            error = KafkaError(E.PRODUCER_FENCED, what, "There is a newer producer with the same transactionalId "
-                               "which fences the current one", fatal=True)
+            error = KafkaError(E.PRODUCER_FENCED, "There is a newer producer with the same transactionalId "
+                               "which fences the current one", what=what, fatal=True)
             self._to_fatal(error)
         elif code in (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE, E.CLUSTER_AUTHORIZATION_FAILED,
                       E.UNSUPPORTED_VERSION, E.UNSUPPORTED_FOR_MESSAGE_FORMAT, E.INVALID_TRANSACTION_TIMEOUT):
             if api == "InitProducerId" and code in (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                                     E.CLUSTER_AUTHORIZATION_FAILED):
-                error = KafkaError(code, what, fatal=False)
+                error = KafkaError(code, what=what, fatal=False)
                 self._to_abortable(error, bump=False)
             else:
-                error = KafkaError(code, what, fatal=True)
+                error = KafkaError(code, what=what, fatal=True)
                 self._to_fatal(error)
         elif code in (E.UNKNOWN_PRODUCER_ID, E.INVALID_PRODUCER_ID_MAPPING):
-            error = KafkaError(code, what, fatal=False)
+            error = KafkaError(code, what=what, fatal=False)
             self._to_abortable(error, bump=True)
         elif code in (E.TRANSACTION_ABORTABLE, E.GROUP_AUTHORIZATION_FAILED, E.TOPIC_AUTHORIZATION_FAILED,
                       E.FENCED_INSTANCE_ID, E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.OPERATION_NOT_ATTEMPTED):
-            error = KafkaError(code, what, fatal=False)
+            error = KafkaError(code, what=what, fatal=False)
             self._to_abortable(error, bump=False)
         else:
-            error = KafkaError(code, what, "unexpected error", fatal=True)
+            error = KafkaError(code, "unexpected error", what=what, fatal=True)
             self._to_fatal(error)
         return error
 
@@ -633,8 +635,8 @@ class Producer:
                             self._client.forget_coordinator(group_id)
                         elif code not in TXN_RETRIABLE:
                             if code in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION):
-                                error = KafkaError(code, what, "Transaction offset Commit failed due to consumer "
-                                                   "group metadata mismatch", fatal=False)
+                                error = KafkaError(code, "Transaction offset Commit failed due to consumer "
+                                                   "group metadata mismatch", what=what, fatal=False)
                                 self._to_abortable(error, bump=False)
                                 raise error
                             raise self._transaction_error(code, what, "TxnOffsetCommit")
@@ -644,7 +646,7 @@ class Producer:
                 self._client.forget_coordinator(group_id)
             if pending:
                 if trio.current_time() + self.retry_backoff_s > deadline:
-                    raise KafkaError(E.REQUEST_TIMED_OUT, what, "retriable errors until max.block.ms", fatal=False)
+                    raise KafkaError(E.REQUEST_TIMED_OUT, "retriable errors until max.block.ms", what=what, fatal=False)
                 await trio.sleep(self.retry_backoff_s)
 
     # -- state changes --------------------------------------------------------------------------------------------
@@ -715,7 +717,7 @@ class Producer:
                     self._to_fatal(exc)
                 deadline = trio.current_time() + self.retry_backoff_s
             except Exception as exc:     # a bug must not leave senders waiting forever: fail them with it
-                error = KafkaError(E.UNKNOWN_SERVER_ERROR, "the producer's sender", repr(exc), fatal=True)
+                error = KafkaError(E.UNKNOWN_SERVER_ERROR, repr(exc), what="the producer's sender", fatal=True)
                 error.__cause__ = exc
                 self._to_fatal(error)
                 deadline = math.inf
@@ -758,9 +760,9 @@ class Producer:
             body.update(producer_id=producer_id, producer_epoch=epoch)
         response = await conn.request("InitProducerId", body)
         if response.error_code:
-            error = KafkaError(response.error_code, "InitProducerId")
+            error = KafkaError(response.error_code, what="InitProducerId")
             if not error.retriable and response.error_code != E.CONCURRENT_TRANSACTIONS:
-                self._to_fatal(KafkaError(response.error_code, "InitProducerId", fatal=True))
+                self._to_fatal(KafkaError(response.error_code, what="InitProducerId", fatal=True))
             self._init_error_until = trio.current_time() + self.retry_backoff_s
             return False
         if self._txn.state is State.UNINITIALIZED:
@@ -799,10 +801,11 @@ class Producer:
             while queue and now - queue[0].created >= self.delivery_timeout_s:
                 batch = queue.popleft()
                 sealed = batch.data is not None
-                self._fail_batch(batch, KafkaError(E.REQUEST_TIMED_OUT, f"send to {tp}", f"Expiring "
-                                 f"{len(batch.records)} record(s): delivery.timeout.ms has passed", fatal=False))
+                self._fail_batch(batch, KafkaError(
+                    E.REQUEST_TIMED_OUT, f"Expiring {len(batch.records)} record(s): delivery.timeout.ms has passed",
+                    what=f"send to {tp}", fatal=False))
                 if sealed:        # its sequence may or may not have been written
-                    self._after_failed_sealed_batch(batch, KafkaError(E.REQUEST_TIMED_OUT, f"send to {tp}"))
+                    self._after_failed_sealed_batch(batch, KafkaError(E.REQUEST_TIMED_OUT, what=f"send to {tp}"))
 
     def _drain(self, now: float) -> float:
         """Seal the ready head batch of each partition and send them, one request per leader."""
@@ -970,7 +973,7 @@ class Producer:
     def _on_error(self, batch: _Batch, code: int, log_start_offset: int, message: str | None) -> None:
         """One partition's error (Java's Sender.completeBatch with TransactionManager.canRetry)."""
         tp = batch.tp
-        error = KafkaError(code, f"produce to {tp}", message)
+        error = KafkaError(code, message, what=f"produce to {tp}")
         transactional = self.transactional_id is not None
         if self._txn.state is State.FATAL_ERROR:
             self._fail_batch(batch, self._txn.last_error or error)
@@ -1005,18 +1008,18 @@ class Producer:
             return
         if code in FATAL_PRODUCE or (transactional and code == E.INVALID_PRODUCER_EPOCH):
             if code in (E.INVALID_PRODUCER_EPOCH, E.PRODUCER_FENCED):
-                error = KafkaError(E.PRODUCER_FENCED, f"produce to {tp}", "There is a newer producer with the same "
-                                   "transactionalId which fences the current one", fatal=True)
+                error = KafkaError(E.PRODUCER_FENCED, "There is a newer producer with the same "
+                                   "transactionalId which fences the current one", what=f"produce to {tp}", fatal=True)
             else:
-                error = KafkaError(code, f"produce to {tp}", message, fatal=True)
+                error = KafkaError(code, message, what=f"produce to {tp}", fatal=True)
             self._fail_batch(batch, error)
             self._to_fatal(error)
             return
         if code in RETRIABLE and trio.current_time() - batch.created >= self.delivery_timeout_s:
-            error = KafkaError(E.REQUEST_TIMED_OUT, f"produce to {tp}", f"Expiring {len(batch.records)} record(s): "
+            error = KafkaError(E.REQUEST_TIMED_OUT, f"Expiring {len(batch.records)} record(s): "
                                f"delivery.timeout.ms ({self.settings['delivery.timeout.ms']} ms) has passed since "
                                f"the batch was created; the last attempt failed with {ErrorCode(code).name}: "
-                               f"{message}", fatal=False)
+                               f"{message}", what=f"produce to {tp}", fatal=False)
         self._fail_batch(batch, error)
         self._after_failed_sealed_batch(batch, error)
 

@@ -73,7 +73,7 @@ async def fetch_range(client: KafkaClient, topic: str, partition: int, start: in
                 {"partition": partition, "fetch_offset": offset, "partition_max_bytes": partition_bytes}]}],
             "forgotten_topics_data": [], "rack_id": rack_id}, version=version)
         if response.error_code:
-            raise KafkaResponseError(response.error_code, f"fetch {topic}-{partition}")
+            raise KafkaResponseError(response.error_code, what=f"fetch {topic}-{partition}")
         (data,) = [p for t in response.responses for p in t.partitions]
         if data.error_code:
             if data.error_code in LEADERSHIP_MOVED:          # leadership moved: refresh and retry
@@ -83,7 +83,7 @@ async def fetch_range(client: KafkaClient, topic: str, partition: int, start: in
                 refreshed = True
                 await client.metadata([topic])
                 continue
-            raise KafkaResponseError(data.error_code, f"fetch {topic}-{partition} at offset {offset}")
+            raise KafkaResponseError(data.error_code, what=f"fetch {topic}-{partition} at offset {offset}")
         refreshed = False
         records = data.records or b""
         views, _ = split_batches(records)

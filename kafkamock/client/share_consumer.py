@@ -265,9 +265,8 @@ class ShareConsumer:
             raise IllegalStateError(f"The record cannot be acknowledged: {record.topic_partition} offset "
                                     f"{record.offset} is not a record of the last poll (or was already sent)")
         if kind == AcknowledgeType.RENEW and not self._renew_supported(delivery.node_id):
-            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "acknowledge with RENEW",
-                             f"broker {delivery.node_id} speaks ShareFetch/ShareAcknowledge v1 only; RENEW "
-                             f"(KIP-1222) needs v2")
+            raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"broker {delivery.node_id} speaks ShareFetch/"
+                             "ShareAcknowledge v1 only; RENEW (KIP-1222) needs v2", what="acknowledge with RENEW")
         delivery.ack = int(kind)
 
     async def commit_sync(self, timeout_s: float | None = None) -> dict[TopicPartition, KafkaError | None]:
@@ -287,7 +286,7 @@ class ShareConsumer:
         if scope.cancelled_caught:
             for (_, tp), acks in pending.items():
                 if tp not in results:
-                    results[tp] = self._complete(tp, acks, KafkaError(ErrorCode.REQUEST_TIMED_OUT, "commit_sync"))
+                    results[tp] = self._complete(tp, acks, KafkaError(ErrorCode.REQUEST_TIMED_OUT, what="commit_sync"))
         self._fire_callbacks()
         return results
 
@@ -468,8 +467,8 @@ class ShareConsumer:
         async with session.lock:
             if session.epoch == INITIAL_EPOCH:
                 for tp, a in acks.items():           # Java: no acknowledgements on an opening request
-                    self._complete(tp, a, KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"acknowledge {tp}",
-                                                     "the share session was opened again"))
+                    self._complete(tp, a, KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                                     "the share session was opened again", what=f"acknowledge {tp}"))
                 acks = {}
                 if not want:
                     return
@@ -508,7 +507,7 @@ class ShareConsumer:
                 code, why = (ErrorCode.NOT_LEADER_OR_FOLLOWER, "the share session was opened again") \
                     if session.epoch == INITIAL_EPOCH else (ErrorCode.UNSUPPORTED_VERSION, "RENEW needs ShareFetch v2")
                 for tp, a in acks.items():
-                    self._complete(tp, a, KafkaError(code, f"renew {tp}", why))
+                    self._complete(tp, a, KafkaError(code, why, what=f"renew {tp}"))
                 return
             topics: dict[Any, dict[int, dict]] = {}
             for tp, a in acks.items():
@@ -529,10 +528,9 @@ class ShareConsumer:
             if version >= 2:
                 body["share_acquire_mode"] = 1 if self.record_limit else 0
             elif self.record_limit or body.get("is_renew_ack"):
-                raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "ShareFetch",
-                                 f"broker {session.node_id} speaks ShareFetch v{version}; "
+                raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, f"broker {session.node_id} speaks ShareFetch v{version}; "
                                  + ("share.acquire.mode=record_limit" if self.record_limit else "RENEW")
-                                 + " needs v2")
+                                 + " needs v2", what="ShareFetch")
             else:
                 body.pop("is_renew_ack", None)
             response = await self._request(conn, "ShareFetch", body)
@@ -546,7 +544,7 @@ class ShareConsumer:
                 self._fetch_error = exc
             return
         if response.error_code:
-            error = KafkaError(response.error_code, "ShareFetch", response.error_message)
+            error = KafkaError(response.error_code, response.error_message, what="ShareFetch")
             log.info("share consumer %s: %s; the session on node %d starts again", self.member_id, error,
                      session.node_id)
             session.reset()
@@ -577,7 +575,7 @@ class ShareConsumer:
                 if tp in acks:
                     answered.add(tp)
                     code = p.acknowledge_error_code
-                    self._complete(tp, acks[tp], KafkaError(code, f"acknowledge {tp}", p.acknowledge_error_message)
+                    self._complete(tp, acks[tp], KafkaError(code, p.acknowledge_error_message, what=f"acknowledge {tp}")
                                    if code else None)
                     if code in LEADER_MOVED:
                         self._leader_moved(tp, p.current_leader)
@@ -585,14 +583,14 @@ class ShareConsumer:
                     if p.error_code in LEADER_MOVED:
                         self._leader_moved(tp, p.current_leader)
                     else:
-                        self._fetch_error = KafkaError(p.error_code, f"share fetch {tp}", p.error_message)
+                        self._fetch_error = KafkaError(p.error_code, p.error_message, what=f"share fetch {tp}")
                     continue
                 if p.acquired_records:
                     self._take(tp, session.node_id, p)
         for tp in set(acks) - answered:
-            self._complete(tp, acks[tp], KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"acknowledge {tp}",
-                                                    "Acknowledgement not successful due to invalid response "
-                                                    "from broker"))
+            self._complete(tp, acks[tp], KafkaError(
+                ErrorCode.UNKNOWN_SERVER_ERROR, "Acknowledgement not successful due to invalid response from broker",
+                what=f"acknowledge {tp}"))
 
     async def _acknowledge_all(self, pending: Pending) -> dict[TopicPartition, KafkaError | None]:
         results: dict[TopicPartition, KafkaError | None] = {}
@@ -615,7 +613,7 @@ class ShareConsumer:
             if session.epoch == INITIAL_EPOCH:
                 for tp, a in acks.items():
                     results[tp] = self._complete(tp, a, KafkaError(
-                        ErrorCode.NOT_LEADER_OR_FOLLOWER, f"acknowledge {tp}", "no share session is open there"))
+                        ErrorCode.NOT_LEADER_OR_FOLLOWER, "no share session is open there", what=f"acknowledge {tp}"))
                 return
             renew = any(AcknowledgeType.RENEW in a.values() for a in acks.values())
             topics: dict[Any, dict[int, dict]] = {}
@@ -630,8 +628,8 @@ class ShareConsumer:
                 if conn.version_for("ShareAcknowledge") >= 2:
                     body["is_renew_ack"] = renew
                 elif renew:
-                    raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "ShareAcknowledge",
-                                     f"broker {node_id} speaks ShareAcknowledge v1; RENEW needs v2")
+                    raise KafkaError(ErrorCode.UNSUPPORTED_VERSION,
+                                     f"broker {node_id} speaks ShareAcknowledge v1; RENEW needs v2", what="ShareAcknowledge")
                 response = await self._request(conn, "ShareAcknowledge", body)
             except (KafkaError, KafkaConnectionError, trio.TooSlowError) as exc:
                 error = _as_kafka_error(exc, "ShareAcknowledge")
@@ -643,7 +641,7 @@ class ShareConsumer:
             if final:
                 session.reset()
             if response.error_code:
-                error = KafkaError(response.error_code, "ShareAcknowledge", response.error_message)
+                error = KafkaError(response.error_code, response.error_message, what="ShareAcknowledge")
                 session.reset()
                 for tp, a in acks.items():
                     results[tp] = self._complete(tp, a, error)
@@ -661,15 +659,15 @@ class ShareConsumer:
                     if tp not in acks:
                         continue
                     answered.add(tp)
-                    partition_error = (KafkaError(p.error_code, f"acknowledge {tp}", p.error_message)
+                    partition_error = (KafkaError(p.error_code, p.error_message, what=f"acknowledge {tp}")
                                        if p.error_code else None)
                     if p.error_code in LEADER_MOVED:
                         self._leader_moved(tp, p.current_leader)
                     results[tp] = self._complete(tp, acks[tp], partition_error)
             for tp in set(acks) - answered:
                 results[tp] = self._complete(tp, acks[tp], KafkaError(
-                    ErrorCode.UNKNOWN_SERVER_ERROR, f"acknowledge {tp}",
-                    "Acknowledgement not successful due to invalid response from broker"))
+                    ErrorCode.UNKNOWN_SERVER_ERROR, "Acknowledgement not successful due to invalid response from broker",
+                    what=f"acknowledge {tp}"))
 
     async def _request(self, conn: KafkaConnection, api: str, body: dict) -> Any:
         """One request, not cancelled half-way (a lost answer would leave records acquired and the session epoch
@@ -685,7 +683,7 @@ class ShareConsumer:
         try:
             batches = decode_batches(bytes(data.records or b""))
         except CorruptRecordError as exc:
-            self._fetch_error = KafkaError(ErrorCode.CORRUPT_MESSAGE, f"share fetch {tp}", str(exc))
+            self._fetch_error = KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc), what=f"share fetch {tp}")
             batches = []
         found = {}
         for batch in batches:
@@ -777,7 +775,7 @@ class ShareConsumer:
         with trio.fail_after(self.settings["request.timeout.ms"] / 1000):
             response = await conn.request("ShareGroupHeartbeat", body)
         if response.error_code:
-            raise KafkaError(response.error_code, "ShareGroupHeartbeat", response.error_message)
+            raise KafkaError(response.error_code, response.error_message, what="ShareGroupHeartbeat")
         if topics != self._topics:                     # subscribe() meanwhile: send the new list at once
             self._wake_membership()
         self._topics_sent = topics
@@ -801,7 +799,7 @@ class ShareConsumer:
                     "rack_id": None, "subscribed_topic_names": None})
             if response.error_code and response.error_code not in FENCED:
                 log.info("share consumer %s: leaving the group: %s", self.member_id,
-                         KafkaError(response.error_code, "ShareGroupHeartbeat", response.error_message))
+                         KafkaError(response.error_code, response.error_message, what="ShareGroupHeartbeat"))
         except (KafkaError, KafkaConnectionError, trio.TooSlowError) as exc:
             log.info("share consumer %s: leaving the group failed: %s", self.member_id, exc)
         self.member_epoch = 0
@@ -843,5 +841,5 @@ def _as_kafka_error(exc: BaseException, what: str) -> KafkaError:
     if isinstance(exc, KafkaError):
         return exc
     if isinstance(exc, trio.TooSlowError):
-        return KafkaError(ErrorCode.REQUEST_TIMED_OUT, what, "no answer within request.timeout.ms")
-    return KafkaError(ErrorCode.NETWORK_EXCEPTION, what, str(exc))
+        return KafkaError(ErrorCode.REQUEST_TIMED_OUT, "no answer within request.timeout.ms", what=what)
+    return KafkaError(ErrorCode.NETWORK_EXCEPTION, str(exc), what=what)

@@ -45,8 +45,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 class TransactionAbortedError(KafkaError):
     """A record's batch was dropped because its transaction was aborted (Java's TransactionAbortedException)."""
 
-    def __init__(self, what: str = "send"):
-        super().__init__(ErrorCode.UNKNOWN_SERVER_ERROR, what, "Failing batch since transaction was aborted",
+    def __init__(self, what: str = "send") -> None:
+        super().__init__(ErrorCode.UNKNOWN_SERVER_ERROR, "Failing batch since transaction was aborted", what=what,
                          fatal=False)
 
 
@@ -84,8 +84,8 @@ class TransactionState:
         if self.state is State.FATAL_ERROR or self.state is State.ABORTABLE_ERROR:
             error = self.last_error
             if isinstance(error, KafkaError):
-                raise KafkaError(error.code, what, f"Cannot execute transactional method because we are in an "
-                                 f"error state ({self.state.value}): {error}", fatal=error.fatal) from error
+                raise KafkaError(error.code, f"Cannot execute transactional method because we are in an "
+                                 f"error state ({self.state.value}): {error}", what=what, fatal=error.fatal) from error
             raise IllegalStateError(f"{what}: the producer is in state {self.state.value}") from error
 
     def require(self, what: str, *states: State) -> None:

@@ -101,7 +101,7 @@ async def topic_partitions(client: KafkaClient, sub: Subscription, settings: Cli
             hint = "" if allow_auto_create else " (auto-creation is off: 'kafka.allow.auto.create.topics' is false)"
             raise KafkaOptionError(f"option '{option}': topic '{t.name}' does not exist{hint}")
         if t.error_code:
-            raise KafkaResponseError(t.error_code, f"metadata for topic '{t.name}'")
+            raise KafkaResponseError(t.error_code, what=f"metadata for topic '{t.name}'")
         counts[t.name] = len(t.partitions)
     if sub.kind == "subscribe":
         return sorted((t, p) for t, n in counts.items() for p in range(n))

@@ -566,8 +566,8 @@ class _Rows:
             if bad.any():
                 from kafkamock.client.errors import KafkaError
                 from kafkamock.errors import ErrorCode
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"send to {topic}-{int(given[bad][0])}",
-                                 f"the topic has {partitions} partition(s)")
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"the topic has {partitions} partition(s)",
+                                 what=f"send to {topic}-{int(given[bad][0])}")
             parts = np.where(given >= 0, given, parts)
         if (parts == parts[0]).all():
             groups = [(int(parts[0]), None)]

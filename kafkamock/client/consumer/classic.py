@@ -210,8 +210,8 @@ class ClassicMembership:
                 try:
                     assigned = decode_assignment(sync.assignment)
                 except DecodeError as exc:
-                    raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "SyncGroup",
-                                     f"the assignment cannot be read: {exc}") from None
+                    raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"the assignment cannot be read: {exc}",
+                                     what="SyncGroup") from None
                 consumer._assignment_received(set(assigned), revoke_missing=True)
                 self._wake.set()
         finally:
@@ -219,14 +219,14 @@ class ClassicMembership:
 
     async def _join_error(self, code: int, what: str) -> None:
         if code in FATAL:
-            self.fatal = KafkaError(code, f"{what} of group {self.group_id!r}")
+            self.fatal = KafkaError(code, what=f"{what} of group {self.group_id!r}")
             raise self.fatal
         if code in MEMBER_LOST:
             self._membership_lost(code)
         elif code in COORDINATOR_MOVED:
             self.consumer.client.forget_coordinator(self.group_id, GROUP)
         elif code not in (ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
-            raise KafkaError(code, f"{what} of group {self.group_id!r}")
+            raise KafkaError(code, what=f"{what} of group {self.group_id!r}")
         self.rejoin_needed = True
         await trio.sleep(self.consumer.client.retry_backoff_s)
 
@@ -287,7 +287,7 @@ class ClassicMembership:
             elif code in COORDINATOR_MOVED:
                 self.consumer.client.forget_coordinator(self.group_id, GROUP)
             elif code in FATAL:
-                self.fatal = KafkaError(code, f"heartbeat of group {self.group_id!r}")
+                self.fatal = KafkaError(code, what=f"heartbeat of group {self.group_id!r}")
                 self.consumer._wake_poll()
 
     async def leave(self, reason: str = "the consumer is closing") -> None:

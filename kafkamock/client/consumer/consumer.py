@@ -587,8 +587,8 @@ class Consumer:
                 continue
             where = self._pending_reset.get(tp, policy)
             if where == "none":
-                raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, f"position of {tp}",
-                                 "no committed offset and auto.offset.reset is none")
+                raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, "no committed offset and auto.offset.reset is none",
+                                 what=f"position of {tp}")
             to_reset[tp] = where
         await self._reset(to_reset)
 
@@ -680,7 +680,7 @@ class Consumer:
                            for t, ps in topics.items()],
                 "forgotten_topics_data": [], "rack_id": s["client.rack"]})
             if response.error_code:
-                raise KafkaError(response.error_code, "fetch")
+                raise KafkaError(response.error_code, what="fetch")
             names = self.client.topic_names
             refresh = False
             for t in response.responses:
@@ -716,14 +716,14 @@ class Consumer:
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             policy = self.settings["auto.offset.reset"]
             if policy == "none":
-                self._fetch_error = KafkaError(code, f"fetch {tp} at offset {self._positions.get(tp)}",
-                                               "auto.offset.reset is none")
+                self._fetch_error = KafkaError(code, "auto.offset.reset is none",
+                                               what=f"fetch {tp} at offset {self._positions.get(tp)}")
             else:
                 log.info("%s: offset %s out of range, resetting to %s", tp, self._positions.get(tp), policy)
                 self._positions.pop(tp, None)
                 self._pending_reset[tp] = policy if not policy.startswith("by_duration") else "earliest"
             return False
-        self._fetch_error = KafkaError(code, f"fetch {tp}")
+        self._fetch_error = KafkaError(code, what=f"fetch {tp}")
         return False
 
     def _take(self, tp: TopicPartition, offset: int, data: Any) -> None:
@@ -748,5 +748,6 @@ class Consumer:
         if after > offset:
             self._buffers[tp] = _Buffered(records, after, offset)
         elif data.records and len(data.records) >= self.settings["max.partition.fetch.bytes"]:
-            self._fetch_error = KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE, f"fetch {tp} at offset {offset}",
-                                           "a batch is larger than max.partition.fetch.bytes")
+            self._fetch_error = KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE,
+                                           "a batch is larger than max.partition.fetch.bytes",
+                                           what=f"fetch {tp} at offset {offset}")

@@ -137,8 +137,8 @@ class ConsumerProtocolMembership:
                 await trio.sleep(consumer.client.retry_backoff_s)
                 self._wake.set()
             elif code in FATAL:
-                self.fatal = KafkaError(code, f"ConsumerGroupHeartbeat of group {self.group_id!r}",
-                                        response.error_message)
+                self.fatal = KafkaError(code, response.error_message,
+                                        what=f"ConsumerGroupHeartbeat of group {self.group_id!r}")
                 consumer._wake_poll()
             else:
                 log.warning("ConsumerGroupHeartbeat of group %r: %s", self.group_id, ErrorCode(code).name)

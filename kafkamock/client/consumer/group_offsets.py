@@ -50,13 +50,14 @@ async def commit_offsets(client: KafkaClient, group_id: str, offsets: Mapping[To
         topic, partition, code = errors[0]
         what = f"commit offsets of group {group_id!r} ({topic}-{partition})"
         if code in COMMIT_FAILED:
-            raise CommitFailedError(code, what, "the group rebalanced: the partitions may belong to another member")
+            raise CommitFailedError(code, "the group rebalanced: the partitions may belong to another member",
+                                    what=what)
         if code in RETRY and trio.current_time() < deadline:
             if code in COORDINATOR_MOVED:
                 client.forget_coordinator(group_id, GROUP)
             await trio.sleep(client.retry_backoff_s)
             continue
-        raise KafkaError(code, what)
+        raise KafkaError(code, what=what)
 
 
 async def fetch_committed(client: KafkaClient, group_id: str, partitions: Iterable[TopicPartition], *,
@@ -102,4 +103,4 @@ async def fetch_committed(client: KafkaClient, group_id: str, partitions: Iterab
                 client.forget_coordinator(group_id, GROUP)
             await trio.sleep(client.retry_backoff_s)
             continue
-        raise KafkaError(code, f"fetch committed offsets of group {group_id!r}")
+        raise KafkaError(code, what=f"fetch committed offsets of group {group_id!r}")
