@@ -256,3 +256,30 @@ def test_last(kafka_broker_session):
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=5, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_provoking*"])
+
+
+def test_a_misspelt_response_field_fails_the_test_that_produced_it(pytester: pytest.Pytester):
+    """A handler whose answer names a field the response does not have (``groupz``): the codec refuses to encode it
+    (naming the field and the likely one), the client sees a closed connection, and the test that sent the request
+    fails, instead of a client decoding an empty list and the test passing by luck."""
+    pytester.makepyfile(PROVOKING + '''
+import socket
+import struct
+
+from kafkamock import codec
+
+
+def test_list_groups(kafka_broker, monkeypatch):
+    def misspelt(broker, request):
+        return {"throttle_time_ms": 0, "error_code": 0, "groupz": []}
+
+    monkeypatch.setitem(handlers.BY_KEY, 16, dataclasses.replace(handlers.BY_KEY[16], handle=misspelt))
+    host, port = kafka_broker.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(codec.encode_request("ListGroups", 4, 1, "misspelt", {"states_filter": []}))
+        assert sock.recv(4) == b""                 # the broker closes the connection: no answer can be encoded
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)             # the request "worked"; the teardown fails the test
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_list_groups*",
+                                 "*EncodeError*ListGroupsResponse: unknown field 'groupz' (did you mean 'groups'?)*"])
