@@ -35,6 +35,8 @@ from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.broker.kafka_releases import LATEST, RELEASES
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import Close, Outcome, Respond, Wait, Waiter, as_outcome
+from kafkamock.broker.persistence import MetadataPersistence, recover_producer_state
+from kafkamock.broker.producer_ids import ProducerIds
 from kafkamock.broker.quorum import Quorum
 from kafkamock.broker.quotas import ClientQuotas
 from kafkamock.broker.request import ConnectionInfo, Request
@@ -57,8 +59,6 @@ FEATURE_GATES = {
         handlers.share_group_heartbeat, handlers.share_group_describe, handlers.share_fetch, handlers.share_acknowledge,
         handlers.describe_share_group_offsets, handlers.alter_share_group_offsets,
         handlers.delete_share_group_offsets)}}
-PRODUCER_ID_BLOCK = 1000
-FIRST_PRODUCER_ID = 1000
 
 
 class Broker:
@@ -100,9 +100,7 @@ class Broker:
         self.control = Control(self)
         self._supported: dict[int, tuple[int, int]] | None = None
         self._topic_config_cache: dict[tuple, Any] = {}
-        self._next_producer_id = FIRST_PRODUCER_ID
-        self._producer_id_block_end = FIRST_PRODUCER_ID
-        self._restoring = False
+        self.producer_ids = ProducerIds(block_taken=self.metadata_changed)
         self.acls = AclStore(changed=self.metadata_changed)   # cluster-wide, persisted with the metadata
         self.auth = AuthHelper(self.acls, self.config, self.registry)
         self.release = RELEASES[self.config["kafkamock.kafka.version"]]
@@ -116,7 +114,13 @@ class Broker:
         self.share = ShareManager(self)
         self.quotas = ClientQuotas(self)
         self.connections = Connections(self)
-        self._restore()
+        self.persistence = MetadataPersistence(
+            self.storage, self.cluster, self.config, self.nodes, {
+                "producer_id_block_end": (self.producer_ids, None), "group_configs": (self.groups.configs, {}),
+                "client_quotas": (self.quotas, []), "acls": (self.acls, []),
+                "scram_credentials": (self.scram_credentials, []), "features": (self.features, None)},
+            after_change=self._metadata_saved, worth_saving={"features": lambda: bool(self.features.overrides)})
+        self.persistence.restore(self._partition_restored)
         self.groups.replay()
         self.transactions.replay()
         self.housekeeping = Housekeeping(self.cluster, self.config, self.storage, self.timers,
@@ -430,14 +434,8 @@ class Broker:
         return base_offset, last_offset
 
     def next_producer_id(self) -> int:
-        """A new producer id; ids are handed out in blocks whose end is persisted first, so none repeats after
-        a restart (Kafka's ProducerIdsRecord)."""
-        if self._next_producer_id >= self._producer_id_block_end:
-            self._producer_id_block_end = self._next_producer_id + PRODUCER_ID_BLOCK
-            self.metadata_changed()
-        pid = self._next_producer_id
-        self._next_producer_id += 1
-        return pid
+        """A new producer id (``producer_ids.py``: none repeats after a restart)."""
+        return self.producer_ids.take()
 
     def delete_topic(self, topic: Topic) -> None:
         """DeleteTopics: the topic and its logs go, and the coordinators forget what they kept of it (an internal
@@ -518,87 +516,25 @@ class Broker:
             self.appended(partition)   # fetches waiting on it answer now (with NOT_LEADER_OR_FOLLOWER)
         self._topic_config_cache.clear()
 
-    # -- persistence ---------------------------------------------------------------------------------------------
+    # -- persistence (persistence.py) ----------------------------------------------------------------------------
 
     def metadata_changed(self) -> None:
         """Topics, partitions, leaders or configs changed: persist them (on disk), and let timers whose interval
         depends on them (a new topic's flush.ms) take the new one."""
-        if self._restoring:
-            return
+        persistence = getattr(self, "persistence", None)
+        if persistence is not None:     # (while the broker is being built, nothing is saved: restore saves at its end)
+            persistence.changed()
+
+    def _metadata_saved(self) -> None:
         self.quorum.appended()
         self.timers.refresh(self.now_ms())
-        snapshot = self.cluster.snapshot()
-        snapshot["producer_id_block_end"] = self._producer_id_block_end
-        snapshot["group_configs"] = self.groups.configs.snapshot()
-        snapshot["client_quotas"] = self.quotas.snapshot()
-        snapshot["acls"] = self.acls.snapshot()
-        snapshot["scram_credentials"] = self.scram_credentials.snapshot()
-        if self.features.overrides:
-            snapshot["features"] = self.features.snapshot()
-        snapshot["broker_configs"] = {"": self.config.dynamic_layer(cluster_default=True)}
-        for node in self.nodes:
-            snapshot["broker_configs"][str(node.node_id)] = node.config.dynamic_layer(cluster_default=False)
-        self.storage.save_metadata(snapshot)
 
-    def _restore(self) -> None:
-        """Bring back what the storage holds: topics, their logs (recovered), producer state, configs, ids."""
-        snapshot = self.storage.load_metadata()
-        if snapshot is None:
-            # A new cluster: Kafka 4.3's controller writes a cluster-level min.insync.replicas when it activates
-            # (eligible leader replicas are on), taken from its own setting.
-            self.config.replace_dynamic({"min.insync.replicas": self.config["min.insync.replicas"]},
-                                        cluster_default=True)
-            self.metadata_changed()
-            return
-        self._restoring = True
-        try:
-            configs = snapshot.get("broker_configs", {})
-            self.config.replace_dynamic(configs.get("", {}), cluster_default=True)
-            for node in self.nodes:
-                node.config.replace_dynamic(configs.get(str(node.node_id), {}), cluster_default=False)
-            self.cluster.restore(snapshot)
-            self.storage.remove_strays({(t.name, p.index) for t in self.cluster.topics.values() for p in t.partitions})
-            self.groups.configs.restore(snapshot.get("group_configs", {}))
-            self.quotas.restore(snapshot.get("client_quotas", []))
-            self.acls.restore(snapshot.get("acls", []))
-            self.scram_credentials.restore(snapshot.get("scram_credentials", []))
-            self.features.restore(snapshot.get("features"))
-            self._next_producer_id = self._producer_id_block_end = snapshot.get("producer_id_block_end",
-                                                                                 FIRST_PRODUCER_ID)
-            for topic in self.cluster.topics.values():
-                for partition in topic.partitions:
-                    partition.log.config = self.log_config(topic, partition)
-                    partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
-                    producer_snapshot = partition.log.store.load_producer_snapshot(partition.log.log_end_offset)
-                    if producer_snapshot is not None:
-                        partition.producers.load(producer_snapshot[1])
-                    for base_offset, header in partition.log.headers():
-                        partition.producers.replay(header, base_offset, _marker(partition.log, base_offset, header))
-                    partition.producers.changed = False
-                    self.share.restore(topic, partition)
-        finally:
-            self._restoring = False
-        self.metadata_changed()
-        log.info("restored %d topic(s) from %s", len(self.cluster.topics), getattr(self.storage, "root", "memory"))
-
-def _marker(plog: PartitionLog, base_offset: int, header: bytes | bytearray | memoryview) -> tuple[bool, int] | None:
-    """(commit, coordinator epoch) of the transaction marker a stored control batch holds, else None."""
-    from kafkamock.records import decode_batches, decode_control
-    from kafkamock.records.layout import CONTROL_BIT, HEADER
-
-    if not HEADER.unpack_from(header, 0)[5] & CONTROL_BIT:
-        return None
-    for stored in plog.batches(base_offset, base_offset + 1):
-        try:
-            for batch in decode_batches(stored.data):
-                for rec in batch.records:
-                    kind, value = decode_control(rec.key, rec.value)
-                    if kind in ("COMMIT", "ABORT"):
-                        return kind == "COMMIT", value.coordinator_epoch
-        except Exception as exc:  # noqa: BLE001 - a corrupt control batch is skipped, as recovery would
-            log.warning("control batch at offset %d unreadable: %s", base_offset, exc)
-        break
-    return None
+    def _partition_restored(self, partition: Partition) -> None:
+        topic = self.cluster.topics[partition.topic]
+        partition.log.config = self.log_config(topic, partition)
+        partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
+        recover_producer_state(partition)
+        self.share.restore(topic, partition)
 
 
 __all__ = ["AuthorizationFailed", "Broker", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]
