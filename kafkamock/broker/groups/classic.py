@@ -12,6 +12,7 @@ import enum
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 from kafkamock.broker.groups.offsets import ExpireBy
 from kafkamock.broker.groups.pending import Pending
@@ -101,7 +102,7 @@ class ClassicGroup:
     new_member_added: bool = False
     initial_delay_left: int | None = None                          # set while group.initial.rebalance.delay runs
 
-    kind = "classic"
+    kind: ClassVar[Literal["classic"]] = "classic"
 
     def transition(self, event: Event, now_ms: int) -> None:
         self.state = move(TRANSITIONS, self.state, event, f"group {self.group_id}")

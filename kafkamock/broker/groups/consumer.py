@@ -26,7 +26,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from kafkamock.broker.config import server_assignor_names
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -153,7 +153,7 @@ class ConsumerGroup:
     regex_refreshing: bool = False
     dead: bool = False
 
-    kind = "consumer"
+    kind: ClassVar[Literal["consumer"]] = "consumer"
     protocol_type = "consumer"
 
     # -- what every group kind answers ---------------------------------------------------------------------------
