@@ -53,7 +53,7 @@ class Re2SyntaxError(ValueError):
 def compile_re2(pattern: str) -> CompiledPattern:
     """The compiled pattern (``fullmatch`` is RE2/J's ``matches()``), or Re2SyntaxError."""
     try:
-        compiled = re2.compile(pattern, _OPTIONS)
+        compiled: CompiledPattern = re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
         message = exc.args[0].decode(errors="replace") if isinstance(exc.args[0], bytes) else str(exc.args[0])
         code = message.split(": ", 1)[0]

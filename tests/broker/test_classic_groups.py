@@ -460,6 +460,27 @@ def test_a_parked_join_of_a_member_that_leaves_is_answered_without_its_id(broker
     assert answered(waiting).error_code == E.UNKNOWN_MEMBER_ID and answered(waiting).member_id == ""
 
 
+def share_heartbeat(broker, group, member, epoch):
+    return call(broker, "ShareGroupHeartbeat", 1, {"group_id": group, "member_id": member, "member_epoch": epoch,
+                                                   "rack_id": None, "subscribed_topic_names": ["t"]})
+
+
+@pytest.mark.parametrize("left", [False, True], ids=["with-members", "empty"])
+def test_a_join_into_a_share_group_is_an_inconsistent_protocol_and_leaves_the_group_as_it_was(broker, left):
+    """Kafka's classicGroupJoin: a share group, empty or not, takes no classic member (INCONSISTENT_GROUP_PROTOCOL,
+    no member id handed out); the share group stays, members and all."""
+    assert share_heartbeat(broker, "sg", "m1", 0).error_code == E.NONE
+    if left:
+        assert share_heartbeat(broker, "sg", "m1", -1).error_code == E.NONE
+    for version in (4, 9):
+        answer = join(broker, "sg", version=version)
+        assert (answer.error_code, answer.member_id, answer.generation_id) == (E.INCONSISTENT_GROUP_PROTOCOL, "", -1)
+    assert listed(broker) == {"sg": "Empty" if left else "Stable"}
+    assert call(broker, "ListGroups", 5, {"types_filter": ["share"]}).groups[0].group_id == "sg"
+    assert [m.member_id for m in call(broker, "ShareGroupDescribe", 1, {"group_ids": ["sg"]}).groups[0].members] \
+        == ([] if left else ["m1"])
+
+
 def test_a_failed_first_join_leaves_an_empty_group(broker):
     assert join(broker, "lone", protocols=[]).error_code == E.INCONSISTENT_GROUP_PROTOCOL
     assert describe(broker, "lone").group_state == "Empty"

@@ -8,21 +8,31 @@ kind's data and state table; ``offsets.py`` the committed offsets; ``records.py`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from kafkamock.broker.groups.coordinator import GroupCoordinator
+from kafkamock.broker.groups.coordinator import Answer, GroupCoordinator
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.broker.timers import NEVER
+
+if TYPE_CHECKING:
+    from kafkamock.broker.core import Broker
+    from kafkamock.broker.outcome import Waiter
 
 __all__ = ["GroupCoordinator", "Pending", "reply"]
 
 
-def reply(broker, result: Any, shape: Callable[[dict], dict]):
+def reply(broker: Broker, result: Answer | Pending, shape: Callable[[Answer], Answer]) -> Answer | Waiter:
     """A handler's outcome for a coordinator answer: the answer shaped for the request's version, or, for a
     ``Pending`` (a JoinGroup or SyncGroup waiting for its group's round), a wait that answers when it resolves.
     The round's own timers (rebalance and session timeouts) bound the wait, so the waiter needs no deadline."""
     if not isinstance(result, Pending):
         return shape(result)
-    if result.done:
+    if result.value is not None:            # resolved already
         return shape(result.value)
-    return broker.wait((result,), NEVER, lambda final: shape(result.value) if result.done else None)
+    pending = result
+
+    def answer(final: bool) -> Answer | None:
+        value = pending.value
+        return shape(value) if value is not None else None
+
+    return broker.wait((pending,), NEVER, answer)

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, java_uuid_hash
 
 # member id -> topic id -> partitions
 Assignment = dict[str, dict[uuid.UUID, frozenset[int]]]
+Subscriptions = Mapping[str, frozenset[uuid.UUID]]        # member id -> the topic ids it subscribes to
+Current = Mapping[str, Mapping[uuid.UUID, frozenset[int]]]  # member id -> topic id -> the partitions it has
+TopicPartition = tuple[uuid.UUID, int]
 
 
 class Assignor(Protocol):
     name: str
 
-    def assign(self, subscriptions: Mapping[str, frozenset[uuid.UUID]], partitions: Mapping[uuid.UUID, int],
-               current: Mapping[str, Mapping[uuid.UUID, frozenset[int]]],
+    def assign(self, subscriptions: Subscriptions, partitions: Mapping[uuid.UUID, int], current: Current,
                instances: Mapping[str, str | None] | None = None) -> Assignment: ...
 
 
@@ -36,15 +38,17 @@ class UniformAssignor:
 
     name = "uniform"
 
-    def assign(self, subscriptions, partitions, current, instances=None) -> Assignment:
+    def assign(self, subscriptions: Subscriptions, partitions: Mapping[uuid.UUID, int], current: Current,
+               instances: Mapping[str, str | None] | None = None) -> Assignment:
         members = list(subscriptions)
         if members and len({subscriptions[m] for m in members}) == 1:
             return self._homogeneous(members, subscriptions[members[0]], partitions, current)
         return self._heterogeneous(subscriptions, partitions, current)
 
-    def _homogeneous(self, members, topics, partitions, current) -> Assignment:
+    def _homogeneous(self, members: list[str], subscribed: frozenset[uuid.UUID], partitions: Mapping[uuid.UUID, int],
+                     current: Current) -> Assignment:
         """Kafka's UniformHomogeneousAssignmentBuilder."""
-        topics = [t for t in java_hash_order(topics, java_uuid_hash) if t in partitions]
+        topics = [t for t in java_hash_order(subscribed, java_uuid_hash) if t in partitions]
         if not topics:
             return {m: {} for m in members}
         order = java_hash_order(members, java_string_hash)
@@ -91,7 +95,8 @@ class UniformAssignor:
                 position += 1
         return {m: _by_topic(owned[m]) for m in members}
 
-    def _heterogeneous(self, subscriptions, partitions, current) -> Assignment:
+    def _heterogeneous(self, subscriptions: Subscriptions, partitions: Mapping[uuid.UUID, int], current: Current
+                       ) -> Assignment:
         members = sorted(subscriptions)
         owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
         taken: set[tuple[uuid.UUID, int]] = set()
@@ -130,7 +135,7 @@ class UniformAssignor:
         return {m: _by_topic(owned[m]) for m in members}
 
 
-def java_ordered_items(assignment: Mapping[uuid.UUID, frozenset[int]]) -> list:
+def java_ordered_items(assignment: Mapping[uuid.UUID, frozenset[int]]) -> list[tuple[uuid.UUID, frozenset[int]]]:
     return [(t, assignment[t]) for t in java_hash_order(assignment, java_uuid_hash)]
 
 
@@ -141,7 +146,8 @@ class RangeAssignor:
 
     name = "range"
 
-    def assign(self, subscriptions, partitions, current, instances=None) -> Assignment:
+    def assign(self, subscriptions: Subscriptions, partitions: Mapping[uuid.UUID, int], current: Current,
+               instances: Mapping[str, str | None] | None = None) -> Assignment:
         instances = instances or {}
         members = sorted(subscriptions, key=lambda m: (instances.get(m) is None, instances.get(m) or "", m))
         owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
@@ -170,7 +176,8 @@ class SimpleShareAssignor:
 
     name = "simple"
 
-    def assign(self, subscriptions, partitions, current) -> Assignment:
+    def assign(self, subscriptions: Subscriptions, partitions: Mapping[uuid.UUID, int | Iterable[int]],
+               current: Mapping[str, Mapping[uuid.UUID, Iterable[int]]]) -> Assignment:
         members = sorted(subscriptions)
         assignable = {t: sorted(range(ps) if isinstance(ps, int) else ps) for t, ps in partitions.items()}
         if not members:
@@ -191,7 +198,8 @@ class SimpleShareAssignor:
         return {m: _by_topic(owned[m]) for m in members}
 
 
-def _share_homogeneous(members: list[str], targets: list[tuple[uuid.UUID, int]], current) -> dict[str, set]:
+def _share_homogeneous(members: list[str], targets: list[TopicPartition],
+                       current: Mapping[str, Mapping[uuid.UUID, Iterable[int]]]) -> dict[str, set[TopicPartition]]:
     """SimpleHomogeneousAssignmentBuilder over ``targets`` (the assignable partitions, in order)."""
     owned: dict[str, set[tuple[uuid.UUID, int]]] = {m: set() for m in members}
     if not targets:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
+from kafkamock.broker.groups.offsets import ExpireBy
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.state_machine import move
 
@@ -99,7 +102,7 @@ class ClassicGroup:
     new_member_added: bool = False
     initial_delay_left: int | None = None                          # set while group.initial.rebalance.delay runs
 
-    kind = "classic"
+    kind: ClassVar[Literal["classic"]] = "classic"
 
     def transition(self, event: Event, now_ms: int) -> None:
         self.state = move(TRANSITIONS, self.state, event, f"group {self.group_id}")
@@ -177,7 +180,7 @@ class ClassicGroup:
 
     # -- KIP-211: what the members subscribe to ------------------------------------------------------------------
 
-    def compute_subscribed_topics(self, parse_subscription) -> None:
+    def compute_subscribed_topics(self, parse_subscription: Callable[[bytes], set[str] | None]) -> None:
         """The topics the members subscribe to, read from their ConsumerProtocolSubscription (Kafka's
         computeSubscribedTopics): None (unknown) unless the group runs the consumer protocol and every
         subscription reads; the empty set for a consumer group with no member."""
@@ -201,7 +204,7 @@ class ClassicGroup:
         """Kafka's isSubscribedToTopic: only a known subscription counts."""
         return self.subscribed_topics is not None and topic in self.subscribed_topics
 
-    def offsets_expire_by(self):
+    def offsets_expire_by(self) -> ExpireBy | None:
         """KIP-211: which timestamp an offset's retention counts from, or None when none of them may expire
         (Kafka's ClassicGroup.offsetExpirationCondition). Empty group with a protocol type: the time it became
         Empty; Stable consumer-protocol group with known subscriptions: each offset's commit time (only the

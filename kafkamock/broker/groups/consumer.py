@@ -24,20 +24,25 @@ import enum
 import logging
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from kafkamock.broker.config import server_assignor_names
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.assignors import ASSIGNORS
+from kafkamock.broker.groups.classic import ClassicGroup
+from kafkamock.broker.groups.offsets import CommitCheck, ExpireBy
 from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
 from kafkamock.broker.groups.records import GroupRecord
 from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compile_re2
 
 if TYPE_CHECKING:
+    from kafkamock.broker.config import BrokerConfig
+    from kafkamock.broker.groups.coordinator import GroupCoordinator
     from kafkamock.broker.services import CoordinatorServices
+    from kafkamock.codec import messages
 
 log = logging.getLogger("kafkamock.groups")
 E = ErrorCode
@@ -45,6 +50,7 @@ LEAVE_EPOCH, LEAVE_STATIC_EPOCH = -1, -2
 CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1
 INITIAL_EPOCH = 1                                  # a new group's epoch and target epoch (Kafka 4.3)
 REGEX_REFRESH_MIN_INTERVAL_MS = 10_000             # Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
+Progress = tuple[int, MemberState, Epochs, Epochs]  # a member's (epoch, state, assigned, pending revocation)
 
 
 class RegexUpdate(enum.Enum):
@@ -87,7 +93,7 @@ class ConsumerMember:
     pending_revocation: Epochs = field(default_factory=dict)
     classic: ClassicDetails | None = None         # set for a classic-protocol member (the migration path)
 
-    def subscription(self) -> tuple:
+    def subscription(self) -> tuple[object, ...]:
         """What the member record holds (a change of any of it is written)."""
         return (self.instance_id, self.rack_id, self.client_id, self.client_host,
                 tuple(self.subscribed_topic_names), self.subscribed_topic_regex, self.server_assignor,
@@ -107,7 +113,7 @@ class ConsumerMember:
         epoch = self.assigned.get(topic_id, {}).get(partition)
         return epoch if epoch is not None else self.pending_revocation.get(topic_id, {}).get(partition)
 
-    def metadata_value(self) -> dict:
+    def metadata_value(self) -> dict[str, Any]:
         return {"instance_id": self.instance_id, "rack_id": self.rack_id, "client_id": self.client_id,
                 "client_host": self.client_host, "subscribed_topic_names": list(self.subscribed_topic_names),
                 "subscribed_topic_regex": self.subscribed_topic_regex,
@@ -116,7 +122,7 @@ class ConsumerMember:
                     "session_timeout_ms": self.classic.session_timeout_ms,
                     "supported_protocols": [{"name": n, "metadata": m} for n, m in self.classic.protocols]}}
 
-    def assignment_value(self) -> dict:
+    def assignment_value(self) -> dict[str, Any]:
         return {"member_epoch": self.member_epoch, "previous_member_epoch": self.previous_member_epoch,
                 "state": int(self.state), "assigned_partitions": _epochs_out(self.assigned),
                 "partitions_pending_revocation": _epochs_out(self.pending_revocation)}
@@ -147,7 +153,7 @@ class ConsumerGroup:
     regex_refreshing: bool = False
     dead: bool = False
 
-    kind = "consumer"
+    kind: ClassVar[Literal["consumer"]] = "consumer"
     protocol_type = "consumer"
 
     # -- what every group kind answers ---------------------------------------------------------------------------
@@ -197,13 +203,13 @@ class ConsumerGroup:
     def is_subscribed_to(self, topic: str) -> bool:
         return topic in self.subscribed_topics()
 
-    def offsets_expire_by(self):
+    def offsets_expire_by(self) -> ExpireBy:
         """KIP-211 for consumer groups (Kafka's ConsumerGroup.offsetExpirationCondition): by commit time, and only
         offsets of topics no member subscribes to (an Empty group subscribes to none)."""
         return lambda offset: offset.commit_timestamp_ms
 
     def validate_commit(self, member_id: str, instance_id: str | None, epoch: int, version: int,
-                        transactional: bool):
+                        transactional: bool) -> CommitCheck | None:
         """Kafka's ConsumerGroup.validateOffsetCommit: an admin or standalone commit (epoch < 0) only into an
         empty group; a member commits with OffsetCommit v9+ (v8 cannot carry an epoch) at its current epoch, or
         (KIP-1251) at an older one for the partitions assigned to it at or before that epoch. Returns None or a
@@ -227,7 +233,7 @@ class ConsumerGroup:
             raise KafkaError(error, f"Received {what} {epoch} is newer than current member epoch "
                                     f"{member.member_epoch}.")
 
-        def check(topic: str, topic_id: uuid.UUID | None, partition: int):
+        def check(topic: str, topic_id: uuid.UUID | None, partition: int) -> tuple[ErrorCode, str] | None:
             assigned_at = member.assignment_epoch(topic_id, partition) if topic_id is not None else None
             if assigned_at is None:
                 return error, f"Partition {topic}-{partition} is not assigned or pending revocation for member."
@@ -323,12 +329,12 @@ class ConsumerGroup:
         out.append(records.record(records.CONSUMER_GROUP_METADATA, {"group_id": self.group_id}, None))
         return out
 
-    def removed(self, coordinator) -> None:
+    def removed(self, coordinator: GroupCoordinator) -> None:
         self.dead = True
         for member_id in self.members:
             coordinator.consumer.unschedule_member(self.group_id, member_id)
 
-    def loaded(self, coordinator) -> None:
+    def loaded(self, coordinator: GroupCoordinator) -> None:
         """After a replay: every member's session starts again, as Kafka's coordinator does on load."""
         for member in self.members.values():
             coordinator.consumer.session_ok(self, member)
@@ -336,12 +342,12 @@ class ConsumerGroup:
                 coordinator.consumer.schedule_revocation(self, member)
 
 
-def _partitions_out(partitions: Partitions) -> list[dict]:
+def _partitions_out(partitions: Partitions) -> list[dict[str, Any]]:
     return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(partitions.items(), key=lambda i: str(i[0]))
             if ps]
 
 
-def _epochs_out(epochs: Epochs) -> list[dict]:
+def _epochs_out(epochs: Epochs) -> list[dict[str, Any]]:
     out = []
     for topic_id, partitions in sorted(epochs.items(), key=lambda i: str(i[0])):
         if partitions:
@@ -351,7 +357,17 @@ def _epochs_out(epochs: Epochs) -> list[dict]:
     return out
 
 
-def _partitions_in(entries) -> Partitions:
+class _TopicPartitions(Protocol):
+    """A (topic id, partitions) entry of a heartbeat or a record."""
+
+    @property
+    def topic_id(self) -> uuid.UUID: ...
+
+    @property
+    def partitions(self) -> list[int]: ...
+
+
+def _partitions_in(entries: Iterable[_TopicPartitions] | None) -> Partitions:
     out: Partitions = {}
     for entry in entries or ():
         if entry.partitions:
@@ -359,7 +375,7 @@ def _partitions_in(entries) -> Partitions:
     return out
 
 
-def _epochs_in(entries, default_epoch: int) -> Epochs:
+def _epochs_in(entries: Iterable[_TopicPartitions] | None, default_epoch: int) -> Epochs:
     """A record's partitions with their assignment epochs (records written before KIP-1251 have none: the member
     epoch stands in, as Kafka does)."""
     out: Epochs = {}
@@ -371,7 +387,7 @@ def _epochs_in(entries, default_epoch: int) -> Epochs:
     return out
 
 
-def _owned(entries) -> Partitions | None:
+def _owned(entries: Iterable[_TopicPartitions] | None) -> Partitions | None:
     return None if entries is None else _partitions_in(entries)
 
 
@@ -397,7 +413,7 @@ class ConsumerGroups:
     """The KIP-848 half of the coordinator: ``heartbeat`` and ``describe``; offsets, records and timers are the
     coordinator's."""
 
-    def __init__(self, coordinator) -> None:
+    def __init__(self, coordinator: GroupCoordinator) -> None:
         self.coordinator = coordinator
 
     @property
@@ -405,7 +421,7 @@ class ConsumerGroups:
         return self.coordinator.services
 
     @property
-    def config(self):
+    def config(self) -> BrokerConfig:
         return self.coordinator.config
 
     def enabled(self) -> bool:
@@ -470,8 +486,8 @@ class ConsumerGroups:
 
     # -- the heartbeat -------------------------------------------------------------------------------------------
 
-    def heartbeat(self, body, version: int, client_id: str, client_host: str,
-                  describable: Callable[[frozenset[str]], set[str]]) -> dict:
+    def heartbeat(self, body: messages.ConsumerGroupHeartbeatRequest, version: int, client_id: str, client_host: str,
+                  describable: Callable[[frozenset[str]], set[str]]) -> dict[str, Any]:
         """ConsumerGroupHeartbeat: join (epoch 0), heartbeat (the current epoch), leave (-1) or leave for now as
         a static member (-2). Returns the response body; errors raise KafkaError. ``describable`` says which
         topics the requester may DESCRIBE: the group's regular expressions resolve to those only.
@@ -494,7 +510,7 @@ class ConsumerGroups:
             member_id = str(uuid.uuid4())          # v0: the coordinator names the member
         owned = _owned(body.topic_partitions)
         written: list[GroupRecord] = []
-        replaced = None
+        replaced: str | None = None
         if instance_id is None:
             member = self._dynamic_member(group, member_id, epoch, owned, joining)
         else:
@@ -540,8 +556,8 @@ class ConsumerGroups:
         self.session_ok(live, member)
         if resolve is not None:
             self._start_resolution(live, resolve, describable)
-        answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
-                  "member_id": member.member_id, "member_epoch": member.member_epoch,
+        answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
+                                  "member_id": member.member_id, "member_epoch": member.member_epoch,
                   "heartbeat_interval_ms": self.coordinator.configs.value(group_id,
                                                                           "consumer.heartbeat.interval.ms"),
                   "assignment": None}
@@ -551,7 +567,8 @@ class ConsumerGroups:
             answer["assignment"] = {"topic_partitions": _partitions_out(plain(member.assigned))}
         return answer
 
-    def _validate(self, body, version, member_id, epoch, regex) -> None:
+    def _validate(self, body: messages.ConsumerGroupHeartbeatRequest, version: int, member_id: str, epoch: int,
+                  regex: str | None) -> None:
         """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, in its order."""
         if version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH:
             if not member_id:
@@ -588,7 +605,7 @@ class ConsumerGroups:
         group = self.coordinator.groups.get(group_id)
         if group is None or getattr(group, "dead", False):
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        if group.kind != "consumer":
+        if not isinstance(group, ConsumerGroup):
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return group
 
@@ -599,11 +616,11 @@ class ConsumerGroups:
         group = coordinator.groups.get(group_id)
         if group is None and not create:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        if group is not None and group.kind != "consumer":
-            if create and group.kind == "classic" and group.is_empty() and not group.members:
+        if group is not None and not isinstance(group, ConsumerGroup):
+            if create and isinstance(group, ClassicGroup) and group.is_empty() and not group.members:
                 coordinator._delete_group(group_id, keep_offsets=True)
                 group = None
-            elif create and group.kind == "classic":
+            elif create and isinstance(group, ClassicGroup):
                 return self._upgrade(group)
             else:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
@@ -613,7 +630,7 @@ class ConsumerGroups:
             group = coordinator.groups[group_id] = ConsumerGroup(group_id)
         return group
 
-    def _upgrade(self, classic) -> ConsumerGroup:
+    def _upgrade(self, classic: ClassicGroup) -> ConsumerGroup:
         """Kafka's online upgrade (validateOnlineUpgrade, convertToConsumerGroup): a KIP-848 member joining a
         classic group that runs the consumer protocol turns it into a consumer group whose members stay classic
         members, at the classic generation as their epoch, with their last assignment as current and target.
@@ -752,11 +769,12 @@ class ConsumerGroups:
         log.info("group %s: static member %s replaced %s", group.group_id, member_id, old.member_id)
         return member
 
-    def _leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int) -> dict:
+    def _leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int) -> dict[str, Any]:
         """Kafka's consumerGroupLeave: -1 removes the member; -2 keeps a static member's place (its assignment
         stays, its partitions' epochs reset to 0) until it comes back or its session runs out."""
-        answer = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                  "member_epoch": epoch, "heartbeat_interval_ms": 0, "assignment": None}
+        answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
+                                  "member_id": member_id, "member_epoch": epoch, "heartbeat_interval_ms": 0,
+                                  "assignment": None}
         if instance_id is None:
             if member_id not in group.members:
                 raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
@@ -897,7 +915,7 @@ class ConsumerGroups:
         return frozenset(topics[n].topic_id for n in group.member_topics(member) if n in topics)
 
     def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, bump: bool,
-                 subscription_changed: bool, written: list[GroupRecord], before: tuple, created: bool = False
+                 subscription_changed: bool, written: list[GroupRecord], before: Progress, created: bool = False
                  ) -> bool:
         """The common tail of every member request (Kafka's steps 1-3), on the scratch group: the group epoch,
         the target (at most once per assignment interval), the member's reconciliation, and their records
@@ -966,7 +984,8 @@ class ConsumerGroups:
 
     # -- classic members of a consumer group (Kafka's online migration) ----------------------------------------
 
-    def classic_join(self, live: ConsumerGroup, body, version: int, client_id: str, client_host: str) -> dict:
+    def classic_join(self, live: ConsumerGroup, body: messages.JoinGroupRequest, version: int, client_id: str,
+                     client_host: str) -> dict[str, Any]:
         """JoinGroup into a non-empty KIP-848 group: the member joins as a classic member. The coordinator
         assigns (no leader, no member list); its generation is its member epoch (Kafka's
         classicGroupJoinToConsumerGroup). Computed on a copy; the records, replayed, change the group."""
@@ -1055,7 +1074,7 @@ class ConsumerGroups:
             raise KafkaError(E.UNKNOWN_MEMBER_ID)
         return member
 
-    def classic_sync(self, group: ConsumerGroup, body, version: int) -> dict:
+    def classic_sync(self, group: ConsumerGroup, body: messages.SyncGroupRequest, version: int) -> dict[str, Any]:
         """SyncGroup of a classic member: its current assignment as a ConsumerProtocolAssignment."""
         from kafkamock import codec  # noqa: PLC0415
         from kafkamock.broker.groups.coordinator import sync_error  # noqa: PLC0415
@@ -1080,7 +1099,7 @@ class ConsumerGroups:
         return {"throttle_time_ms": 0, "error_code": E.NONE, "protocol_type": "consumer",
                 "protocol_name": member.classic.protocol, "assignment": assignment}
 
-    def classic_heartbeat(self, group: ConsumerGroup, body, version: int) -> ErrorCode:
+    def classic_heartbeat(self, group: ConsumerGroup, body: messages.HeartbeatRequest, version: int) -> ErrorCode:
         """Heartbeat of a classic member: REBALANCE_IN_PROGRESS when its assignment must change, so it rejoins."""
         try:
             member = self._classic_member(group, body.member_id, body.group_instance_id if version >= 3 else None)
@@ -1101,7 +1120,8 @@ class ConsumerGroups:
                 return E.REBALANCE_IN_PROGRESS
         return E.NONE
 
-    def classic_leave(self, group: ConsumerGroup, identities) -> list[ErrorCode]:
+    def classic_leave(self, group: ConsumerGroup, identities: Iterable[tuple[str, str | None, str | None]]
+                      ) -> list[ErrorCode]:
         errors = []
         for member_id, instance_id, _reason in identities:
             if instance_id is not None:
@@ -1123,7 +1143,7 @@ class ConsumerGroups:
 
     # -- ConsumerGroupDescribe -----------------------------------------------------------------------------------
 
-    def describe(self, group_id: str) -> dict:
+    def describe(self, group_id: str) -> dict[str, Any]:
         """One ConsumerGroupDescribe entry (the handler fills in the authorized operations)."""
         group = self.coordinator.groups.get(group_id)
         base: dict[str, Any] = {"error_code": E.NONE, "error_message": None, "group_id": group_id,
@@ -1131,12 +1151,12 @@ class ConsumerGroups:
                                 "members": [], "authorized_operations": -(2**31)}
         if group is None or getattr(group, "dead", False):
             return {**base, "error_code": E.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} not found."}
-        if group.kind != "consumer":
+        if not isinstance(group, ConsumerGroup):
             return {**base, "error_code": E.GROUP_ID_NOT_FOUND,
                     "error_message": f"Group {group_id} is not a consumer group."}
         by_id = self.services.cluster.topics_by_id
 
-        def shown(partitions: Partitions) -> dict:
+        def shown(partitions: Partitions) -> dict[str, Any]:
             return {"topic_partitions": [
                 {"topic_id": t, "topic_name": by_id[t].name, "partitions": sorted(ps)}
                 for t, ps in sorted(partitions.items(), key=lambda i: str(i[0])) if t in by_id and ps]}
@@ -1165,11 +1185,8 @@ class ConsumerGroups:
         group record type), right after its append at run time and when the log is loaded alike."""
         groups = self.coordinator.groups
         group_id = key.group_id
-        group = groups.get(group_id)
-        if group is not None and group.kind != "consumer":
-            if value is None:
-                return
-            group = None
+        found = groups.get(group_id)
+        group = found if isinstance(found, ConsumerGroup) else None     # a group of another kind gives way
         if group is None:
             if value is None:
                 return
@@ -1195,14 +1212,14 @@ class ConsumerGroups:
             member.classic = None if classic is None else ClassicDetails(
                 classic.session_timeout_ms, [(p.name, bytes(p.metadata)) for p in classic.supported_protocols])
         elif kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
-            member = group.members.get(member_id)
-            if value is None or member is None:
+            existing = group.members.get(member_id)
+            if value is None or existing is None:
                 return
-            member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
-            member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
+            existing.member_epoch, existing.previous_member_epoch = value.member_epoch, value.previous_member_epoch
+            existing.state = MemberState(value.state) if value.state in MemberState._value2member_map_ \
                 else MemberState.STABLE
-            member.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
-            member.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
+            existing.assigned = _epochs_in(value.assigned_partitions, value.member_epoch)
+            existing.pending_revocation = _epochs_in(value.partitions_pending_revocation, value.member_epoch)
         elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
             if value is None:
                 group.target.pop(member_id, None)

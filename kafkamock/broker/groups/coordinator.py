@@ -27,19 +27,21 @@ from kafkamock.broker.coordinator_result import CoordinatorResult
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.classic import ClassicGroup, ClassicMember, ClassicState, Event
-from kafkamock.broker.groups.consumer import ConsumerGroups
+from kafkamock.broker.groups.consumer import ConsumerGroup, ConsumerGroups
 from kafkamock.broker.groups.group_configs import GroupConfigs
-from kafkamock.broker.groups.offsets import CommittedOffset, GroupOffsets
+from kafkamock.broker.groups.offsets import CommitCheck, CommittedOffset, ExpireBy, GroupOffsets
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.broker.groups.records import GroupRecord, LoggedRecord
 from kafkamock.broker.producers import BatchMetadata
-from kafkamock.broker.share.groups import ShareGroups
+from kafkamock.broker.share.groups import ShareGroup, ShareGroups
 from kafkamock.codec import DecodeError, codec_for
 from kafkamock.records import CorruptRecordError, RecordBatch, decode_batches, decode_control, encode_batch
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
+    from kafkamock.broker.request import Request
     from kafkamock.broker.services import CoordinatorServices
+    from kafkamock.codec import messages
 
 log = logging.getLogger("kafkamock.groups")
 SUBSCRIPTION_LATEST = 3
@@ -50,6 +52,9 @@ NO_PRODUCER_ID = -1                  # a record written outside any transaction
 E = ErrorCode
 ResponseT = TypeVar("ResponseT")
 OffsetEntry = tuple[str, int, int, int, str | None]   # (topic, partition, offset, leader epoch, metadata)
+Group = ClassicGroup | ConsumerGroup | ShareGroup      # what the coordinator's table holds, by group id
+TimerKey = tuple[str, ...]                            # (what, group id[, member id])
+Answer = dict[str, Any]                               # a response body (JoinGroup's, SyncGroup's)
 
 
 def parse_subscription(metadata: bytes) -> set[str] | None:
@@ -74,7 +79,7 @@ class GroupCoordinator:
     def __init__(self, services: CoordinatorServices, *,
                  share_group_deleted: Callable[[str], None] | None = None) -> None:
         self.services = services
-        self.groups: dict[str, Any] = {}                 # group id -> ClassicGroup | ConsumerGroup | ShareGroup
+        self.groups: dict[str, Group] = {}
         self.offsets: dict[str, GroupOffsets] = {}
         # TxnOffsetCommit's offsets until their transaction's marker: producer id -> group id -> GroupOffsets
         self.pending_txn: dict[int, dict[str, GroupOffsets]] = {}
@@ -97,7 +102,7 @@ class GroupCoordinator:
     def now(self) -> int:
         return self.services.now_ms()
 
-    def check_coordinator(self, request, group_id: str | None) -> None:
+    def check_coordinator(self, request: Request, group_id: str | None) -> None:
         """NOT_COORDINATOR unless the request reached the leader of the group's ``__consumer_offsets`` partition."""
         partition = self._partition(group_id or "")
         if partition.leader_id == NO_LEADER or not self.services.cluster.nodes[partition.leader_id].up:
@@ -151,22 +156,22 @@ class GroupCoordinator:
         """For the KIP-848 groups: their records go through the same append and replay."""
         self._append_and_replay(group_id, written)
 
-    def _notify(self, pending: Pending | None, value: Any) -> None:
+    def _notify(self, pending: Pending | None, value: Answer) -> None:
         if pending is not None and pending.value is None:
             pending.value = value
             self.services.notify(pending)
 
-    def _schedule(self, key: tuple, delay_ms: int, run: Callable[[], None]) -> None:
+    def _schedule(self, key: TimerKey, delay_ms: int, run: Callable[[], None]) -> None:
         self.services.timers.schedule(key, self.now() + delay_ms, run)
 
-    def _unschedule(self, key: tuple) -> None:
+    def _unschedule(self, key: TimerKey) -> None:
         self.services.timers.unschedule(key)
 
     def classic_group(self, group_id: str, *, create: bool = False) -> ClassicGroup | None:
         """The classic group ``group_id``; an empty group of the other kind is replaced when ``create``. A group
         is created by its record: an Empty GroupMetadata (Kafka's newEmptyGroupMetadataRecord), replayed."""
         group = self.groups.get(group_id)
-        if group is not None and group.kind != "classic":
+        if group is not None and not isinstance(group, ClassicGroup):
             if create and group.is_empty():
                 self._delete_group(group_id, keep_offsets=True)
                 group = None
@@ -174,12 +179,18 @@ class GroupCoordinator:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a classic group.")
         if group is None and create:
             self._append_and_replay(group_id, [_empty_group_record(group_id, self.now())])
-            group = self.groups[group_id]
+            group = self._classic(group_id)
         return group
+
+    def _classic(self, group_id: str) -> ClassicGroup | None:
+        """The table's group ``group_id`` if it is a classic group."""
+        group = self.groups.get(group_id)
+        return group if isinstance(group, ClassicGroup) else None
 
     # -- JoinGroup -----------------------------------------------------------------------------------------------
 
-    def join(self, body, version: int, client_id: str, client_host: str) -> dict | Pending:
+    def join(self, body: messages.JoinGroupRequest, version: int, client_id: str, client_host: str
+             ) -> Answer | Pending:
         group_id = body.group_id
         member_id = body.member_id or ""
         instance_id = body.group_instance_id if version >= 5 else None
@@ -192,7 +203,10 @@ class GroupCoordinator:
         rebalance_timeout = body.rebalance_timeout_ms if version >= 1 else session
         protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
         existing = self.groups.get(group_id)
-        if existing is not None and existing.kind != "classic" and not existing.is_empty():
+        if isinstance(existing, ShareGroup):
+            # Kafka's classicGroupJoin: a group of a kind no classic member can join (no member id handed out).
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, "")
+        if isinstance(existing, ConsumerGroup) and not existing.is_empty():
             # A classic member joining a KIP-848 group (Kafka's online migration path).
             return self.consumer.classic_join(existing, body, version, client_id, client_host)
         if existing is None and member_id:
@@ -204,7 +218,7 @@ class GroupCoordinator:
         if group.state is ClassicState.DEAD:
             return join_error(E.COORDINATOR_NOT_AVAILABLE, member_id)
         if not group.supports(body.protocol_type, protocols):
-            answer: dict | Pending = join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+            answer: Answer | Pending = join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
         elif not member_id:
             answer = self._join_new_member(group, version, instance_id, client_id, client_host, session,
                                            rebalance_timeout, body.protocol_type, protocols)
@@ -214,10 +228,12 @@ class GroupCoordinator:
         return answer
 
     def _full(self, group: ClassicGroup) -> bool:
-        return len(group.members) + len(group.pending_members) >= self.config["group.max.size"]
+        max_size: int = self.config["group.max.size"]
+        return len(group.members) + len(group.pending_members) >= max_size
 
-    def _join_new_member(self, group, version, instance_id, client_id, client_host, session, rebalance_timeout,
-                         protocol_type, protocols):
+    def _join_new_member(self, group: ClassicGroup, version: int, instance_id: str | None, client_id: str,
+                         client_host: str, session: int, rebalance_timeout: int, protocol_type: str,
+                         protocols: list[tuple[str, bytes]]) -> Answer | Pending:
         new_id = f"{instance_id if instance_id is not None else client_id}-{uuid.uuid4()}"
         if instance_id is not None:
             old_id = group.static_member_id(instance_id)
@@ -236,8 +252,9 @@ class GroupCoordinator:
                                protocol_type, protocols)
         return self._add_member_and_rebalance(group, member)
 
-    def _join_known_member(self, group, member_id, instance_id, version, client_id, client_host, session,
-                           rebalance_timeout, protocol_type, protocols):
+    def _join_known_member(self, group: ClassicGroup, member_id: str, instance_id: str | None, version: int,
+                           client_id: str, client_host: str, session: int, rebalance_timeout: int,
+                           protocol_type: str, protocols: list[tuple[str, bytes]]) -> Answer | Pending:
         if member_id in group.pending_members and instance_id is None:
             if group.has_member(member_id):
                 group.pending_members.discard(member_id)
@@ -263,8 +280,9 @@ class GroupCoordinator:
             return self._join_answer(group, member)
         return join_error(E.UNKNOWN_MEMBER_ID, member_id)
 
-    def _replace_static_member(self, group, instance_id, old_id, new_id, version, session, rebalance_timeout,
-                               protocols):
+    def _replace_static_member(self, group: ClassicGroup, instance_id: str, old_id: str, new_id: str, version: int,
+                               session: int, rebalance_timeout: int, protocols: list[tuple[str, bytes]]
+                               ) -> Answer | Pending:
         """KIP-345: a static member rejoined with a new id; the old one is fenced (Kafka's
         updateStaticMemberThenRebalanceOrCompleteJoin). In a Stable group whose selected protocol the rejoin does
         not change there is no rebalance: the member gets the current generation back. Below JoinGroup v9 the
@@ -299,7 +317,7 @@ class GroupCoordinator:
             self._maybe_complete_join(group)
         return pending
 
-    def _member_error(self, group, member_id: str, instance_id: str | None) -> ErrorCode:
+    def _member_error(self, group: ClassicGroup, member_id: str, instance_id: str | None) -> ErrorCode:
         """Kafka's validateMember: a static member must be the instance's current member; any other must exist."""
         if instance_id is not None:
             current = group.static_member_id(instance_id)
@@ -323,7 +341,8 @@ class GroupCoordinator:
             self._maybe_complete_join(group)
         return pending
 
-    def _update_member_and_rebalance(self, group, member, session, rebalance_timeout, protocols) -> Pending:
+    def _update_member_and_rebalance(self, group: ClassicGroup, member: ClassicMember, session: int,
+                                     rebalance_timeout: int, protocols: list[tuple[str, bytes]]) -> Pending:
         if member.awaiting_join is not None:
             self._notify(member.awaiting_join, join_error(E.REBALANCE_IN_PROGRESS, member.member_id))
         member.protocols = protocols
@@ -335,7 +354,7 @@ class GroupCoordinator:
             self._maybe_complete_join(group)
         return pending
 
-    def _join_answer(self, group: ClassicGroup, member: ClassicMember) -> dict:
+    def _join_answer(self, group: ClassicGroup, member: ClassicMember) -> Answer:
         leader = member.member_id == group.leader_id
         return {"throttle_time_ms": 0, "error_code": E.NONE, "generation_id": group.generation,
                 "protocol_type": group.protocol_type, "protocol_name": group.protocol,
@@ -481,10 +500,10 @@ class GroupCoordinator:
             group.pending_members.discard(member_id)
             self._maybe_complete_join(group)
 
-    def heartbeat(self, body, version: int) -> ErrorCode:
-        group = self.groups.get(body.group_id)
-        if group is not None and group.kind == "consumer":
-            return self.consumer.classic_heartbeat(group, body, version)
+    def heartbeat(self, body: messages.HeartbeatRequest, version: int) -> ErrorCode:
+        consumer_group = self.groups.get(body.group_id)
+        if isinstance(consumer_group, ConsumerGroup):
+            return self.consumer.classic_heartbeat(consumer_group, body, version)
         group = self._existing_classic(body.group_id)
         if group.state is ClassicState.DEAD:
             return E.COORDINATOR_NOT_AVAILABLE
@@ -501,17 +520,17 @@ class GroupCoordinator:
 
     def _existing_classic(self, group_id: str) -> ClassicGroup:
         group = self.groups.get(group_id)
-        if group is None or group.kind != "classic":
+        if not isinstance(group, ClassicGroup):
             raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Group {group_id} not found.")
         return group
 
     # -- SyncGroup -----------------------------------------------------------------------------------------------
 
-    def sync(self, body, version: int) -> dict | Pending:
+    def sync(self, body: messages.SyncGroupRequest, version: int) -> Answer | Pending:
         group = self.groups.get(body.group_id)
-        if group is not None and group.kind == "consumer":
+        if isinstance(group, ConsumerGroup):
             return self.consumer.classic_sync(group, body, version)
-        if group is None or group.kind != "classic":
+        if not isinstance(group, ClassicGroup):
             return sync_error(E.UNKNOWN_MEMBER_ID)
         if group.state is ClassicState.DEAD:
             return sync_error(E.COORDINATOR_NOT_AVAILABLE)
@@ -546,7 +565,7 @@ class GroupCoordinator:
                     self._heartbeat_ok(group, m)
         return pending
 
-    def _sync_answer(self, group: ClassicGroup, member: ClassicMember) -> dict:
+    def _sync_answer(self, group: ClassicGroup, member: ClassicMember) -> Answer:
         return {"throttle_time_ms": 0, "error_code": E.NONE, "protocol_type": group.protocol_type,
                 "protocol_name": group.protocol, "assignment": member.assignment}
 
@@ -555,7 +574,7 @@ class GroupCoordinator:
     def leave(self, group_id: str, identities: list[tuple[str, str | None, str | None]]) -> list[ErrorCode]:
         """One error per (member id, group instance id, reason); raises for the whole request."""
         consumer_group = self.groups.get(group_id)
-        if consumer_group is not None and consumer_group.kind == "consumer":
+        if isinstance(consumer_group, ConsumerGroup):
             return self.consumer.classic_leave(consumer_group, identities)
         group = self._existing_classic(group_id)
         if group.state is ClassicState.DEAD:
@@ -565,7 +584,8 @@ class GroupCoordinator:
             errors.append(self._leave_one(group, member_id or "", instance_id, reason))
         return errors
 
-    def _leave_one(self, group: ClassicGroup, member_id: str, instance_id: str | None, reason: str | None):
+    def _leave_one(self, group: ClassicGroup, member_id: str, instance_id: str | None, reason: str | None
+                   ) -> ErrorCode:
         why = f"{member_id or instance_id} left" + (f" ({reason})" if reason else "")
         if instance_id is None:
             if member_id in group.pending_members and not group.has_member(member_id):
@@ -589,7 +609,7 @@ class GroupCoordinator:
     # -- offsets -------------------------------------------------------------------------------------------------
 
     def validate_commit(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
-                        version: int, transactional: bool = False):
+                        version: int, transactional: bool = False) -> CommitCheck | None:
         """Check who commits (Kafka's validateOffsetCommit of each group kind; a standalone commit creates its
         group): raises KafkaError, or returns None or a per-partition check ``(topic, topic id, partition) ->
         None | (ErrorCode, message)`` (KIP-1251: a consumer-group member committing with an older epoch)."""
@@ -603,7 +623,7 @@ class GroupCoordinator:
                 raise KafkaError(E.ILLEGAL_GENERATION, f"Group {group_id} has no generation {generation}.")
             self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now())
             return None
-        if group.kind != "classic":
+        if not isinstance(group, ClassicGroup):
             return group.validate_commit(member_id, instance_id, generation, version, transactional)
         # Kafka's ClassicGroup.validateOffsetCommit, in its order.
         if group.state is ClassicState.DEAD:
@@ -678,7 +698,7 @@ class GroupCoordinator:
         """(topic, partition, committed or None) for the partitions asked (all of the group's when ``topics`` is
         None). A group that does not exist has no offsets (no error), as in Kafka."""
         group = self.groups.get(group_id)
-        if group is not None and group.kind == "consumer":
+        if isinstance(group, ConsumerGroup):
             # Kafka's ConsumerGroup.validateOffsetFetch: a null member id with no epoch is an admin fetch; an
             # empty one is a member id like any other (UNKNOWN_MEMBER_ID).
             group.validate_offset_fetch(member_id, member_epoch)
@@ -699,7 +719,8 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None or group.state_name == "Dead":
             raise KafkaError(E.GROUP_ID_NOT_FOUND)
-        if group.kind == "classic" and group.state is not ClassicState.EMPTY and not group.uses_consumer_protocol():
+        if isinstance(group, ClassicGroup) and group.state is not ClassicState.EMPTY \
+                and not group.uses_consumer_protocol():
             raise KafkaError(E.NON_EMPTY_GROUP)
         offsets = self.offsets.get(group_id)
         results: list[tuple[str, int, ErrorCode]] = []
@@ -717,7 +738,7 @@ class GroupCoordinator:
 
     # -- groups: describe, list, delete --------------------------------------------------------------------------
 
-    def list_groups(self, states: set[str] | None, types: set[str] | None) -> list[Any]:
+    def list_groups(self, states: set[str] | None, types: set[str] | None) -> list[Group]:
         found = []
         for group in self.groups.values():
             if states and group.state_name.lower() not in states:
@@ -744,7 +765,7 @@ class GroupCoordinator:
         offsets = None if keep_offsets else self.offsets.get(group_id)
         tombstones = [_offset_tombstone(group_id, t, p) for t, p, _ in (offsets.items() if offsets else [])]
         if group is not None:
-            if group.kind == "classic":
+            if isinstance(group, ClassicGroup):
                 tombstones.append(records.record(records.GROUP_METADATA, {"group": group_id}, None))
             else:
                 tombstones.extend(group.tombstones())
@@ -759,10 +780,10 @@ class GroupCoordinator:
         if group is not None:
             self._group_removed(group)
 
-    def _group_removed(self, group: Any) -> None:
+    def _group_removed(self, group: Group) -> None:
         """A group left the table: a classic group is Dead (a late timer or request finds it so) and its round's
         timers go; a KIP-848 or share group is marked dead and its members' timers go."""
-        if group.kind == "classic":
+        if isinstance(group, ClassicGroup):
             if group.state is not ClassicState.DEAD:
                 group.transition(Event.REMOVED, self.now())
             self._unschedule(("join", group.group_id))
@@ -789,10 +810,12 @@ class GroupCoordinator:
             offsets = self.offsets.get(group_id)
             all_gone = True
             if offsets:
-                base = group.offsets_expire_by() if group is not None else (lambda o: o.commit_timestamp_ms)
+                base: ExpireBy | None = group.offsets_expire_by() if group is not None \
+                    else (lambda o: o.commit_timestamp_ms)
                 if base is None:
                     continue
-                subscribed = group.is_subscribed_to if group is not None else (lambda topic: False)
+                subscribed: Callable[[str], bool] = group.is_subscribed_to if group is not None \
+                    else (lambda topic: False)
                 expired = offsets.expired(base, subscribed, now_ms, retention_ms)
                 self._append_and_replay(group_id, [_offset_tombstone(group_id, t, p) for t, p in expired])
                 removed_offsets += len(expired)
@@ -818,7 +841,7 @@ class GroupCoordinator:
         """Forget every group (their timers, their parked JoinGroup and SyncGroup answered NOT_COORDINATOR) and
         every offset: what a restart on the deleted log would find."""
         for group in self.groups.values():
-            if group.kind == "classic":
+            if isinstance(group, ClassicGroup):
                 for member in group.members.values():
                     self._notify(member.awaiting_join, join_error(E.NOT_COORDINATOR, member.member_id))
                     self._notify(member.awaiting_sync, sync_error(E.NOT_COORDINATOR))
@@ -872,7 +895,7 @@ class GroupCoordinator:
     def _loaded(self) -> None:
         """After loading the log: every member's session starts again, as Kafka's coordinator does on load."""
         for group in self.groups.values():
-            if group.kind == "classic":
+            if isinstance(group, ClassicGroup):
                 for member in group.members.values():
                     self._heartbeat_ok(group, member)
             else:
@@ -985,11 +1008,11 @@ def _group_record(group: ClassicGroup) -> GroupRecord:
                     for m in group.members.values()]}, records.GROUP_METADATA_VALUE_VERSION)
 
 
-def join_error(code: ErrorCode, member_id: str) -> dict:
+def join_error(code: ErrorCode, member_id: str) -> Answer:
     return {"throttle_time_ms": 0, "error_code": code, "generation_id": -1, "protocol_type": None,
             "protocol_name": None, "leader": "", "skip_assignment": False, "member_id": member_id, "members": []}
 
 
-def sync_error(code: ErrorCode) -> dict:
+def sync_error(code: ErrorCode) -> Answer:
     return {"throttle_time_ms": 0, "error_code": code, "protocol_type": None, "protocol_name": None,
             "assignment": b""}

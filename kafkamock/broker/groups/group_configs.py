@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkamock.broker.config import ConfigDef
+from kafkamock.broker.config import BrokerConfig, ConfigDef
 from kafkamock.broker.errors import ErrorCode, KafkaError
 
 OFFSET_RESETS = ("latest", "earliest")
@@ -157,7 +157,7 @@ def parse(spec: GroupConfigSpec, raw: Any) -> Any:
 class GroupConfigs:
     """Every group's own configs; ``value`` is what a group runs with."""
 
-    def __init__(self, broker_config) -> None:
+    def __init__(self, broker_config: BrokerConfig) -> None:
         self.broker_config = broker_config
         self.overrides: dict[str, dict[str, Any]] = {}
 

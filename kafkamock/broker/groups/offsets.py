@@ -6,8 +6,11 @@ the periodic cleanup removes, given the group's expiration condition (``offsets_
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from kafkamock.broker.errors import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,14 @@ class CommittedOffset:
     commit_timestamp_ms: int
     expire_timestamp_ms: int | None = None    # set by OffsetCommit v2-v4 with an explicit RetentionTimeMs
     record_offset: int = -1                   # where its record is in __consumer_offsets (which of two came last)
+
+
+ExpireBy = Callable[[CommittedOffset], int]
+"""KIP-211: the timestamp an offset's retention counts from (a group kind's ``offsets_expire_by``)."""
+
+CommitCheck = Callable[[str, uuid.UUID | None, int], tuple[ErrorCode, str] | None]
+"""KIP-1251's per-partition check of an OffsetCommit (``validate_commit``): (topic, topic id, partition) -> None, or
+the error and message that refuse it."""
 
 
 class GroupOffsets:
@@ -51,7 +62,7 @@ class GroupOffsets:
             for partition, offset in partitions.items():
                 yield topic, partition, offset
 
-    def expired(self, base_timestamp: Callable[[CommittedOffset], int], subscribed: Callable[[str], bool],
+    def expired(self, base_timestamp: ExpireBy, subscribed: Callable[[str], bool],
                 now_ms: int, retention_ms: int) -> list[tuple[str, int]]:
         """KIP-211 (Kafka's cleanupExpiredOffsets): offsets of topics the group does not subscribe to whose time
         is up: an explicit expire timestamp (a v2-v4 commit with RetentionTimeMs) when there is one, else

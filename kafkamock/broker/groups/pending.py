@@ -13,7 +13,7 @@ class Pending:
     __slots__ = ("value",)
 
     def __init__(self) -> None:
-        self.value: Any = None
+        self.value: dict[str, Any] | None = None        # the answer (a response body), once resolved
 
     @property
     def done(self) -> bool:

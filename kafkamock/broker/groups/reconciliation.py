@@ -21,6 +21,10 @@ import enum
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kafkamock.broker.groups.consumer import ConsumerMember
 
 Partitions = dict[uuid.UUID, frozenset[int]]
 Epochs = dict[uuid.UUID, dict[int, int]]          # topic id -> partition -> the epoch it was assigned at
@@ -146,8 +150,8 @@ STEPS: dict[MemberState, Callable[[Step], Reconciled | None]] = {
 }
 
 
-def reconcile(member, target_epoch: int, target: Mapping[uuid.UUID, frozenset[int]], owned: Partitions | None,
-              is_taken: Callable[[uuid.UUID, int], bool], subscribed: frozenset[uuid.UUID],
+def reconcile(member: ConsumerMember, target_epoch: int, target: Mapping[uuid.UUID, frozenset[int]],
+              owned: Partitions | None, is_taken: Callable[[uuid.UUID, int], bool], subscribed: frozenset[uuid.UUID],
               subscription_changed: bool = False) -> Reconciled | None:
     """The member's next state, or None when it stays as it is (Kafka's maybeReconcile). ``owned`` is what its
     heartbeat reports (None when the heartbeat left it out); ``subscribed`` the topic ids its subscription names

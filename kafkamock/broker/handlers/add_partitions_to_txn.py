@@ -11,6 +11,7 @@ PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for clients before v2.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
@@ -27,23 +28,25 @@ from kafkamock.broker.transactions.coordinator import fenced_code
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 24
 FIRST_FENCED_VERSION = 2
 
 
-def _results(topics, codes: dict[tuple[str, int], ErrorCode]) -> list[dict]:
+def _results(topics: Iterable[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic],
+             codes: dict[tuple[str, int], ErrorCode]) -> list[dict[str, Any]]:
     """The request's topics and partitions in request order (Kafka's errorResponseForTransaction)."""
     return [{"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code":
                                                       codes[(t.name, p)]} for p in t.partitions]}
             for t in topics]
 
 
-def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = False) -> list[dict]:
+def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = False) -> list[dict[str, Any]]:
     """Per-partition results built from a map (Kafka's resultForTransaction): partitions as the map of
     TopicPartition iterates them (a Java HashMap, or with ``scala`` the Scala ``mutable.HashMap`` that
     concatenating KafkaApis' error maps makes), topics as a ``HashMap<String, ...>`` filled in that order does."""
-    by_topic: dict[str, list[dict]] = {}
+    by_topic: dict[str, list[dict[str, Any]]] = {}
     order = (scala_mutable_hash_order(codes, topic_partition_hash) if scala
              else java_hash_order(codes, topic_partition_hash))
     for topic, partition in order:
@@ -52,8 +55,9 @@ def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = Fa
     return [{"name": t, "results_by_partition": by_topic[t]} for t in java_hash_order(by_topic, java_string_hash)]
 
 
-def _one(broker, request, transactional_id: str, producer_id: int, epoch: int, topics, verify_only: bool
-         ) -> list[dict]:
+def _one(broker: Broker, request: Request, transactional_id: str, producer_id: int, epoch: int,
+         topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], verify_only: bool
+         ) -> list[dict[str, Any]]:
     asked = [(t.name, p) for t in topics for p in t.partitions]
     if request.version <= 3:
         # From clients: WRITE on the transactional id, then on every topic (internal topics are not checked);

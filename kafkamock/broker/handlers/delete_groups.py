@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 API_KEY = 42
 
 
-def _delete(broker, request, group_id: str) -> dict:
+def _delete(broker: Broker, request: Request, group_id: str) -> dict[str, Any]:
     try:
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
@@ -50,7 +50,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         *results, *({"group_id": g, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED} for g in denied)]}
 
 
-def _is_share(broker, answer: dict) -> bool:
+def _is_share(broker: Broker, answer: dict[str, Any]) -> bool:
     group = broker.groups.groups.get(answer["group_id"])
     return group is not None and group.kind == "share"
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.groups.classic import ClassicState
+from kafkamock.broker.groups.classic import ClassicGroup, ClassicState
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def _describe(broker: Broker, request: Request, group_id: str) -> dict[str, Any]
     except KafkaError as exc:
         return {**base, "error_code": exc.code, "error_message": exc.message if version >= 6 else None}
     group = broker.groups.groups.get(group_id)
-    if group is None or group.kind != "classic" or group.state is ClassicState.DEAD:
+    if not isinstance(group, ClassicGroup) or group.state is ClassicState.DEAD:
         if version >= 6:
             base.update(error_code=ErrorCode.GROUP_ID_NOT_FOUND,
                         error_message=f"Group {group_id} not found." if group is None

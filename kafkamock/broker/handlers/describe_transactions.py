@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 API_KEY = 65
 
 
-def _state(broker, request, transactional_id: str) -> dict:
+def _state(broker: Broker, request: Request, transactional_id: str) -> dict[str, Any]:
     answer = _unanswered(transactional_id, ErrorCode.NONE)
     if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         return {**answer, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
@@ -41,7 +41,7 @@ def _state(broker, request, transactional_id: str) -> dict:
             "producer_epoch": meta.epoch, "topics": [{"topic": t, "partitions": p} for t, p in topics.items()]}
 
 
-def _unanswered(transactional_id: str, code: ErrorCode) -> dict:
+def _unanswered(transactional_id: str, code: ErrorCode) -> dict[str, Any]:
     return {"error_code": code, "transactional_id": transactional_id, "transaction_state": "",
             "transaction_timeout_ms": 0, "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
             "topics": []}

@@ -10,7 +10,7 @@ it while ``transaction.two.phase.commit.enable`` is off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
@@ -28,7 +28,7 @@ API_KEY = 22
 FIRST_FENCED_VERSION = 4
 
 
-def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_EPOCH) -> dict:
+def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_EPOCH) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch,
             "ongoing_txn_producer_id": NO_PRODUCER_ID, "ongoing_txn_producer_epoch": NO_EPOCH}
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 API_KEY = 11
 
 
-def shape(answer: dict, version: int) -> dict:
+def shape(answer: dict[str, Any], version: int) -> dict[str, Any]:
     if version < 7:
         answer = {**answer, "protocol_type": None, "protocol_name": answer["protocol_name"] or ""}
     if version < 9:

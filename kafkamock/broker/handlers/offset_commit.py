@@ -10,6 +10,7 @@ expire timestamp (KIP-211); v10 names topics by id.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
@@ -18,17 +19,22 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.broker.java_long import java_long
 
 if TYPE_CHECKING:
+    import uuid
+
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
+
+    TopicKey = tuple[uuid.UUID] | tuple[str]         # a topic of the request: by id (v10+) or by name
 
 API_KEY = 8
 DEFAULT_RETENTION = -1
 
 
-def _topic_key(t, version: int) -> dict:
+def _topic_key(t: messages.OffsetCommitRequest.OffsetCommitRequestTopic, version: int) -> dict[str, Any]:
     return {"topic_id": t.topic_id} if version >= 10 else {"name": t.name}
 
 
-def _all_failed(body, version: int, code: ErrorCode) -> dict:
+def _all_failed(body: messages.OffsetCommitRequest, version: int, code: ErrorCode) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "topics": [
         {**_topic_key(t, version), "partitions": [{"partition_index": p.partition_index, "error_code": code}
                                                   for p in t.partitions]} for t in body.topics]}
@@ -49,8 +55,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                                  [topic.name if version >= 10 and topic is not None else t.name
                                   for t, topic in zip(body.topics, resolved, strict=True)
                                   if topic is not None or version < 10])
-    answered: dict[tuple, list[dict]] = {}     # the answer's topics, in the order Kafka's builder adds them
-    keys: dict[tuple, dict] = {}
+    answered: dict[TopicKey, list[dict[str, Any]]] = {}    # the answer's topics, in the order Kafka's builder adds them
+    keys: dict[TopicKey, dict[str, Any]] = {}
     valid = []
     for t, topic in zip(body.topics, resolved, strict=True):
         key = (t.topic_id,) if version >= 10 else (t.name,)
@@ -105,7 +111,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     return {"throttle_time_ms": 0, "topics": [{**keys[key], "partitions": parts} for key, parts in answered.items()]}
 
 
-def _failed(partitions, code: ErrorCode) -> list[dict]:
+def _failed(partitions: Iterable[messages.OffsetCommitRequest.OffsetCommitRequestPartition], code: ErrorCode
+            ) -> list[dict[str, Any]]:
     return [{"partition_index": p.partition_index, "error_code": code} for p in partitions]
 
 

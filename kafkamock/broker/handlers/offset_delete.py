@@ -33,7 +33,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                             for t in known])
     except KafkaError as exc:
         return error_response(broker, request, exc.code)
-    topics: dict[str, list[dict]] = {}
+    topics: dict[str, list[dict[str, Any]]] = {}
     for t in body.topics:                    # unknown topics are answered without asking the group (KafkaApis)
         if t.name not in readable:
             topics[t.name] = [{"partition_index": p.partition_index,

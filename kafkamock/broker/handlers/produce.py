@@ -33,7 +33,11 @@ from kafkamock.records.layout import (
 )
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Partition, Topic
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.node import Node
+    from kafkamock.codec import messages
+    from kafkamock.records.view import BatchView
 
 API_KEY = 0
 # A produced batch is stored as a view of its request frame (no copy) unless the frame holds this much more than
@@ -58,26 +62,26 @@ NO_LOG_START = frozenset({
 
 def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
                       log_append_time: int = -1, log_start_offset: int = -1, message: str | None = None,
-                      record_errors: list[tuple[int, str]] | None = None) -> dict:
+                      record_errors: list[tuple[int, str]] | None = None) -> dict[str, Any]:
     return {"index": index, "error_code": code, "base_offset": base_offset, "log_append_time_ms": log_append_time,
             "log_start_offset": log_start_offset, "error_message": message,
             "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in record_errors or ()]}
 
 
-def _failure(exc: KafkaError, index: int, partition) -> dict:
+def _failure(exc: KafkaError, index: int, partition: Partition | None) -> dict[str, Any]:
     """A refused partition as Kafka answers it: a message only with KIP-467 record errors and the transaction
     verification's own (Kafka's other errors carry none: LogAppendResult.errorMessage), the log start offset unless
     Kafka never reached the log."""
-    if isinstance(exc, log_validator.RecordValidationError):
+    if isinstance(exc, log_validator.RecordValidationError):    # (raised by ``append``: the partition is known)
         return _partition_result(index, exc.code, message=exc.message, record_errors=exc.record_errors,
-                                 log_start_offset=partition.log.log_start_offset)
+                                 log_start_offset=partition.log.log_start_offset if partition is not None else -1)
     if isinstance(exc, VerificationError):
         return _partition_result(index, exc.code, message=exc.message)
     if isinstance(exc, AppendRefused):
         return _partition_result(index, exc.code, log_start_offset=exc.log_start_offset)
-    reached_log = partition is not None and exc.code not in NO_LOG_START and not isinstance(
-        exc, log_validator.RequestRecordsError)
-    return _partition_result(index, exc.code, log_start_offset=partition.log.log_start_offset if reached_log else -1)
+    if partition is None or exc.code in NO_LOG_START or isinstance(exc, log_validator.RequestRecordsError):
+        return _partition_result(index, exc.code)          # Kafka never reached the log
+    return _partition_result(index, exc.code, log_start_offset=partition.log.log_start_offset)
 
 
 def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryview:
@@ -106,7 +110,8 @@ class AppendRefused(KafkaError):
         self.log_start_offset, self.detail = log_start_offset, detail
 
 
-def _verify_transaction(broker, transactional_id: str, topic, partition, batch, version: int | None) -> bool:
+def _verify_transaction(broker: Broker, transactional_id: str, topic: Topic, partition: Partition, batch: BatchView,
+                        version: int | None) -> bool:
     """A transaction's first batch on a partition needs the partition in the producer's transaction (KIP-890 part 1,
     ``transaction.partition.verification.enable``); a Produce v12+ on ``transaction.version`` 2 adds it itself
     (KIP-890 part 2: such clients send no AddPartitionsToTxn). Kafka's ReplicaManager: an epoch older than the
@@ -145,8 +150,9 @@ def _verify_transaction(broker, transactional_id: str, topic, partition, batch, 
     return adds
 
 
-def append(broker, topic, partition, records: bytes | bytearray | memoryview | None, version: int | None = None,
-           *, acks: int = -1, node=None, transactional_id: str | None = None) -> dict:
+def append(broker: Broker, topic: Topic, partition: Partition, records: bytes | bytearray | memoryview | None,
+           version: int | None = None, *, acks: int = -1, node: Node | None = None,
+           transactional_id: str | None = None) -> dict[str, Any]:
     """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
     request's version, when the records came from one (zstd needs v7+)."""
     index = partition.index
@@ -165,7 +171,7 @@ def append(broker, topic, partition, records: bytes | bytearray | memoryview | N
                                                 "a produce request needs exactly one whole record batch per partition")
     (batch,) = views
 
-    def config(name: str):
+    def config(name: str) -> Any:       # a topic config's value: its type is the config's
         return broker.topic_config(topic, name, node)
 
     log_validator.check_batch(batch, version, config("max.message.bytes"))
@@ -226,14 +232,14 @@ class MalformedBatches(KafkaError):
     """A batch header Kafka cannot even walk (its ByteBufferLogInputStream): the whole request fails."""
 
 
-def _has_transactional_records(body) -> bool:
+def _has_transactional_records(body: messages.ProduceRequest) -> bool:
     """Kafka's RequestUtils.hasTransactionalRecords: whether the first batch of some partition is transactional,
     partitions in order, stopping at the first that is. Reading a first batch's header walks it as Kafka's
     ByteBufferLogInputStream does, so a size below a message's or an unknown magic fails the whole request with
     CORRUPT_MESSAGE and Kafka's message (MalformedBatches)."""
     for topic_data in body.topic_data:
         for pd in topic_data.partition_data:
-            records = pd.records
+            records: bytes | bytearray | memoryview | None = pd.records  # type: ignore[assignment]  # (decoded)
             if records is None or len(records) < LOG_OVERHEAD:
                 continue
             size = int.from_bytes(records[8:12], "big", signed=True)
@@ -290,7 +296,9 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 if acks not in (-1, 0, 1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}")
-                if topic is not None and topic.internal and topic.partition_at(pd.index) is not None:
+                if topic is None:               # what Broker.lead answers for a topic the cluster does not have
+                    raise KafkaError(missing)
+                if topic.internal and topic.partition_at(pd.index) is not None:
                     # ReplicaManager.appendToLocalLog: only the coordinators write there (no message, no offsets)
                     raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
                 partition = broker.lead(request, topic, pd.index, missing=missing)

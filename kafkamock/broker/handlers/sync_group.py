@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 API_KEY = 14
 
 
-def shape(answer: dict, version: int) -> dict:
+def shape(answer: dict[str, Any], version: int) -> dict[str, Any]:
     if version < 5:
         answer = {**answer, "protocol_type": None, "protocol_name": None}
     return answer

@@ -21,6 +21,7 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 28
 IMPLICIT_ADD_VERSION = 5
@@ -28,13 +29,13 @@ TRANSACTION_ABORTABLE_VERSION = 4       # v4+: the client knows TRANSACTION_ABOR
 UNKNOWN_GENERATION = -1
 
 
-def _all(body, code: ErrorCode) -> dict:
+def _all(body: messages.TxnOffsetCommitRequest, code: ErrorCode) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "topics": [
         {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code}
                                         for p in t.partitions]} for t in body.topics]}
 
 
-def _verify(broker, request) -> None:
+def _verify(broker: Broker, request: Request) -> None:
     """The group's ``__consumer_offsets`` partition must be in the transaction (KIP-890 part 1's verification, or
     part 2's implicit add for v5), checked as Kafka's ReplicaManager does for a coordinator's write: an epoch older
     than the partition's is INVALID_PRODUCER_EPOCH, an open transaction of this producer there needs nothing, and the
@@ -66,7 +67,7 @@ def _verify(broker, request) -> None:
         raise KafkaError(code)
 
 
-def _validate(broker, request) -> None:
+def _validate(broker: Broker, request: Request) -> None:
     body, version = request.body, request.version
     groups = broker.groups
     groups.check_coordinator(request, body.group_id)
@@ -91,7 +92,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     cluster = broker.cluster
-    answer: dict[str, list[dict]] = {}
+    answer: dict[str, list[dict[str, Any]]] = {}
     valid = []
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:

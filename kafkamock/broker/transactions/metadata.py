@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.java_hash_order import java_hash_order, topic_partition_hash
 from kafkamock.broker.transactions.state import Event, TxnState, transition
+
+if TYPE_CHECKING:
+    from kafkamock.codec import messages
 
 NO_PRODUCER_ID = -1
 NO_EPOCH = -1
@@ -87,7 +90,7 @@ class TxnMetadata:
                 "last_producer_epoch": self.last_epoch}
 
     @classmethod
-    def from_value(cls, transactional_id: str, value: Any) -> TxnMetadata:
+    def from_value(cls, transactional_id: str, value: messages.TransactionLogValue) -> TxnMetadata:
         """The metadata a decoded ``TransactionLogValue`` holds (fields of later versions default as Kafka's do);
         ValueError for a state kafkamock does not know."""
         try:
