@@ -102,7 +102,7 @@ kcat:
 
 # Two pytest-xdist workers, a test file each at a time: most of the suite's time is brokers and clients waiting.
 TEST_WORKERS ?= 2
-test: install java kafka spark js kgo kcat
+test: lint java kafka spark js kgo kcat
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: install
@@ -118,8 +118,9 @@ bench: install
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/records.py
 
+# ruff, and mypy at the strictness pyproject.toml sets (every function typed, no Any returned): part of `make test`.
 lint: install
-	$(BIN)/ruff check kafkamock tests bench tools
+	$(BIN)/ruff check kafkamock tests bench tools examples
 	$(BIN)/mypy kafkamock
 
 clean:
