@@ -145,7 +145,7 @@ class Broker:
                                  release=None if self.release.line == LATEST else self.release)
         self.groups = GroupCoordinator(self)
         self.transactions = TransactionCoordinator(self)
-        self.share = ShareManager(self)
+        self.share = ShareManager(self, group_config=self.groups.configs.value)
         self.quotas = ClientQuotas(self)
         self.connections = Connections(self)
         self._restore()

@@ -1,0 +1,208 @@
+"""A share-partition's durable state and the one function that changes it: replaying its records.
+
+The KIP-932 seed page writes a share-partition's state into its topic-partition as SHARE_CHECKPOINT (the whole state,
+under a new checkpoint epoch) and SHARE_DELTA (what changed, chained to the checkpoint by epoch and index) control
+records. ``PersistedShareState`` is what those records describe: the SPSO, the SPEO, the runs of records with a
+state other than "Available, never delivered" and their delivery counts, and what DescribeShareGroupOffsets reports.
+As Kafka's ShareCoordinatorShard changes its ShareGroupOffset only in ``replay(ShareSnapshot / ShareUpdate)``, the
+state changes only through ``replay``: at run time right after the share manager appends a record, and at recovery
+for each record read back from the log, so both build the same value from the same records. The acquisition cache
+(locks, Acquired records, members) is not durable and lives in ``SharePartition``, which is initialized from this
+state when a share-partition is recovered.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kafkamock.broker.share.state import RecordState
+from kafkamock.records import share_checkpoint_batch, share_delta_batch
+
+DELETED = -1        # a SHARE_CHECKPOINT with SPSO -1 is a tombstone: the share-partition was deleted
+NO_SUMMARY = -1     # the summary fields' value before anything was reported
+_NEVER_DELIVERED = (int(RecordState.AVAILABLE), 0)
+
+
+@dataclass(frozen=True, slots=True)
+class StateRun:
+    """Offsets ``base_offset..last_offset`` in one persisted state (an Acquired record is written as Available with
+    its delivery count less one)."""
+
+    base_offset: int
+    last_offset: int
+    state: int
+    delivery_count: int
+
+    def as_value(self) -> dict[str, int]:
+        return {"base_offset": self.base_offset, "last_offset": self.last_offset, "state": self.state,
+                "delivery_count": self.delivery_count}
+
+
+@dataclass(frozen=True, slots=True)
+class ShareCheckpoint:
+    """A SHARE_CHECKPOINT value: the whole state over ``start_offset..end_offset - 1`` (SPSO -1: a tombstone)."""
+
+    group_id: str
+    checkpoint_epoch: int
+    start_offset: int
+    end_offset: int
+    states: tuple[StateRun, ...]
+    summary_start_offset: int = NO_SUMMARY
+    delivery_complete_count: int = NO_SUMMARY
+
+    def batch(self, timestamp: int) -> bytes:
+        """The control batch that carries it."""
+        return share_checkpoint_batch(self.group_id, self.checkpoint_epoch, self.start_offset, self.end_offset,
+                                      [r.as_value() for r in self.states], timestamp=timestamp,
+                                      summary_start_offset=self.summary_start_offset,
+                                      delivery_complete_count=self.delivery_complete_count)
+
+
+@dataclass(frozen=True, slots=True)
+class ShareDelta:
+    """A SHARE_DELTA value: the runs that changed and the SPSO, the ``delta_index``-th of its checkpoint's chain."""
+
+    group_id: str
+    checkpoint_epoch: int
+    delta_index: int
+    start_offset: int
+    states: tuple[StateRun, ...]
+    summary_start_offset: int = NO_SUMMARY
+    delivery_complete_count: int = NO_SUMMARY
+
+    def batch(self, timestamp: int) -> bytes:
+        """The control batch that carries it."""
+        return share_delta_batch(self.group_id, self.checkpoint_epoch, self.delta_index, self.start_offset,
+                                 [r.as_value() for r in self.states], timestamp=timestamp,
+                                 summary_start_offset=self.summary_start_offset,
+                                 delivery_complete_count=self.delivery_complete_count)
+
+
+ShareStateRecord = ShareCheckpoint | ShareDelta
+
+
+def from_control(kind: str, value: Any) -> ShareStateRecord | None:
+    """The record a decoded SHARE_CHECKPOINT / SHARE_DELTA control record carries (None for other control types)."""
+    if kind not in ("SHARE_CHECKPOINT", "SHARE_DELTA"):
+        return None
+    states = tuple(StateRun(r.base_offset, r.last_offset, r.state, r.delivery_count) for r in value.states)
+    if kind == "SHARE_CHECKPOINT":
+        return ShareCheckpoint(value.group_id, value.checkpoint_epoch, value.start_offset, value.end_offset, states,
+                               value.summary_start_offset, value.delivery_complete_count)
+    return ShareDelta(value.group_id, value.checkpoint_epoch, value.delta_index, value.start_offset, states,
+                      value.summary_start_offset, value.delivery_complete_count)
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedShareState:
+    """What a share-partition's checkpoint and its deltas say, as Kafka's ShareGroupOffset: the records from
+    ``start_offset`` (SPSO) to ``end_offset`` (SPEO, exclusive); ``runs`` (sorted, disjoint, adjacent runs of one
+    state merged) hold those whose persisted state is not "Available, never delivered", which the others are.
+    ``checkpoint_offset`` is where the chain's checkpoint is in the log (what the share snapshot file points at, and
+    what retention must not pass); ``summary`` what DescribeShareGroupOffsets reported last (start offset, records
+    past it whose delivery is complete), None before the first report."""
+
+    group_id: str
+    checkpoint_epoch: int
+    delta_index: int
+    checkpoint_offset: int
+    start_offset: int
+    end_offset: int
+    runs: tuple[StateRun, ...]
+    summary: tuple[int, int] | None
+
+
+class NotInChain(ValueError):
+    """A record that does not continue the state: a delta of another checkpoint epoch, one past the next index, or
+    one without a checkpoint; a checkpoint of an epoch not after the current one. Recovery skips it."""
+
+
+def replay(state: PersistedShareState | None, record: ShareStateRecord, offset: int) -> PersistedShareState | None:
+    """The state after ``record`` (written at ``offset``): a checkpoint replaces it (a tombstone ends it: None), a
+    delta moves the SPSO forward and overwrites the runs it carries. Runs before the SPSO are dropped."""
+    if isinstance(record, ShareCheckpoint):
+        if record.start_offset == DELETED:
+            return None
+        if state is not None and record.checkpoint_epoch <= state.checkpoint_epoch:
+            raise NotInChain(f"checkpoint epoch {record.checkpoint_epoch} after {state.checkpoint_epoch}")
+        start = record.start_offset
+        runs: list[StateRun] = []
+        for run in record.states:
+            _paint(runs, run, start)
+        return PersistedShareState(record.group_id, record.checkpoint_epoch, 0, offset, start,
+                                   _end(max(record.end_offset, start), record.states, start), tuple(runs),
+                                   _summary(record, None))
+    if state is None or record.checkpoint_epoch != state.checkpoint_epoch \
+            or record.delta_index != state.delta_index + 1:
+        raise NotInChain(f"delta {record.checkpoint_epoch}.{record.delta_index} after "
+                         f"{'nothing' if state is None else f'{state.checkpoint_epoch}.{state.delta_index}'}")
+    start = max(state.start_offset, record.start_offset)
+    runs = _from(state.runs, start)
+    for run in record.states:
+        _paint(runs, run, start)
+    return PersistedShareState(state.group_id, state.checkpoint_epoch, record.delta_index, state.checkpoint_offset,
+                               start, _end(max(state.end_offset, start), record.states, start), tuple(runs),
+                               _summary(record, state.summary))
+
+
+def _summary(record: ShareStateRecord, before: tuple[int, int] | None) -> tuple[int, int] | None:
+    if record.summary_start_offset == NO_SUMMARY:
+        return before
+    return record.summary_start_offset, record.delivery_complete_count
+
+
+def _end(end: int, runs: Iterable[StateRun], start: int) -> int:
+    """The SPEO: past the last run at or after the SPSO, if that is further."""
+    return max([end] + [r.last_offset + 1 for r in runs if r.last_offset >= start])
+
+
+def _from(runs: Sequence[StateRun], start: int) -> list[StateRun]:
+    """The runs from offset ``start`` on (one that straddles it, cut)."""
+    i = bisect.bisect_left(runs, start, key=_last)
+    out = list(runs[i:])
+    if out and out[0].base_offset < start:
+        first = out[0]
+        out[0] = StateRun(start, first.last_offset, first.state, first.delivery_count)
+    return out
+
+
+def _paint(runs: list[StateRun], run: StateRun, start: int) -> None:
+    """Overwrite offsets ``run.base_offset..run.last_offset`` (from ``start`` on) of ``runs`` with the run's state,
+    keeping ``runs`` sorted, disjoint, merged and without "never delivered" runs."""
+    base, last = max(run.base_offset, start), run.last_offset
+    if last < base:
+        return
+    i = bisect.bisect_left(runs, base, key=_last)           # the first run ending at or after base
+    j = bisect.bisect_right(runs, last, key=_base)          # the first run starting after last
+    low, high = max(i - 1, 0), min(j + 1, len(runs))        # with the neighbours it may merge with
+    pieces = runs[low:i]
+    if i < j and runs[i].base_offset < base:
+        pieces.append(StateRun(runs[i].base_offset, base - 1, runs[i].state, runs[i].delivery_count))
+    if (run.state, run.delivery_count) != _NEVER_DELIVERED:
+        pieces.append(StateRun(base, last, run.state, run.delivery_count))
+    if i < j and runs[j - 1].last_offset > last:
+        pieces.append(StateRun(last + 1, runs[j - 1].last_offset, runs[j - 1].state, runs[j - 1].delivery_count))
+    pieces += runs[j:high]
+    runs[low:high] = _merged(pieces)
+
+
+def _merged(runs: list[StateRun]) -> list[StateRun]:
+    out: list[StateRun] = []
+    for run in runs:
+        if out and out[-1].last_offset + 1 == run.base_offset and (out[-1].state, out[-1].delivery_count) == (
+                run.state, run.delivery_count):
+            out[-1] = StateRun(out[-1].base_offset, run.last_offset, run.state, run.delivery_count)
+        else:
+            out.append(run)
+    return out
+
+
+def _last(run: StateRun) -> int:
+    return run.last_offset
+
+
+def _base(run: StateRun) -> int:
+    return run.base_offset
