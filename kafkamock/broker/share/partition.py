@@ -666,19 +666,24 @@ class SharePartition:
         """Runs of consecutive offsets with the same in-memory state and delivery count, as persisted: Acquired is
         written as Available with the delivery count less one; offsets between in-flight batches are gaps
         (Archived)."""
-        runs: list[list[int]] = []
-        key = None
+        runs: list[StateRun] = []
+        key: tuple[RecordState, int] | None = None
+        base = last = persisted_state = persisted_count = -1
         for offset in sorted(offsets):
             found = self.state_of(offset)
             state, count = found if found is not None else (S.ARCHIVED, 0)
-            if runs and key == (state, count) and runs[-1][1] == offset - 1:
-                runs[-1][1] = offset
+            if key == (state, count) and last == offset - 1:
+                last = offset
                 continue
-            key = (state, count)
+            if key is not None:
+                runs.append(StateRun(base, last, persisted_state, persisted_count))
+            key, base, last = (state, count), offset, offset
             if state is S.ACQUIRED:
                 state, count = S.AVAILABLE, count - 1
-            runs.append([offset, offset, int(state), count])
-        return tuple(StateRun(*run) for run in runs)
+            persisted_state, persisted_count = int(state), count
+        if key is not None:
+            runs.append(StateRun(base, last, persisted_state, persisted_count))
+        return tuple(runs)
 
     def checkpoint_record(self, epoch: int) -> ShareCheckpoint:
         """The SHARE_CHECKPOINT of the whole state under checkpoint ``epoch`` (what changed so far stays pending

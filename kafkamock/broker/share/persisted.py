@@ -16,20 +16,20 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from kafkamock.broker.share.state import RecordState
 from kafkamock.records import share_checkpoint_batch, share_delta_batch
 
 DELETED = -1        # a SHARE_CHECKPOINT with SPSO -1 is a tombstone: the share-partition was deleted
 NO_SUMMARY = -1     # the summary fields' value before anything was reported
-_NEVER_DELIVERED = (int(RecordState.AVAILABLE), 0)
+_AVAILABLE = int(RecordState.AVAILABLE)
 
 
-@dataclass(frozen=True, slots=True)
-class StateRun:
+class StateRun(NamedTuple):
     """Offsets ``base_offset..last_offset`` in one persisted state (an Acquired record is written as Available with
-    its delivery count less one)."""
+    its delivery count less one). A tuple: a long state has many, and replaying builds them by the thousand."""
 
     base_offset: int
     last_offset: int
@@ -129,22 +129,17 @@ def replay(state: PersistedShareState | None, record: ShareStateRecord, offset: 
         if state is not None and record.checkpoint_epoch <= state.checkpoint_epoch:
             raise NotInChain(f"checkpoint epoch {record.checkpoint_epoch} after {state.checkpoint_epoch}")
         start = record.start_offset
-        runs: list[StateRun] = []
-        for run in record.states:
-            _paint(runs, run, start)
         return PersistedShareState(record.group_id, record.checkpoint_epoch, 0, offset, start,
-                                   _end(max(record.end_offset, start), record.states, start), tuple(runs),
-                                   _summary(record, None))
+                                   _end(max(record.end_offset, start), record.states, start),
+                                   _overlaid([], record.states, start), _summary(record, None))
     if state is None or record.checkpoint_epoch != state.checkpoint_epoch \
             or record.delta_index != state.delta_index + 1:
         raise NotInChain(f"delta {record.checkpoint_epoch}.{record.delta_index} after "
                          f"{'nothing' if state is None else f'{state.checkpoint_epoch}.{state.delta_index}'}")
     start = max(state.start_offset, record.start_offset)
-    runs = _from(state.runs, start)
-    for run in record.states:
-        _paint(runs, run, start)
     return PersistedShareState(state.group_id, state.checkpoint_epoch, record.delta_index, state.checkpoint_offset,
-                               start, _end(max(state.end_offset, start), record.states, start), tuple(runs),
+                               start, _end(max(state.end_offset, start), record.states, start),
+                               _overlaid(_from(state.runs, start), record.states, start),
                                _summary(record, state.summary))
 
 
@@ -159,6 +154,50 @@ def _end(end: int, runs: Iterable[StateRun], start: int) -> int:
     return max([end] + [r.last_offset + 1 for r in runs if r.last_offset >= start])
 
 
+def _overlaid(runs: list[StateRun], changes: Sequence[StateRun], start: int) -> tuple[StateRun, ...]:
+    """``runs`` with ``changes`` (sorted, disjoint) written over them from offset ``start`` on. Only the runs around
+    the changed offsets are looked at (a delta touches a few records of a long state), in one sweep."""
+    changes = [c for c in changes if c.last_offset >= start]
+    if changes:
+        low, high = max(changes[0].base_offset, start), changes[-1].last_offset
+        i = bisect.bisect_left(runs, low - 1, key=_last)        # with the runs just before and after: they may merge
+        j = bisect.bisect_right(runs, high + 1, key=_base)
+        runs[i:j] = _swept(runs[i:j], changes, start)
+    return tuple(runs)
+
+
+def _swept(old: list[StateRun], changes: list[StateRun], start: int) -> list[StateRun]:
+    """``old`` (sorted, disjoint) with ``changes`` written over it, merged, without "never delivered" runs."""
+    pieces: list[StateRun] = []
+    k, n = 0, len(old)
+    for change in changes:
+        base = max(change.base_offset, start)
+        while k < n and old[k].last_offset < base:              # before the change: as it was
+            pieces.append(old[k])
+            k += 1
+        if k < n and old[k].base_offset < base:                 # straddling its start: the part before it
+            pieces.append(StateRun(old[k].base_offset, base - 1, old[k].state, old[k].delivery_count))
+        pieces.append(change if change.base_offset == base else
+                      StateRun(base, change.last_offset, change.state, change.delivery_count))
+        while k < n and old[k].last_offset <= change.last_offset:   # under it: gone
+            k += 1
+        if k < n and old[k].base_offset <= change.last_offset:      # straddling its end: the part after it
+            old[k] = StateRun(change.last_offset + 1, old[k].last_offset, old[k].state, old[k].delivery_count)
+    pieces += old[k:]
+    out: list[StateRun] = []
+    for run in pieces:
+        base, last, state, count = run
+        if state == _AVAILABLE and count == 0:                  # never delivered: no run
+            continue
+        if out:
+            before = out[-1]
+            if before.last_offset + 1 == base and before.state == state and before.delivery_count == count:
+                out[-1] = StateRun(before.base_offset, last, state, count)
+                continue
+        out.append(run)
+    return out
+
+
 def _from(runs: Sequence[StateRun], start: int) -> list[StateRun]:
     """The runs from offset ``start`` on (one that straddles it, cut)."""
     i = bisect.bisect_left(runs, start, key=_last)
@@ -169,40 +208,5 @@ def _from(runs: Sequence[StateRun], start: int) -> list[StateRun]:
     return out
 
 
-def _paint(runs: list[StateRun], run: StateRun, start: int) -> None:
-    """Overwrite offsets ``run.base_offset..run.last_offset`` (from ``start`` on) of ``runs`` with the run's state,
-    keeping ``runs`` sorted, disjoint, merged and without "never delivered" runs."""
-    base, last = max(run.base_offset, start), run.last_offset
-    if last < base:
-        return
-    i = bisect.bisect_left(runs, base, key=_last)           # the first run ending at or after base
-    j = bisect.bisect_right(runs, last, key=_base)          # the first run starting after last
-    low, high = max(i - 1, 0), min(j + 1, len(runs))        # with the neighbours it may merge with
-    pieces = runs[low:i]
-    if i < j and runs[i].base_offset < base:
-        pieces.append(StateRun(runs[i].base_offset, base - 1, runs[i].state, runs[i].delivery_count))
-    if (run.state, run.delivery_count) != _NEVER_DELIVERED:
-        pieces.append(StateRun(base, last, run.state, run.delivery_count))
-    if i < j and runs[j - 1].last_offset > last:
-        pieces.append(StateRun(last + 1, runs[j - 1].last_offset, runs[j - 1].state, runs[j - 1].delivery_count))
-    pieces += runs[j:high]
-    runs[low:high] = _merged(pieces)
-
-
-def _merged(runs: list[StateRun]) -> list[StateRun]:
-    out: list[StateRun] = []
-    for run in runs:
-        if out and out[-1].last_offset + 1 == run.base_offset and (out[-1].state, out[-1].delivery_count) == (
-                run.state, run.delivery_count):
-            out[-1] = StateRun(out[-1].base_offset, run.last_offset, run.state, run.delivery_count)
-        else:
-            out.append(run)
-    return out
-
-
-def _last(run: StateRun) -> int:
-    return run.last_offset
-
-
-def _base(run: StateRun) -> int:
-    return run.base_offset
+_last = attrgetter("last_offset")
+_base = attrgetter("base_offset")
