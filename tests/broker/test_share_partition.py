@@ -15,6 +15,7 @@ from kafkamock.broker.share.persisted import (
     ShareCheckpoint,
     ShareDelta,
     ShareStateRecord,
+    as_values,
     from_control,
     replay,
 )
@@ -51,7 +52,7 @@ def read_back(record: ShareStateRecord) -> ShareStateRecord:
 def as_value(record: ShareStateRecord) -> dict:
     """The record as the control-record value it encodes (``share_checkpoint_batch`` / ``share_delta_batch``)."""
     fields = {name: getattr(record, name) for name in record.__dataclass_fields__}
-    return {**fields, "states": [r.as_value() for r in record.states]}
+    return {**fields, "states": as_values(record.states)}
 
 
 class Chain:

@@ -26,7 +26,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict, Unpack
 
-from kafkamock.broker.share.persisted import NO_SUMMARY, PersistedShareState, ShareCheckpoint, ShareDelta, StateRun
+from kafkamock.broker.share.persisted import (
+    NEVER_DELIVERED,
+    NO_SUMMARY,
+    PersistedShareState,
+    ShareCheckpoint,
+    ShareDelta,
+    StateRun,
+    as_run,
+)
 from kafkamock.broker.share.state import AckType, InvalidAckRequest, InvalidRecordState, RecordState, allowed
 from kafkamock.broker.timers import NEVER
 
@@ -36,7 +44,6 @@ INCREASE, NO_OP = 1, 0
 ACK_STATES = {AckType.GAP: S.ARCHIVED, AckType.ACCEPT: S.ACKNOWLEDGED, AckType.RELEASE: S.AVAILABLE,
               AckType.REJECT: S.ARCHIVED}
 MIN_THROTTLE_LIMIT = 2
-NEVER_DELIVERED = (int(S.AVAILABLE), 0)
 
 
 class Limits(TypedDict):
@@ -666,24 +673,19 @@ class SharePartition:
         """Runs of consecutive offsets with the same in-memory state and delivery count, as persisted: Acquired is
         written as Available with the delivery count less one; offsets between in-flight batches are gaps
         (Archived)."""
-        runs: list[StateRun] = []
-        key: tuple[RecordState, int] | None = None
-        base = last = persisted_state = persisted_count = -1
+        runs: list[list[int]] = []
+        key = None
         for offset in sorted(offsets):
             found = self.state_of(offset)
             state, count = found if found is not None else (S.ARCHIVED, 0)
-            if key == (state, count) and last == offset - 1:
-                last = offset
+            if runs and key == (state, count) and runs[-1][1] == offset - 1:
+                runs[-1][1] = offset
                 continue
-            if key is not None:
-                runs.append(StateRun(base, last, persisted_state, persisted_count))
-            key, base, last = (state, count), offset, offset
+            key = (state, count)
             if state is S.ACQUIRED:
                 state, count = S.AVAILABLE, count - 1
-            persisted_state, persisted_count = int(state), count
-        if key is not None:
-            runs.append(StateRun(base, last, persisted_state, persisted_count))
-        return tuple(runs)
+            runs.append([offset, offset, int(state), count])
+        return tuple(map(as_run, runs))
 
     def checkpoint_record(self, epoch: int) -> ShareCheckpoint:
         """The SHARE_CHECKPOINT of the whole state under checkpoint ``epoch`` (what changed so far stays pending

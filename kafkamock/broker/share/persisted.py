@@ -14,8 +14,9 @@ state when a share-partition is recovered.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -24,7 +25,7 @@ from kafkamock.records import share_checkpoint_batch, share_delta_batch
 
 DELETED = -1        # a SHARE_CHECKPOINT with SPSO -1 is a tombstone: the share-partition was deleted
 NO_SUMMARY = -1     # the summary fields' value before anything was reported
-_AVAILABLE = int(RecordState.AVAILABLE)
+NEVER_DELIVERED = (int(RecordState.AVAILABLE), 0)   # (state, delivery count) of a record no run covers
 
 
 class StateRun(NamedTuple):
@@ -36,9 +37,15 @@ class StateRun(NamedTuple):
     state: int
     delivery_count: int
 
-    def as_value(self) -> dict[str, int]:
-        return {"base_offset": self.base_offset, "last_offset": self.last_offset, "state": self.state,
-                "delivery_count": self.delivery_count}
+
+as_run: Callable[[Iterable[int]], StateRun] = partial(tuple.__new__, StateRun)
+"""A ``StateRun`` from its four fields in an iterable, without the Python-level ``__new__`` of a NamedTuple (the
+hot paths build one per changed run)."""
+
+
+def as_values(runs: Iterable[StateRun]) -> list[dict[str, int]]:
+    """The runs as the control-record value's ``states`` array."""
+    return [{"base_offset": b, "last_offset": last, "state": s, "delivery_count": c} for b, last, s, c in runs]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +63,7 @@ class ShareCheckpoint:
     def batch(self, timestamp: int) -> bytes:
         """The control batch that carries it."""
         return share_checkpoint_batch(self.group_id, self.checkpoint_epoch, self.start_offset, self.end_offset,
-                                      [r.as_value() for r in self.states], timestamp=timestamp,
+                                      as_values(self.states), timestamp=timestamp,
                                       summary_start_offset=self.summary_start_offset,
                                       delivery_complete_count=self.delivery_complete_count)
 
@@ -76,7 +83,7 @@ class ShareDelta:
     def batch(self, timestamp: int) -> bytes:
         """The control batch that carries it."""
         return share_delta_batch(self.group_id, self.checkpoint_epoch, self.delta_index, self.start_offset,
-                                 [r.as_value() for r in self.states], timestamp=timestamp,
+                                 as_values(self.states), timestamp=timestamp,
                                  summary_start_offset=self.summary_start_offset,
                                  delivery_complete_count=self.delivery_complete_count)
 
@@ -131,7 +138,7 @@ def replay(state: PersistedShareState | None, record: ShareStateRecord, offset: 
         start = record.start_offset
         return PersistedShareState(record.group_id, record.checkpoint_epoch, 0, offset, start,
                                    _end(max(record.end_offset, start), record.states, start),
-                                   _overlaid([], record.states, start), _summary(record, None))
+                                   _overlaid((), record.states, start), _summary(record, None))
     if state is None or record.checkpoint_epoch != state.checkpoint_epoch \
             or record.delta_index != state.delta_index + 1:
         raise NotInChain(f"delta {record.checkpoint_epoch}.{record.delta_index} after "
@@ -139,7 +146,7 @@ def replay(state: PersistedShareState | None, record: ShareStateRecord, offset: 
     start = max(state.start_offset, record.start_offset)
     return PersistedShareState(state.group_id, state.checkpoint_epoch, record.delta_index, state.checkpoint_offset,
                                start, _end(max(state.end_offset, start), record.states, start),
-                               _overlaid(_from(state.runs, start), record.states, start),
+                               _overlaid(state.runs, record.states, start),
                                _summary(record, state.summary))
 
 
@@ -149,27 +156,35 @@ def _summary(record: ShareStateRecord, before: tuple[int, int] | None) -> tuple[
     return record.summary_start_offset, record.delivery_complete_count
 
 
-def _end(end: int, runs: Iterable[StateRun], start: int) -> int:
-    """The SPEO: past the last run at or after the SPSO, if that is further."""
-    return max([end] + [r.last_offset + 1 for r in runs if r.last_offset >= start])
+def _end(end: int, runs: Sequence[StateRun], start: int) -> int:
+    """The SPEO: past the last run at or after the SPSO, if that is further (the runs are sorted)."""
+    return max(end, runs[-1].last_offset + 1) if runs and runs[-1].last_offset >= start else end
 
 
-def _overlaid(runs: list[StateRun], changes: Sequence[StateRun], start: int) -> tuple[StateRun, ...]:
-    """``runs`` with ``changes`` (sorted, disjoint) written over them from offset ``start`` on. Only the runs around
-    the changed offsets are looked at (a delta touches a few records of a long state), in one sweep."""
-    changes = [c for c in changes if c.last_offset >= start]
-    if changes:
-        low, high = max(changes[0].base_offset, start), changes[-1].last_offset
-        i = bisect.bisect_left(runs, low - 1, key=_last)        # with the runs just before and after: they may merge
-        j = bisect.bisect_right(runs, high + 1, key=_base)
-        runs[i:j] = _swept(runs[i:j], changes, start)
-    return tuple(runs)
+def _overlaid(runs: tuple[StateRun, ...], changes: Sequence[StateRun], start: int) -> tuple[StateRun, ...]:
+    """``runs`` from offset ``start`` on (one straddling it cut), with ``changes`` (sorted, disjoint) written over
+    them. Only the runs around the changed offsets are looked at (a delta touches a few records of a long state)."""
+    k = bisect.bisect_left(runs, start, key=_last)              # the first run ending at or after start
+    if k < len(runs) and runs[k].base_offset < start:
+        first = runs[k]
+        runs = (StateRun(start, first.last_offset, first.state, first.delivery_count),) + runs[k + 1:]
+        k = 0
+    if changes and changes[0].last_offset < start:
+        changes = [c for c in changes if c.last_offset >= start]
+    if not changes:
+        return runs[k:] if k else runs
+    low, high = max(changes[0].base_offset, start), changes[-1].last_offset
+    i = max(bisect.bisect_left(runs, low - 1, key=_last), k)  # with the runs just before and after: they may merge
+    j = max(bisect.bisect_right(runs, high + 1, key=_base), i)
+    return runs[k:i] + tuple(_swept(list(runs[i:j]), changes, start)) + runs[j:]
 
 
-def _swept(old: list[StateRun], changes: list[StateRun], start: int) -> list[StateRun]:
+def _swept(old: list[StateRun], changes: Sequence[StateRun], start: int) -> list[StateRun]:
     """``old`` (sorted, disjoint) with ``changes`` written over it, merged, without "never delivered" runs."""
     pieces: list[StateRun] = []
     k, n = 0, len(old)
+    if not n and (not changes or changes[0].base_offset >= start):
+        pieces, changes = list(changes), ()                     # nothing to write over (a checkpoint's runs)
     for change in changes:
         base = max(change.base_offset, start)
         while k < n and old[k].last_offset < base:              # before the change: as it was
@@ -187,24 +202,14 @@ def _swept(old: list[StateRun], changes: list[StateRun], start: int) -> list[Sta
     out: list[StateRun] = []
     for run in pieces:
         base, last, state, count = run
-        if state == _AVAILABLE and count == 0:                  # never delivered: no run
+        if (state, count) == NEVER_DELIVERED:                  # no run: what a record is without one
             continue
         if out:
             before = out[-1]
             if before.last_offset + 1 == base and before.state == state and before.delivery_count == count:
-                out[-1] = StateRun(before.base_offset, last, state, count)
+                out[-1] = as_run((before.base_offset, last, state, count))
                 continue
         out.append(run)
-    return out
-
-
-def _from(runs: Sequence[StateRun], start: int) -> list[StateRun]:
-    """The runs from offset ``start`` on (one that straddles it, cut)."""
-    i = bisect.bisect_left(runs, start, key=_last)
-    out = list(runs[i:])
-    if out and out[0].base_offset < start:
-        first = out[0]
-        out[0] = StateRun(start, first.last_offset, first.state, first.delivery_count)
     return out
 
 
