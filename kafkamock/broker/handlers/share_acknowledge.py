@@ -4,7 +4,7 @@ As Kafka's KafkaApis.handleShareAcknowledgeRequest: a null group id or a bad mem
 request works in the member's share session (``share/sessions.py``): epoch 0 cannot be used
 (INVALID_SHARE_SESSION_EPOCH), -1 acknowledges and then releases the session (what the member still holds in it is
 released), any other epoch must be the next; errors of the whole request carry only a code. Each partition's batches
-are checked and applied as ShareFetch's (``handlers/share_fetch.py`` ``acknowledge_partitions``): INVALID_REQUEST for malformed
+are checked and applied as ShareFetch's (``share_fetch.acknowledge_partitions``): INVALID_REQUEST for malformed
 batches (RENEW only with IsRenewAck, from v2), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, and the
 share-partition's refusals in Kafka's words. KIP-1222: RENEW restarts the lock for the group's current
 ``share.record.lock.duration.ms``, which the response returns as AcquisitionLockTimeoutMs.

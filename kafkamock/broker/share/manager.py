@@ -68,7 +68,7 @@ GroupConfig = Callable[[str, str], Any]
 """A group's config value (``GroupConfigs.value``: the group's own, clamped into the broker's bounds, else the
 default)."""
 READ_COMMITTED = "read_committed"
-__all__ = ["DELETED", "Ack", "ShareManager", "parse_duration_ms", "share_control_offsets"]
+__all__ = ["Ack", "GroupConfig", "Key", "ShareManager", "parse_duration_ms", "share_control_offsets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,7 +361,8 @@ class ShareManager:
 
     def _replay(self, key: Key, record: ShareStateRecord, offset: int) -> None:
         """The only change of a durable state: ``record``, at ``offset`` of the topic-partition, replayed (at run
-        time just after it was appended, at recovery as it is read back). NotInChain: not applied."""
+        time just after it was appended, at recovery as it is read back). A record that does not continue the
+        chain raises NotInChain and changes nothing (recovery skips it; run time never writes one)."""
         state = replay(self.persisted.get(key), record, offset)
         if state is None:
             self.persisted.pop(key, None)
