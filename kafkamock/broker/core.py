@@ -111,7 +111,7 @@ class Broker:
             self, next_producer_id=self.next_producer_id,
             transaction_version=lambda: self.features.level(TRANSACTION_VERSION),
             offsets_marker=self.groups.transaction_ended)
-        self.share = ShareManager(self)
+        self.share = ShareManager(self, group_config=self.groups.configs.value)
         self.quotas = ClientQuotas(self)
         self.connections = Connections(self)
         self.persistence = MetadataPersistence(

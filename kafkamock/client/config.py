@@ -32,7 +32,7 @@ def _auto_offset_reset(value: str) -> str | None:
     if value in ("earliest", "latest", "none"):
         return None
     if value.startswith("by_duration:"):
-        from kafkamock.broker.share.manager import parse_duration_ms
+        from kafkamock.durations import parse_duration_ms
 
         try:
             parse_duration_ms(value.split(":", 1)[1])

@@ -696,6 +696,86 @@ def test_delete_records_moves_the_spso_and_keeps_a_checkpoint_for_recovery(clock
     assert acquired(share_fetch(restarted, "b", 1)) == [(5, 6, 1)]
 
 
+def delete_records(broker, offset):
+    deleted = call(broker, "DeleteRecords", 2, {"topics": [{"name": "t", "partitions": [
+        {"partition_index": 0, "offset": offset}]}], "timeout_ms": 1000})
+    assert deleted.topics[0].partitions[0].low_watermark == offset
+
+
+def test_the_persisted_state_at_run_time_is_what_replaying_the_log_rebuilds(clock, monkeypatch):
+    """One state path: the durable state the manager holds at run time changes only by replaying the records it
+    appends, and after every step (acquisitions, acknowledgements, expired locks, a release at the delivery limit,
+    the log start moving past the SPSO and then past the checkpoint) it equals, field by field, the state a fresh
+    manager rebuilds by replaying the partition's control batches."""
+    from kafkamock.broker.share import manager as share_manager
+
+    replayed = []                                       # the run-time replays: (offset, record type)
+    recovering = []
+    real_replay = share_manager.replay
+
+    def spy(state, record, offset):
+        if not recovering:
+            replayed.append((offset, type(record).__name__))
+        return real_replay(state, record, offset)
+
+    monkeypatch.setattr(share_manager, "replay", spy)
+    broker = make_broker(clock, **{"kafkamock.share.delta.chain.max": 3, "group.share.record.lock.duration.ms": 15_000})
+    topic = broker.cluster.topics["t"]
+    key = (GROUP, topic.topic_id, 0)
+
+    def rebuilt():
+        recovering.append(True)
+        fresh = share_manager.ShareManager(broker, group_config=broker.groups.configs.value)
+        fresh.restore(topic, topic.partitions[0])
+        recovering.pop()
+        assert fresh.persisted.keys() <= {key}
+        return fresh.persisted.get(key)
+
+    def run(expect_write: bool, action):
+        """Do ``action``; check that it wrote (and replayed) a record or left the durable state alone, and that the
+        state held at run time is what recovery rebuilds."""
+        before, count = broker.share.persisted.get(key), len(replayed)
+        result = action()
+        after = broker.share.persisted.get(key)
+        assert (len(replayed) > count) == expect_write
+        if not expect_write:
+            assert after is before                      # nothing replayed: the durable state did not change
+        assert after == rebuilt()                       # run time and recovery: the same value
+        return result
+
+    opened(broker, "a")
+    join(broker, "b")
+    share_fetch(broker, "b", 0, conn_id=2)
+    produce(broker, [b"%d" % n for n in range(10)])                                          # 0-9
+    got = run(False, lambda: share_fetch(broker, "a", 1, max_records=4, mode=1))
+    assert acquired(got) == [(0, 3, 1)]                     # acquisitions write nothing
+    run(True, lambda: share_ack(broker, "a", 2, {0: [batch(0, 2, 1, 2, 3)]}))   # accept, release, reject: checkpoint
+    got = run(False, lambda: share_fetch(broker, "b", 1, max_records=3, mode=1, conn_id=2))
+    assert acquired(got) == [(1, 1, 2), (4, 5, 1)]
+    clock.advance(15_000)
+    run(True, broker.tick)                                  # every lock ran out: delta 1
+    state = broker.share.persisted[key]
+    assert (state.start_offset, state.delta_index) == (1, 1)
+    assert [(r.base_offset, r.last_offset, r.state, r.delivery_count) for r in state.runs] == [
+        (1, 1, 0, 2), (2, 2, 4, 1), (3, 5, 0, 1)]           # delivered twice, rejected, delivered once
+    got = run(False, lambda: share_fetch(broker, "a", 3, max_records=5, mode=1))
+    assert acquired(got) == [(1, 1, 3)]                     # its last delivery, alone
+    run(True, lambda: broker.share.connection_closed(1))    # a's session goes: 1 released at the limit, archived
+    run(False, lambda: delete_records(broker, 5))           # the SPSO moves; the next write carries it
+    got = run(False, lambda: share_fetch(broker, "b", 2, max_records=10, conn_id=2))
+    assert acquired(got) == [(5, 5, 2), (6, 9, 1)]
+    run(True, lambda: share_ack(broker, "b", 3, {0: [batch(5, 6, 1)]}, conn_id=2))               # delta 3
+    assert broker.share.persisted[key].start_offset == 7
+    produce(broker, [b"late"] * 3)                                                           # 14-16
+    run(True, lambda: delete_records(broker, 12))           # past the checkpoint at 10: a new checkpoint
+    state = broker.share.persisted[key]
+    assert (state.checkpoint_epoch, state.delta_index, state.checkpoint_offset, state.start_offset) == (2, 0, 17, 12)
+    assert replayed == [(10, "ShareCheckpoint"), (11, "ShareDelta"), (12, "ShareDelta"), (13, "ShareDelta"),
+                        (17, "ShareCheckpoint")]            # each record appended, replayed as it landed
+    assert [(o, kind) for o, kind, _ in control_records(broker)] == [
+        (12, "SHARE_DELTA"), (13, "SHARE_DELTA"), (17, "SHARE_CHECKPOINT")]   # from the log start (12) on
+
+
 # -- group configs: share.auto.offset.reset, share.isolation.level, share.record.lock.duration.ms ------------------
 
 def test_share_auto_offset_reset_earliest_and_by_duration(clock):

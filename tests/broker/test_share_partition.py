@@ -10,8 +10,17 @@ from hypothesis import strategies as st
 from support.share_state import assert_restored
 
 from kafkamock.broker.share import AckType, RecordState, SharePartition
+from kafkamock.broker.share.persisted import (
+    PersistedShareState,
+    ShareCheckpoint,
+    ShareDelta,
+    ShareStateRecord,
+    as_values,
+    from_control,
+    replay,
+)
 from kafkamock.broker.share.state import InvalidAckRequest, InvalidRecordState, allowed
-from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, share_delta_batch, split_batches
+from kafkamock.records import decode_batches, decode_control, share_checkpoint_batch, split_batches
 
 LOCK = 30_000
 S = RecordState
@@ -31,6 +40,53 @@ def decoded(batch: bytes):
     assert b.is_control and not b.is_transactional
     (rec,) = b.records
     return decode_control(rec.key, rec.value)
+
+
+def read_back(record: ShareStateRecord) -> ShareStateRecord:
+    """The record as recovery reads it: encoded into its control batch, decoded."""
+    found = from_control(*decoded(record.batch(0)))
+    assert found is not None
+    return found
+
+
+def as_value(record: ShareStateRecord) -> dict:
+    """The record as the control-record value it encodes (``share_checkpoint_batch`` / ``share_delta_batch``)."""
+    fields = {name: getattr(record, name) for name in record.__dataclass_fields__}
+    return {**fields, "states": as_values(record.states)}
+
+
+class Chain:
+    """What the share manager does with a share-partition's writes, without a log: the first write a checkpoint,
+    then deltas; each replayed into the persisted state as it is "appended" (at offsets 0, 1, ...)."""
+
+    def __init__(self) -> None:
+        self.state: PersistedShareState | None = None
+        self.written: list[ShareStateRecord] = []
+
+    def _write(self, sp: SharePartition, record: ShareStateRecord | None) -> ShareStateRecord | None:
+        if record is not None:
+            self.state = replay(self.state, record, len(self.written))
+            self.written.append(record)
+            sp.written()
+        return record
+
+    def checkpoint(self, sp: SharePartition) -> ShareCheckpoint:
+        record = sp.checkpoint_record(self.state.checkpoint_epoch + 1 if self.state is not None else 1)
+        self._write(sp, record)
+        return record
+
+    def delta(self, sp: SharePartition) -> ShareDelta | None:
+        assert self.state is not None
+        record = sp.delta_record(self.state.checkpoint_epoch, self.state.delta_index + 1)
+        self._write(sp, record)
+        return record
+
+    def recovered(self) -> PersistedShareState | None:
+        """The state replayed from the records as read back from their control batches."""
+        state = None
+        for offset, record in enumerate(self.written):
+            state = replay(state, read_back(record), offset)
+        return state
 
 
 def test_the_state_moves_kafka_allows():
@@ -118,7 +174,8 @@ def test_the_seed_pages_worked_example_is_the_golden_checkpoint():
     sp.acknowledge("m", 119, 119, AckType.ACCEPT, 1)
     assert runs(sp.acquire("m", [(110, 120)], 1, 2, record_limit=True)) == [(110, 110, 2)]
     assert (sp.start_offset, sp.spe_offset) == (110, 121)
-    value = sp.checkpoint()
+    record = sp.checkpoint_record(1)
+    value = as_value(record)
     assert value == {"group_id": "G1", "checkpoint_epoch": 1, "start_offset": 110, "end_offset": 121, "states": [
         {"base_offset": 110, "last_offset": 110, "state": 0, "delivery_count": 1},
         {"base_offset": 111, "last_offset": 112, "state": 0, "delivery_count": 1},
@@ -126,14 +183,17 @@ def test_the_seed_pages_worked_example_is_the_golden_checkpoint():
         {"base_offset": 119, "last_offset": 119, "state": 2, "delivery_count": 1},
         {"base_offset": 120, "last_offset": 120, "state": 0, "delivery_count": 0},
     ], "summary_start_offset": 110, "delivery_complete_count": 1}   # tagged: what DescribeShareGroupOffsets reports
-    empty = partition(100).checkpoint()                           # the page's first example
+    assert record.batch(5) == share_checkpoint_batch(**value, timestamp=5)      # the control batch of that value
+    empty = as_value(partition(100).checkpoint_record(1))         # the page's first example
     assert empty == {"group_id": "G1", "checkpoint_epoch": 1, "start_offset": 100, "end_offset": 100, "states": [],
                      "summary_start_offset": -1, "delivery_complete_count": -1}
-    kind, written = decoded(share_checkpoint_batch(**value, timestamp=5))
+    kind, written = decoded(record.batch(5))
     assert kind == "SHARE_CHECKPOINT" and written.start_offset == 110 and len(written.states) == 5
     assert (written.summary_start_offset, written.delivery_complete_count) == (110, 1)
-    restored = SharePartition.restore(written, lock_duration_ms=lambda: LOCK, delivery_limit=lambda: 5,
-                                      max_in_flight=lambda: 2000)
+    state = replay(None, from_control(kind, written), 0)
+    assert state is not None
+    restored = SharePartition.from_persisted(state, lock_duration_ms=lambda: LOCK, delivery_limit=lambda: 5,
+                                             max_in_flight=lambda: 2000)
     assert [restored.state_of(o) for o in (110, 113, 119, 120)] == [
         (S.AVAILABLE, 1), (S.AVAILABLE, 0), (S.ACKNOWLEDGED, 1), (S.AVAILABLE, 0)]
     assert restored.reported == (110, 1)
@@ -144,29 +204,33 @@ def test_the_seed_pages_worked_example_is_the_golden_checkpoint():
 def test_deltas_chain_to_their_checkpoint():
     sp = partition(0)
     sp.acquire("m", [(0, 9)], 500, 0)
-    checkpoint = decoded(share_checkpoint_batch(**sp.checkpoint(), timestamp=0))[1]
-    assert sp.take_delta() is None
+    chain = Chain()
+    checkpoint = read_back(chain.checkpoint(sp))
+    assert chain.delta(sp) is None
     sp.acknowledge("m", 0, 3, AckType.ACCEPT, 1)
     sp.acknowledge("m", 5, 5, AckType.REJECT, 1)
-    first = sp.take_delta()
-    assert (first["delta_index"], first["start_offset"]) == (1, 4)
-    assert first["states"] == [{"base_offset": 5, "last_offset": 5, "state": 4, "delivery_count": 1}]
+    first = chain.delta(sp)
+    assert first is not None and (first.delta_index, first.start_offset) == (1, 4)
+    assert as_value(first)["states"] == [{"base_offset": 5, "last_offset": 5, "state": 4, "delivery_count": 1}]
     sp.acknowledge("m", 4, 4, AckType.RELEASE, 2)
-    second = sp.take_delta()
-    deltas = [decoded(share_delta_batch(**d, timestamp=0))[1] for d in (first, second)]
-    rebuilt = SharePartition.restore(checkpoint, lock_duration_ms=lambda: LOCK, delivery_limit=lambda: 5,
-                                     max_in_flight=lambda: 2000)
-    for delta in deltas:
-        rebuilt.apply_delta(delta)
+    second = chain.delta(sp)
+    assert second is not None
+    deltas = [read_back(d) for d in (first, second)]
+    state = replay(None, checkpoint, 0)
+    for offset, delta in enumerate(deltas, 1):
+        state = replay(state, delta, offset)
+    assert state is not None and state == chain.state             # recovery's replay is run time's
+    rebuilt = SharePartition.from_persisted(state, lock_duration_ms=lambda: LOCK, delivery_limit=lambda: 5,
+                                            max_in_flight=lambda: 2000)
     expected = {o: (S.AVAILABLE, c - 1) if s is S.ACQUIRED else (s, c) for o, (s, c) in
                 ((o, sp.state_of(o)) for o in range(sp.start_offset, sp.spe_offset))}
     assert (rebuilt.start_offset, rebuilt.spe_offset) == (sp.start_offset, sp.spe_offset)
     assert {o: rebuilt.state_of(o) for o in range(rebuilt.start_offset, rebuilt.spe_offset)} == expected
-    other_epoch = partition(0)
-    other_epoch.checkpoint()
-    other_epoch.checkpoint()
+    other_epoch, blank = Chain(), partition(0)
+    other_epoch.checkpoint(blank)
+    other_epoch.checkpoint(blank)
     with pytest.raises(ValueError):
-        other_epoch.apply_delta(deltas[0])
+        replay(other_epoch.state, deltas[0], 9)
 
 
 ACTIONS = st.lists(st.tuples(st.sampled_from(["acquire", "ack", "expire", "leave"]), st.sampled_from("ab"),
@@ -177,8 +241,8 @@ ACTIONS = st.lists(st.tuples(st.sampled_from(["acquire", "ack", "expire", "leave
 @given(ACTIONS)
 def test_any_history_keeps_the_invariants_and_survives_checkpoint_and_deltas(actions):
     sp = partition(0, limit=3, locks=12)
-    checkpoint = decoded(share_checkpoint_batch(**sp.checkpoint(), timestamp=0))[1]
-    deltas = []
+    chain = Chain()
+    chain.checkpoint(sp)
     now = 0
     for kind, member, offset, width, ack in actions:
         now += 7_000
@@ -194,9 +258,7 @@ def test_any_history_keeps_the_invariants_and_survives_checkpoint_and_deltas(act
             sp.expire_locks(now)
         else:
             sp.release_member(member, now)
-        delta = sp.take_delta()
-        if delta is not None:
-            deltas.append(decoded(share_delta_batch(**delta, timestamp=0))[1])
+        chain.delta(sp)
         # invariants: the cached batches tile [their first, SPEO) in order, the SPSO's record is unfinished, counts
         # within the limit, a member exactly on Acquired records
         states = [(o, st_) for k in sp._keys for o, st_ in sp.cached[k].states()]
@@ -207,10 +269,10 @@ def test_any_history_keeps_the_invariants_and_survives_checkpoint_and_deltas(act
         assert sp.spe_offset - sp.start_offset <= 12 + 20
         assert all(s.delivery_count <= 3 for _, s in states)
         assert all(bool(s.member) == (s.state is S.ACQUIRED) for _, s in states)
-    rebuilt = SharePartition.restore(checkpoint, lock_duration_ms=lambda: LOCK, delivery_limit=lambda: 3,
-                                     max_in_flight=lambda: 12)
-    for delta in deltas:
-        rebuilt.apply_delta(delta)
+    state = chain.recovered()
+    assert state is not None and state == chain.state             # recovery's replay is run time's
+    rebuilt = SharePartition.from_persisted(state, lock_duration_ms=lambda: LOCK, delivery_limit=lambda: 3,
+                                            max_in_flight=lambda: 12)
     assert_restored(rebuilt, sp)
 
 

@@ -38,7 +38,7 @@ def _auto_offset_reset(value: str) -> bool:
         return True
     if not value.startswith("by_duration:"):
         return False
-    from kafkamock.broker.share.manager import parse_duration_ms
+    from kafkamock.durations import parse_duration_ms
     try:
         return parse_duration_ms(value.split(":", 1)[1]) >= 0
     except ValueError:

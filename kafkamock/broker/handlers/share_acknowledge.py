@@ -4,7 +4,7 @@ As Kafka's KafkaApis.handleShareAcknowledgeRequest: a null group id or a bad mem
 request works in the member's share session (``share/sessions.py``): epoch 0 cannot be used
 (INVALID_SHARE_SESSION_EPOCH), -1 acknowledges and then releases the session (what the member still holds in it is
 released), any other epoch must be the next; errors of the whole request carry only a code. Each partition's batches
-are checked and applied as ShareFetch's (``share/manager.py`` ``acknowledge_request``): INVALID_REQUEST for malformed
+are checked and applied as ShareFetch's (``share_fetch.acknowledge_partitions``): INVALID_REQUEST for malformed
 batches (RENEW only with IsRenewAck, from v2), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, and the
 share-partition's refusals in Kafka's words. KIP-1222: RENEW restarts the lock for the group's current
 ``share.record.lock.duration.ms``, which the response returns as AcquisitionLockTimeoutMs.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
-from kafkamock.broker.handlers.share_fetch import MAX_MEMBER_ID
+from kafkamock.broker.handlers.share_fetch import MAX_MEMBER_ID, acknowledge_partitions
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         return error_response(broker, request, exc.code)
     leaders: set[int] = set()
     renew = version >= 2 and body.is_renew_ack
-    outcome = broker.share.acknowledge_request(request, group_id, member_id, [
+    outcome = acknowledge_partitions(broker, request, group_id, member_id, [
         (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
         version, renew, leaders)
     if epoch == FINAL_EPOCH:

@@ -4,7 +4,7 @@ In Kafka's order (KafkaApis.handleShareFetchRequest): a null group id or a bad m
 INVALID_REQUEST, KIP-1222's renew request (IsRenewAck, v2) must have MaxWaitMs, MinBytes, MaxBytes and MaxRecords at
 0 (INVALID_REQUEST); then the share session (``share/sessions.py``: epoch 0 opens, and may carry no
 acknowledgements; -1 is the last request; else the next epoch), then the piggy-backed acknowledgements
-(``share/manager.py``: per partition INVALID_REQUEST for malformed batches, UNKNOWN_TOPIC_ID, INVALID_RECORD_STATE
+(``acknowledge_partitions``: per partition INVALID_REQUEST for malformed batches, UNKNOWN_TOPIC_ID, INVALID_RECORD_STATE
 and the share-partition's own refusals, in Kafka's words), then, unless the request only renews, the fetch over the
 session's partitions. Errors of the whole request carry only a code, as Kafka's getErrorResponse.
 
@@ -22,6 +22,8 @@ session is released. AcquisitionLockTimeoutMs tells the group's lock duration.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,10 +31,12 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.share.manager import Ack
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kafkamock.broker.timers import log_key
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Topic
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 78
@@ -45,6 +49,73 @@ def check_read(broker, request, topic_id) -> None:
     topic = broker.cluster.topics_by_id.get(topic_id)
     if topic is not None and not broker.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
         raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+
+
+Outcome = tuple[ErrorCode, str | None, tuple[int, int] | None]
+"""A partition's acknowledgement outcome: error code, message, and the current leader (id, epoch) if known."""
+
+
+def acknowledge_partitions(broker: Broker, request: Request, group_id: str, member_id: str,
+                           parts: Iterable[tuple[uuid.UUID, int, list[Any]]], version: int, renew: bool,
+                           leaders: set[int]) -> dict[tuple[uuid.UUID, int], Outcome]:
+    """One request's acknowledgements, as KafkaApis.handleAcknowledgements (for ShareFetch and ShareAcknowledge):
+    ``parts`` are (topic id, partition, AcknowledgementBatches); returns (error code, message, current leader) per
+    (topic id, partition). An unknown topic id is UNKNOWN_TOPIC_ID; malformed batches INVALID_REQUEST; a partition
+    the topic lacks, or whose share-partition is not loaded, UNKNOWN_TOPIC_OR_PARTITION; the share-partition's own
+    refusals carry its words. Partitions without batches are answered NONE only when another partition
+    acknowledged something."""
+    out: dict[tuple[uuid.UUID, int], Outcome] = {}
+    empty: list[tuple[uuid.UUID, int]] = []
+    interested: list[tuple[tuple[uuid.UUID, int], Topic, list[Ack]]] = []
+    for topic_id, index, batches in parts:
+        key = (topic_id, index)
+        topic = broker.cluster.topics_by_id.get(topic_id)
+        if topic is None:
+            out[key] = (ErrorCode.UNKNOWN_TOPIC_ID, None, None)
+            continue
+        try:
+            acks = validated_acks(batches, version, renew)
+            check_read(broker, request, topic_id)
+            if topic.partition_at(index) is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+            if not acks:
+                empty.append(key)
+                continue
+            interested.append((key, topic, acks))
+        except KafkaError as exc:
+            out[key] = (exc.code, exc.message, None)
+    for key, topic, acks in interested:
+        try:
+            partition = broker.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            broker.share.acknowledge(group_id, member_id, topic, partition, acks)
+            out[key] = (ErrorCode.NONE, None, None)
+        except NotLeader as exc:
+            out[key] = (exc.code, exc.message, (exc.leader_id, exc.leader_epoch))
+            if exc.leader_id >= 0:
+                leaders.add(exc.leader_id)
+        except KafkaError as exc:
+            out[key] = (exc.code, exc.message, None)
+    if interested:
+        out.update((key, (ErrorCode.NONE, None, None)) for key in empty)
+    return out
+
+
+def validated_acks(batches: Iterable[Any], version: int, renew: bool = False) -> list[Ack]:
+    """A partition's AcknowledgementBatches as ``Ack``s, checked as Kafka's KafkaApis.validateAcknowledgementBatches
+    does (INVALID_REQUEST, no message): first <= last, each batch starting at or after the last offset of the one
+    before, one type or one per offset, every type known at this version (RENEW, 4, only from v2: KIP-1222), and
+    RENEW only in a request that says IsRenewAck."""
+    highest = 4 if version >= 2 else 3
+    acks: list[Ack] = []
+    previous_last = -1
+    for batch in batches:
+        first, last, types = batch.first_offset, batch.last_offset, tuple(batch.acknowledge_types)
+        if first > last or first < previous_last or not types or (len(types) > 1 and last - first != len(types) - 1) \
+                or any(not 0 <= t <= highest for t in types) or (4 in types and not renew):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, None)
+        previous_last = last
+        acks.append(Ack(first, last, types))
+    return acks
 
 
 def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
@@ -92,7 +163,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
 
     # Acknowledgements first, so what they release can be acquired by this very fetch.
     if has_acks:
-        acks = share.acknowledge_request(request, group_id, member_id, [
+        acks = acknowledge_partitions(broker, request, group_id, member_id, [
             (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
             version, renew, leaders)
     lock_ms = share.lock_duration_ms(group_id)

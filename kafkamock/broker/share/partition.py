@@ -9,11 +9,14 @@ is the SPSO; ``end_offset`` is Kafka's: the last offset ever acquired (the next 
 SPSO while nothing is in flight. Errors carry Kafka's words: INVALID_RECORD_STATE (``InvalidRecordState``) and
 INVALID_REQUEST (``InvalidAckRequest``) for acknowledgements of offsets not in flight.
 
-Acquisitions are not written down (a restart forgets them, as the seed page says). The durable form follows the
-KIP-932 seed page: ``checkpoint`` gives the SHARE_CHECKPOINT value (runs of records with
-the same state and delivery count, an Acquired record written as Available with its delivery count less one, since
-an acquisition does not survive a restart); ``take_delta`` the SHARE_DELTA runs of what changed since; ``restore``
-and ``apply_delta`` rebuild the state from them, in order (each persisted run becomes an in-flight batch again).
+This is the in-memory acquisition cache; the durable state is ``persisted.PersistedShareState``, which the share
+manager changes only by replaying the records it writes. A change worth writing (an acknowledgement, a release, an
+expired lock, an archived record, a moved SPSO) is remembered here until the manager writes it: ``checkpoint_record``
+gives the SHARE_CHECKPOINT of the whole state (runs of records with the same state and delivery count, an Acquired
+record written as Available with its delivery count less one, since an acquisition does not survive a restart; the
+KIP-932 seed page's form), ``delta_record`` the SHARE_DELTA of what changed since the last write, and ``written``
+says they are in the log. Acquisitions are not written down (a restart forgets them, as the seed page says). A
+recovered share-partition starts from the replayed persisted state (``from_persisted``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,17 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict, Unpack
 
+from kafkamock.broker.share.persisted import (
+    NEVER_DELIVERED,
+    NO_SUMMARY,
+    PersistedShareState,
+    ShareCheckpoint,
+    ShareDelta,
+    StateRun,
+    as_run,
+)
 from kafkamock.broker.share.state import AckType, InvalidAckRequest, InvalidRecordState, RecordState, allowed
 from kafkamock.broker.timers import NEVER
 
@@ -32,6 +44,15 @@ INCREASE, NO_OP = 1, 0
 ACK_STATES = {AckType.GAP: S.ARCHIVED, AckType.ACCEPT: S.ACKNOWLEDGED, AckType.RELEASE: S.AVAILABLE,
               AckType.REJECT: S.ARCHIVED}
 MIN_THROTTLE_LIMIT = 2
+
+
+class Limits(TypedDict):
+    """The group configs a share-partition runs with, read live (KIP-1240: a change applies at once)."""
+
+    lock_duration_ms: Callable[[], int]
+    delivery_limit: Callable[[], int]
+    max_in_flight: Callable[[], int]
+    renew_enabled: NotRequired[Callable[[], bool]]
 
 
 @dataclass(slots=True)
@@ -128,10 +149,8 @@ class SharePartition:
         self.delivery_limit = delivery_limit
         self.max_in_flight = max_in_flight
         self.renew_enabled = renew_enabled
-        self.checkpoint_epoch = 0
-        self.delta_index = 0
-        self._changed: set[int] = set()
-        self._persisted_start = start_offset
+        self._changed: set[int] = set()           # offsets whose durable state changed since the last write
+        self._written_start = start_offset        # the SPSO of the last write (or load)
         # What Kafka's persister last received (start offset, records past it whose delivery is complete), as
         # DescribeShareGroupOffsets reports it: written by acknowledgements, releases and expired locks with the
         # start offset from before they move it; None until the first such write.
@@ -614,7 +633,6 @@ class SharePartition:
             return
         if not self.cached:
             self.start_offset = self.end_offset = offset
-            self._persisted_start = min(self._persisted_start, offset)
             return
         for key in list(self._keys):
             batch = self.cached[key]
@@ -651,55 +669,46 @@ class SharePartition:
             return max(self.start_offset, self.end_offset)
         return self.end_offset + 1
 
-    def _runs(self, offsets: Iterable[int]) -> list[dict[str, int]]:
+    def _runs(self, offsets: Iterable[int]) -> tuple[StateRun, ...]:
         """Runs of consecutive offsets with the same in-memory state and delivery count, as persisted: Acquired is
         written as Available with the delivery count less one; offsets between in-flight batches are gaps
         (Archived)."""
-        runs: list[dict[str, int]] = []
+        runs: list[list[int]] = []
         key = None
         for offset in sorted(offsets):
             found = self.state_of(offset)
             state, count = found if found is not None else (S.ARCHIVED, 0)
-            if runs and key == (state, count) and runs[-1]["last_offset"] == offset - 1:
-                runs[-1]["last_offset"] = offset
+            if runs and key == (state, count) and runs[-1][1] == offset - 1:
+                runs[-1][1] = offset
                 continue
             key = (state, count)
             if state is S.ACQUIRED:
                 state, count = S.AVAILABLE, count - 1
-            runs.append({"base_offset": offset, "last_offset": offset, "state": int(state), "delivery_count": count})
-        return runs
+            runs.append([offset, offset, int(state), count])
+        return tuple(map(as_run, runs))
 
-    def checkpoint(self) -> dict[str, Any]:
-        """The next SHARE_CHECKPOINT value: the whole state, under a new checkpoint epoch."""
-        self.checkpoint_epoch += 1
-        self.delta_index = 0
-        self._changed.clear()
-        self._persisted_start = self.start_offset
-        return {"group_id": self.group_id, "checkpoint_epoch": self.checkpoint_epoch,
-                "start_offset": self.start_offset, "end_offset": self.spe_offset,
-                "states": self._runs(range(self.start_offset, self.spe_offset)), **self._summary()}
+    def checkpoint_record(self, epoch: int) -> ShareCheckpoint:
+        """The SHARE_CHECKPOINT of the whole state under checkpoint ``epoch`` (what changed so far stays pending
+        until ``written``)."""
+        start, end = self.start_offset, self.spe_offset
+        return ShareCheckpoint(self.group_id, epoch, start, end, self._runs(range(start, end)), *self._summary())
 
-    def take_delta(self) -> dict[str, Any] | None:
-        """The next SHARE_DELTA value (the runs that changed since the last checkpoint or delta, and the SPSO), or
-        None if nothing did."""
+    def delta_record(self, epoch: int, index: int) -> ShareDelta | None:
+        """The SHARE_DELTA ``index`` of checkpoint ``epoch``: the runs that changed since the last write, and the
+        SPSO; None if nothing did."""
         changed = [o for o in self._changed if self.start_offset <= o < self.spe_offset]
-        if not changed and self.start_offset == self._persisted_start:
+        if not changed and self.start_offset == self._written_start:
             return None
+        return ShareDelta(self.group_id, epoch, index, self.start_offset, self._runs(changed), *self._summary())
+
+    def written(self) -> None:
+        """The records of what changed are in the log: nothing is pending."""
         self._changed.clear()
-        self._persisted_start = self.start_offset
-        self.delta_index += 1
-        return {"group_id": self.group_id, "checkpoint_epoch": self.checkpoint_epoch,
-                "delta_index": self.delta_index, "start_offset": self.start_offset, "states": self._runs(changed),
-                **self._summary()}
+        self._written_start = self.start_offset
 
-    def _summary(self) -> dict[str, int]:
+    def _summary(self) -> tuple[int, int]:
         """What DescribeShareGroupOffsets reports (``reported``), written with the state so a restart keeps it."""
-        start, complete = self.reported if self.reported is not None else (-1, -1)
-        return {"summary_start_offset": start, "delivery_complete_count": complete}
-
-    def _read_summary(self, value) -> None:
-        if value.summary_start_offset >= 0:
-            self.reported = (value.summary_start_offset, value.delivery_complete_count)
+        return self.reported if self.reported is not None else (NO_SUMMARY, NO_SUMMARY)
 
     @property
     def pending_changes(self) -> bool:
@@ -708,43 +717,65 @@ class SharePartition:
     @property
     def dirty(self) -> bool:
         """Something to write down: records whose state changed, or a start offset moved, since the last write."""
-        return bool(self._changed) or self.start_offset != self._persisted_start
+        return bool(self._changed) or self.start_offset != self._written_start
 
     @classmethod
-    def restore(cls, checkpoint, **limits) -> SharePartition:
-        """Rebuild from a SHARE_CHECKPOINT value (then ``apply_delta`` each later delta of the same epoch, in order)."""
-        partition = cls(checkpoint.group_id, checkpoint.start_offset, **limits)
-        partition.checkpoint_epoch = checkpoint.checkpoint_epoch
-        partition._read_summary(checkpoint)
-        partition._apply_runs(checkpoint.states, checkpoint.end_offset)
-        partition._advance()
-        partition._changed.clear()
-        partition._persisted_start = partition.start_offset
+    def from_persisted(cls, state: PersistedShareState, **limits: Unpack[Limits]) -> SharePartition:
+        """A recovered share-partition: its in-flight batches are the persisted runs, each its own batch (records
+        never delivered between them too), as Kafka loads the persister's state batches; nothing is acquired."""
+        partition = cls(state.group_id, state.start_offset, **limits)
+        partition.reported = state.summary
+        partition._load(state.runs, state.end_offset)
         return partition
 
-    def reloaded(self, **limits) -> SharePartition:
+    def reloaded(self, **limits: Unpack[Limits]) -> SharePartition:
         """This share-partition as its node would load it back from its durable state (what an unloaded
         share-partition is when a fetch needs it again): in-flight batches as the persisted runs, acquisitions
-        forgotten."""
+        forgotten; what it has not written yet is still to write."""
         again = SharePartition(self.group_id, self.start_offset, **limits)
-        again.checkpoint_epoch, again.delta_index = self.checkpoint_epoch, self.delta_index
-        again._apply_runs([_Run(**r) for r in self._runs(range(self.start_offset, self.spe_offset))], self.spe_offset)
-        again._advance()
-        again._changed = set(self._changed)
-        again._persisted_start = self._persisted_start
         again.reported = self.reported
+        again._load(self._runs(range(self.start_offset, self.spe_offset)), self.spe_offset)
+        again._changed = set(self._changed)
+        again._written_start = self._written_start
         return again
 
-    def apply_delta(self, delta) -> None:
-        if delta.checkpoint_epoch != self.checkpoint_epoch:
-            raise ValueError(f"delta of checkpoint epoch {delta.checkpoint_epoch}, not {self.checkpoint_epoch}")
-        self.delta_index = delta.delta_index
-        self._read_summary(delta)
-        self.move_start(delta.start_offset)
-        self._apply_runs(delta.states, None)
+    def _load(self, runs: Iterable[StateRun], end: int) -> None:
+        """The cache of a share-partition loaded from persisted ``runs`` (sorted, disjoint) over SPSO..``end``:
+        consecutive offsets in one persisted state make one in-flight batch, records the runs leave out are
+        Available, never delivered; then past the finished records at the start."""
+        self._clear()
+        start = self.start_offset
+        pending: list[int] | None = None            # [first, last, state, delivery count] of the batch being built
+
+        def add(first: int, last: int, state: int, count: int) -> None:
+            nonlocal pending
+            if pending is not None and pending[2:] == [state, count] and pending[1] + 1 == first:
+                pending[1] = last
+                return
+            if pending is not None:
+                self._put(InFlightBatch(pending[0], pending[1], InFlight(S(pending[2]), pending[3])))
+            pending = [first, last, state, count]
+
+        upper = max(end, start)
+        offset = start
+        for run in runs:
+            first = max(run.base_offset, start)
+            if run.last_offset < first:
+                continue
+            if first > offset:
+                add(offset, first - 1, *NEVER_DELIVERED)
+            add(first, run.last_offset, run.state, run.delivery_count)
+            offset = run.last_offset + 1
+            upper = max(upper, offset)
+        if offset < upper:
+            add(offset, upper - 1, *NEVER_DELIVERED)
+        if pending is not None:
+            self._put(InFlightBatch(pending[0], pending[1], InFlight(S(pending[2]), pending[3])))
+        self.end_offset = upper - 1 if self.cached else start
+        self.find_next = True
         self._advance()
         self._changed.clear()
-        self._persisted_start = self.start_offset
+        self._written_start = self.start_offset
 
     def forget(self, offsets: Iterable[int]) -> None:
         """Take offsets that hold no record for any consumer out of the cache (the share-state control batches a
@@ -766,41 +797,6 @@ class SharePartition:
             return
         self.start_offset = max(self.start_offset, self._keys[0])
         self.end_offset = min(self.end_offset, last_cached)
-
-    def _apply_runs(self, runs, end: int | None) -> None:
-        """Persisted runs back into the cache: each run its own in-flight batch (as Kafka loads the persister's
-        state batches); records the runs leave out below ``end`` are Available, never delivered."""
-        states: dict[int, tuple[int, int]] = {}
-        for batch in self.cached.values():
-            for offset, s in batch.states():
-                states[offset] = (int(s.state), s.delivery_count)
-        for run in runs:
-            for offset in range(max(run.base_offset, self.start_offset), run.last_offset + 1):
-                states[offset] = (run.state, run.delivery_count)
-        upper = max([o + 1 for o in states] + [end or self.start_offset])
-        for offset in range(self.start_offset, upper):
-            states.setdefault(offset, (int(S.AVAILABLE), 0))
-        self._clear()
-        first, prev = None, (0, 0)
-        for offset in range(self.start_offset, upper):
-            key = states[offset]
-            if first is not None and key == prev:
-                continue
-            if first is not None:
-                self._put(InFlightBatch(first, offset - 1, InFlight(S(prev[0]), prev[1])))
-            first, prev = offset, key
-        if first is not None:
-            self._put(InFlightBatch(first, upper - 1, InFlight(S(prev[0]), prev[1])))
-        self.end_offset = upper - 1 if self.cached else self.start_offset
-        self.find_next = True
-
-
-@dataclass(frozen=True, slots=True)
-class _Run:
-    base_offset: int
-    last_offset: int
-    state: int
-    delivery_count: int
 
 
 def _distinct(batch: InFlightBatch) -> Iterable[tuple[int, InFlight]]:

@@ -595,8 +595,8 @@ class Consumer:
     async def _reset(self, wanted: dict[TopicPartition, str]) -> None:
         if not wanted:
             return
-        from kafkamock.broker.share.manager import parse_duration_ms
         from kafkamock.client.offsets import list_offsets
+        from kafkamock.durations import parse_duration_ms
 
         specs: dict[tuple[str, int], int] = {}
         for tp, where in wanted.items():
