@@ -27,7 +27,7 @@ ZERO_UUID = uuid.UUID(int=0)
 UNKNOWN = "This server does not host this topic-partition."
 
 
-def _top(code, message) -> dict:
+def _top(code: int, message: str | None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
 
 

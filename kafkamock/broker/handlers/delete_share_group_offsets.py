@@ -25,11 +25,12 @@ API_KEY = 92
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _top(code, message) -> dict:
+def _top(code: int, message: str | None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
 
 
-def _topic(name, topic_id, code=ErrorCode.NONE, message=None) -> dict:
+def _topic(name: str, topic_id: uuid.UUID, code: int = ErrorCode.NONE, message: str | None = None
+           ) -> dict[str, Any]:
     return {"topic_name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
 
 

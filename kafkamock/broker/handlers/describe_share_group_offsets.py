@@ -17,22 +17,25 @@ from typing import TYPE_CHECKING, Any
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.share.groups import ShareGroup
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 
 API_KEY = 90
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def _partition_entry(index: int, start: int = -1, epoch: int = 0, lag: int = -1, code=ErrorCode.NONE,
-                     message=None) -> dict:
+def _partition_entry(index: int, start: int = -1, epoch: int = 0, lag: int = -1, code: int = ErrorCode.NONE,
+                     message: str | None = None) -> dict[str, Any]:
     return {"partition_index": index, "start_offset": start, "leader_epoch": epoch, "lag": lag, "error_code": code,
             "error_message": message}
 
 
-def _group(broker, request, g) -> dict:
+def _group(broker: Broker, request: Request,
+           g: messages.DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup) -> dict[str, Any]:
     answer: dict[str, Any] = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE,
                               "error_message": None}
     try:
@@ -44,7 +47,7 @@ def _group(broker, request, g) -> dict:
         return answer
     cluster = broker.cluster
     group = broker.groups.groups.get(g.group_id)
-    initialized = group.initialized if group is not None and group.kind == "share" and not group.dead else {}
+    initialized = group.initialized if isinstance(group, ShareGroup) and not group.dead else {}
     if g.topics is None:
         requested = sorted((cluster.topics_by_id[t].name, sorted(ps)) for t, ps in initialized.items()
                            if t in cluster.topics_by_id)

@@ -55,7 +55,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
         version, renew, leaders)
     if epoch == FINAL_EPOCH:
-        broker.share.release_session(group_id, member_id, request.node)
+        broker.share.release_session(group_id, member_id, request.arrived_on)
     topics: dict = {}
     for (topic_id, index), (code, message, leader) in outcome.items():
         topics.setdefault(topic_id, []).append({

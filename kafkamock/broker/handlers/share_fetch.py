@@ -38,13 +38,15 @@ from kafkamock.broker.timers import log_key
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Topic
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.share.sessions import ShareSession
+    from kafkamock.codec import messages
 
 API_KEY = 78
 RECORD_LIMIT = 1
 MAX_MEMBER_ID = 36
 
 
-def check_read(broker, request, topic_id) -> None:
+def check_read(broker: Broker, request: Request, topic_id: uuid.UUID) -> None:
     """READ on the topic an id names (an unknown id is left to the partition lookup): TOPIC_AUTHORIZATION_FAILED."""
     topic = broker.cluster.topics_by_id.get(topic_id)
     if topic is not None and not broker.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
@@ -124,7 +126,7 @@ def error_response(broker: Broker, request: Request, code: ErrorCode, message: s
             "responses": [], "node_endpoints": []}
 
 
-def renew_limits_error(body) -> str | None:
+def renew_limits_error(body: messages.ShareFetchRequest) -> str | None:
     """KIP-1222: a renew request reads nothing; Kafka's message names each limit that is not 0."""
     wrong = [text for value, text in ((body.max_bytes, "maxBytes"), (body.min_bytes, "minBytes"),
                                       (body.max_records, "maxRecords"), (body.max_wait_ms, "maxWaitMs")) if value]
@@ -158,7 +160,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     except KafkaError as exc:
         return error_response(broker, request, exc.code)
     share = broker.share
-    acks: dict[tuple, dict] = {}
+    acks: dict[tuple[uuid.UUID, int], Outcome] = {}
     leaders: set[int] = set()
 
     # Acknowledgements first, so what they release can be acquired by this very fetch.
@@ -192,7 +194,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     loading = {key for key, (topic, partition) in targets.items()
                if not share.load(group_id, topic, partition)}
 
-    def complete(final: bool):
+    def complete(final: bool) -> dict[str, Any] | None:
         ready = {key: t for key, t in targets.items() if key not in loading}
         loading.clear()
         if not final and body.max_wait_ms > 0 and not errors:
@@ -228,7 +230,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         answer = _response(session, epoch, results, acks, lock_ms,
                            broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else [])
         if epoch == FINAL_EPOCH:
-            share.release_session(group_id, member_id, request.node)
+            share.release_session(group_id, member_id, request.arrived_on)
         return answer
 
     if not targets or body.max_wait_ms <= 0:
@@ -253,14 +255,16 @@ def rotated(partitions: list, epoch: int) -> list:
     return partitions[at:] + partitions[:at]
 
 
-def _fetch_entry(index: int, code: ErrorCode, message: str | None, leader=(0, 0)) -> dict:
+def _fetch_entry(index: int, code: int, message: str | None, leader: tuple[int, int] = (0, 0)) -> dict[str, Any]:
     return {"partition_index": index, "error_code": code, "error_message": message,
             "acknowledge_error_code": ErrorCode.NONE, "acknowledge_error_message": None,
             "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}, "records": b"",
             "acquired_records": []}
 
 
-def _response(session, epoch: int, results: dict, acks: dict, lock_ms: int, endpoints: list) -> dict:
+def _response(session: ShareSession, epoch: int, results: dict[tuple[uuid.UUID, int], dict[str, Any]],
+              acks: dict[tuple[uuid.UUID, int], Outcome], lock_ms: int, endpoints: list[dict[str, Any]]
+              ) -> dict[str, Any]:
     """The answer as Kafka's share fetch contexts build it: an opening request answers every partition read, a later
     one those with records or errors and the ones added since the last answer; acknowledgement outcomes are merged
     in (a partition only acknowledged gets an entry of its own)."""
@@ -278,9 +282,8 @@ def _response(session, epoch: int, results: dict, acks: dict, lock_ms: int, endp
         if must:
             shown[key] = entry
     for key, (code, message, leader) in acks.items():
-        entry = shown.get(key)
-        if entry is None:
-            entry = shown[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
+        entry = shown.get(key) or _fetch_entry(key[1], ErrorCode.NONE, None)
+        shown[key] = entry
         entry.update(acknowledge_error_code=code, acknowledge_error_message=message)
         if leader is not None:
             entry["current_leader"] = {"leader_id": leader[0], "leader_epoch": leader[1]}

@@ -15,11 +15,12 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.codec import messages
 
 API_KEY = 76
 
 
-def _error(code, message, body) -> dict:
+def _error(code: int, message: str | None, body: messages.ShareGroupHeartbeatRequest) -> dict[str, Any]:
     """An error answer as Kafka's: the code and message, no member id, epoch 0."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": None,
             "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}

@@ -17,9 +17,14 @@ the records it is about, so a read only meets one when records were produced aft
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.share.partition import AcquiredRun, SharePartition
 from kafkamock.records import BatchView, CorruptRecordError, split_batches
+
+if TYPE_CHECKING:
+    from kafkamock.broker.producers import AbortedTxn
+    from kafkamock.storage import PartitionLog
 
 
 @dataclass
@@ -33,7 +38,7 @@ class ShareRead:
 EMPTY = ShareRead([], [], 0, 0)
 
 
-def read(plog, share: SharePartition, *, max_bytes: int, limit: int, at_least_one: bool = True,
+def read(plog: PartitionLog, share: SharePartition, *, max_bytes: int, limit: int, at_least_one: bool = True,
          max_records: int | None = None, enough_bytes: int | None = None) -> tuple[int, list[BatchView]]:
     """(fetch offset, batches read from it up to ``limit`` and ``max_bytes``), or no batches when nothing can be
     acquired; the first batch comes even past ``max_bytes`` when ``at_least_one``.
@@ -107,7 +112,7 @@ def _pieces(fetch_offset: int, views: list[BatchView]) -> list[tuple[int, list[B
     return out
 
 
-def aborted_views(views: list[BatchView], aborted) -> list[BatchView]:
+def aborted_views(views: list[BatchView], aborted: list[AbortedTxn] | None) -> list[BatchView]:
     """The transactional data batches of aborted transactions among ``views`` (the read_committed reader's
     aborted-transaction index)."""
     if not aborted:
@@ -117,7 +122,7 @@ def aborted_views(views: list[BatchView], aborted) -> list[BatchView]:
 
 
 def acquire(share: SharePartition, member: str, fetch_offset: int, views: list[BatchView], *, max_records: int,
-            now_ms: int, record_limit: bool, batch_size: int, aborted=None) -> ShareRead:
+            now_ms: int, record_limit: bool, batch_size: int, aborted: list[AbortedTxn] | None = None) -> ShareRead:
     """Acquire for ``member`` among ``views`` (from ``read``) and pick the batches to return."""
     if max_records <= 0 or not views:
         return EMPTY

@@ -21,14 +21,19 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
 
 if TYPE_CHECKING:
+    from kafkamock.broker.config import BrokerConfig
+    from kafkamock.broker.groups.coordinator import GroupCoordinator
+    from kafkamock.broker.groups.records import GroupRecord
     from kafkamock.broker.services import CoordinatorServices
+    from kafkamock.codec import messages
 
 NOT_ASKED = -(2**31)
 
@@ -79,20 +84,21 @@ class ShareGroup:
     def is_subscribed_to(self, topic: str) -> bool:
         return topic in self.subscribed_topics()
 
-    def offsets_expire_by(self):
+    def offsets_expire_by(self) -> None:
         """Share groups commit no offsets through OffsetCommit: KIP-211's cleanup has nothing to do here."""
         return None
 
-    def validate_commit(self, member_id, instance_id, epoch, version, transactional) -> None:
+    def validate_commit(self, member_id: str, instance_id: str | None, epoch: int, version: int,
+                        transactional: bool) -> None:
         raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {self.group_id} is a share group: it commits no offsets.")
 
     def validate_offset_fetch(self, member_id: str, epoch: int) -> None:
         raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {self.group_id} is a share group.")
 
-    def tombstones(self) -> list:
+    def tombstones(self) -> list[GroupRecord]:
         return []
 
-    def removed(self, coordinator) -> None:
+    def removed(self, coordinator: GroupCoordinator) -> None:
         self.dead = True
         for member_id in self.members:
             coordinator._unschedule(("share-session", self.group_id, member_id))
@@ -100,7 +106,7 @@ class ShareGroup:
         # the group coordinator (a cross-coordinator call, not a lookup through the broker).
         coordinator.share_group_deleted(self.group_id)
 
-    def loaded(self, coordinator) -> None:
+    def loaded(self, coordinator: GroupCoordinator) -> None:
         """Nothing is replayed for share groups yet."""
 
 
@@ -112,11 +118,11 @@ def can_compute_assignment(timestamp_ms: int, interval_ms: int, now_ms: int) -> 
 class ShareGroups:
     """The share half of the coordinator: ``heartbeat`` and ``describe``."""
 
-    def __init__(self, coordinator) -> None:
+    def __init__(self, coordinator: GroupCoordinator) -> None:
         self.coordinator = coordinator
 
     @property
-    def config(self):
+    def config(self) -> BrokerConfig:
         return self.coordinator.config
 
     @property
@@ -125,7 +131,8 @@ class ShareGroups:
 
     # -- ShareGroupHeartbeat --------------------------------------------------------------------------------------
 
-    def heartbeat(self, body, client_id: str, client_host: str) -> dict:
+    def heartbeat(self, body: messages.ShareGroupHeartbeatRequest, client_id: str, client_host: str
+                  ) -> dict[str, Any]:
         group_id, member_id, epoch = body.group_id, body.member_id or "", body.member_epoch
         self._validate(body, group_id, member_id, epoch)
         if epoch == LEAVE_EPOCH:
@@ -190,7 +197,8 @@ class ShareGroups:
         self._initialize(group)
         return answer
 
-    def _validate(self, body, group_id: str, member_id: str, epoch: int) -> None:
+    def _validate(self, body: messages.ShareGroupHeartbeatRequest, group_id: str, member_id: str, epoch: int
+                  ) -> None:
         """Kafka's throwIfShareGroupHeartbeatRequestIsInvalid."""
         if not member_id:
             raise KafkaError(E.INVALID_REQUEST, "MemberId can't be empty.")
@@ -205,30 +213,31 @@ class ShareGroups:
 
     def _group(self, group_id: str, *, create: bool) -> ShareGroup:
         """getOrMaybeCreateShareGroup."""
-        group = self.coordinator.groups.get(group_id)
-        if group is not None and group.kind != "share":
+        found = self.coordinator.groups.get(group_id)
+        if found is not None and not isinstance(found, ShareGroup):
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
-        if group is None or group.dead:
+        if found is None or found.dead:
             if not create:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Share group {group_id} not found.")
             group = self.coordinator.groups[group_id] = ShareGroup(group_id)
-        return group
+            return group
+        return found
 
     def group(self, group_id: str) -> ShareGroup:
         """An existing share group (GROUP_ID_NOT_FOUND in Kafka's words otherwise)."""
         group = self.coordinator.groups.get(group_id)
         if group is None or group.state_name == "Dead":
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        if group.kind != "share":
+        if not isinstance(group, ShareGroup):
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
         return group
 
     def empty_group(self, group_id: str, *, create: bool = True) -> ShareGroup:
         """The share group an offsets admin call may change: it must have no members (NON_EMPTY_GROUP)."""
-        group = self.coordinator.groups.get(group_id)
-        if group is not None and group.kind == "share" and group.dead:
-            group = None
-        if group is None and not create:
+        found = self.coordinator.groups.get(group_id)
+        if isinstance(found, ShareGroup) and found.dead:
+            found = None
+        if found is None and not create:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
         group = self._group(group_id, create=True)
         if group.members:
@@ -237,7 +246,7 @@ class ShareGroups:
 
     # -- the target assignment ------------------------------------------------------------------------------------
 
-    def _topic_ids(self, names) -> set[uuid.UUID]:
+    def _topic_ids(self, names: Iterable[str]) -> set[uuid.UUID]:
         topics = self.services.cluster.topics
         return {topics[n].topic_id for n in names if n in topics}
 
@@ -302,7 +311,7 @@ class ShareGroups:
         group.group_epoch += 1
 
     def _session_ok(self, group: ShareGroup, member: ShareMember) -> None:
-        def expired():
+        def expired() -> None:
             if self.coordinator.groups.get(group.group_id) is group and member.member_id in group.members:
                 log.info("share group %s: member %s fenced: its session timed out", group.group_id, member.member_id)
                 self._fence(group, member.member_id)

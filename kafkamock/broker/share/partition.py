@@ -133,6 +133,11 @@ class AcquiredRun:
     delivery_count: int
 
 
+_Snapshot = tuple[int, int, bool, set[int], dict[int, "InFlightBatch | tuple[InFlightBatch, InFlight]"]]
+"""What ``SharePartition._snapshot`` keeps to roll an acknowledgement back: the offsets, the flag, the changed
+offsets and copies of the batches it touched."""
+
+
 class SharePartition:
     """The in-flight records of one (group, topic, partition)."""
 
@@ -464,13 +469,13 @@ class SharePartition:
         if state.state is S.AVAILABLE:
             self.find_next = True
 
-    def _snapshot(self):
+    def _snapshot(self) -> _Snapshot:
         """What acknowledging may change: the offsets and flags, and (filled as they are touched) copies of the
         batches it changes; acknowledging splits batches in place but never adds or drops one."""
         saved: dict[int, InFlightBatch | tuple[InFlightBatch, InFlight]] = {}
         return self.start_offset, self.end_offset, self.find_next, set(self._changed), saved
 
-    def _rollback(self, snapshot) -> None:
+    def _rollback(self, snapshot: _Snapshot) -> None:
         self.start_offset, self.end_offset, self.find_next, self._changed, saved = snapshot
         for offset, kept in saved.items():              # offsets' states first: a whole batch put back wins
             if isinstance(kept, tuple):
