@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, Partition, partition_for_key
+from kafkamock.broker.coordinator_log import logged_batches
 from kafkamock.broker.coordinator_result import CoordinatorResult
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
@@ -35,7 +36,7 @@ from kafkamock.broker.groups.records import GroupRecord, LoggedRecord
 from kafkamock.broker.producers import BatchMetadata
 from kafkamock.broker.share.groups import ShareGroup, ShareGroups
 from kafkamock.codec import DecodeError, codec_for
-from kafkamock.records import CorruptRecordError, RecordBatch, decode_batches, decode_control, encode_batch
+from kafkamock.records import CorruptRecordError, RecordBatch, decode_control, encode_batch
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
@@ -869,27 +870,19 @@ class GroupCoordinator:
         topic = self.services.cluster.topics.get(GROUP_METADATA_TOPIC)
         if topic is None:
             return
-        for partition in topic.partitions:
-            for stored in partition.log.batches():
+        for partition, batch in logged_batches(topic):
+            if batch.is_control:
+                self._replay_marker(partition.index, batch)
+                continue
+            producer_id = batch.producer_id if batch.is_transactional else NO_PRODUCER_ID
+            for rec in batch.records:
                 try:
-                    batches = decode_batches(stored.data)
-                except CorruptRecordError as exc:
-                    log.warning("__consumer_offsets-%d: unreadable batch at %d skipped: %s", partition.index,
-                                stored.base_offset, exc)
+                    logged = records.decode(rec.key, rec.value)
+                except (records.UnknownRecord, DecodeError, ValueError) as exc:
+                    log.warning("__consumer_offsets-%d offset %d: record skipped: %s", partition.index, rec.offset,
+                                exc)
                     continue
-                for batch in batches:
-                    if batch.is_control:
-                        self._replay_marker(partition.index, batch)
-                        continue
-                    producer_id = batch.producer_id if batch.is_transactional else NO_PRODUCER_ID
-                    for rec in batch.records:
-                        try:
-                            logged = records.decode(rec.key, rec.value)
-                        except (records.UnknownRecord, DecodeError, ValueError) as exc:
-                            log.warning("__consumer_offsets-%d offset %d: record skipped: %s",
-                                        partition.index, rec.offset, exc)
-                            continue
-                        self.replay_record(logged, rec.offset, producer_id)
+                self.replay_record(logged, rec.offset, producer_id)
         self._loaded()
 
     def _loaded(self) -> None:

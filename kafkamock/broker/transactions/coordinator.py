@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC, NO_LEADER, TRANSACTION_STATE_TOPIC, partition_for_key
+from kafkamock.broker.coordinator_log import logged_batches
 from kafkamock.broker.coordinator_result import CoordinatorResult
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.re2_pattern import CompiledPattern
@@ -33,7 +34,7 @@ from kafkamock.broker.transactions.metadata import (
 )
 from kafkamock.broker.transactions.records import TxnRecord
 from kafkamock.broker.transactions.state import Event, TxnState, transition
-from kafkamock.records import CorruptRecordError, decode_batches, encode_batch, end_txn_marker_batch
+from kafkamock.records import encode_batch, end_txn_marker_batch
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
@@ -474,22 +475,14 @@ class TransactionCoordinator:
         topic = self.services.cluster.topics.get(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
-        for partition in topic.partitions:
-            for stored in partition.log.batches():
+        for partition, batch in logged_batches(topic):
+            if batch.is_control:
+                continue
+            for rec in batch.records:
                 try:
-                    batches = decode_batches(stored.data)
-                except CorruptRecordError as exc:
-                    log.warning("%s-%d: unreadable batch at %d skipped: %s", TRANSACTION_STATE_TOPIC,
-                                partition.index, stored.base_offset, exc)
+                    record = records.from_log(rec.key, rec.value)
+                except ValueError as exc:
+                    log.warning("%s-%d offset %d: record skipped: %s", TRANSACTION_STATE_TOPIC, partition.index,
+                                rec.offset, exc)
                     continue
-                for batch in batches:
-                    if batch.is_control:
-                        continue
-                    for rec in batch.records:
-                        try:
-                            record = records.from_log(rec.key, rec.value)
-                        except ValueError as exc:
-                            log.warning("%s-%d offset %d: record skipped: %s", TRANSACTION_STATE_TOPIC,
-                                        partition.index, rec.offset, exc)
-                            continue
-                        self._replay(record)
+                self._replay(record)
