@@ -62,8 +62,7 @@ def list_offsets(run, topic: str, timestamp: int, *, version: int = 10, partitio
     return run.call("ListOffsets", version, {
         "replica_id": -1, "isolation_level": isolation, "timeout_ms": 5000,
         "topics": [{"name": topic, "partitions": [{"partition_index": partition, "timestamp": timestamp,
-                                                   "current_leader_epoch": current_leader_epoch,
-                                                   "max_num_offsets": 1}]}]},
+                                                   "current_leader_epoch": current_leader_epoch}]}]},
         label=label or f"ListOffsets {timestamp}")
 
 
