@@ -242,8 +242,12 @@ class Compiler:
     def field_keys(self, e: Emitter, spec: StructSpec) -> str:
         """A constant set of every key a value of ``spec`` may hold: its fields at any version, and
         ``_unknown_tagged_fields``."""
-        keys = frozenset(f.key for f in spec.fields) | {"_unknown_tagged_fields"}
-        return e.const(("keys", id(spec)), keys, "_F")
+        return e.const(("keys", id(spec)), _field_keys(spec), "_F")
+
+    def all_known(self, e: Emitter, spec: StructSpec) -> str:
+        """A constant callable telling whether every key of a value is one ``spec`` may hold: the bound
+        ``issuperset`` of ``field_keys`` (a C loop over the value's keys, the cheapest exact check)."""
+        return e.const(("known", id(spec)), _field_keys(spec).issuperset, "_KN")
 
     # -- helpers -----------------------------------------------------------------------------------------------
 
@@ -557,7 +561,7 @@ class Compiler:
         # A value without .get fails here with AttributeError; Codec.write then names the field at fault.
         e(f"{getter} = {src}.get")
         # A key the struct does not have (a misspelt field) is an error, never silently dropped.
-        with e.block(f"if not ({src}.keys() <= {self.field_keys(e, spec)}):"):
+        with e.block(f"if not {self.all_known(e, spec)}({src}):"):
             e(f"raise _Bad(_unknown_keys('{path}', {src}, {self.field_keys(e, spec)}))")
         for f in layout.absent:
             if f.ignorable:
@@ -793,6 +797,10 @@ def _default_checks(spec: StructSpec) -> list[tuple[str, int, object]]:
         else:
             checks.append((f.key, 0, f.default))
     return checks
+
+
+def _field_keys(spec: StructSpec) -> frozenset[str]:
+    return frozenset(f.key for f in spec.fields) | {"_unknown_tagged_fields"}
 
 
 def unknown_keys(path: str, value: Mapping[str, object], known: frozenset[str]) -> str:
