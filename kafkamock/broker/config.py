@@ -9,7 +9,6 @@ configs without a default derive from others (``log.retention.ms`` -> ``log.rete
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from kafkamock.broker import kafka_configs
 from kafkamock.broker.authorizer import AUTHORIZER_CLASS_NAMES, parse_super_users
 from kafkamock.broker.kafka_configs import ConfigError, KafkaConfig, invalid, java_text, parse_type, to_string
 from kafkamock.broker.kafka_releases import LATEST, RELEASES
+from kafkamock.spelling import closest
 
 LONG_MAX = 2**63 - 1
 
@@ -317,8 +317,8 @@ def parse_value(definition: ConfigDef, raw: object, *, limits: bool = True) -> A
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean X?)`` when a known config name is close to ``name``, else nothing."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
-    return f" (did you mean {close[0]}?)" if close else ""
+    close = closest(name, known, cutoff=0.8)
+    return f" (did you mean {close}?)" if close else ""
 
 
 def parse_topic_configs(configs: Mapping[str, object] | None) -> dict[str, Any]:

@@ -9,7 +9,6 @@ take effect here, so no setting is ever dropped silently.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import uuid
@@ -20,6 +19,7 @@ from typing import Any
 from kafkamock.client import config as client_config
 from kafkamock.client.cluster import KafkaClient
 from kafkamock.client.security import security_from
+from kafkamock.spelling import closest
 
 EARLIEST, LATEST = -2, -1
 SOURCE_OPTIONS = {"assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets",
@@ -421,8 +421,8 @@ def _check_names(opts: dict[str, str], known: set[str], what: str) -> None:
             raise KafkaOptionError(f"a Kafka {what} has no path: name topics with "
                                    f"{'subscribe, subscribePattern or assign' if what == 'source' else 'topic'}, "
                                    "not load(path) or save(path)")
-        close = difflib.get_close_matches(name, sorted(known), n=1)
-        hint = f"; did you mean '{_SHOWN.get(close[0], close[0])}'?" if close else ""
+        close = closest(name, known)
+        hint = f"; did you mean '{_SHOWN.get(close, close)}'?" if close else ""
         raise KafkaOptionError(f"option '{name}' is not an option of a Kafka {what}{hint}")
 
 
