@@ -10,10 +10,11 @@ a construct ``Construct`` so it composes with construct code.
 
 from __future__ import annotations
 
+import operator
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 from kafkamock.codec.message import Message, shared_default
@@ -557,38 +558,46 @@ class Compiler:
     def encode_struct(self, e: Emitter, spec: StructSpec, src: str, out: str, path: str) -> None:
         v = self.version
         layout = spec.at(v)
-        getter = e.tmp("g")
-        # A value without .get fails here with AttributeError; Codec.write then names the field at fault.
-        e(f"{getter} = {src}.get")
-        # A key the struct does not have (a misspelt field) is an error, never silently dropped.
-        with e.block(f"if not {self.all_known(e, spec)}({src}):"):
-            e(f"raise _Bad(_unknown_keys('{path}', {src}, {self.field_keys(e, spec)}))")
-        for f in layout.absent:
-            if f.ignorable:
-                continue
-            val = e.tmp()
-            e(f"{val} = {getter}({f.key!r}, _MISSING)")
-            with e.block(f"if {val} is not _MISSING and not ({self.is_default_expr(e, f, val)}):"):
-                e(f"raise _Bad('{path}.{f.name}: set to a non-default value, but version {v} does not have it')")
-        for run in fixed_runs(layout.regular):
+        regular, tagged = layout.regular, layout.tagged
+        fields = regular + tagged
+        names = {f.key: e.tmp() for f in fields}
+        unknown = e.tmp("u") if self.flexible else None
+        # The prologue reads every field into a local and checks the value's keys, so a misspelt key is an error
+        # rather than a field silently left at its default. The usual value holds exactly this version's regular
+        # fields: one itemgetter call reads them all and the length shows nothing else is there. Any other value
+        # takes the general path.
+        count = len(regular)
+        if count == 0:
+            head = f"if not {src}:"
+        else:
+            head = f"if len({src}) == {count}:"
+        with e.block(head):
+            if count:
+                keys = tuple(f.key for f in regular)
+                picker = e.const(("picker", ",".join(keys)), operator.itemgetter(*keys), "_IG")
+                with e.block("try:"):
+                    e(f"{', '.join(names[k] for k in keys)} = {picker}({src})")
+                with e.block("except KeyError:"):
+                    self.fetch_general(e, spec, src, path, fields, names, unknown)
+                ok: AbstractContextManager[None] = e.block("else:")
+            else:
+                ok = nullcontext()
+            with ok:
+                for f in tagged:
+                    e(f"{names[f.key]} = {self.default_value(e, f)}")
+                e("pass" if unknown is None else f"{unknown} = None")
+        with e.block("else:"):
+            self.fetch_general(e, spec, src, path, fields, names, unknown)
+        for run in fixed_runs(regular):
             if isinstance(run, list):
-                args = []
-                for x in run:
-                    val = self.fetch_with(e, getter, x)
-                    if x.type.kind == "uuid":
-                        val = f"_uuidb({val})"
-                    args.append(val)
+                args = [f"_uuidb({names[x.key]})" if x.type.kind == "uuid" else names[x.key] for x in run]
                 fmt = "".join(FORMATS[x.type.kind] for x in run)
                 e(f"{out} += {e.packer(fmt)}.pack({', '.join(args)})")
                 continue
             f = run
-            val = self.fetch_with(e, getter, f)
-            self.encode_value(e, f.type, f, val, out, f"{path}.{f.name}", v in f.nullable_versions)
-        if not self.flexible:
+            self.encode_value(e, f.type, f, names[f.key], out, f"{path}.{f.name}", v in f.nullable_versions)
+        if unknown is None:
             return
-        unknown = e.tmp("u")
-        e(f"{unknown} = {getter}('_unknown_tagged_fields')")
-        tagged = layout.tagged
         if not tagged:
             with e.block(f"if not {unknown}:"):
                 e(f"{out}.append(0)")
@@ -598,7 +607,7 @@ class Compiler:
         items = e.tmp("tf")
         e(f"{items} = list({unknown}) if {unknown} else []")
         for f in tagged:
-            val = self.fetch_with(e, getter, f)
+            val = names[f.key]
             with e.block(f"if not ({self.is_default_expr(e, f, val)}):"):
                 buf = e.tmp("tb")
                 e(f"{buf} = bytearray()")
@@ -610,18 +619,53 @@ class Compiler:
         with e.block("else:"):
             e(f"_write_tags({out}, {items})")
 
-    def fetch_with(self, e: Emitter, getter: str, f: FieldSpec) -> str:
-        name = e.tmp()
+    def keys_within(self, e: Emitter, spec: StructSpec, fields: list[FieldSpec]) -> str:
+        """A constant callable telling whether a value holds only fields this version has (the bound
+        ``issuperset`` of their keys: one C call)."""
+        keys = frozenset(f.key for f in fields)
+        return e.const(("within", id(spec)), keys.issuperset, "_KV")
+
+    def fetch_general(self, e: Emitter, spec: StructSpec, src: str, path: str, fields: list[FieldSpec],
+                      names: dict[str, str], unknown: str | None) -> None:
+        """Read the fields of any value: one ``get`` each, with the field's default. A value holding only fields
+        this version has needs nothing more; any other key is a misspelt field (an error naming it), a field this
+        version lacks (an error unless it holds the default) or the unknown tagged fields read back from the wire."""
+        v = self.version
+        # A value that is not a mapping fails here (TypeError, AttributeError); Codec.write names the field at fault.
+        getter = e.tmp("g")
+        e(f"{getter} = {src}.get")
+        with e.block(f"if {self.keys_within(e, spec, fields)}({src}):"):
+            for f in fields:
+                self.fetch_with(e, getter, f, names[f.key])
+            e("pass" if unknown is None else f"{unknown} = None")
+        with e.block("else:"):
+            with e.block(f"if not {self.all_known(e, spec)}({src}):"):
+                e(f"raise _Bad(_unknown_keys('{path}', {src}, {self.field_keys(e, spec)}))")
+            for f in spec.at(v).absent:
+                if f.ignorable:
+                    continue
+                val = e.tmp()
+                e(f"{val} = {getter}({f.key!r}, _MISSING)")
+                with e.block(f"if {val} is not _MISSING and not ({self.is_default_expr(e, f, val)}):"):
+                    e(f"raise _Bad('{path}.{f.name}: set to a non-default value, but version {v} does not have it')")
+            for f in fields:
+                self.fetch_with(e, getter, f, names[f.key])
+            if unknown is not None:
+                e(f"{unknown} = {getter}('_unknown_tagged_fields')")
+
+    def default_value(self, e: Emitter, f: FieldSpec) -> str:
+        """The value a field omitted from a value encodes as (shared: only read)."""
         d = f.default
         if d is DEFAULT_STRUCT:
-            e(f"{name} = {getter}({f.key!r}, _EMPTY)")
-        elif d == () and f.type.kind == "array":
-            e(f"{name} = {getter}({f.key!r}, ())")
-        elif isinstance(d, uuid.UUID):
-            e(f"{name} = {getter}({f.key!r}, {e.const(('uuid', d.int), d)})")
-        else:
-            e(f"{name} = {getter}({f.key!r}, {d!r})")
-        return name
+            return "_EMPTY"
+        if d == () and f.type.kind == "array":
+            return "()"
+        if isinstance(d, uuid.UUID):
+            return e.const(("uuid", d.int), d)
+        return repr(d)
+
+    def fetch_with(self, e: Emitter, getter: str, f: FieldSpec, name: str) -> None:
+        e(f"{name} = {getter}({f.key!r}, {self.default_value(e, f)})")
 
     def encode_value(self, e: Emitter, ftype: FieldType, f: FieldSpec | None, val: str, out: str, path: str,
                      nullable: bool, tagged: bool = False) -> None:
@@ -805,13 +849,13 @@ def _field_keys(spec: StructSpec) -> frozenset[str]:
 
 def unknown_keys(path: str, value: Mapping[str, object], known: frozenset[str]) -> str:
     """The error for a value holding keys its struct does not have, naming them (and the nearest known ones)."""
-    import difflib
+    from kafkamock.spelling import closest
 
     unknown = sorted(str(k) for k in value.keys() - known)
     hints = []
     for key in unknown:
-        close = difflib.get_close_matches(key, sorted(known), n=1)
-        hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        close = closest(key, known)
+        hints.append(f"{key!r}" + (f" (did you mean {close!r}?)" if close else ""))
     return f"{path}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(hints)}"
 
 

@@ -156,6 +156,15 @@ MISSPELT = [
      r"MetadataResponse: unknown field 'brokerz' \(did you mean 'brokers'\?\)"),
     ("MetadataResponse", 1, {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "leader": 1}]}]},
      r"MetadataResponse\.Topics\[\]\.Partitions\[\]: unknown field 'leader' \(did you mean 'leader_id'\?\)"),
+    # every field of the version given, one of them misspelt; every field and one more
+    ("OffsetCommitRequest", 9, {"topics": [{"name": "t", "partitions": [
+        {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1, "committed_metdata": ""}]}]},
+     r"OffsetCommitRequest\.Topics\[\]\.Partitions\[\]: unknown field 'committed_metdata' "
+     r"\(did you mean 'committed_metadata'\?\)"),
+    ("OffsetCommitRequest", 9, {"topics": [{"name": "t", "partitions": [
+        {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1, "committed_metadata": "",
+         "comitted_offset": 2}]}]},
+     r"OffsetCommitRequest\.Topics\[\]\.Partitions\[\]: unknown field 'comitted_offset'"),
     # coordinator records (__consumer_offsets key and values)
     ("OffsetCommitKey", 0, {"group": "g", "topik": "t", "partition": 0},
      r"OffsetCommitKey: unknown field 'topik' \(did you mean 'topic'\?\)"),
@@ -183,3 +192,30 @@ def test_a_misspelt_field_in_a_generated_class_value_is_an_encode_error():
         name="range", metdata=b"")])  # type: ignore[call-arg]
     with pytest.raises(EncodeError, match=r"JoinGroupRequest\.Protocols\[\]: unknown field 'metdata'"):
         codec.encode("JoinGroupRequest", 9, nested)
+
+
+def test_every_shape_of_a_value_encodes_the_same_fields_alike():
+    """A value may hold every field of the version, some of them, tagged fields too, or fields of other versions
+    at their defaults; the encoder reads each shape its own way, and all give Kafka's bytes for the same fields."""
+    full = {"partition_index": 3, "error_code": 0, "high_watermark": 10, "last_stable_offset": 10,
+            "log_start_offset": 0, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+    shapes = [
+        full,
+        {k: v for k, v in full.items() if k not in ("error_code", "log_start_offset")} | {"log_start_offset": 0},
+        full | {"diverging_epoch": {"epoch": -1, "end_offset": -1}},           # a tagged field at its default
+        full | {"current_leader": {"leader_id": -1, "leader_epoch": -1}},
+    ]
+    encoded = {codec.encode("FetchResponse", 16, {"responses": [{"topic_id": TOPIC, "partitions": [p]}]})
+               for p in shapes}
+    assert len(encoded) == 1
+    tagged = full | {"current_leader": {"leader_id": 2, "leader_epoch": 5}}
+    data = codec.encode("FetchResponse", 16, {"responses": [{"topic_id": TOPIC, "partitions": [tagged]}]})
+    back = codec.decode("FetchResponse", 16, data).responses[0].partitions[0]
+    assert (back.current_leader.leader_id, back.current_leader.leader_epoch) == (2, 5)
+    # a field this version lacks is accepted at its default; set, it is refused (unless the schema calls it
+    # ignorable)
+    base = {"acks": 1, "timeout_ms": 5, "topic_data": []}
+    assert codec.encode("ProduceRequest", 2, base | {"transactional_id": None}) == codec.encode(
+        "ProduceRequest", 2, base)
+    with pytest.raises(EncodeError, match="TransactionalId: set to a non-default value, but version 2 does not"):
+        codec.encode("ProduceRequest", 2, base | {"transactional_id": "tx"})
