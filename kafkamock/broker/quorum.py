@@ -8,14 +8,18 @@ added or removed (AddRaftVoter and RemoveRaftVoter answer as Kafka does for a st
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from kafkamock.codec.messages import DescribeQuorumResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Cluster
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
+ZERO_UUID = uuid.UUID(int=0)
 
 
 class Quorum:
@@ -47,12 +51,13 @@ class Quorum:
         self.stopped.pop(node_id, None)
         self.observe()
 
-    def voters(self) -> list[dict]:
-        """Each voter's replica state, as the leader knows it."""
+    def voters(self) -> list[DescribeQuorumResponse.ReplicaState]:
+        """Each voter's replica state, as the leader knows it (a zero directory id: a static quorum keeps none)."""
         now = self.now_ms()
         out = []
         for node_id in sorted(self.cluster.nodes):
             offset, fetched = self.stopped.get(node_id, (self.high_watermark, now))
-            out.append({"replica_id": node_id, "log_end_offset": offset, "last_fetch_timestamp": fetched,
-                        "last_caught_up_timestamp": fetched})
+            out.append(DescribeQuorumResponse.ReplicaState(
+                replica_id=node_id, log_end_offset=offset, last_fetch_timestamp=fetched,
+                last_caught_up_timestamp=fetched, replica_directory_id=ZERO_UUID))
         return out

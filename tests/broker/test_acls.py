@@ -535,3 +535,37 @@ def test_scram_credential_apis_need_cluster_alter_or_describe(broker):
     assert grant(broker, creation(CLUSTER, "kafka-cluster", DESCRIBE)) == [(E.NONE, None)]
     described = call(broker, "DescribeUserScramCredentials", 0, {"users": None}, principal=ALICE)
     assert described.error_code == E.NONE and [r.user for r in described.results] == ["carol"]
+
+
+def test_share_group_describe_hides_members_assigned_topics_the_principal_may_not_describe(broker, clock):
+    """ShareGroupDescribe as Kafka's handler filters it: with DESCRIBE on the group only, a group whose member is
+    assigned a topic the principal may not describe is TOPIC_AUTHORIZATION_FAILED with no members; with DESCRIBE
+    on the topic too it is described, its authorized operations filled in when asked."""
+    def beat(epoch):
+        answer = call(broker, "ShareGroupHeartbeat", 1, {"group_id": "sg", "member_id": "m", "member_epoch": epoch,
+                                                         "rack_id": None, "subscribed_topic_names": ["secret"]},
+                      principal=ADMIN)
+        assert answer.error_code == E.NONE
+        return answer
+
+    def describe(operations=False):
+        return call(broker, "ShareGroupDescribe", 1, {"group_ids": ["sg"], "include_authorized_operations": operations},
+                    principal=ALICE).groups[0]
+
+    epoch = beat(0).member_epoch
+    epoch = beat(epoch).member_epoch                   # the share state is initialized now
+    clock.advance(1000)                                # past share.assignment.interval.ms: the partition is assigned
+    assert beat(epoch).assignment is not None
+    assert describe().error_code == E.GROUP_AUTHORIZATION_FAILED
+    grant(broker, creation(GROUP, "sg", DESCRIBE))
+    refused = describe(operations=True)
+    assert (refused.error_code, refused.error_message, refused.members) == (
+        E.TOPIC_AUTHORIZATION_FAILED,
+        "The group has described topic(s) that the client is not authorized to describe.", [])
+    assert refused.authorized_operations == 1 << DESCRIBE
+    grant(broker, creation(TOPIC, "secret", DESCRIBE))
+    described = describe()
+    assert (described.error_code, [m.member_id for m in described.members]) == (E.NONE, ["m"])
+    assert [tp.topic_name for tp in described.members[0].assignment.topic_partitions] == ["secret"]
+    assert described.authorized_operations == NOT_ASKED
+    assert describe(operations=True).authorized_operations == 1 << DESCRIBE

@@ -37,6 +37,7 @@ from kafkamock.broker.groups.offsets import CommitCheck, ExpireBy
 from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
 from kafkamock.broker.groups.records import GroupRecord
 from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compile_re2
+from kafkamock.codec.messages import ConsumerGroupHeartbeatResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
@@ -487,7 +488,7 @@ class ConsumerGroups:
     # -- the heartbeat -------------------------------------------------------------------------------------------
 
     def heartbeat(self, body: messages.ConsumerGroupHeartbeatRequest, version: int, client_id: str, client_host: str,
-                  describable: Callable[[frozenset[str]], set[str]]) -> dict[str, Any]:
+                  describable: Callable[[frozenset[str]], set[str]]) -> ConsumerGroupHeartbeatResponse:
         """ConsumerGroupHeartbeat: join (epoch 0), heartbeat (the current epoch), leave (-1) or leave for now as
         a static member (-2). Returns the response body; errors raise KafkaError. ``describable`` says which
         topics the requester may DESCRIBE: the group's regular expressions resolve to those only.
@@ -556,15 +557,17 @@ class ConsumerGroups:
         self.session_ok(live, member)
         if resolve is not None:
             self._start_resolution(live, resolve, describable)
-        answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
-                                  "member_id": member.member_id, "member_epoch": member.member_epoch,
-                  "heartbeat_interval_ms": self.coordinator.configs.value(group_id,
-                                                                          "consumer.heartbeat.interval.ms"),
-                  "assignment": None}
+        answer = ConsumerGroupHeartbeatResponse(
+            throttle_time_ms=0, error_code=E.NONE, error_message=None, member_id=member.member_id,
+            member_epoch=member.member_epoch,
+            heartbeat_interval_ms=self.coordinator.configs.value(group_id, "consumer.heartbeat.interval.ms"),
+            assignment=None)
         full = body.rebalance_timeout_ms != -1 and owned is not None and \
             (body.subscribed_topic_names is not None or regex is not None)
         if joining or full or member.assigned != before[2]:
-            answer["assignment"] = {"topic_partitions": _partitions_out(plain(member.assigned))}
+            answer.assignment = ConsumerGroupHeartbeatResponse.Assignment(topic_partitions=[
+                ConsumerGroupHeartbeatResponse.TopicPartitions(topic_id=t, partitions=sorted(ps))
+                for t, ps in sorted(plain(member.assigned).items(), key=lambda i: str(i[0])) if ps])
         return answer
 
     def _validate(self, body: messages.ConsumerGroupHeartbeatRequest, version: int, member_id: str, epoch: int,
@@ -769,12 +772,13 @@ class ConsumerGroups:
         log.info("group %s: static member %s replaced %s", group.group_id, member_id, old.member_id)
         return member
 
-    def _leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int) -> dict[str, Any]:
+    def _leave(self, group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int
+               ) -> ConsumerGroupHeartbeatResponse:
         """Kafka's consumerGroupLeave: -1 removes the member; -2 keeps a static member's place (its assignment
         stays, its partitions' epochs reset to 0) until it comes back or its session runs out."""
-        answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
-                                  "member_id": member_id, "member_epoch": epoch, "heartbeat_interval_ms": 0,
-                                  "assignment": None}
+        answer = ConsumerGroupHeartbeatResponse(
+            throttle_time_ms=0, error_code=E.NONE, error_message=None, member_id=member_id, member_epoch=epoch,
+            heartbeat_interval_ms=0, assignment=None)
         if instance_id is None:
             if member_id not in group.members:
                 raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
@@ -793,7 +797,8 @@ class ConsumerGroups:
                            assigned={t: dict.fromkeys(ps, 0) for t, ps in member.assigned.items()})
             self._write(group.group_id, [group.assignment_record(left)])
             log.info("group %s: static member %s left for now", group.group_id, member_id)
-            return {**answer, "member_id": member.member_id}
+            answer.member_id = member.member_id
+            return answer
         log.info("group %s: static member %s left", group.group_id, member_id)
         self._remove_member(group, member.member_id)
         return answer

@@ -12,12 +12,12 @@ PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for clients before v2.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import (
     java_hash_order,
     java_string_hash,
@@ -25,39 +25,42 @@ from kafkamock.broker.java_hash_order import (
     topic_partition_hash,
 )
 from kafkamock.broker.transactions.coordinator import fenced_code
+from kafkamock.codec.messages import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 24
 FIRST_FENCED_VERSION = 2
+_TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+_PartitionResult = AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult
 
 
-def _results(topics: Iterable[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic],
-             codes: dict[tuple[str, int], ErrorCode]) -> list[dict[str, Any]]:
+def _results(topics: Iterable[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic],
+             codes: dict[tuple[str, int], ErrorCode]) -> list[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult]:
     """The request's topics and partitions in request order (Kafka's errorResponseForTransaction)."""
-    return [{"name": t.name, "results_by_partition": [{"partition_index": p, "partition_error_code":
-                                                      codes[(t.name, p)]} for p in t.partitions]}
-            for t in topics]
+    return [_TopicResult(name=t.name, results_by_partition=[
+        _PartitionResult(partition_index=p, partition_error_code=codes[(t.name, p)]) for p in t.partitions])
+        for t in topics]
 
 
-def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = False) -> list[dict[str, Any]]:
+def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = False
+                    ) -> list[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult]:
     """Per-partition results built from a map (Kafka's resultForTransaction): partitions as the map of
     TopicPartition iterates them (a Java HashMap, or with ``scala`` the Scala ``mutable.HashMap`` that
     concatenating KafkaApis' error maps makes), topics as a ``HashMap<String, ...>`` filled in that order does."""
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+    by_topic: dict[str, list[AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult]] = {}
     order = (scala_mutable_hash_order(codes, topic_partition_hash) if scala
              else java_hash_order(codes, topic_partition_hash))
     for topic, partition in order:
-        by_topic.setdefault(topic, []).append({"partition_index": partition,
-                                               "partition_error_code": codes[(topic, partition)]})
-    return [{"name": t, "results_by_partition": by_topic[t]} for t in java_hash_order(by_topic, java_string_hash)]
+        by_topic.setdefault(topic, []).append(_PartitionResult(partition_index=partition,
+                                                               partition_error_code=codes[(topic, partition)]))
+    return [_TopicResult(name=t, results_by_partition=by_topic[t]) for t in java_hash_order(by_topic, java_string_hash)]
 
 
-def _one(broker: Broker, request: Request, transactional_id: str, producer_id: int, epoch: int,
-         topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], verify_only: bool
-         ) -> list[dict[str, Any]]:
+def _one(broker: Broker, request: Request[AddPartitionsToTxnRequest], transactional_id: str, producer_id: int,
+         epoch: int, topics: list[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], verify_only: bool
+         ) -> list[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult]:
     asked = [(t.name, p) for t in topics for p in t.partitions]
     if request.version <= 3:
         # From clients: WRITE on the transactional id, then on every topic (internal topics are not checked);
@@ -96,27 +99,30 @@ def _one(broker: Broker, request: Request, transactional_id: str, producer_id: i
     return _results(topics, {key: code for key in asked})
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AddPartitionsToTxnRequest]) -> AddPartitionsToTxnResponse:
     body, version = request.body, request.version
     if version >= 4:   # batched, from brokers only
         broker.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
     if version <= 3:
-        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _one(
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_one(
             broker, request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
-            body.v3_and_below_producer_epoch, body.v3_and_below_topics, False)}
-    results = [{"transactional_id": t.transactional_id, "topic_results": _one(
-        broker, request, t.transactional_id, t.producer_id, t.producer_epoch, t.topics, t.verify_only)}
+            body.v3_and_below_producer_epoch, body.v3_and_below_topics, False))
+    results = [AddPartitionsToTxnResponse.AddPartitionsToTxnResult(
+        transactional_id=t.transactional_id,
+        topic_results=_one(broker, request, t.transactional_id, t.producer_id, t.producer_epoch, t.topics,
+                           t.verify_only))
         for t in body.transactions]
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": results}
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results_by_transaction=results)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[AddPartitionsToTxnRequest], code: ErrorCode,
+                   message: str | None = None) -> AddPartitionsToTxnResponse:
     body = request.body
     if request.version <= 3:
         topics = body.v3_and_below_topics
-        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _results(
-            topics, {(t.name, p): code for t in topics for p in t.partitions})}
-    return {"throttle_time_ms": 0, "error_code": code, "results_by_transaction": []}
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_results(
+            topics, {(t.name, p): code for t in topics for p in t.partitions}))
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=code, results_by_transaction=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

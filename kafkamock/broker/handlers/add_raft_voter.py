@@ -13,39 +13,48 @@ default listener is the first of ``controller.listener.names``, else CONTROLLER 
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash
+from kafkamock.codec.messages import AddRaftVoterRequest, AddRaftVoterResponse, RemoveRaftVoterRequest
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 80
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def answer(code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+def answer(code: ErrorCode, message: str | None) -> AddRaftVoterResponse:
+    return AddRaftVoterResponse(throttle_time_ms=0, error_code=code, error_message=message)
 
 
-def voter_request_error(broker: Broker, request: Request, verb: str) -> dict[str, Any] | None:
+def voter_refusal(broker: Broker, request: Request[AddRaftVoterRequest] | Request[RemoveRaftVoterRequest], verb: str
+                  ) -> tuple[ErrorCode, str] | None:
     """The checks Add- and RemoveRaftVoter share, in Kafka's order: ALTER on the cluster; INCONSISTENT_CLUSTER_ID
     for a given cluster id that is not this cluster's; INVALID_REQUEST for a voter without an id of 0 or more and a
-    directory id. None when the request passes them."""
+    directory id. The error and its message; None when the request passes them."""
     broker.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     if body.cluster_id is not None and body.cluster_id != broker.cluster.cluster_id:
-        return answer(ErrorCode.INCONSISTENT_CLUSTER_ID,
-                      f'The given id "{body.cluster_id}" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
+        return (ErrorCode.INCONSISTENT_CLUSTER_ID,
+                f'The given id "{body.cluster_id}" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
     if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
-        return answer(ErrorCode.INVALID_REQUEST, f"{verb} voter request didn't include a valid voter")
+        return ErrorCode.INVALID_REQUEST, f"{verb} voter request didn't include a valid voter"
     return None
+
+
+def voter_request_error(broker: Broker, request: Request[AddRaftVoterRequest] | Request[RemoveRaftVoterRequest],
+                        verb: str) -> AddRaftVoterResponse | None:
+    """``voter_refusal`` as the answer (RemoveRaftVoter's response has the same three fields); None when the
+    request passes the checks."""
+    refused = voter_refusal(broker, request, verb)
+    return answer(*refused) if refused is not None else None
 
 
 def default_listener(broker: Broker) -> str:
@@ -53,7 +62,7 @@ def default_listener(broker: Broker) -> str:
     return (names[0] if names else "CONTROLLER").upper()
 
 
-def _endpoints(listeners: list[messages.AddRaftVoterRequest.Listener]) -> str:
+def _endpoints(listeners: list[AddRaftVoterRequest.Listener]) -> str:
     """Kafka's Endpoints.toString: a HashMap (sized for the listeners given) of listener names, upper-cased, to
     unresolved addresses."""
     found: dict[str, str] = {}
@@ -65,7 +74,7 @@ def _endpoints(listeners: list[messages.AddRaftVoterRequest.Listener]) -> str:
     return f"Endpoints(endpoints={{{entries}}})"
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AddRaftVoterRequest]) -> AddRaftVoterResponse:
     refused = voter_request_error(broker, request, "Add")
     if refused is not None:
         return refused
@@ -79,7 +88,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                                                   f"feature is {broker.features.level(KRAFT_VERSION)}")
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[AddRaftVoterRequest], code: ErrorCode,
+                   message: str | None = None) -> AddRaftVoterResponse:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))
 

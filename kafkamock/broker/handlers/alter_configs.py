@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from kafkamock.broker.acls import CLUSTER_NAME, AclOperation, ResourceType
 from kafkamock.broker.cluster import Topic, validate_topic_name
@@ -48,19 +48,28 @@ from kafkamock.broker.config import (
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.group_configs import GROUP_CONFIGS
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    DescribeConfigsRequest,
+    IncrementalAlterConfigsRequest,
+)
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
+
+    # a request of the config APIs, which share this module's checks
+    ConfigRequest: TypeAlias = (Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest]
+                                | Request[DescribeConfigsRequest])
 
 API_KEY = 33
 TOPIC, BROKER, GROUP = 2, 4, 32
 RESOURCE_TYPES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
 
 # A config entry of AlterConfigs or IncrementalAlterConfigs (the checks both make take either).
-ConfigEntry = TypeVar("ConfigEntry", "messages.AlterConfigsRequest.AlterableConfig",
-                      "messages.IncrementalAlterConfigsRequest.AlterableConfig")
+ConfigEntry = TypeVar("ConfigEntry", AlterConfigsRequest.AlterableConfig,
+                      IncrementalAlterConfigsRequest.AlterableConfig)
 
 
 @dataclass
@@ -78,7 +87,7 @@ class Resource:
         return {TOPIC: TOPIC_CONFIGS, GROUP: GROUP_CONFIGS}.get(self.type, BROKER_CONFIGS)
 
 
-def check_broker_name(broker: Broker, request: Request, name: str, *, describe: bool = False) -> bool:
+def check_broker_name(broker: Broker, request: ConfigRequest, name: str, *, describe: bool = False) -> bool:
     """True for the cluster default (""), False for the id of the node the request arrived on (Kafka's admin client
     sends a broker's configs to that broker); INVALID_REQUEST for anything else."""
     if name == "":
@@ -103,14 +112,15 @@ _GUARDS = {TOPIC: (ResourceType.TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "To
 _CLUSTER_GUARD = (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
 
 
-def authorize_config(broker: Broker, request: Request, resource_type: int, name: str, operation: AclOperation) -> None:
+def authorize_config(broker: Broker, request: ConfigRequest, resource_type: int, name: str, operation: AclOperation) -> None:
     """DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or group named, on the cluster for broker-wide resources."""
     acl_type, code, message = _GUARDS.get(resource_type, _CLUSTER_GUARD)
     if not broker.auth.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
         raise KafkaError(code, message)
 
 
-def resolve(broker: Broker, request: Request, resource_type: int, name: str) -> Resource:
+def resolve(broker: Broker, request: Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest],
+            resource_type: int, name: str) -> Resource:
     """The resource a request names, or KafkaError (its existence, for topics, is checked by ``apply``)."""
     if resource_type == BROKER:
         cluster_default = check_broker_name(broker, request, name)
@@ -207,7 +217,8 @@ def min_isr_error(resource: Resource, parsed: dict[str, Any]) -> str | None:
     return None
 
 
-def apply(broker: Broker, request: Request, resource: Resource, new_configs: dict[str, Any], validate_only: bool
+def apply(broker: Broker, request: Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest],
+          resource: Resource, new_configs: dict[str, Any], validate_only: bool
           ) -> None:
     """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs (every log and timer
     takes the new values at once)."""
@@ -227,19 +238,20 @@ def apply(broker: Broker, request: Request, resource: Resource, new_configs: dic
         broker.configs_changed()
 
 
-def duplicate_resources(resources: Iterable[messages.AlterConfigsRequest.AlterConfigsResource
-                                            | messages.IncrementalAlterConfigsRequest.AlterConfigsResource]
+def duplicate_resources(resources: Iterable[AlterConfigsRequest.AlterConfigsResource
+                                            | IncrementalAlterConfigsRequest.AlterConfigsResource]
                         ) -> set[tuple[int, str]]:
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     return {key for key, n in counts.items() if n > 1}
 
 
 def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, message: str | None = None
-             ) -> dict[str, Any]:
-    return {"error_code": code, "error_message": message, "resource_type": resource_type, "resource_name": name}
+             ) -> AlterConfigsResponse.AlterConfigsResourceResponse:
+    return AlterConfigsResponse.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                                             resource_type=resource_type, resource_name=name)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AlterConfigsRequest]) -> AlterConfigsResponse:
     body = request.body
     duplicates = duplicate_resources(body.resources)
     responses = []
@@ -255,12 +267,13 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
-    return {"throttle_time_ms": 0, "responses": responses}
+    return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "responses": [response(r.resource_type, r.resource_name, code)
-                                                 for r in request.body.resources]}
+def error_response(broker: Broker, request: Request[AlterConfigsRequest], code: ErrorCode,
+                   message: str | None = None) -> AlterConfigsResponse:
+    return AlterConfigsResponse(throttle_time_ms=0, responses=[response(r.resource_type, r.resource_name, code)
+                                                               for r in request.body.resources])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,38 +12,44 @@ is created, unless no named topic exists (then nothing is written, and no group 
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Topic
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 91
 ZERO_UUID = uuid.UUID(int=0)
 UNKNOWN = "This server does not host this topic-partition."
+_Response = AlterShareGroupOffsetsResponse
 
 
-def _top(code: int, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
+def _top(code: int, message: str | None) -> AlterShareGroupOffsetsResponse:
+    return _Response(throttle_time_ms=0, error_code=code, error_message=message, responses=[])
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AlterShareGroupOffsetsRequest]) -> AlterShareGroupOffsetsResponse:
     body = request.body
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
-    first, wanted = [], []
+    first: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic] = []
+    wanted: list[tuple[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic, Topic]] = []
     for t in body.topics:
         topic = broker.cluster.topics.get(t.topic_name)
         if t.topic_name not in readable or topic is None:
             code, message = ((ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
                              if t.topic_name not in readable else (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN))
-            first.append({"topic_name": t.topic_name, "topic_id": topic.topic_id if topic else ZERO_UUID,
-                          "partitions": [{"partition_index": p.partition_index, "error_code": code,
-                                          "error_message": message} for p in t.partitions]})
+            first.append(_Response.AlterShareGroupOffsetsResponseTopic(
+                topic_name=t.topic_name, topic_id=topic.topic_id if topic else ZERO_UUID,
+                partitions=[_Response.AlterShareGroupOffsetsResponsePartition(
+                    partition_index=p.partition_index, error_code=code, error_message=message)
+                    for p in t.partitions]))
         else:
             wanted.append((t, topic))
     try:
@@ -51,7 +57,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         group = broker.groups.share.empty_group(body.group_id, create=bool(wanted))
     except KafkaError as exc:
         if exc.code == ErrorCode.GROUP_ID_NOT_FOUND and not wanted:
-            return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": first}
+            return _Response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, responses=first)
         return _top(exc.code, "The group is not empty." if exc.code == ErrorCode.NON_EMPTY_GROUP else exc.message)
     responses = list(first)
     for t, topic in wanted:
@@ -62,16 +68,19 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                 broker.share.reset(body.group_id, topic, partition, p.start_offset)
                 group.initialized[topic.topic_id] = group.initialized.get(topic.topic_id, frozenset()) | {
                     p.partition_index}
-                partitions.append({"partition_index": p.partition_index, "error_code": ErrorCode.NONE,
-                                   "error_message": None})
+                partitions.append(_Response.AlterShareGroupOffsetsResponsePartition(
+                    partition_index=p.partition_index, error_code=ErrorCode.NONE, error_message=None))
             else:
-                partitions.append({"partition_index": p.partition_index,
-                                   "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "error_message": UNKNOWN})
-        responses.append({"topic_name": t.topic_name, "topic_id": topic.topic_id, "partitions": partitions})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "responses": responses}
+                partitions.append(_Response.AlterShareGroupOffsetsResponsePartition(
+                    partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    error_message=UNKNOWN))
+        responses.append(_Response.AlterShareGroupOffsetsResponseTopic(
+            topic_name=t.topic_name, topic_id=topic.topic_id, partitions=partitions))
+    return _Response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, responses=responses)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[AlterShareGroupOffsetsRequest], code: ErrorCode,
+                   message: str | None = None) -> AlterShareGroupOffsetsResponse:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))
 

@@ -8,26 +8,27 @@ may DESCRIBE; named topics it may not describe refuse the heartbeat (TOPIC_AUTHO
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 68
 
 
-def _error(code: ErrorCode, message: str | None, body: messages.ConsumerGroupHeartbeatRequest) -> dict[str, Any]:
+def _error(code: ErrorCode, message: str | None, body: ConsumerGroupHeartbeatRequest
+           ) -> ConsumerGroupHeartbeatResponse:
     """An error answer as Kafka's: the code and message only (no member id, epoch 0)."""
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": None,
-            "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+    return ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=code, error_message=message, member_id=None,
+                                          member_epoch=0, heartbeat_interval_ms=0, assignment=None)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ConsumerGroupHeartbeatRequest]) -> ConsumerGroupHeartbeatResponse:
     body = request.body
     if not broker.groups.consumer.enabled():
         return _error(ErrorCode.UNSUPPORTED_VERSION, "The consumer group protocol is off "
@@ -47,7 +48,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         return _error(exc.code, exc.message, body)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[ConsumerGroupHeartbeatRequest], code: ErrorCode,
+                   message: str | None = None) -> ConsumerGroupHeartbeatResponse:
     return _error(code, None, request.body)
 
 

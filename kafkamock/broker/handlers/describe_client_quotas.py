@@ -3,11 +3,12 @@ image (ClientQuotasImage.describe): a bad filter is one top-level error with a m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -15,21 +16,25 @@ if TYPE_CHECKING:
 API_KEY = 48
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeClientQuotasRequest]) -> DescribeClientQuotasResponse:
     body = request.body
     broker.auth.require(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)   # as Kafka's KafkaApis
     try:
         matched = broker.quotas.describe(body.components, body.strict)
     except KafkaError as exc:
-        return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": exc.message, "entries": None}
-    entries = [{"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
-                "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-               for entity, values in matched]
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "entries": entries}
+        return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=exc.code, error_message=exc.message,
+                                            entries=None)
+    entries = [DescribeClientQuotasResponse.EntryData(
+        entity=[DescribeClientQuotasResponse.EntityData(entity_type=t, entity_name=n) for t, n in entity],
+        values=[DescribeClientQuotasResponse.ValueData(key=k, value=v) for k, v in sorted(values.items())])
+        for entity, values in matched]
+    return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+                                        entries=entries)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "entries": None}
+def error_response(broker: Broker, request: Request[DescribeClientQuotasRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeClientQuotasResponse:
+    return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=code, error_message=None, entries=None)
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -56,22 +56,23 @@ from kafkamock.broker.handlers.alter_configs import (
     authorize_config,
     check_broker_name,
 )
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DescribeConfigsRequest, DescribeConfigsResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
     from kafkamock.broker.node import Node
-    from kafkamock.codec import messages
 
 API_KEY = 32
 INVALID_REQUEST_MESSAGE = default_message(ErrorCode.INVALID_REQUEST)
 Synonym = tuple[str, Any, str]
 """(config name, value, source), as ``BrokerConfig.synonyms`` lists them."""
+ConfigResult = DescribeConfigsResponse.DescribeConfigsResourceResult
 
 
 def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[Synonym],
-           include_synonyms: bool, read_only: bool, known: bool = True) -> dict[str, Any]:
+           include_synonyms: bool, read_only: bool, known: bool = True) -> ConfigResult:
     # A broker config Kafka does not define (kafkamock's own, set on this broker) is described as Kafka describes
     # an unknown property it was given: type UNKNOWN, and so (KafkaConfig.maybeSensitive) sensitive, value hidden.
     type_ = definition.type if known else "UNKNOWN"
@@ -80,18 +81,18 @@ def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[Synonym]
     def shown(v: Any) -> str | None:
         return None if sensitive or v is None else format_value(v, definition.type)
 
-    return {
-        "name": name, "value": shown(value), "read_only": read_only,
-        "config_source": CONFIG_SOURCE_IDS[synonyms[0][2] if synonyms else "DEFAULT_CONFIG"],
-        "is_sensitive": sensitive,
-        "synonyms": [{"name": n, "value": shown(v), "source": CONFIG_SOURCE_IDS[s]} for n, v, s in synonyms]
-        if include_synonyms else [],
-        "config_type": CONFIG_TYPE_IDS[type_], "documentation": None,
-    }
+    return ConfigResult(
+        name=name, value=shown(value), read_only=read_only,
+        config_source=CONFIG_SOURCE_IDS[synonyms[0][2] if synonyms else "DEFAULT_CONFIG"],
+        is_sensitive=sensitive,
+        synonyms=[DescribeConfigsResponse.DescribeConfigsSynonym(name=n, value=shown(v), source=CONFIG_SOURCE_IDS[s])
+                  for n, v, s in synonyms] if include_synonyms else [],
+        config_type=CONFIG_TYPE_IDS[type_], documentation=None,
+    )
 
 
-def _topic_configs(broker: Broker, request: Request, name: str, include_synonyms: bool
-                   ) -> list[tuple[str, dict[str, Any]]]:
+def _topic_configs(broker: Broker, request: Request[DescribeConfigsRequest], name: str, include_synonyms: bool
+                   ) -> list[tuple[str, ConfigResult]]:
     validate_topic_name(name)
     topic = broker.cluster.topics.get(name)
     if topic is None:
@@ -106,8 +107,8 @@ def _topic_configs(broker: Broker, request: Request, name: str, include_synonyms
     return out
 
 
-def _broker_configs(broker: Broker, request: Request, name: str, include_synonyms: bool
-                    ) -> list[tuple[str, dict[str, Any]]]:
+def _broker_configs(broker: Broker, request: Request[DescribeConfigsRequest], name: str, include_synonyms: bool
+                    ) -> list[tuple[str, ConfigResult]]:
     cluster_default = check_broker_name(broker, request, name, describe=True)
     node = request.arrived_on
     config = node.config
@@ -154,7 +155,7 @@ _NODE_SET: dict[str, Callable[[Node, BrokerConfig, list[Synonym]], tuple[Any, li
     "node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
 
 
-def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tuple[str, dict[str, Any]]]:
+def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tuple[str, ConfigResult]]:
     """A group's configs as Kafka's ConfigHelper shows them: set on the group (DYNAMIC_GROUP_CONFIG), else the
     default; synonyms the group's own value, then its broker synonym's levels (``groups/group_configs.py``)."""
     if not name:
@@ -168,11 +169,12 @@ def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tu
     return out
 
 
-def _describe(broker: Broker, request: Request, resource: messages.DescribeConfigsRequest.DescribeConfigsResource,
-              include_synonyms: bool) -> dict[str, Any]:
-    result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": "",
-                              "resource_type": resource.resource_type, "resource_name": resource.resource_name,
-                              "configs": []}
+def _describe(broker: Broker, request: Request[DescribeConfigsRequest],
+              resource: DescribeConfigsRequest.DescribeConfigsResource, include_synonyms: bool
+              ) -> DescribeConfigsResponse.DescribeConfigsResult:
+    result = DescribeConfigsResponse.DescribeConfigsResult(
+        error_code=ErrorCode.NONE, error_message="", resource_type=resource.resource_type,
+        resource_name=resource.resource_name, configs=[])
     try:
         authorize_config(broker, request, resource.resource_type, resource.resource_name,
                          AclOperation.DESCRIBE_CONFIGS)
@@ -187,32 +189,37 @@ def _describe(broker: Broker, request: Request, resource: messages.DescribeConfi
                              f"kafkamock does not support {RESOURCE_TYPES[resource.resource_type]} config resources")
     except KafkaError as exc:
         # Kafka leaves the message empty for an unknown topic and sets it for exceptions.
-        result.update(error_code=exc.code, error_message=exc.message)
+        result.error_code, result.error_message = exc.code, exc.message
         return result
     keys = resource.configuration_keys
-    result["configs"] = [entry for name, entry in configs if not keys or name in keys]
+    result.configs = [entry for name, entry in configs if not keys or name in keys]
     return result
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def _failed(resource: DescribeConfigsRequest.DescribeConfigsResource, code: ErrorCode, message: str | None
+            ) -> DescribeConfigsResponse.DescribeConfigsResult:
+    return DescribeConfigsResponse.DescribeConfigsResult(
+        error_code=code, error_message=message, resource_type=resource.resource_type,
+        resource_name=resource.resource_name, configs=[])
+
+
+def handle(broker: Broker, request: Request[DescribeConfigsRequest]) -> DescribeConfigsResponse:
     body, version = request.body, request.version
     include_synonyms = body.include_synonyms if version >= 1 else False
     if any(r.resource_type not in RESOURCE_TYPES for r in body.resources):
-        return {"throttle_time_ms": 0, "results": [
-            {"error_code": ErrorCode.INVALID_REQUEST, "error_message": INVALID_REQUEST_MESSAGE,
-             "resource_type": r.resource_type, "resource_name": r.resource_name, "configs": []}
-            for r in body.resources]}
-    return {"throttle_time_ms": 0, "results": [_describe(broker, request, r, include_synonyms)
-                                               for r in body.resources]}
+        return DescribeConfigsResponse(throttle_time_ms=0, results=[
+            _failed(r, ErrorCode.INVALID_REQUEST, INVALID_REQUEST_MESSAGE) for r in body.resources])
+    return DescribeConfigsResponse(throttle_time_ms=0, results=[_describe(broker, request, r, include_synonyms)
+                                                                for r in body.resources])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[DescribeConfigsRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeConfigsResponse:
     """Kafka's DescribeConfigsRequest.getErrorResponse: every resource with the error and its message, the
     error's default text when there is none (ApiError.messageWithFallback)."""
     message = message or default_message(code)
-    return {"throttle_time_ms": 0, "results": [
-        {"error_code": code, "error_message": message, "resource_type": r.resource_type,
-         "resource_name": r.resource_name, "configs": []} for r in request.body.resources]}
+    return DescribeConfigsResponse(throttle_time_ms=0, results=[_failed(r, code, message)
+                                                                for r in request.body.resources])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -11,51 +11,55 @@ kafkamock's nodes have no controller listener.
 
 from __future__ import annotations
 
-import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.quorum import METADATA_PARTITION, METADATA_TOPIC
+from kafkamock.codec.messages import DescribeQuorumRequest, DescribeQuorumResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 55
-ZERO_UUID = uuid.UUID(int=0)
 
 
-def _valid(topics: list[messages.DescribeQuorumRequest.TopicData]) -> bool:
+def _valid(topics: list[DescribeQuorumRequest.TopicData]) -> bool:
     return (len(topics) == 1 and topics[0].topic_name == METADATA_TOPIC and len(topics[0].partitions) == 1
             and topics[0].partitions[0].partition_index == METADATA_PARTITION)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeQuorumRequest]) -> DescribeQuorumResponse:
     broker.auth.require_cluster(request, AclOperation.DESCRIBE)
     topics = request.body.topics
     if not _valid(topics):
         code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return {"error_code": ErrorCode.NONE, "error_message": "", "nodes": [], "topics": [
-            {"topic_name": t.topic_name, "partitions": [
-                {"partition_index": p.partition_index, "error_code": code, "error_message": default_message(code),
-                 "leader_id": 0, "leader_epoch": 0, "high_watermark": 0, "current_voters": [], "observers": []}
-                for p in t.partitions]} for t in topics]}
+        return DescribeQuorumResponse(error_code=ErrorCode.NONE, error_message="", nodes=[], topics=[
+            DescribeQuorumResponse.TopicData(topic_name=t.topic_name, partitions=[
+                DescribeQuorumResponse.PartitionData(
+                    partition_index=p.partition_index, error_code=code, error_message=default_message(code),
+                    leader_id=0, leader_epoch=0, high_watermark=0, current_voters=[], observers=[])
+                for p in t.partitions]) for t in topics])
     quorum = broker.quorum
     leader, epoch = quorum.observe()
-    voters = [{**v, "replica_directory_id": ZERO_UUID} for v in quorum.voters()]
-    return {"error_code": ErrorCode.NONE, "error_message": "", "topics": [{"topic_name": METADATA_TOPIC, "partitions": [{
-        "partition_index": METADATA_PARTITION, "error_code": ErrorCode.NONE, "error_message": "",
-        "leader_id": leader, "leader_epoch": epoch, "high_watermark": quorum.high_watermark,
-        "current_voters": voters, "observers": []}]}],
-        "nodes": [{"node_id": v["replica_id"], "listeners": []} for v in voters] if request.version >= 2 else []}
+    voters = quorum.voters()
+    return DescribeQuorumResponse(
+        error_code=ErrorCode.NONE, error_message="",
+        topics=[DescribeQuorumResponse.TopicData(topic_name=METADATA_TOPIC, partitions=[
+            DescribeQuorumResponse.PartitionData(
+                partition_index=METADATA_PARTITION, error_code=ErrorCode.NONE, error_message="",
+                leader_id=leader, leader_epoch=epoch, high_watermark=quorum.high_watermark,
+                current_voters=voters, observers=[])])],
+        nodes=[DescribeQuorumResponse.Node(node_id=v.replica_id, listeners=[]) for v in voters]
+        if request.version >= 2 else [])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[DescribeQuorumRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeQuorumResponse:
     """Kafka's getErrorResponse: the error at the top, with its own message."""
-    return {"error_code": code, "error_message": default_message(code), "topics": [], "nodes": []}
+    return DescribeQuorumResponse(error_code=code, error_message=default_message(code), topics=[], nodes=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,38 +12,43 @@ named.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.share.groups import ShareGroup
+from kafkamock.codec.messages import DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 
 API_KEY = 90
 ZERO_UUID = uuid.UUID(int=0)
+_Response = DescribeShareGroupOffsetsResponse
+_Group = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup
+_Topic = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic
+_Partition = DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition
 
 
 def _partition_entry(index: int, start: int = -1, epoch: int = 0, lag: int = -1, code: int = ErrorCode.NONE,
-                     message: str | None = None) -> dict[str, Any]:
-    return {"partition_index": index, "start_offset": start, "leader_epoch": epoch, "lag": lag, "error_code": code,
-            "error_message": message}
+                     message: str | None = None
+                     ) -> DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition:
+    return _Partition(partition_index=index, start_offset=start, leader_epoch=epoch, lag=lag, error_code=code,
+                      error_message=message)
 
 
-def _group(broker: Broker, request: Request,
-           g: messages.DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup) -> dict[str, Any]:
-    answer: dict[str, Any] = {"group_id": g.group_id, "topics": [], "error_code": ErrorCode.NONE,
-                              "error_message": None}
+def _group(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest],
+           g: DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
+           ) -> DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup:
+    answer = _Group(group_id=g.group_id, topics=[], error_code=ErrorCode.NONE, error_message=None)
     try:
         if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
         broker.groups.check_coordinator(request, g.group_id)
     except KafkaError as exc:
-        answer.update(error_code=exc.code, error_message=exc.message)
+        answer.error_code, answer.error_message = exc.code, exc.message
         return answer
     cluster = broker.cluster
     group = broker.groups.groups.get(g.group_id)
@@ -58,34 +63,35 @@ def _group(broker: Broker, request: Request,
     for name, indexes in requested:
         if name not in describable:
             if g.topics is not None:
-                answer["topics"].append({"topic_name": name, "topic_id": ZERO_UUID, "partitions": [
-                    _partition_entry(i, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in indexes]})
+                answer.topics.append(_Topic(topic_name=name, topic_id=ZERO_UUID, partitions=[
+                    _partition_entry(i, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in indexes]))
             continue
         topic = cluster.topics.get(name)
         if topic is None:
-            missing.append({"topic_name": name, "topic_id": ZERO_UUID,
-                            "partitions": [_partition_entry(i) for i in indexes]})
+            missing.append(_Topic(topic_name=name, topic_id=ZERO_UUID,
+                                  partitions=[_partition_entry(i) for i in indexes]))
             continue
-        entry: dict[str, Any] = {"topic_name": name, "topic_id": topic.topic_id, "partitions": []}
+        entry = _Topic(topic_name=name, topic_id=topic.topic_id, partitions=[])
         for index in indexes:
             if topic.partition_at(index) is None:
-                entry["partitions"].append(_partition_entry(index, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                                            message="This server does not host this topic-partition."))
+                entry.partitions.append(_partition_entry(index, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                         message="This server does not host this topic-partition."))
                 continue
             start, epoch, lag = broker.share.summary((g.group_id, topic.topic_id, index), topic.partitions[index])
-            entry["partitions"].append(_partition_entry(index, start, epoch, lag if request.version >= 1 else -1))
-        answer["topics"].append(entry)
-    answer["topics"] += missing
+            entry.partitions.append(_partition_entry(index, start, epoch, lag if request.version >= 1 else -1))
+        answer.topics.append(entry)
+    answer.topics += missing
     return answer
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
-    return {"throttle_time_ms": 0, "groups": [_group(broker, request, g) for g in request.body.groups]}
+def handle(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest]) -> DescribeShareGroupOffsetsResponse:
+    return _Response(throttle_time_ms=0, groups=[_group(broker, request, g) for g in request.body.groups])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "groups": [{"group_id": g.group_id, "topics": [], "error_code": code,
-                                               "error_message": None} for g in request.body.groups]}
+def error_response(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeShareGroupOffsetsResponse:
+    return _Response(throttle_time_ms=0, groups=[_Group(group_id=g.group_id, topics=[], error_code=code,
+                                                        error_message=None) for g in request.body.groups])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,7 +12,7 @@ operation is INVALID_REQUEST. The resulting set is validated as a whole, then in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.config import format_value
@@ -26,13 +26,12 @@ from kafkamock.broker.handlers.alter_configs import (
     duplicate_resources,
     parse_all,
     resolve,
-    response,
 )
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -43,9 +42,9 @@ def _list_items(value: str | None) -> list[str]:
     return [p for p in (value or "").split(",") if p]
 
 
-def edit(resource: Resource, configs: list[messages.IncrementalAlterConfigsRequest.AlterableConfig]) -> dict[str, Any]:
+def edit(resource: Resource, configs: list[IncrementalAlterConfigsRequest.AlterableConfig]) -> dict[str, str | None]:
     """The resource's new set of dynamic configs (raw strings) after applying ``configs`` in order."""
-    values: dict[str, Any] = {name: format_value(v) for name, v in resource.current.items()}
+    values: dict[str, str | None] = {name: format_value(v) for name, v in resource.current.items()}
     for c in configs:
         op = c.config_operation
         if op not in OPERATIONS:
@@ -77,7 +76,13 @@ def edit(resource: Resource, configs: list[messages.IncrementalAlterConfigsReque
     return values
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, message: str | None = None
+             ) -> IncrementalAlterConfigsResponse.AlterConfigsResourceResponse:
+    return IncrementalAlterConfigsResponse.AlterConfigsResourceResponse(
+        error_code=code, error_message=message, resource_type=resource_type, resource_name=name)
+
+
+def handle(broker: Broker, request: Request[IncrementalAlterConfigsRequest]) -> IncrementalAlterConfigsResponse:
     body = request.body
     duplicates = duplicate_resources(body.resources)
     responses = []
@@ -93,15 +98,15 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
-    return {"throttle_time_ms": 0, "responses": responses}
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[IncrementalAlterConfigsRequest], code: ErrorCode,
+                   message: str | None = None) -> IncrementalAlterConfigsResponse:
     """IncrementalAlterConfigsRequest.getErrorResponse: every resource with the error (ApiError's message: none
     for UNKNOWN_SERVER_ERROR)."""
-    return {"throttle_time_ms": 0, "responses": [
-        {"error_code": code, "error_message": message, "resource_type": r.resource_type,
-         "resource_name": r.resource_name} for r in request.body.resources]}
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=[
+        response(r.resource_type, r.resource_name, code, message) for r in request.body.resources])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

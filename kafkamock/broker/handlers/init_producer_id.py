@@ -10,16 +10,17 @@ it while ``transaction.two.phase.commit.enable`` is off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.transactions.coordinator import (
     NO_EPOCH,
     NO_PRODUCER_ID,
     fenced_code,
 )
+from kafkamock.codec.messages import InitProducerIdRequest, InitProducerIdResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -28,12 +29,12 @@ API_KEY = 22
 FIRST_FENCED_VERSION = 4
 
 
-def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_EPOCH) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch,
-            "ongoing_txn_producer_id": NO_PRODUCER_ID, "ongoing_txn_producer_epoch": NO_EPOCH}
+def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_EPOCH) -> InitProducerIdResponse:
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=code, producer_id=producer_id, producer_epoch=epoch,
+                                  ongoing_txn_producer_id=NO_PRODUCER_ID, ongoing_txn_producer_epoch=NO_EPOCH)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[InitProducerIdRequest]) -> InitProducerIdResponse:
     body, version = request.body, request.version
     # A transactional producer needs WRITE on its id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on
     # some topic (Kafka's handleInitProducerIdRequest).

@@ -3,11 +3,12 @@ group.instance.id (KIP-345), each with its own error; v0-2 one member, its error
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import LeaveGroupRequest, LeaveGroupResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 API_KEY = 13
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[LeaveGroupRequest]) -> LeaveGroupResponse:
     body, version = request.body, request.version
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if version >= 3:
@@ -32,14 +33,17 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             return error_response(broker, request, exc.code)
         errors = [exc.code] * len(identities)   # no such group: each member is unknown (Kafka's leaveGroup)
     if version < 3:
-        return {"throttle_time_ms": 0, "error_code": errors[0]}
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "members": [{"member_id": member_id or "", "group_instance_id": instance_id, "error_code": error}
-                        for (member_id, instance_id, _), error in zip(identities, errors, strict=True)]}
+        return LeaveGroupResponse(throttle_time_ms=0, error_code=errors[0])
+    return LeaveGroupResponse(
+        throttle_time_ms=0, error_code=ErrorCode.NONE,
+        members=[LeaveGroupResponse.MemberResponse(member_id=member_id or "", group_instance_id=instance_id,
+                                                   error_code=error)
+                 for (member_id, instance_id, _), error in zip(identities, errors, strict=True)])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "members": []}
+def error_response(broker: Broker, request: Request[LeaveGroupRequest], code: ErrorCode,
+                   message: str | None = None) -> LeaveGroupResponse:
+    return LeaveGroupResponse(throttle_time_ms=0, error_code=code, members=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

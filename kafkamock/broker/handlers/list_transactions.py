@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.re2_pattern import Re2SyntaxError, compile_re2
 from kafkamock.broker.transactions import TxnState
+from kafkamock.codec.messages import ListTransactionsRequest, ListTransactionsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 API_KEY = 66
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ListTransactionsRequest]) -> ListTransactionsResponse:
     body, version = request.body, request.version
     states = set(body.state_filters)
     unknown = sorted(s for s in states if TxnState.from_wire_name(s) is None)
@@ -30,15 +31,17 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         try:
             regex = compile_re2(pattern)
         except Re2SyntaxError:
-            return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
-                    "unknown_state_filters": [], "transaction_states": []}
+            return ListTransactionsResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION,
+                                            unknown_state_filters=[], transaction_states=[])
     duration = body.duration_filter if version >= 1 else -1
     node_id = request.node.node_id if request.node is not None else broker.node_id
     found = [m for m in broker.transactions.list(node_id, states, set(body.producer_id_filters), duration, regex)
              if broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)]
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "unknown_state_filters": unknown,
-            "transaction_states": [{"transactional_id": m.transactional_id, "producer_id": m.producer_id,
-                                    "transaction_state": m.state.wire_name} for m in found]}
+    return ListTransactionsResponse(
+        throttle_time_ms=0, error_code=ErrorCode.NONE, unknown_state_filters=unknown,
+        transaction_states=[ListTransactionsResponse.TransactionState(
+            transactional_id=m.transactional_id, producer_id=m.producer_id, transaction_state=m.state.wire_name)
+            for m in found])
 
 
 HANDLER = ApiHandler(API_KEY, handle)

@@ -5,50 +5,70 @@ INVALID_GROUP_ID. Kafka's order: ids the principal may not describe, empty ids, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.consumer_group_describe import authorized_view
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.share.groups import NOT_ASKED
+from kafkamock.codec.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 77
+_Group = ShareGroupDescribeResponse.DescribedGroup
 
 
-def _describe(broker: Broker, request: Request, group_id: str) -> dict[str, Any]:
+def _empty(code: ErrorCode, group_id: str, message: str | None = None) -> ShareGroupDescribeResponse.DescribedGroup:
+    return _Group(error_code=code, error_message=message, group_id=group_id, group_state="", group_epoch=0,
+                  assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_ASKED)
+
+
+def _authorized_view(broker: Broker, request: Request[ShareGroupDescribeRequest],
+                     answer: ShareGroupDescribeResponse.DescribedGroup) -> ShareGroupDescribeResponse.DescribedGroup:
+    """A described group as Kafka's handler shows it (ConsumerGroupDescribe's ``authorized_view``): its
+    authorized-operations bit field when asked, and, with an authorizer, TOPIC_AUTHORIZATION_FAILED with no members
+    if a member's assignment names a topic the principal may not describe."""
+    if answer.error_code != ErrorCode.NONE:
+        return answer
+    if request.body.include_authorized_operations:
+        answer.authorized_operations = broker.auth.authorized_operations(request, ResourceType.GROUP, answer.group_id)
+    if broker.auth.enabled:
+        names = {tp.topic_name for m in answer.members for tp in m.assignment.topic_partitions}
+        if broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
+            answer.error_code, answer.members = ErrorCode.TOPIC_AUTHORIZATION_FAILED, []
+            answer.error_message = "The group has described topic(s) that the client is not authorized to describe."
+    return answer
+
+
+def _describe(broker: Broker, request: Request[ShareGroupDescribeRequest], group_id: str
+              ) -> ShareGroupDescribeResponse.DescribedGroup:
     try:
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
-        return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
-                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
-                "authorized_operations": -2147483648}
-    answer = broker.groups.share.describe(group_id)
-    return authorized_view(broker, request, answer, lambda m: (m["assignment"],))
+        return _empty(exc.code, group_id, exc.message)
+    return _authorized_view(broker, request, broker.groups.share.describe(group_id))
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ShareGroupDescribeRequest]) -> ShareGroupDescribeResponse:
     """Kafka's order: groups the principal may not describe, then empty ids, then the rest."""
     ids = request.body.group_ids
     denied = [g for g in ids if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
-    empty: dict[str, Any] = {"error_message": None, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
-                             "assignor_name": "", "members": [], "authorized_operations": -2147483648}
-    return {"throttle_time_ms": 0, "groups": [
-        *({**empty, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": g} for g in denied),
-        *({**empty, "error_code": ErrorCode.INVALID_GROUP_ID, "group_id": ""} for g in allowed if not g),
+    return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
+        *(_empty(ErrorCode.GROUP_AUTHORIZATION_FAILED, g) for g in denied),
+        *(_empty(ErrorCode.INVALID_GROUP_ID, "") for g in allowed if not g),
         *(_describe(broker, request, g) for batch in coordinator_batches(
-            [g for g in allowed if g], broker.config["offsets.topic.num.partitions"]) for g in batch)]}
+            [g for g in allowed if g], broker.config["offsets.topic.num.partitions"]) for g in batch)])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "groups": [
-        {"error_code": code, "group_id": g, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
-         "assignor_name": "", "members": [], "authorized_operations": -2147483648}
-        for g in request.body.group_ids]}
+def error_response(broker: Broker, request: Request[ShareGroupDescribeRequest], code: ErrorCode,
+                   message: str | None = None) -> ShareGroupDescribeResponse:
+    return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
+        _Group(error_code=code, group_id=g, group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
+               members=[], authorized_operations=NOT_ASKED) for g in request.body.group_ids])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -11,11 +11,12 @@ through the control API, which registers it anew.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import UnregisterBrokerRequest, UnregisterBrokerResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -23,17 +24,18 @@ if TYPE_CHECKING:
 API_KEY = 64
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[UnregisterBrokerRequest]) -> UnregisterBrokerResponse:
     broker.auth.require_cluster(request, AclOperation.ALTER)
     try:
         broker.unregister_broker(request.body.broker_id)
     except KafkaError as exc:
         return error_response(broker, request, exc.code, exc.message)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": ""}
+    return UnregisterBrokerResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="")
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+def error_response(broker: Broker, request: Request[UnregisterBrokerRequest], code: ErrorCode,
+                   message: str | None = None) -> UnregisterBrokerResponse:
+    return UnregisterBrokerResponse(throttle_time_ms=0, error_code=code, error_message=message)
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)
