@@ -22,7 +22,8 @@ def fetch_magic(fetch_version: int) -> int:
     return 0 if fetch_version <= 1 else 1 if fetch_version <= 3 else 2
 
 
-def up_convert(records: bytes | bytearray | None, topic_compression: str) -> bytes | bytearray:
+def up_convert(records: bytes | bytearray | memoryview | None, topic_compression: str
+               ) -> bytes | bytearray | memoryview:
     """A Produce v0-2 message set as one magic 2 batch (a lone v2 batch passes through untouched)."""
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "records are null")

@@ -6,11 +6,11 @@ accepted changes apply together and are persisted with the cluster metadata."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.security.scram import (
     MECHANISMS,
     CredentialError,
@@ -18,21 +18,24 @@ from kafkamock.broker.security.scram import (
     check_name_and_mechanism,
     check_upsertion,
 )
+from kafkamock.codec.messages import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 51
 TWICE = "A user credential cannot be altered twice in the same request"
+Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AlterUserScramCredentialsRequest]) -> AlterUserScramCredentialsResponse:
     body = request.body
     broker.auth.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
     store = broker.scram_credentials
     errors: dict[str, tuple[ErrorCode, str]] = {}
-    deletions: dict[str, Any] = {}                  # user name -> the request's deletion / upsertion entry
-    upsertions: dict[str, Any] = {}
+    # user name -> the request's deletion / upsertion entry
+    deletions: dict[str, AlterUserScramCredentialsRequest.ScramCredentialDeletion] = {}
+    upsertions: dict[str, AlterUserScramCredentialsRequest.ScramCredentialUpsertion] = {}
     for deletion in body.deletions:
         name = deletion.name
         if name in errors:
@@ -60,27 +63,28 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             upsertions[name] = upsertion
         except CredentialError as exc:
             errors[name] = (exc.code, exc.message)
-    results = []
+    results: list[Result] = []
     for name, deletion in deletions.items():
         store.delete(name, MECHANISMS[deletion.mechanism])
-        results.append({"user": name, "error_code": ErrorCode.NONE, "error_message": None})
+        results.append(Result(user=name, error_code=ErrorCode.NONE, error_message=None))
     for name, upsertion in upsertions.items():
         mechanism = MECHANISMS[upsertion.mechanism]
         store.put(name, mechanism, ScramCredential.from_salted_password(
             mechanism, bytes(upsertion.salt), bytes(upsertion.salted_password), upsertion.iterations))
-        results.append({"user": name, "error_code": ErrorCode.NONE, "error_message": None})
+        results.append(Result(user=name, error_code=ErrorCode.NONE, error_message=None))
     for name, (code, message) in errors.items():
-        results.append({"user": name, "error_code": code, "error_message": message})
+        results.append(Result(user=name, error_code=code, error_message=message))
     if deletions or upsertions:
         store.commit()
-    return {"throttle_time_ms": 0, "results": results}
+    return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=results)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[AlterUserScramCredentialsRequest], code: ErrorCode,
+                   message: str | None = None) -> AlterUserScramCredentialsResponse:
     """Every user the request names gets the error (Kafka's AlterUserScramCredentialsRequest.getErrorResponse)."""
     names = dict.fromkeys([d.name for d in request.body.deletions] + [u.name for u in request.body.upsertions])
-    return {"throttle_time_ms": 0, "results": [{"user": n, "error_code": code, "error_message": None}
-                                               for n in names]}
+    return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=[
+        Result(user=n, error_code=code, error_message=None) for n in names])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -16,21 +16,22 @@ partition at all.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import CreatePartitionsRequest, CreatePartitionsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 37
 MAX_RECORDS_PER_USER_OP = 10_000
+Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
-def _grow(broker: Broker, wanted: messages.CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool,
+def _grow(broker: Broker, wanted: CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool,
           budget: list[int]) -> None:
     topic = broker.cluster.topics.get(wanted.name)
     if topic is None:
@@ -61,30 +62,31 @@ def _grow(broker: Broker, wanted: messages.CreatePartitionsRequest.CreatePartiti
     budget[0] -= additional
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[CreatePartitionsRequest]) -> CreatePartitionsResponse:
     body = request.body
     counts = Counter(t.name for t in body.topics)
-    results = [{"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
+    results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
                for name, n in counts.items() if n > 1]
     budget = [MAX_RECORDS_PER_USER_OP]
     alterable = broker.auth.authorized(request, AclOperation.ALTER, ResourceType.TOPIC, counts)
     for wanted in body.topics:
         if counts[wanted.name] > 1:
             continue
-        result = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None}
+        result = Result(name=wanted.name, error_code=ErrorCode.NONE, error_message=None)
         try:
             if wanted.name not in alterable:
                 raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             _grow(broker, wanted, body.validate_only, budget)
         except KafkaError as exc:
-            result.update(error_code=exc.code, error_message=exc.message)
+            result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
-    return {"throttle_time_ms": 0, "results": results}
+    return CreatePartitionsResponse(throttle_time_ms=0, results=results)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "results": [{"name": t.name, "error_code": code, "error_message": None}
-                                               for t in request.body.topics]}
+def error_response(broker: Broker, request: Request[CreatePartitionsRequest], code: ErrorCode,
+                   message: str | None = None) -> CreatePartitionsResponse:
+    return CreatePartitionsResponse(throttle_time_ms=0, results=[
+        Result(name=t.name, error_code=code, error_message=None) for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

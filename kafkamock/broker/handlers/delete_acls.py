@@ -7,13 +7,14 @@ filters match is listed under both; all matches go together.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.handlers.describe_acls import parse_filter
 from kafkamock.broker.outcome import Close
+from kafkamock.codec.messages import DeleteAclsRequest, DeleteAclsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -22,7 +23,7 @@ API_KEY = 31
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DeleteAclsRequest]) -> DeleteAclsResponse | Close:
     parsed = [parse_filter(f) for f in request.body.filters]
     filters = [f for f in parsed if f is not None]
     if len(filters) < len(parsed):
@@ -31,18 +32,21 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     if not broker.auth.enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     matched = broker.acls.delete(filters)
-    return {"throttle_time_ms": 0, "filter_results": [
-        {"error_code": ErrorCode.NONE, "error_message": None, "matching_acls": [
-            {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": acl.resource_type,
-             "resource_name": acl.name, "pattern_type": acl.pattern_type, "principal": acl.principal,
-             "host": acl.host, "operation": acl.operation, "permission_type": acl.permission}
-            for acl in acls]}
-        for acls in matched]}
+    return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
+        DeleteAclsResponse.DeleteAclsFilterResult(error_code=ErrorCode.NONE, error_message=None, matching_acls=[
+            DeleteAclsResponse.DeleteAclsMatchingAcl(
+                error_code=ErrorCode.NONE, error_message=None, resource_type=acl.resource_type,
+                resource_name=acl.name, pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host,
+                operation=acl.operation, permission_type=acl.permission)
+            for acl in acls])
+        for acls in matched])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "filter_results": [
-        {"error_code": code, "error_message": message, "matching_acls": []} for _ in request.body.filters]}
+def error_response(broker: Broker, request: Request[DeleteAclsRequest], code: ErrorCode, message: str | None = None
+                   ) -> DeleteAclsResponse:
+    return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
+        DeleteAclsResponse.DeleteAclsFilterResult(error_code=code, error_message=message, matching_acls=[])
+        for _ in request.body.filters])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -11,11 +11,12 @@ UNKNOWN_TOPIC_OR_PARTITION.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
@@ -23,18 +24,18 @@ if TYPE_CHECKING:
 
 API_KEY = 92
 ZERO_UUID = uuid.UUID(int=0)
+TopicResult = DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic
 
 
-def _top(code: int, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "responses": []}
+def _top(code: int, message: str | None) -> DeleteShareGroupOffsetsResponse:
+    return DeleteShareGroupOffsetsResponse(throttle_time_ms=0, error_code=code, error_message=message, responses=[])
 
 
-def _topic(name: str, topic_id: uuid.UUID, code: int = ErrorCode.NONE, message: str | None = None
-           ) -> dict[str, Any]:
-    return {"topic_name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+def _topic(name: str, topic_id: uuid.UUID, code: int = ErrorCode.NONE, message: str | None = None) -> TopicResult:
+    return TopicResult(topic_name=name, topic_id=topic_id, error_code=code, error_message=message)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DeleteShareGroupOffsetsRequest]) -> DeleteShareGroupOffsetsResponse:
     body = request.body
     broker.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     if not body.group_id:
@@ -49,7 +50,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         return _top(exc.code, exc.message)
     denied = [_topic(t.topic_name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                      "Topic authorization failed.") for t in body.topics if t.topic_name not in readable]
-    deleted, errors = [], []
+    deleted: list[TopicResult] = []
+    errors: list[TopicResult] = []
     for t in body.topics:
         if t.topic_name not in readable:
             continue
@@ -64,11 +66,12 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             for index in group.initialized.pop(topic.topic_id):
                 broker.share.delete((body.group_id, topic.topic_id, index))
             deleted.append(_topic(t.topic_name, topic.topic_id))
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "responses": denied + deleted + errors}
+    return DeleteShareGroupOffsetsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+                                           responses=denied + deleted + errors)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[DeleteShareGroupOffsetsRequest], code: ErrorCode,
+                   message: str | None = None) -> DeleteShareGroupOffsetsResponse:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))
 

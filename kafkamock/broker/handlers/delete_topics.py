@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DeleteTopicsRequest, DeleteTopicsResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
@@ -23,24 +24,32 @@ if TYPE_CHECKING:
 
 API_KEY = 20
 ZERO_UUID = uuid.UUID(int=0)
+Result = DeleteTopicsResponse.DeletableTopicResult
 
 
-def _result(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None) -> dict:
+def _result(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None = None) -> Result:
     if message is None and code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID):
         message = default_message(code)       # Kafka's controller answers with the exception's default message
-    return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+    return Result(name=name, topic_id=topic_id, error_code=code, error_message=message)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
-    body, version = request.body, request.version
-    wanted = [(t.name, t.topic_id) for t in body.topics] if version >= 6 else \
-        [(name, ZERO_UUID) for name in body.topic_names]
+def _wanted(request: Request[DeleteTopicsRequest]) -> list[tuple[str | None, uuid.UUID]]:
+    """The topics asked for, as (name, id): v6+ names a topic or gives its id, earlier versions name it."""
+    body = request.body
+    if request.version >= 6:
+        return [(t.name, t.topic_id) for t in body.topics]
+    return [(name, ZERO_UUID) for name in body.topic_names]
+
+
+def handle(broker: Broker, request: Request[DeleteTopicsRequest]) -> DeleteTopicsResponse:
+    version = request.version
+    wanted = _wanted(request)
     if not broker.node_config(request)["delete.topic.enable"]:
         # Kafka fails the whole request; its error response repeats each entry as given, without a message.
         code = ErrorCode.INVALID_REQUEST if version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
-        return {"throttle_time_ms": 0, "responses": [_result(name, tid, code) for name, tid in wanted]}
+        return DeleteTopicsResponse(throttle_time_ms=0, responses=[_result(name, tid, code) for name, tid in wanted])
 
-    results: list[dict] = []
+    results: list[Result] = []
     names = Counter(name for name, tid in wanted if name is not None and tid == ZERO_UUID)
     ids = Counter(tid for name, tid in wanted if name is None and tid != ZERO_UUID)
     for name, tid in wanted:
@@ -99,14 +108,13 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     for tid, name in to_delete.items():
         broker.delete_topic(broker.cluster.topics_by_id[tid])
         results.append(_result(name, tid, ErrorCode.NONE))
-    return {"throttle_time_ms": 0, "responses": results}
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    body = request.body
-    wanted = [(t.name, t.topic_id) for t in body.topics] if request.version >= 6 else \
-        [(name, ZERO_UUID) for name in body.topic_names]
-    return {"throttle_time_ms": 0, "responses": [_result(name, tid, code) for name, tid in wanted]}
+def error_response(broker: Broker, request: Request[DeleteTopicsRequest], code: ErrorCode, message: str | None = None
+                   ) -> DeleteTopicsResponse:
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=[_result(name, tid, code)
+                                                               for name, tid in _wanted(request)])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

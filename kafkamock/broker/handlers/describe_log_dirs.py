@@ -14,11 +14,12 @@ directory is cordoned (``cordoned.log.dirs``).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -39,30 +40,33 @@ def cordoned(broker: Broker, request: Request, path: str) -> bool:
     return "*" in dirs or path in dirs
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeLogDirsRequest]) -> DescribeLogDirsResponse:
     if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     body = request.body
     node_id = request.node.node_id if request.node is not None else broker.node_id
     wanted = None if body.topics is None else {(t.topic, p) for t in body.topics for p in t.partitions}
-    topics: dict[str, list[dict[str, Any]]] = {}
+    topics: dict[str, list[DescribeLogDirsResponse.DescribeLogDirsPartition]] = {}
     for topic in broker.cluster.topics.values():
         for p in topic.partitions:
             if node_id not in p.replicas or (wanted is not None and (topic.name, p.index) not in wanted):
                 continue
             lag = max(p.log.high_watermark - p.log.log_end_offset, 0)
-            topics.setdefault(topic.name, []).append({"partition_index": p.index, "partition_size": p.log.size_bytes,
-                                                      "offset_lag": lag, "is_future_key": False})
+            topics.setdefault(topic.name, []).append(DescribeLogDirsResponse.DescribeLogDirsPartition(
+                partition_index=p.index, partition_size=p.log.size_bytes, offset_lag=lag, is_future_key=False))
     path = log_dir(broker)
     total, usable = broker.storage.space(path)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": [{
-        "error_code": ErrorCode.NONE, "log_dir": path,
-        "topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()],
-        "total_bytes": total, "usable_bytes": usable, "is_cordoned": cordoned(broker, request, path)}]}
+    return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results=[
+        DescribeLogDirsResponse.DescribeLogDirsResult(
+            error_code=ErrorCode.NONE, log_dir=path,
+            topics=[DescribeLogDirsResponse.DescribeLogDirsTopic(name=name, partitions=partitions)
+                    for name, partitions in topics.items()],
+            total_bytes=total, usable_bytes=usable, is_cordoned=cordoned(broker, request, path))])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "results": []}
+def error_response(broker: Broker, request: Request[DescribeLogDirsRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeLogDirsResponse:
+    return DescribeLogDirsResponse(throttle_time_ms=0, error_code=code, results=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

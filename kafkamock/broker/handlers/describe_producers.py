@@ -3,25 +3,28 @@ timestamp, coordinator epoch, and the first offset of an open transaction), from
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DescribeProducersRequest, DescribeProducersResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 61
+PartitionResponse = DescribeProducersResponse.PartitionResponse
 
 
-def _producers(partition: Partition) -> list[dict[str, Any]]:
+def _producers(partition: Partition) -> list[DescribeProducersResponse.ProducerState]:
     producers = partition.producers
-    return [{"producer_id": pid, "producer_epoch": e.epoch, "last_sequence": e.last_seq,
-             "last_timestamp": e.last_timestamp, "coordinator_epoch": e.coordinator_epoch,
-             "current_txn_start_offset": -1 if e.txn_first_offset is None else e.txn_first_offset}
+    return [DescribeProducersResponse.ProducerState(
+                producer_id=pid, producer_epoch=e.epoch, last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
+                coordinator_epoch=e.coordinator_epoch,
+                current_txn_start_offset=-1 if e.txn_first_offset is None else e.txn_first_offset)
             for pid, e in producers.entries.items()]
 
 
@@ -38,36 +41,38 @@ def _topic_error(topic_name: str, readable: set[str], topics: dict[str, Topic]) 
     return None
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeProducersRequest]) -> DescribeProducersResponse:
     """Kafka's handleDescribeProducersRequest: a topic's error (invalid name, unauthorized, unknown) answers each of
     its partitions with a message; a partition's own (not here, not led here) comes without one."""
-    topics = []
+    topics: list[DescribeProducersResponse.TopicResponse] = []
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
         failed = _topic_error(t.name, readable, broker.cluster.topics)
-        partitions = []
+        partitions: list[PartitionResponse] = []
         for index in t.partition_indexes:
-            answer = {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None,
-                      "active_producers": []}
+            answer = PartitionResponse(partition_index=index, error_code=ErrorCode.NONE, error_message=None,
+                                       active_producers=[])
             if failed is not None:
-                answer.update(error_code=failed[0], error_message=failed[1])
+                answer.error_code, answer.error_message = failed
             else:
                 try:
-                    answer["active_producers"] = _producers(broker.lead(request, topic, index))
+                    answer.active_producers = _producers(broker.lead(request, topic, index))
                 except KafkaError as exc:
-                    answer.update(error_code=exc.code)
+                    answer.error_code = exc.code
             partitions.append(answer)
-        topics.append({"name": t.name, "partitions": partitions})
-    return {"throttle_time_ms": 0, "topics": topics}
+        topics.append(DescribeProducersResponse.TopicResponse(name=t.name, partitions=partitions))
+    return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[DescribeProducersRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeProducersResponse:
     """DescribeProducersRequest.getErrorResponse: every requested partition with the error and no producers."""
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": i, "error_code": code, "error_message": message,
-                                         "active_producers": []} for i in t.partition_indexes]}
-        for t in request.body.topics]}
+    return DescribeProducersResponse(throttle_time_ms=0, topics=[
+        DescribeProducersResponse.TopicResponse(name=t.name, partitions=[
+            PartitionResponse(partition_index=i, error_code=code, error_message=message, active_producers=[])
+            for i in t.partition_indexes])
+        for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import HeartbeatRequest, HeartbeatResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 API_KEY = 12
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[HeartbeatRequest]) -> HeartbeatResponse:
     body = request.body
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
@@ -22,7 +23,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         code = broker.groups.heartbeat(body, request.version)
     except KafkaError as exc:
         code = exc.code
-    return {"throttle_time_ms": 0, "error_code": code}
+    return HeartbeatResponse(throttle_time_ms=0, error_code=code)
 
 
 HANDLER = ApiHandler(API_KEY, handle)

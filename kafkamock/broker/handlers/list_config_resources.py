@@ -11,11 +11,12 @@ resources (it has no client telemetry, KIP-714), so none is listed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import ListConfigResourcesRequest, ListConfigResourcesResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -25,7 +26,7 @@ TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 SUPPORTED = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ListConfigResourcesRequest]) -> ListConfigResourcesResponse:
     if not broker.auth.authorize(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if request.version == 0:
@@ -44,12 +45,15 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         found += [(node_id, BROKER) for node_id in nodes]
     if TOPIC in types:
         found += [(name, TOPIC) for name in broker.cluster.topics]
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE,
-            "config_resources": [{"resource_name": name, "resource_type": kind} for name, kind in found]}
+    return ListConfigResourcesResponse(
+        throttle_time_ms=0, error_code=ErrorCode.NONE,
+        config_resources=[ListConfigResourcesResponse.ConfigResource(resource_name=name, resource_type=kind)
+                          for name, kind in found])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "config_resources": []}
+def error_response(broker: Broker, request: Request[ListConfigResourcesRequest], code: ErrorCode,
+                   message: str | None = None) -> ListConfigResourcesResponse:
+    return ListConfigResourcesResponse(throttle_time_ms=0, error_code=code, config_resources=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

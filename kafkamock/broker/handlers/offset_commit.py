@@ -11,36 +11,44 @@ expire timestamp (KIP-211); v10 names topics by id.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_long import java_long
+from kafkamock.codec.messages import OffsetCommitRequest, OffsetCommitResponse
 
 if TYPE_CHECKING:
     import uuid
 
+    from kafkamock.broker.cluster import Topic
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
+    from kafkamock.broker.groups.coordinator import OffsetEntry
 
     TopicKey = tuple[uuid.UUID] | tuple[str]         # a topic of the request: by id (v10+) or by name
 
 API_KEY = 8
 DEFAULT_RETENTION = -1
+RequestTopic = OffsetCommitRequest.OffsetCommitRequestTopic
+RequestPartition = OffsetCommitRequest.OffsetCommitRequestPartition
+TopicResult = OffsetCommitResponse.OffsetCommitResponseTopic
+PartitionResult = OffsetCommitResponse.OffsetCommitResponsePartition
 
 
-def _topic_key(t: messages.OffsetCommitRequest.OffsetCommitRequestTopic, version: int) -> dict[str, Any]:
-    return {"topic_id": t.topic_id} if version >= 10 else {"name": t.name}
+def _topic_result(t: RequestTopic, version: int, partitions: list[PartitionResult]) -> TopicResult:
+    """A topic of the answer, named as the request named it: by id (v10+) or by name."""
+    if version >= 10:
+        return TopicResult(topic_id=t.topic_id, partitions=partitions)
+    return TopicResult(name=t.name, partitions=partitions)
 
 
-def _all_failed(body: messages.OffsetCommitRequest, version: int, code: ErrorCode) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "topics": [
-        {**_topic_key(t, version), "partitions": [{"partition_index": p.partition_index, "error_code": code}
-                                                  for p in t.partitions]} for t in body.topics]}
+def _all_failed(body: OffsetCommitRequest, version: int, code: ErrorCode) -> OffsetCommitResponse:
+    return OffsetCommitResponse(throttle_time_ms=0, topics=[
+        _topic_result(t, version, _failed(t.partitions, code)) for t in body.topics])
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[OffsetCommitRequest]) -> OffsetCommitResponse:
     """As KafkaApis.handleOffsetCommitRequest: topics and partitions the cluster does not have (or the principal
     may not read) are answered first, without the group; only when some remain does the group check who
     commits, and an error there (or a partition refused by KIP-1251's check) fails every partition asked."""
@@ -55,12 +63,12 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                                  [topic.name if version >= 10 and topic is not None else t.name
                                   for t, topic in zip(body.topics, resolved, strict=True)
                                   if topic is not None or version < 10])
-    answered: dict[TopicKey, list[dict[str, Any]]] = {}    # the answer's topics, in the order Kafka's builder adds them
-    keys: dict[TopicKey, dict[str, Any]] = {}
-    valid = []
+    answered: dict[TopicKey, list[PartitionResult]] = {}  # the answer's topics, in the order Kafka's builder adds them
+    keys: dict[TopicKey, RequestTopic] = {}                  # each topic as the request names it
+    valid: list[tuple[TopicKey, Topic, list[RequestPartition]]] = []
     for t, topic in zip(body.topics, resolved, strict=True):
-        key = (t.topic_id,) if version >= 10 else (t.name,)
-        keys[key] = _topic_key(t, version)
+        key: TopicKey = (t.topic_id,) if version >= 10 else (t.name,)
+        keys[key] = t
         name = topic.name if topic is not None else t.name
         if version >= 10 and topic is None:
             answered.setdefault(key, []).extend(_failed(t.partitions, ErrorCode.UNKNOWN_TOPIC_ID))
@@ -74,8 +82,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                 if topic.partition_at(p.partition_index) is not None:
                     ok.append(p)
                 else:
-                    answered.setdefault(key, []).append({"partition_index": p.partition_index,
-                                                         "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+                    answered.setdefault(key, []).append(PartitionResult(
+                        partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             if ok:
                 valid.append((key, topic, ok))
     if valid:
@@ -84,7 +92,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             check = groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id,
                                            instance_id, version)
             max_metadata = broker.config["offset.metadata.max.bytes"]
-            entries, results = [], []
+            entries: list[OffsetEntry] = []
+            results: list[tuple[TopicKey, int, ErrorCode]] = []
             for key, topic, partitions in valid:
                 for p in partitions:
                     if p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
@@ -99,24 +108,29 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         except KafkaError as exc:                # the group refuses: every partition it was asked about
             for key, _, partitions in valid:
                 answered.setdefault(key, []).extend(_failed(partitions, exc.code))
-            return {"throttle_time_ms": 0, "topics": [{**keys[key], "partitions": parts}
-                                                      for key, parts in answered.items()]}
+            return _answer(keys, answered, version)
         retention = body.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
         # OffsetMetadataManager's expireTimestampMs: currentTimeMs + retentionTimeMs, a Java long (an extreme
         # retention wraps into the past, and the offset goes at the next cleanup)
         expire = java_long(broker.now_ms() + retention) if retention != DEFAULT_RETENTION else None
         groups.commit(body.group_id, entries, expire)
         for key, index, code in results:
-            answered.setdefault(key, []).append({"partition_index": index, "error_code": code})
-    return {"throttle_time_ms": 0, "topics": [{**keys[key], "partitions": parts} for key, parts in answered.items()]}
+            answered.setdefault(key, []).append(PartitionResult(partition_index=index, error_code=code))
+    return _answer(keys, answered, version)
 
 
-def _failed(partitions: Iterable[messages.OffsetCommitRequest.OffsetCommitRequestPartition], code: ErrorCode
-            ) -> list[dict[str, Any]]:
-    return [{"partition_index": p.partition_index, "error_code": code} for p in partitions]
+def _answer(keys: dict[TopicKey, RequestTopic], answered: dict[TopicKey, list[PartitionResult]], version: int
+            ) -> OffsetCommitResponse:
+    return OffsetCommitResponse(throttle_time_ms=0, topics=[_topic_result(keys[key], version, parts)
+                                                            for key, parts in answered.items()])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def _failed(partitions: Iterable[RequestPartition], code: ErrorCode) -> list[PartitionResult]:
+    return [PartitionResult(partition_index=p.partition_index, error_code=code) for p in partitions]
+
+
+def error_response(broker: Broker, request: Request[OffsetCommitRequest], code: ErrorCode, message: str | None = None
+                   ) -> OffsetCommitResponse:
     return _all_failed(request.body, request.version, code)
 
 

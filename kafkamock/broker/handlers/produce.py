@@ -21,8 +21,9 @@ from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close
+from kafkamock.codec.messages import ProduceRequest, ProduceResponse
 from kafkamock.records import CorruptRecordError, split_batches
 from kafkamock.records.layout import (
     ATTRIBUTES_OFFSET,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
     from kafkamock.broker.core import Broker, Request
     from kafkamock.broker.node import Node
-    from kafkamock.codec import messages
+    from kafkamock.codec.message import RecordsValue
     from kafkamock.records.view import BatchView
 
 API_KEY = 0
@@ -48,6 +49,7 @@ RETRIABLE_VERIFY_ERRORS = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCod
 IMPLICIT_ADD_VERSION = 12       # Produce v12+: the client relies on KIP-890 part 2's implicit AddPartitionsToTxn
 TRANSACTION_ABORTABLE_VERSION = 11      # Produce v11+: the client knows TRANSACTION_ABORTABLE (KIP-1050)
 log = logging.getLogger("kafkamock.broker.produce")
+PartitionResult = ProduceResponse.PartitionProduceResponse
 
 
 # Errors Kafka answers without the log start offset (ReplicaManager.appendRecordsToLeader's known exceptions, and
@@ -62,13 +64,15 @@ NO_LOG_START = frozenset({
 
 def _partition_result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
                       log_append_time: int = -1, log_start_offset: int = -1, message: str | None = None,
-                      record_errors: list[tuple[int, str]] | None = None) -> dict[str, Any]:
-    return {"index": index, "error_code": code, "base_offset": base_offset, "log_append_time_ms": log_append_time,
-            "log_start_offset": log_start_offset, "error_message": message,
-            "record_errors": [{"batch_index": i, "batch_index_error_message": m} for i, m in record_errors or ()]}
+                      record_errors: list[tuple[int, str]] | None = None) -> PartitionResult:
+    return PartitionResult(index=index, error_code=code, base_offset=base_offset, log_append_time_ms=log_append_time,
+                           log_start_offset=log_start_offset, error_message=message,
+                           record_errors=[ProduceResponse.BatchIndexAndErrorMessage(batch_index=i,
+                                                                                    batch_index_error_message=m)
+                                          for i, m in record_errors or ()])
 
 
-def _failure(exc: KafkaError, index: int, partition: Partition | None) -> dict[str, Any]:
+def _failure(exc: KafkaError, index: int, partition: Partition | None) -> PartitionResult:
     """A refused partition as Kafka answers it: a message only with KIP-467 record errors and the transaction
     verification's own (Kafka's other errors carry none: LogAppendResult.errorMessage), the log start offset unless
     Kafka never reached the log."""
@@ -84,7 +88,7 @@ def _failure(exc: KafkaError, index: int, partition: Partition | None) -> dict[s
     return _partition_result(index, exc.code, log_start_offset=partition.log.log_start_offset)
 
 
-def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryview:
+def _own_buffer(records: RecordsValue) -> bytearray | memoryview:
     """A writable buffer of the batch to patch and keep: the frame's own bytes when the batch is most of it."""
     if type(records) is memoryview and not records.readonly:
         frame = records.obj
@@ -93,6 +97,8 @@ def _own_buffer(records: bytes | bytearray | memoryview) -> bytearray | memoryvi
         return bytearray(records)
     if type(records) is bytearray:
         return records
+    if isinstance(records, list):       # stored batches, as an encoder takes them (a decoded request has a buffer)
+        return bytearray(b"".join(records))
     return bytearray(records)
 
 
@@ -150,9 +156,9 @@ def _verify_transaction(broker: Broker, transactional_id: str, topic: Topic, par
     return adds
 
 
-def append(broker: Broker, topic: Topic, partition: Partition, records: bytes | bytearray | memoryview | None,
+def append(broker: Broker, topic: Topic, partition: Partition, records: RecordsValue | None,
            version: int | None = None, *, acks: int = -1, node: Node | None = None,
-           transactional_id: str | None = None) -> dict[str, Any]:
+           transactional_id: str | None = None) -> PartitionResult:
     """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
     request's version, when the records came from one (zstd needs v7+)."""
     index = partition.index
@@ -232,7 +238,7 @@ class MalformedBatches(KafkaError):
     """A batch header Kafka cannot even walk (its ByteBufferLogInputStream): the whole request fails."""
 
 
-def _has_transactional_records(body: messages.ProduceRequest) -> bool:
+def _has_transactional_records(body: ProduceRequest) -> bool:
     """Kafka's RequestUtils.hasTransactionalRecords: whether the first batch of some partition is transactional,
     partitions in order, stopping at the first that is. Reading a first batch's header walks it as Kafka's
     ByteBufferLogInputStream does, so a size below a message's or an unknown magic fails the whole request with
@@ -258,7 +264,13 @@ def _has_transactional_records(body: messages.ProduceRequest) -> bool:
     return False
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def _endpoints(broker: Broker, request: Request[ProduceRequest], leaders: set[int]
+               ) -> list[ProduceResponse.NodeEndpoint]:
+    return [ProduceResponse.NodeEndpoint(**endpoint)
+            for endpoint in broker.cluster.leader_endpoints(leaders, request.connection.listener)]
+
+
+def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse | Close | None:
     body, version = request.body, request.version
     acks = body.acks
     node = request.node
@@ -278,7 +290,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     topics = [broker.cluster.topics_by_id.get(t.topic_id) if version >= 13 else None for t in body.topic_data]
     writable = broker.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
                                  [t.name if t is not None else td.name for t, td in zip(topics, body.topic_data, strict=True)])
-    responses = []
+    responses: list[ProduceResponse.TopicProduceResponse] = []
     failed = None
     leaders: set[int] = set()
     for topic_data, by_id in zip(body.topic_data, topics, strict=True):
@@ -288,7 +300,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         else:
             topic, name = broker.cluster.topics.get(topic_data.name), topic_data.name
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        results = []
+        results: list[PartitionResult] = []
         for pd in topic_data.partition_data:
             partition = None
             try:
@@ -305,10 +317,12 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
                     stored_in = broker.cluster.topics[partition.topic]     # (lead found it)
+                    if isinstance(records, list):   # the encoder's form (stored batches); a decoded one is a buffer
+                        records = b"".join(records)
                     records = legacy.up_convert(records, broker.topic_config(stored_in, "compression.type", node))
                 result = append(broker, topic, partition, records, version, acks=acks, node=node,
                                 transactional_id=body.transactional_id)
-                if result["base_offset"] >= 0:
+                if result.base_offset >= 0:
                     broker.appended(partition)
             except KafkaError as exc:
                 if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):
@@ -318,29 +332,31 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                                 request.client_id, str(exc))
                 result = _failure(exc, pd.index, partition)
                 if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 10:
-                    result["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
+                    result.current_leader = ProduceResponse.LeaderIdAndEpoch(leader_id=exc.leader_id,
+                                                                             leader_epoch=exc.leader_epoch)
                     leaders.add(exc.leader_id)
                 failed = failed or (exc.detail if isinstance(exc, AppendRefused) else str(exc))
             results.append(result)
-        responses.append({"name": topic_data.name, "topic_id": topic_data.topic_id, "partition_responses": results})
+        responses.append(ProduceResponse.TopicProduceResponse(name=topic_data.name, topic_id=topic_data.topic_id,
+                                                              partition_responses=results))
     if acks == 0:
         # Kafka closes the connection of an acks=0 producer whose request failed: it gets no response to read
         # the error from, and a closed connection makes it refresh its metadata.
         return Close(f"acks=0 produce failed: {failed}") if failed is not None else None
-    response = {"responses": responses, "throttle_time_ms": 0}
+    response = ProduceResponse(responses=responses, throttle_time_ms=0)
     if leaders and version >= 10:
-        response["node_endpoints"] = broker.cluster.leader_endpoints(leaders, request.connection.listener)
+        response.node_endpoints = _endpoints(broker, request, leaders)
     return response
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[ProduceRequest], code: ErrorCode, message: str | None = None
+                   ) -> ProduceResponse:
     """Every partition of the request answered with ``code`` (ProduceRequest.getErrorResponse, which carries the
     exception's message)."""
-    return {"throttle_time_ms": 0, "responses": [
-        {"name": t.name, "topic_id": t.topic_id, "partition_responses": [_partition_result(pd.index, code,
-                                                                                           message=message)
-                                                                         for pd in t.partition_data]}
-        for t in request.body.topic_data]}
+    return ProduceResponse(throttle_time_ms=0, responses=[
+        ProduceResponse.TopicProduceResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
+            _partition_result(pd.index, code, message=message) for pd in t.partition_data])
+        for t in request.body.topic_data])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -10,12 +10,13 @@ the kraft.version feature is 0". kafkamock's quorum is such a static quorum (``q
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
-from kafkamock.broker.handlers.add_raft_voter import answer, voter_request_error
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.add_raft_voter import voter_request_error
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import RemoveRaftVoterRequest, RemoveRaftVoterResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
@@ -24,15 +25,20 @@ if TYPE_CHECKING:
 API_KEY = 81
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def answer(code: int, message: str | None) -> RemoveRaftVoterResponse:
+    return RemoveRaftVoterResponse(throttle_time_ms=0, error_code=code, error_message=message)
+
+
+def handle(broker: Broker, request: Request[RemoveRaftVoterRequest]) -> RemoveRaftVoterResponse:
     refused = voter_request_error(broker, request, "Remove")
-    if refused is not None:
-        return refused
+    if refused is not None:     # AddRaftVoter's checks answer with its response: the same fields as ours
+        return answer(refused["error_code"], refused["error_message"])
     return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support removing voter because the kraft.version "
                                                   f"feature is {broker.features.level(KRAFT_VERSION)}")
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[RemoveRaftVoterRequest], code: ErrorCode,
+                   message: str | None = None) -> RemoveRaftVoterResponse:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))
 

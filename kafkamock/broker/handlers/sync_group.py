@@ -5,13 +5,14 @@ v5+ carries the protocol type and name, which must match the group's (INCONSISTE
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import reply
-from kafkamock.broker.groups.coordinator import sync_error
+from kafkamock.broker.groups.coordinator import Answer, sync_error
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.codec.messages import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -19,13 +20,15 @@ if TYPE_CHECKING:
 API_KEY = 14
 
 
-def shape(answer: dict[str, Any], version: int) -> dict[str, Any]:
+def shape(answer: Answer, version: int) -> SyncGroupResponse:
+    """The coordinator's answer as this version's response (v0-4 carry no protocol type or name)."""
+    response = SyncGroupResponse(**answer)
     if version < 5:
-        answer = {**answer, "protocol_type": None, "protocol_name": None}
-    return answer
+        response.protocol_type = response.protocol_name = None
+    return response
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[SyncGroupRequest]) -> HandlerResult:
     body, version = request.body, request.version
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
@@ -35,8 +38,9 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     return reply(broker, broker.groups.sync(body, version), lambda a: shape(a, version))
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return sync_error(code)
+def error_response(broker: Broker, request: Request[SyncGroupRequest], code: ErrorCode, message: str | None = None
+                   ) -> SyncGroupResponse:
+    return shape(sync_error(code), request.version)
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -12,30 +12,33 @@ UNSTABLE_OFFSET_COMMIT for them meanwhile.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.features import TRANSACTION_VERSION
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
+    from kafkamock.broker.groups.coordinator import OffsetEntry
 
 API_KEY = 28
 IMPLICIT_ADD_VERSION = 5
 TRANSACTION_ABORTABLE_VERSION = 4       # v4+: the client knows TRANSACTION_ABORTABLE (KIP-1050)
 UNKNOWN_GENERATION = -1
+TopicResult = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+PartitionResult = TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition
 
 
-def _all(body: messages.TxnOffsetCommitRequest, code: ErrorCode) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code}
-                                        for p in t.partitions]} for t in body.topics]}
+def _all(body: TxnOffsetCommitRequest, code: ErrorCode) -> TxnOffsetCommitResponse:
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+        TopicResult(name=t.name, partitions=[PartitionResult(partition_index=p.partition_index, error_code=code)
+                                             for p in t.partitions]) for t in body.topics])
 
 
-def _verify(broker: Broker, request: Request) -> None:
+def _verify(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> None:
     """The group's ``__consumer_offsets`` partition must be in the transaction (KIP-890 part 1's verification, or
     part 2's implicit add for v5), checked as Kafka's ReplicaManager does for a coordinator's write: an epoch older
     than the partition's is INVALID_PRODUCER_EPOCH, an open transaction of this producer there needs nothing, and the
@@ -67,7 +70,7 @@ def _verify(broker: Broker, request: Request) -> None:
         raise KafkaError(code)
 
 
-def _validate(broker: Broker, request: Request) -> None:
+def _validate(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> None:
     body, version = request.body, request.version
     groups = broker.groups
     groups.check_coordinator(request, body.group_id)
@@ -84,7 +87,7 @@ def _validate(broker: Broker, request: Request) -> None:
     groups.validate_commit(body.group_id, generation, member_id, instance_id, 0, transactional=True)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     """Kafka's handleTxnOffsetCommitRequest: partitions of unreadable or unknown topics are answered at once (first
     in the answer); the others go to the group coordinator, whose errors (verification, membership) are theirs
     alone. With no such partition left, the coordinator is not asked at all."""
@@ -92,8 +95,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     cluster = broker.cluster
-    answer: dict[str, list[dict[str, Any]]] = {}
-    valid = []
+    answer: dict[str, list[PartitionResult]] = {}
+    valid: list[tuple[str, TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition]] = []
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
         topic = cluster.topics.get(t.name)
@@ -104,7 +107,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             elif topic is None or topic.partition_at(p.partition_index) is None:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if code:
-                answer.setdefault(t.name, []).append({"partition_index": p.partition_index, "error_code": code})
+                answer.setdefault(t.name, []).append(PartitionResult(partition_index=p.partition_index,
+                                                                     error_code=code))
             else:
                 valid.append((t.name, p))
     if valid:
@@ -114,7 +118,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         except KafkaError as exc:
             failed = exc.code
         max_metadata = broker.config["offset.metadata.max.bytes"]
-        entries = []
+        entries: list[OffsetEntry] = []
         for name, p in valid:
             code = failed or ErrorCode.NONE
             if not code and p.committed_metadata is not None and len(p.committed_metadata) > max_metadata:
@@ -122,13 +126,15 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             elif not code:
                 entries.append((name, p.partition_index, p.committed_offset,
                                 p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
-            answer.setdefault(name, []).append({"partition_index": p.partition_index, "error_code": code})
+            answer.setdefault(name, []).append(PartitionResult(partition_index=p.partition_index, error_code=code))
         if entries:
             broker.groups.txn_commit(body.group_id, body.producer_id, body.producer_epoch, entries)
-    return {"throttle_time_ms": 0, "topics": [{"name": name, "partitions": parts} for name, parts in answer.items()]}
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[TopicResult(name=name, partitions=parts)
+                                                               for name, parts in answer.items()])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[TxnOffsetCommitRequest], code: ErrorCode,
+                   message: str | None = None) -> TxnOffsetCommitResponse:
     return _all(request.body, code)
 
 

@@ -5,11 +5,12 @@ markers must be newer than it), one from an older coordinator epoch TRANSACTION_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -17,16 +18,21 @@ if TYPE_CHECKING:
 API_KEY = 27
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+Result = WriteTxnMarkersResponse.WritableTxnMarkerResult
+TopicResult = WriteTxnMarkersResponse.WritableTxnMarkerTopicResult
+PartitionResult = WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult
+
+
+def handle(broker: Broker, request: Request[WriteTxnMarkersRequest]) -> WriteTxnMarkersResponse:
     # from transaction coordinators: ALTER on the cluster, else CLUSTER_ACTION (else the whole request fails)
     if not broker.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
         broker.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
-    markers = []
+    markers: list[Result] = []
     for marker in request.body.markers:
-        topics = []
+        topics: list[TopicResult] = []
         for t in marker.topics:
             topic = broker.cluster.topics.get(t.name)
-            results = []
+            results: list[PartitionResult] = []
             for index in t.partition_indexes:
                 code = ErrorCode.NONE
                 try:
@@ -36,17 +42,19 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                                                      marker.transaction_version if request.version >= 2 else 0)
                 except KafkaError as exc:
                     code = exc.code
-                results.append({"partition_index": index, "error_code": code})
-            topics.append({"name": t.name, "partitions": results})
-        markers.append({"producer_id": marker.producer_id, "topics": topics})
-    return {"markers": markers}
+                results.append(PartitionResult(partition_index=index, error_code=code))
+            topics.append(TopicResult(name=t.name, partitions=results))
+        markers.append(Result(producer_id=marker.producer_id, topics=topics))
+    return WriteTxnMarkersResponse(markers=markers)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[WriteTxnMarkersRequest], code: ErrorCode,
+                   message: str | None = None) -> WriteTxnMarkersResponse:
     """Every partition of every marker answered with ``code`` (WriteTxnMarkersRequest.getErrorResponse)."""
-    return {"markers": [{"producer_id": m.producer_id, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": i, "error_code": code} for i in t.partition_indexes]}
-        for t in m.topics]} for m in request.body.markers]}
+    return WriteTxnMarkersResponse(markers=[Result(producer_id=m.producer_id, topics=[
+        TopicResult(name=t.name, partitions=[PartitionResult(partition_index=i, error_code=code)
+                                             for i in t.partition_indexes])
+        for t in m.topics]) for m in request.body.markers])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)
