@@ -49,14 +49,6 @@ def voter_refusal(broker: Broker, request: Request[AddRaftVoterRequest] | Reques
     return None
 
 
-def voter_request_error(broker: Broker, request: Request[AddRaftVoterRequest] | Request[RemoveRaftVoterRequest],
-                        verb: str) -> AddRaftVoterResponse | None:
-    """``voter_refusal`` as the answer (RemoveRaftVoter's response has the same three fields); None when the
-    request passes the checks."""
-    refused = voter_refusal(broker, request, verb)
-    return answer(*refused) if refused is not None else None
-
-
 def default_listener(broker: Broker) -> str:
     names = [n.strip() for n in str(broker.config["controller.listener.names"] or "").split(",") if n.strip()]
     return (names[0] if names else "CONTROLLER").upper()
@@ -75,9 +67,9 @@ def _endpoints(listeners: list[AddRaftVoterRequest.Listener]) -> str:
 
 
 def handle(broker: Broker, request: Request[AddRaftVoterRequest]) -> AddRaftVoterResponse:
-    refused = voter_request_error(broker, request, "Add")
+    refused = voter_refusal(broker, request, "Add")
     if refused is not None:
-        return refused
+        return answer(*refused)
     body = request.body
     listener = default_listener(broker)
     if listener not in {entry.name.upper() for entry in body.listeners}:

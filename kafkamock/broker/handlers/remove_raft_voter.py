@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import KRAFT_VERSION
-from kafkamock.broker.handlers.add_raft_voter import voter_request_error
+from kafkamock.broker.handlers.add_raft_voter import voter_refusal
 from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import RemoveRaftVoterRequest, RemoveRaftVoterResponse
 from kafkamock.errors import default_message
@@ -30,9 +30,9 @@ def answer(code: int, message: str | None) -> RemoveRaftVoterResponse:
 
 
 def handle(broker: Broker, request: Request[RemoveRaftVoterRequest]) -> RemoveRaftVoterResponse:
-    refused = voter_request_error(broker, request, "Remove")
-    if refused is not None:     # AddRaftVoter's checks answer with its response: the same fields as ours
-        return answer(refused["error_code"], refused["error_message"])
+    refused = voter_refusal(broker, request, "Remove")
+    if refused is not None:
+        return answer(*refused)
     return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support removing voter because the kraft.version "
                                                   f"feature is {broker.features.level(KRAFT_VERSION)}")
 
