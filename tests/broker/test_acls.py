@@ -267,6 +267,15 @@ def test_metadata_omits_or_denies_undescribable_topics(broker):
     assert [(t.name, t.topic_id, t.error_code) for t in by_id] == [(None, secret_id, E.TOPIC_AUTHORIZATION_FAILED)]
 
 
+def test_metadata_null_name_without_id_under_prefixed_acls(broker):
+    """A v12 topic with a null name and no id is authorized as the empty name: a PREFIXED ACL matches no null
+    name (the authorizer once called None.startswith, and the request cost its connection)."""
+    grant(broker, creation(TOPIC, "t", DESCRIBE, pattern=PREFIXED), creation(TOPIC, "t", CREATE, pattern=PREFIXED))
+    for auto_create in (False, True):
+        assert meta_codes(broker, [None], ALICE, auto_create=auto_create) == {None: E.TOPIC_AUTHORIZATION_FAILED}
+    assert meta_codes(broker, [None], ADMIN) == {None: E.INVALID_TOPIC_EXCEPTION}     # as it always was
+
+
 def test_metadata_auto_creation_needs_create(broker):
     grant(broker, creation(TOPIC, "auto-", DESCRIBE, pattern=PREFIXED))
     assert meta_codes(broker, ["auto-1"], ALICE, auto_create=True) == {"auto-1": E.TOPIC_AUTHORIZATION_FAILED}

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.transactions.coordinator import fenced_code
+from kafkamock.codec.messages import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -18,23 +19,23 @@ API_KEY = 25
 FIRST_FENCED_VERSION = 2
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
     body = request.body
     coordinator = broker.transactions
     if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+        return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if not broker.auth.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+        return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
         if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent
             coordinator.check_coordinator(request, body.transactional_id)
     except KafkaError as exc:
-        return {"throttle_time_ms": 0, "error_code": exc.code}
+        return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=exc.code)
     code = coordinator.add_partitions(body.transactional_id, body.producer_id, body.producer_epoch,
                                       [coordinator.offsets_partition(body.group_id)])
     if code == ErrorCode.PRODUCER_FENCED:
         code = fenced_code(request.version, FIRST_FENCED_VERSION)
-    return {"throttle_time_ms": 0, "error_code": code}
+    return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
 
 
 HANDLER = ApiHandler(API_KEY, handle)

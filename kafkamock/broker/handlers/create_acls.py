@@ -8,7 +8,7 @@ operation or permission (a code Kafka does not know) is refused while parsing, w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import (
     AclBinding,
@@ -19,8 +19,9 @@ from kafkamock.broker.acls import (
     known,
 )
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close
+from kafkamock.codec.messages import CreateAclsRequest, CreateAclsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -29,7 +30,7 @@ API_KEY = 30
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[CreateAclsRequest]) -> CreateAclsResponse | Close:
     creations = request.body.creations
     for c in creations:
         if not (known(ResourceType, c.resource_type) and known(PatternType, c.resource_pattern_type)
@@ -42,14 +43,15 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                            c.principal, c.host, AclOperation(c.operation), AclPermissionType(c.permission_type))
                 for c in creations]
     results = broker.acls.create(bindings)
-    return {"throttle_time_ms": 0, "results": [
-        {"error_code": ErrorCode.NONE, "error_message": None} if exc is None
-        else {"error_code": exc.code, "error_message": exc.message} for exc in results]}
+    return CreateAclsResponse(throttle_time_ms=0, results=[
+        CreateAclsResponse.AclCreationResult(error_code=ErrorCode.NONE, error_message=None) if exc is None
+        else CreateAclsResponse.AclCreationResult(error_code=exc.code, error_message=exc.message) for exc in results])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "results": [{"error_code": code, "error_message": message}
-                                               for _ in request.body.creations]}
+def error_response(broker: Broker, request: Request[CreateAclsRequest], code: ErrorCode, message: str | None = None
+                   ) -> CreateAclsResponse:
+    return CreateAclsResponse(throttle_time_ms=0, results=[
+        CreateAclsResponse.AclCreationResult(error_code=code, error_message=message) for _ in request.body.creations])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

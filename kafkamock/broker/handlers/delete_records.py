@@ -9,11 +9,12 @@ Fetches below the new log start offset then fail with OFFSET_OUT_OF_RANGE.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DeleteRecordsRequest, DeleteRecordsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Topic
@@ -24,7 +25,7 @@ HIGH_WATERMARK = -1
 INVALID_LOW_WATERMARK = -1
 
 
-def _delete(broker: Broker, request: Request, topic: Topic | None, index: int, offset: int) -> int:
+def _delete(broker: Broker, request: Request[DeleteRecordsRequest], topic: Topic | None, index: int, offset: int) -> int:
     partition = broker.lead(request, topic, index)
     assert topic is not None        # lead refused an unknown topic
     if "delete" not in str(broker.topic_config(topic, "cleanup.policy", request.node)).split(","):
@@ -44,31 +45,35 @@ def _delete(broker: Broker, request: Request, topic: Topic | None, index: int, o
     return plog.log_start_offset
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DeleteRecordsRequest]) -> DeleteRecordsResponse:
     topics = []
-    deletable = broker.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [t.name for t in request.body.topics])
+    deletable = broker.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC,
+                                       [t.name for t in request.body.topics])
     for t in request.body.topics:
         topic = broker.cluster.topics.get(t.name)
         results = []
         for p in t.partitions:
-            result = {"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
-                      "error_code": ErrorCode.NONE}
+            low_watermark, code = INVALID_LOW_WATERMARK, ErrorCode.NONE
             try:
                 if t.name not in deletable:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                result["low_watermark"] = _delete(broker, request, topic, p.partition_index, p.offset)
+                low_watermark = _delete(broker, request, topic, p.partition_index, p.offset)
             except KafkaError as exc:
-                result["error_code"] = exc.code
-            results.append(result)
-        topics.append({"name": t.name, "partitions": results})
-    return {"throttle_time_ms": 0, "topics": topics}
+                code = exc.code
+            results.append(DeleteRecordsResponse.DeleteRecordsPartitionResult(
+                partition_index=p.partition_index, low_watermark=low_watermark, error_code=code))
+        topics.append(DeleteRecordsResponse.DeleteRecordsTopicResult(name=t.name, partitions=results))
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[DeleteRecordsRequest], code: ErrorCode,
+                   message: str | None = None) -> DeleteRecordsResponse:
     """DeleteRecordsRequest.getErrorResponse: every requested partition with the error and no low watermark."""
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": p.partition_index, "low_watermark": INVALID_LOW_WATERMARK,
-                                         "error_code": code} for p in t.partitions]} for t in request.body.topics]}
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=[
+        DeleteRecordsResponse.DeleteRecordsTopicResult(name=t.name, partitions=[
+            DeleteRecordsResponse.DeleteRecordsPartitionResult(partition_index=p.partition_index,
+                                                               low_watermark=INVALID_LOW_WATERMARK, error_code=code)
+            for p in t.partitions]) for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -10,11 +10,12 @@ up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DescribeClusterRequest, DescribeClusterResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -26,13 +27,13 @@ MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = ErrorCode.MISMATCHED_ENDPO
 OMITTED_OPERATIONS = -2147483648
 
 
-def _error(code: int, message: str) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "endpoint_type": BROKER_ENDPOINT,
-            "cluster_id": "", "controller_id": -1, "brokers": [],
-            "cluster_authorized_operations": OMITTED_OPERATIONS}
+def _error(code: int, message: str) -> DescribeClusterResponse:
+    return DescribeClusterResponse(throttle_time_ms=0, error_code=code, error_message=message,
+                                   endpoint_type=BROKER_ENDPOINT, cluster_id="", controller_id=-1, brokers=[],
+                                   cluster_authorized_operations=OMITTED_OPERATIONS)
 
 
-def _cluster_operations(broker: Broker, request: Request) -> int:
+def _cluster_operations(broker: Broker, request: Request[DescribeClusterRequest]) -> int:
     """As AuthHelper.computeDescribeClusterResponse: the bit field if asked, 0 without DESCRIBE on the cluster."""
     if not request.body.include_cluster_authorized_operations:
         return OMITTED_OPERATIONS
@@ -41,7 +42,7 @@ def _cluster_operations(broker: Broker, request: Request) -> int:
     return broker.auth.authorized_operations(request, ResourceType.CLUSTER)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeClusterRequest]) -> DescribeClusterResponse:
     body, version = request.body, request.version
     endpoint_type = body.endpoint_type if version >= 1 else BROKER_ENDPOINT
     if endpoint_type not in ENDPOINT_TYPES:
@@ -55,16 +56,16 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     # A stopped node is fenced: listed as such only when the client asks for fenced brokers (v2).
     include_fenced = version >= 2 and body.include_fenced_brokers
     listener = request.connection.listener
-    brokers = [{"broker_id": n.node_id, "host": n.address(listener)[0], "port": n.address(listener)[1],
-                "rack": n.rack, "is_fenced": not n.up} for n in cluster.nodes.values()
-               if n.registered and (n.up or include_fenced)]
+    brokers = [DescribeClusterResponse.DescribeClusterBroker(
+        broker_id=n.node_id, host=n.address(listener)[0], port=n.address(listener)[1], rack=n.rack,
+        is_fenced=not n.up) for n in cluster.nodes.values() if n.registered and (n.up or include_fenced)]
     controller_id = cluster.controller_id
-    return {
-        "throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-        "endpoint_type": BROKER_ENDPOINT, "cluster_id": cluster.cluster_id, "controller_id": controller_id,
-        "brokers": brokers,
-        "cluster_authorized_operations": _cluster_operations(broker, request),
-    }
+    return DescribeClusterResponse(
+        throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+        endpoint_type=BROKER_ENDPOINT, cluster_id=cluster.cluster_id, controller_id=controller_id,
+        brokers=brokers,
+        cluster_authorized_operations=_cluster_operations(broker, request),
+    )
 
 
 HANDLER = ApiHandler(API_KEY, handle)

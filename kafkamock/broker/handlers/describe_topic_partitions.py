@@ -22,47 +22,50 @@ As Kafka's DescribeTopicPartitionsRequestHandler and KRaftMetadataCache.getTopic
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
+ResponseTopic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
+ResponsePartition = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition
 
 
-def _partitions(broker: Broker, topic: Topic, start: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+def _partitions(broker: Broker, topic: Topic, start: int, limit: int) -> tuple[list[ResponsePartition], int]:
     """The partitions of one page from ``start``, and the partition the next page starts at (-1: none left)."""
     alive = {n.node_id for n in broker.cluster.live_nodes()}
     upper = min(len(topic.partitions), start + limit)
     out = []
     for p in topic.partitions[start:upper]:
-        out.append({
-            "error_code": ErrorCode.NONE, "partition_index": p.index,
-            "leader_id": p.leader_id if p.leader_id in alive else -1, "leader_epoch": p.leader_epoch,
-            "replica_nodes": list(p.replicas), "isr_nodes": [r for r in p.isr if r in alive],
-            "eligible_leader_replicas": [], "last_known_elr": [],
-            "offline_replicas": [r for r in p.replicas if r not in alive],
-        })
+        out.append(ResponsePartition(
+            error_code=ErrorCode.NONE, partition_index=p.index,
+            leader_id=p.leader_id if p.leader_id in alive else -1, leader_epoch=p.leader_epoch,
+            replica_nodes=list(p.replicas), isr_nodes=[r for r in p.isr if r in alive],
+            eligible_leader_replicas=[], last_known_elr=[],
+            offline_replicas=[r for r in p.replicas if r not in alive],
+        ))
     return out, upper if upper < len(topic.partitions) else -1
 
 
-def _missing(name: str) -> dict[str, Any]:
+def _missing(name: str, operations: int) -> ResponseTopic:
     try:
         validate_topic_name(name)
         code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     except KafkaError as exc:
         code = exc.code
-    return {"error_code": code, "name": name, "topic_id": ZERO_UUID, "is_internal": name in INTERNAL_TOPICS,
-            "partitions": []}
+    return ResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
+                         partitions=[], topic_authorized_operations=operations)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeTopicPartitionsRequest]) -> DescribeTopicPartitionsResponse:
     body = request.body
     cursor = body.cursor
     cursor_topic = cursor.topic_name if cursor is not None else ""
@@ -78,44 +81,44 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest cursor partition must be "
                                                         "valid")
     except KafkaError as exc:
-        return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
-            {"error_code": exc.code, "name": t.name, "is_internal": False, "partitions": []} for t in body.topics]}
+        return error_response(broker, request, exc.code)
 
     remaining = max(min(broker.node_config(request)["max.request.partition.size.limit"],
                         body.response_partition_limit), 1)
-    topics: list[dict] = []
+    topics: list[ResponseTopic] = []
     next_cursor = None
     # Topics the principal may not describe: left out of a listing, TOPIC_AUTHORIZATION_FAILED when named.
-    denied: list[dict[str, Any]] = [{"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": ZERO_UUID,
-               "is_internal": False, "partitions": []} for name in selected if name not in describable and not all_topics]
+    denied = [ResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID,
+                            is_internal=False, partitions=[])
+              for name in selected if name not in describable and not all_topics]
     for name in selected:
         if name not in describable:
             continue
         if remaining == 0:
-            next_cursor = {"topic_name": name, "partition_index": 0}
+            next_cursor = DescribeTopicPartitionsResponse.Cursor(topic_name=name, partition_index=0)
             break
         topic = broker.cluster.topics.get(name)
         if topic is None:
             if not all_topics:
-                topics.append({**_missing(name), "topic_authorized_operations": broker.auth.authorized_operations(
-                    request, ResourceType.TOPIC, name)})
+                topics.append(_missing(name, broker.auth.authorized_operations(request, ResourceType.TOPIC, name)))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
         partitions, next_partition = _partitions(broker, topic, start, remaining)
-        topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
-                       "is_internal": topic.internal or name in INTERNAL_TOPICS, "partitions": partitions,
-                       "topic_authorized_operations": broker.auth.authorized_operations(request, ResourceType.TOPIC,
-                                                                                   name)})
+        topics.append(ResponseTopic(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
+                                    is_internal=topic.internal or name in INTERNAL_TOPICS, partitions=partitions,
+                                    topic_authorized_operations=broker.auth.authorized_operations(
+                                        request, ResourceType.TOPIC, name)))
         if next_partition != -1:
-            next_cursor = {"topic_name": name, "partition_index": next_partition}
+            next_cursor = DescribeTopicPartitionsResponse.Cursor(topic_name=name, partition_index=next_partition)
             break
         remaining -= len(partitions)
-    return {"throttle_time_ms": 0, "topics": topics + denied, "next_cursor": next_cursor}
+    return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics + denied, next_cursor=next_cursor)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
-        {"error_code": code, "name": t.name, "is_internal": False, "partitions": []} for t in request.body.topics]}
+def error_response(broker: Broker, request: Request[DescribeTopicPartitionsRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeTopicPartitionsResponse:
+    return DescribeTopicPartitionsResponse(throttle_time_ms=0, next_cursor=None, topics=[
+        ResponseTopic(error_code=code, name=t.name, is_internal=False, partitions=[]) for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -17,12 +17,13 @@ is elected twice (two epoch bumps).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.java_hash_order import timeline_hash_order
+from kafkamock.codec.messages import ElectLeadersRequest, ElectLeadersResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 API_KEY = 43
 PREFERRED, UNCLEAN = 0, 1
+Result = ElectLeadersResponse.PartitionResult
 
 
 def _judge(broker: Broker, topic_name: str, index: int, election_type: int
@@ -47,15 +49,15 @@ def _judge(broker: Broker, topic_name: str, index: int, election_type: int
     return code, default_message(code) if code != ErrorCode.NONE else None, partition, leader
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ElectLeadersRequest]) -> ElectLeadersResponse:
     broker.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     election_type = body.election_type if request.version >= 1 else PREFERRED
     if body.topic_partitions is not None and not body.topic_partitions:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": []}
+        return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=[])
     if election_type not in (PREFERRED, UNCLEAN):
         return error_response(broker, request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
-    results: list[dict[str, Any]] = []
+    results: list[ElectLeadersResponse.ReplicaElectionResult] = []
     elected: list[tuple[Partition, int]] = []
     if body.topic_partitions is None:
         for topic in list(broker.cluster.topics.values()):
@@ -63,31 +65,32 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             for p in (topic.partitions[i] for i in timeline_hash_order(range(len(topic.partitions)), int)):
                 code, message, partition, leader = _judge(broker, topic.name, p.index, election_type)
                 if code != ErrorCode.ELECTION_NOT_NEEDED:
-                    partitions.append({"partition_id": p.index, "error_code": code, "error_message": message})
+                    partitions.append(Result(partition_id=p.index, error_code=code, error_message=message))
                 if code == ErrorCode.NONE and partition is not None:
                     elected.append((partition, leader))
-            results.append({"topic": topic.name, "partition_result": partitions})
+            results.append(ElectLeadersResponse.ReplicaElectionResult(topic=topic.name, partition_result=partitions))
     else:
         for wanted in body.topic_partitions:
             partitions = []
             for index in wanted.partitions:
                 code, message, partition, leader = _judge(broker, wanted.topic, index, election_type)
-                partitions.append({"partition_id": index, "error_code": code, "error_message": message})
+                partitions.append(Result(partition_id=index, error_code=code, error_message=message))
                 if code == ErrorCode.NONE and partition is not None:
                     elected.append((partition, leader))
-            results.append({"topic": wanted.topic, "partition_result": partitions})
+            results.append(ElectLeadersResponse.ReplicaElectionResult(topic=wanted.topic, partition_result=partitions))
     for partition, leader in elected:
         broker.elect_leader(partition, leader)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": results}
+    return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=results)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[ElectLeadersRequest], code: ErrorCode,
+                   message: str | None = None) -> ElectLeadersResponse:
     """Kafka's getErrorResponse: the error at the top and for every partition named."""
     topics = request.body.topic_partitions or []
     top = code if request.version >= 1 else ErrorCode.NONE      # v0 has no top-level error code
-    return {"throttle_time_ms": 0, "error_code": top, "replica_election_results": [
-        {"topic": t.topic, "partition_result": [{"partition_id": p, "error_code": code, "error_message": message}
-                                                for p in t.partitions]} for t in topics]}
+    return ElectLeadersResponse(throttle_time_ms=0, error_code=top, replica_election_results=[
+        ElectLeadersResponse.ReplicaElectionResult(topic=t.topic, partition_result=[
+            Result(partition_id=p, error_code=code, error_message=message) for p in t.partitions]) for t in topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -17,21 +17,22 @@ unknown topic id stays UNKNOWN_TOPIC_ID, as in Kafka's handleFetchRequest).
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker import legacy, quotas
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.fetch_sessions import FetchSession, PartitionFetch
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.timers import log_key
+from kafkamock.codec.messages import FetchRequest, FetchResponse
 from kafkamock.records import CorruptRecordError, split_batches
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
+    from kafkamock.broker.outcome import Waiter
     from kafkamock.storage.segment import Buffer
 
 API_KEY = 1
@@ -44,7 +45,8 @@ REFUSED_BEFORE_READ = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode
                                  ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE})
 
 
-Part = tuple[PartitionFetch, dict[str, Any]]
+PartitionData = FetchResponse.PartitionData
+Part = tuple[PartitionFetch, PartitionData]
 """A partition of the response: what was asked for, and its PartitionData."""
 
 
@@ -52,7 +54,7 @@ def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> t
     return (topic_id if by_id else topic_name, partition)
 
 
-def _requested(broker: Broker, topics: list[messages.FetchRequest.FetchTopic], by_id: bool) -> list[PartitionFetch]:
+def _requested(broker: Broker, topics: list[FetchRequest.FetchTopic], by_id: bool) -> list[PartitionFetch]:
     wanted = []
     for t in topics:
         if by_id:
@@ -66,7 +68,7 @@ def _requested(broker: Broker, topics: list[messages.FetchRequest.FetchTopic], b
     return wanted
 
 
-def _forgotten(forgotten: list[messages.FetchRequest.ForgottenTopic], by_id: bool) -> list[tuple[str | uuid.UUID, int]]:
+def _forgotten(forgotten: list[FetchRequest.ForgottenTopic], by_id: bool) -> list[tuple[str | uuid.UUID, int]]:
     out: list[tuple[str | uuid.UUID, int]] = []
     for f in forgotten:
         for partition in f.partitions:
@@ -74,7 +76,7 @@ def _forgotten(forgotten: list[messages.FetchRequest.ForgottenTopic], by_id: boo
     return out
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[FetchRequest]) -> FetchResponse | Waiter:
     body, version = request.body, request.version
     by_id = version >= 13
     if body.replica_id >= 0 or (version >= 15 and body.replica_state.replica_id >= 0):
@@ -123,7 +125,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
 
-    def complete(final: bool) -> dict[str, Any] | None:
+    def complete(final: bool) -> FetchResponse | None:
         parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental,
                                       readable)
         if not final and body.max_wait_ms > 0 and total < min_bytes and not _has_error(parts):
@@ -132,13 +134,13 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             # What the client now knows, so the next incremental reply can leave unchanged partitions out.
             pf.sent_high_watermark = _hw(broker, pf)
             pf.sent_log_start = _log_start(broker, pf)
-            if incremental and data["records"] and session is not None:
+            if incremental and data.records and session is not None:
                 # Kafka's IncrementalFetchContext: a partition that returned records goes to the back of the
                 # session, so the next responses give the others their turn within max_bytes.
                 session.partitions.move_to_end(_key(pf.topic, pf.topic_id, pf.partition, by_id))
         response = _response(parts, response_session, by_id)
         if leaders and version >= 16:
-            response["node_endpoints"] = broker.cluster.leader_endpoints(leaders, request.connection.listener)
+            response.node_endpoints = _node_endpoints(broker, leaders, request.connection.listener)
         return response
 
     ready = complete(False)
@@ -163,15 +165,15 @@ def _log_start(broker: Broker, pf: PartitionFetch) -> int | None:
 
 
 def _has_error(parts: list[Part]) -> bool:
-    return any(data["error_code"] for _, data in parts)
+    return any(data.error_code for _, data in parts)
 
 
-def _max_bytes(broker: Broker, request: Request) -> int:
+def _max_bytes(broker: Broker, request: Request[FetchRequest]) -> int:
     """The response's byte budget, as KafkaApis computes it: the request's max_bytes (v3+), the broker's
     ``fetch.max.bytes``, and for a consumer under a fetch quota the most its quota window holds."""
     configured: int = broker.node_config(request)["fetch.max.bytes"]
     limit: int = min(request.body.max_bytes if request.version >= 3 else 2**31 - 1, configured)
-    if getattr(request.body, "replica_id", -1) < 0:
+    if request.body.replica_id < 0:
         window = broker.quotas.max_in_window(quotas.FETCH, quotas.principal_user(request.connection.principal),
                                              request.client_id or "")
         if window is not None:
@@ -179,16 +181,19 @@ def _max_bytes(broker: Broker, request: Request) -> int:
     return limit
 
 
-def _read(broker: Broker, request: Request, fetches: list[PartitionFetch], max_bytes: int, read_committed: bool,
-          version: int, incremental: bool, readable: set[str]) -> tuple[list[Part], int, set[int]]:
+def _read(broker: Broker, request: Request[FetchRequest], fetches: list[PartitionFetch], max_bytes: int,
+          read_committed: bool, version: int, incremental: bool, readable: set[str]
+          ) -> tuple[list[Part], int, set[int]]:
     parts: list[Part] = []
     total = 0
     leaders: set[int] = set()
     for pf in fetches:
-        data: dict[str, Any] = {"partition_index": pf.partition, "error_code": ErrorCode.NONE, "high_watermark": -1,
-                "last_stable_offset": -1, "log_start_offset": -1,
-                "aborted_transactions": [] if read_committed else None, "preferred_read_replica": -1,
-                "records": b""}
+        code = ErrorCode.NONE
+        high_watermark = last_stable_offset = log_start_offset = -1
+        aborted: list[FetchResponse.AbortedTransaction] | None = [] if read_committed else None
+        batches: list[Buffer] = []
+        diverging: FetchResponse.EpochEndOffset | None = None
+        current_leader: FetchResponse.LeaderIdAndEpoch | None = None
         try:
             if pf.topic and pf.topic not in readable:
                 raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
@@ -201,51 +206,59 @@ def _read(broker: Broker, request: Request, fetches: list[PartitionFetch], max_b
             plog = partition.log
             producers = partition.producers
             stable = producers.last_stable_offset(plog.high_watermark)
-            data.update(high_watermark=plog.high_watermark, last_stable_offset=stable,
-                        log_start_offset=plog.log_start_offset)
+            high_watermark, last_stable_offset, log_start_offset = plog.high_watermark, stable, plog.log_start_offset
             if version >= 12 and pf.last_fetched_epoch >= 0:
                 diverging = _diverging_epoch(partition, pf)
-                if diverging is not None:
-                    data["diverging_epoch"] = diverging
-                    parts.append((pf, data))
-                    continue
-            if not plog.log_start_offset <= pf.fetch_offset <= plog.log_end_offset:
-                raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
-            budget = min(pf.partition_max_bytes, max_bytes - total)
-            if budget > 0 or total == 0:
-                # The stored batches go out as they are: the codec splices the list into the response unjoined.
-                # read_committed stops at the last stable offset and names the aborted transactions it covers.
-                batches = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0,
-                                    max_offset=stable if read_committed else None, one_segment=True)
-                if read_committed and batches and producers.aborted:
-                    data["aborted_transactions"] = [
-                        {"producer_id": a.producer_id, "first_offset": a.first_offset}
-                        for a in producers.aborted_between(pf.fetch_offset, _end_offset(batches, stable))]
-                if version < 10:
-                    _refuse_zstd(batches, version)
-                if version < 4:  # only reachable with kafkamock.legacy.protocol.enable
-                    batches = [legacy.down_convert(b"".join(batches), legacy.fetch_magic(version))]
-                size = sum(map(len, batches))
-                if size:
-                    data["records"] = batches
-                    total += size
+            if diverging is None:
+                if not plog.log_start_offset <= pf.fetch_offset <= plog.log_end_offset:
+                    raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
+                budget = min(pf.partition_max_bytes, max_bytes - total)
+                if budget > 0 or total == 0:
+                    # The stored batches go out as they are: the codec splices the list into the response
+                    # unjoined. read_committed stops at the last stable offset and names the aborted transactions
+                    # it covers.
+                    read = plog.read(pf.fetch_offset, max(budget, 0), at_least_one=total == 0,
+                                     max_offset=stable if read_committed else None, one_segment=True)
+                    if read_committed and read and producers.aborted:
+                        aborted = [FetchResponse.AbortedTransaction(producer_id=a.producer_id,
+                                                                    first_offset=a.first_offset)
+                                   for a in producers.aborted_between(pf.fetch_offset, _end_offset(read, stable))]
+                    if version < 10:
+                        _refuse_zstd(read, version)
+                    if version < 4:  # only reachable with kafkamock.legacy.protocol.enable
+                        read = [legacy.down_convert(b"".join(read), legacy.fetch_magic(version))]
+                    size = sum(map(len, read))
+                    if size:
+                        batches = read
+                        total += size
         except KafkaError as exc:
             # Kafka answers an error partition without offsets (-1); one it refused before reading its log
             # (unknown, not led, not allowed) with an empty aborted list, a failed read with none.
-            data.update(error_code=exc.code, high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
-                        aborted_transactions=[] if exc.code in REFUSED_BEFORE_READ else None, records=b"")
+            code = exc.code
+            high_watermark = last_stable_offset = log_start_offset = -1
+            aborted = [] if exc.code in REFUSED_BEFORE_READ else None
             if isinstance(exc, NotLeader) and exc.leader_id >= 0 and version >= 12:
-                data["current_leader"] = {"leader_id": exc.leader_id, "leader_epoch": exc.leader_epoch}
+                current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=exc.leader_id, leader_epoch=exc.leader_epoch)
                 leaders.add(exc.leader_id)
-        changed = (data["records"] or data["error_code"] or pf.sent_high_watermark != data["high_watermark"]
-                   or pf.sent_log_start != data["log_start_offset"])
-        if incremental and not changed:
-            continue
+        if incremental and diverging is None and not (
+                batches or code or pf.sent_high_watermark != high_watermark or pf.sent_log_start != log_start_offset):
+            continue        # unchanged: an incremental reply leaves it out
+        data = PartitionData(partition_index=pf.partition, error_code=code, high_watermark=high_watermark,
+                             last_stable_offset=last_stable_offset, log_start_offset=log_start_offset,
+                             aborted_transactions=aborted, preferred_read_replica=-1, records=b"")
+        if batches:
+            # By key: the field's type (RecordsValue) names a list of bytes, while the log's stored batches are
+            # buffers (memoryviews, bytearrays), which the codec writes the same way.
+            data["records"] = batches
+        if diverging is not None:
+            data.diverging_epoch = diverging
+        if current_leader is not None:
+            data.current_leader = current_leader
         parts.append((pf, data))
     return parts, total, leaders
 
 
-def _diverging_epoch(partition: Partition, pf: PartitionFetch) -> dict[str, int] | None:
+def _diverging_epoch(partition: Partition, pf: PartitionFetch) -> FetchResponse.EpochEndOffset | None:
     """KIP-320 on the fetch path (Kafka's Partition.readRecords): where the client's last fetched epoch ends on this
     leader. OFFSET_OUT_OF_RANGE when the epoch is unknown here or the offset is below the log start; the diverging
     epoch when the leader's log has that epoch ending before the fetch offset (or only an older epoch)."""
@@ -257,7 +270,7 @@ def _diverging_epoch(partition: Partition, pf: PartitionFetch) -> dict[str, int]
     if pf.fetch_offset < partition.log.log_start_offset:
         raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
     if epoch < pf.last_fetched_epoch or end_offset < pf.fetch_offset:
-        return {"epoch": epoch, "end_offset": end_offset}
+        return FetchResponse.EpochEndOffset(epoch=epoch, end_offset=end_offset)
     return None
 
 
@@ -283,32 +296,48 @@ def _refuse_zstd(batches: list[Buffer], version: int) -> None:
                              f"Fetch v{version} cannot carry zstd-compressed batches (v10+ can)")
 
 
-def _response(parts: list[Part], session_id: int, by_id: bool) -> dict[str, Any]:
-    topics: list[dict[str, Any]] = []
+def _response(parts: list[Part], session_id: int, by_id: bool) -> FetchResponse:
+    topics: list[FetchResponse.FetchableTopicResponse] = []
+    partitions: list[PartitionData] = []
+    last: str | uuid.UUID | None = None
     for pf, data in parts:
-        if not topics or topics[-1]["_key"] != (pf.topic_id if by_id else pf.topic):
-            topics.append({"_key": pf.topic_id if by_id else pf.topic, "topic": pf.topic, "topic_id": pf.topic_id,
-                           "partitions": []})
-        topics[-1]["partitions"].append(data)
-    for t in topics:
-        del t["_key"]
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": session_id, "responses": topics}
+        key = pf.topic_id if by_id else pf.topic
+        if not topics or key != last:
+            partitions = []
+            topics.append(FetchResponse.FetchableTopicResponse(topic=pf.topic, topic_id=pf.topic_id,
+                                                               partitions=partitions))
+            last = key
+        partitions.append(data)
+    return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=session_id, responses=topics)
 
 
-def _top_error(code: ErrorCode, session_id: int) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "session_id": session_id, "responses": []}
+def _node_endpoints(broker: Broker, leader_ids: set[int], listener: str | None) -> list[FetchResponse.NodeEndpoint]:
+    """NodeEndpoints (KIP-951) of the leaders the response names that are up, on the request's listener (as
+    ``Cluster.leader_endpoints``)."""
+    endpoints = []
+    for node_id in sorted(leader_ids):
+        node = broker.cluster.nodes.get(node_id)
+        if node is not None and node.up:
+            host, port = node.address(listener)
+            endpoints.append(FetchResponse.NodeEndpoint(node_id=node.node_id, host=host, port=port, rack=node.rack))
+    return endpoints
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def _top_error(code: ErrorCode, session_id: int) -> FetchResponse:
+    return FetchResponse(throttle_time_ms=0, error_code=code, session_id=session_id, responses=[])
+
+
+def error_response(broker: Broker, request: Request[FetchRequest], code: ErrorCode, message: str | None = None
+                   ) -> FetchResponse:
     """FetchRequest.getErrorResponse: the top-level error, and before v13 every requested partition with it too
     (clients without a top-level error code read it there)."""
     body = request.body
     topics = [] if request.version >= 13 else [
-        {"topic": t.topic, "topic_id": t.topic_id, "partitions": [
-            {"partition_index": p.partition, "error_code": code, "high_watermark": -1, "last_stable_offset": -1,
-             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
-            for p in t.partitions]} for t in body.topics]
-    return {"throttle_time_ms": 0, "error_code": code, "session_id": body.session_id, "responses": topics}
+        FetchResponse.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+            PartitionData(partition_index=p.partition, error_code=code, high_watermark=-1, last_stable_offset=-1,
+                          log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1, records=b"")
+            for p in t.partitions]) for t in body.topics]
+    return FetchResponse(throttle_time_ms=0, error_code=code, session_id=body.session_id, responses=topics)
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

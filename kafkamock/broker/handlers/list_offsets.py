@@ -6,11 +6,12 @@ TOPIC_AUTHORIZATION_FAILED."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import ListOffsetsRequest, ListOffsetsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
@@ -23,6 +24,7 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING
 # timestamp, or one asked for at an older version, is UNSUPPORTED_VERSION.
 SPECIAL_SINCE = {EARLIEST: 1, LATEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9,
                  EARLIEST_PENDING_UPLOAD: 11}
+PartitionResponse = ListOffsetsResponse.ListOffsetsPartitionResponse
 
 
 def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, read_committed: bool = False
@@ -43,41 +45,43 @@ def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, 
     return (found[1], found[0], plog.epoch_for_offset(found[0])) if found and found[0] < limit else (-1, -1, -1)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ListOffsetsRequest]) -> ListOffsetsResponse:
     body, version = request.body, request.version
     topics = []
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [t.name for t in body.topics])
+    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                         [t.name for t in body.topics])
+    read_committed = version >= 2 and body.isolation_level == READ_COMMITTED
     for t in body.topics:
         results = []
         topic = broker.cluster.topics.get(t.name)
         for p in t.partitions:
-            result = {"partition_index": p.partition_index, "error_code": ErrorCode.NONE, "timestamp": -1,
-                      "offset": -1, "leader_epoch": -1}
+            code, timestamp, offset, epoch = ErrorCode.NONE, -1, -1, -1
             try:
                 if t.name not in describable:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 partition = broker.lead(request, topic, p.partition_index, p.current_leader_epoch)
                 if p.timestamp < 0 and version < SPECIAL_SINCE.get(p.timestamp, 2**15):
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
-                timestamp, offset, epoch = _lookup(broker, partition, p.timestamp, version,
-                                                   version >= 2 and body.isolation_level == READ_COMMITTED)
-                result.update(timestamp=timestamp, offset=offset)
-                if version >= 4:  # LeaderEpoch is a v4+ field (not ignorable): older versions must leave it -1
-                    result["leader_epoch"] = epoch
+                timestamp, offset, epoch = _lookup(broker, partition, p.timestamp, version, read_committed)
+                if version < 4:  # LeaderEpoch is a v4+ field (not ignorable): older versions must leave it -1
+                    epoch = -1
             except KafkaError as exc:
-                result["error_code"] = exc.code
-            results.append(result)
-        topics.append({"name": t.name, "partitions": results})
-    return {"throttle_time_ms": 0, "topics": topics}
+                code = exc.code
+            results.append(PartitionResponse(partition_index=p.partition_index, error_code=code, timestamp=timestamp,
+                                             offset=offset, leader_epoch=epoch))
+        topics.append(ListOffsetsResponse.ListOffsetsTopicResponse(name=t.name, partitions=results))
+    return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[ListOffsetsRequest], code: ErrorCode,
+                   message: str | None = None) -> ListOffsetsResponse:
     """ListOffsetsRequest.getErrorResponse: every requested partition with the error, unknown timestamp, offset and
     leader epoch."""
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code, "timestamp": -1,
-                                         "offset": -1, "leader_epoch": -1} for p in t.partitions]}
-        for t in request.body.topics]}
+    return ListOffsetsResponse(throttle_time_ms=0, topics=[
+        ListOffsetsResponse.ListOffsetsTopicResponse(name=t.name, partitions=[
+            PartitionResponse(partition_index=p.partition_index, error_code=code, timestamp=-1, offset=-1,
+                              leader_epoch=-1) for p in t.partitions])
+        for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -9,25 +9,28 @@ reassignments complete at once unless a new replica's node is stopped, so most a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 46
+Ongoing = ListPartitionReassignmentsResponse.OngoingPartitionReassignment
+OngoingTopic = ListPartitionReassignmentsResponse.OngoingTopicReassignment
 
 
-def _ongoing(partition: Partition) -> dict[str, Any]:
-    return {"partition_index": partition.index, "replicas": list(partition.replicas),
-            "adding_replicas": list(partition.adding), "removing_replicas": list(partition.removing)}
+def _ongoing(partition: Partition) -> Ongoing:
+    return Ongoing(partition_index=partition.index, replicas=list(partition.replicas),
+                   adding_replicas=list(partition.adding), removing_replicas=list(partition.removing))
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ListPartitionReassignmentsRequest]) -> ListPartitionReassignmentsResponse:
     broker.auth.require_cluster(request, AclOperation.DESCRIBE)
     cluster = broker.cluster
     topics = []
@@ -35,7 +38,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         for topic in cluster.topics.values():
             partitions = [_ongoing(p) for p in topic.partitions if p.reassigning]
             if partitions:
-                topics.append({"name": topic.name, "partitions": partitions})
+                topics.append(OngoingTopic(name=topic.name, partitions=partitions))
     else:
         for wanted in request.body.topics:
             named = cluster.topics.get(wanted.name)
@@ -44,16 +47,18 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             found = (named.partition_at(i) for i in wanted.partition_indexes)
             partitions = [_ongoing(p) for p in found if p is not None and p.reassigning]
             if partitions:
-                topics.append({"name": named.name, "partitions": partitions})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "topics": topics}
+                topics.append(OngoingTopic(name=named.name, partitions=partitions))
+    return ListPartitionReassignmentsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+                                              topics=topics)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[ListPartitionReassignmentsRequest], code: ErrorCode,
+                   message: str | None = None) -> ListPartitionReassignmentsResponse:
     """Kafka's getErrorResponse: the error, and each named partition with nothing else."""
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": i, "replicas": [], "adding_replicas": [],
-                                         "removing_replicas": []} for i in t.partition_indexes]}
-        for t in request.body.topics or []]}
+    return ListPartitionReassignmentsResponse(throttle_time_ms=0, error_code=code, error_message=message, topics=[
+        OngoingTopic(name=t.name, partitions=[Ongoing(partition_index=i, replicas=[], adding_replicas=[],
+                                                      removing_replicas=[]) for i in t.partition_indexes])
+        for t in request.body.topics or []])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import (
@@ -26,7 +26,8 @@ from kafkamock.broker.cluster import (
     validate_topic_name,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import MetadataRequest, MetadataResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
@@ -36,44 +37,53 @@ API_KEY = 3
 log = logging.getLogger("kafkamock.broker.metadata")
 OMITTED_OPERATIONS = -2147483648
 ZERO_UUID = uuid.UUID(int=0)
+ResponseTopic = MetadataResponse.MetadataResponseTopic
 
 
-def describe_partition(broker: Broker, p: Partition) -> dict[str, Any]:
+def describe_partition(broker: Broker, p: Partition) -> MetadataResponse.MetadataResponsePartition:
     live = {n.node_id for n in broker.cluster.live_nodes()}
-    return {
-        "error_code": ErrorCode.LEADER_NOT_AVAILABLE if p.leader_id == NO_LEADER else ErrorCode.NONE,
-        "partition_index": p.index, "leader_id": p.leader_id, "leader_epoch": p.leader_epoch,
-        "replica_nodes": list(p.replicas), "isr_nodes": [r for r in p.isr if r in live],
-        "offline_replicas": [r for r in p.replicas if r not in live],
-    }
+    return MetadataResponse.MetadataResponsePartition(
+        error_code=ErrorCode.LEADER_NOT_AVAILABLE if p.leader_id == NO_LEADER else ErrorCode.NONE,
+        partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
+        replica_nodes=list(p.replicas), isr_nodes=[r for r in p.isr if r in live],
+        offline_replicas=[r for r in p.replicas if r not in live],
+    )
 
 
-def describe_topic(broker: Broker, topic: Topic, version: int) -> dict[str, Any]:
-    return {
-        "error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.internal,
-        "partitions": [describe_partition(broker, p) for p in topic.partitions],
-        "topic_authorized_operations": OMITTED_OPERATIONS,
-    }
+def describe_topic(broker: Broker, topic: Topic, version: int) -> ResponseTopic:
+    return ResponseTopic(
+        error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=topic.internal,
+        partitions=[describe_partition(broker, p) for p in topic.partitions],
+        topic_authorized_operations=OMITTED_OPERATIONS,
+    )
 
 
-def _error_topic(name: str | None, topic_id: uuid.UUID, code: ErrorCode) -> dict[str, Any]:
-    return {"error_code": code, "name": name, "topic_id": topic_id, "is_internal": False, "partitions": [],
-            "topic_authorized_operations": OMITTED_OPERATIONS}
+def _error_topic(name: str | None, topic_id: uuid.UUID, code: ErrorCode, internal: bool = False) -> ResponseTopic:
+    return ResponseTopic(error_code=code, name=name, topic_id=topic_id, is_internal=internal, partitions=[],
+                         topic_authorized_operations=OMITTED_OPERATIONS)
 
 
-def _frame(broker: Broker, topics: list[dict[str, Any]], listener: str | None = None) -> dict[str, Any]:
-    """The response around ``topics``: the brokers' endpoints on the request's listener (Kafka's
+def _brokers(broker: Broker, listener: str | None) -> list[MetadataResponse.MetadataResponseBroker]:
+    """The brokers that are up, at their addresses on ``listener`` (Kafka's
     MetadataCache.getAliveBrokerNodes(listenerName))."""
+    brokers = []
+    for n in broker.cluster.live_nodes():
+        host, port = n.address(listener)
+        brokers.append(MetadataResponse.MetadataResponseBroker(node_id=n.node_id, host=host, port=port, rack=n.rack))
+    return brokers
+
+
+def _frame(broker: Broker, topics: list[ResponseTopic], listener: str | None = None) -> MetadataResponse:
+    """The response around ``topics``: the brokers' endpoints on the request's listener."""
     cluster = broker.cluster
-    return {
-        "throttle_time_ms": 0,
-        "brokers": [n.endpoint(listener) for n in cluster.live_nodes()],
-        "cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id, "topics": topics,
-        "cluster_authorized_operations": OMITTED_OPERATIONS,
-    }
+    return MetadataResponse(
+        throttle_time_ms=0, brokers=_brokers(broker, listener),
+        cluster_id=cluster.cluster_id, controller_id=cluster.controller_id, topics=topics,
+        cluster_authorized_operations=OMITTED_OPERATIONS,
+    )
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[MetadataRequest]) -> MetadataResponse:
     body, version = request.body, request.version
     cluster = broker.cluster
     config = broker.node_config(request)
@@ -85,18 +95,21 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         # Kafka's handleTopicMetadataRequest: topic ids (and so null names) only from v12, else the whole request
         # is an InvalidRequestException, answered by MetadataRequest.getErrorResponse: no brokers, no cluster id, no
         # controller, each topic with the error (a null name becomes "").
-        return {"throttle_time_ms": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
-                "cluster_authorized_operations": OMITTED_OPERATIONS,
-                "topics": [_error_topic(t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST) for t in requested]}
-    topics = []
-    denied = []
+        return MetadataResponse(
+            throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=-1,
+            cluster_authorized_operations=OMITTED_OPERATIONS,
+            topics=[_error_topic(t.name or "", t.topic_id, ErrorCode.INVALID_REQUEST) for t in requested])
+    topics: list[ResponseTopic] = []
+    denied: list[ResponseTopic] = []
     by_id = version >= 10 and requested is not None and any(t.topic_id != ZERO_UUID for t in requested)
     if requested is None:
         names = list(cluster.topics)
     elif by_id:
         names = [cluster.topics_by_id[t.topic_id].name for t in requested if t.topic_id in cluster.topics_by_id]
     else:
-        names = [t.name for t in requested]
+        # A null name (v12+, without an id) is looked up, authorized and validated as the empty name, which no
+        # topic and no ACL has (the authorizer cannot match None), and answered with its null name.
+        names = [t.name or "" for t in requested]
     describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     if requested is None:
         topics = [describe_topic(broker, t, version) for t in cluster.topics.values() if t.name in describable]
@@ -113,22 +126,22 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                 topics.append(describe_topic(broker, topic, version))
     else:
         for wanted in requested:
-            name = wanted.name
+            name = wanted.name or ""
             if name not in describable:           # no word on whether it exists
-                denied.append(_error_topic(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                denied.append(_error_topic(wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
             topic = cluster.topics.get(name)
             if topic is None and allow_create and config["auto.create.topics.enable"] and not (
                     broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER)
                     or broker.auth.authorize(request, AclOperation.CREATE, ResourceType.TOPIC, name)):
-                denied.append(dict(_error_topic(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
-                                   is_internal=name in INTERNAL_TOPICS))
+                denied.append(_error_topic(wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                           internal=name in INTERNAL_TOPICS))
                 continue
             if topic is None:
                 try:
                     validate_topic_name(name)
                 except KafkaError as exc:
-                    topics.append(_error_topic(name, ZERO_UUID, exc.code))
+                    topics.append(_error_topic(wanted.name, ZERO_UUID, exc.code))
                     continue
                 if allow_create and config["auto.create.topics.enable"]:
                     # As Kafka 4's AutoTopicCreationManager: the topic is created (Kafka asks its controller), and
@@ -137,8 +150,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                         cluster.create_topic(name, config["num.partitions"], config["default.replication.factor"])
                     except KafkaError as exc:  # e.g. more replicas than nodes up: Kafka's controller logs it
                         log.warning("auto topic creation of %s failed: %s", name, exc)
-                    topics.append(dict(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                                       is_internal=name in INTERNAL_TOPICS))
+                    topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                               internal=name in INTERNAL_TOPICS))
                     continue
                 else:
                     topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
@@ -147,22 +160,23 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     response = _frame(broker, topics + denied, request.connection.listener)
     if version >= 8:
         if version <= 10 and body.include_cluster_authorized_operations:
-            response["cluster_authorized_operations"] = (
+            response.cluster_authorized_operations = (
                 broker.auth.authorized_operations(request, ResourceType.CLUSTER)
                 if broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER) else 0)
         if body.include_topic_authorized_operations:
             for t in topics:
-                if t["name"] is not None:
-                    t["topic_authorized_operations"] = broker.auth.authorized_operations(request, ResourceType.TOPIC,
-                                                                                    t["name"])
+                if t.name is not None:
+                    t.topic_authorized_operations = broker.auth.authorized_operations(request, ResourceType.TOPIC,
+                                                                                      t.name)
     return response
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[MetadataRequest], code: ErrorCode,
+                   message: str | None = None) -> MetadataResponse:
     """A fault from the control API: every requested topic (every topic, when all are asked for) gets ``code``."""
     requested = request.body.topics
     if requested is None or (request.version == 0 and requested == []):
-        wanted = [(t.name, t.topic_id) for t in broker.cluster.topics.values()]
+        wanted: list[tuple[str | None, uuid.UUID]] = [(t.name, t.topic_id) for t in broker.cluster.topics.values()]
     else:
         wanted = [(t.name if t.name is not None or request.version >= 12 else "", t.topic_id) for t in requested]
     return _frame(broker, [_error_topic(name, topic_id, code) for name, topic_id in wanted],

@@ -17,11 +17,12 @@ UNKNOWN_LEADER_EPOCH. Unknown partitions are UNKNOWN_TOPIC_OR_PARTITION, others'
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 API_KEY = 23
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
+EpochEndOffset = OffsetForLeaderEpochResponse.EpochEndOffset
+TopicResult = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
 
 
 def end_offset_for(partition: Partition, requested: int) -> tuple[int, int]:
@@ -48,12 +51,12 @@ def end_offset_for(partition: Partition, requested: int) -> tuple[int, int]:
     return entries[higher - 1][0], entries[higher][1]
 
 
-def _answer(broker: Broker, request: Request, topic: Topic | None, index: int, current_leader_epoch: int,
-            leader_epoch: int) -> tuple[int, int]:
+def _answer(broker: Broker, request: Request[OffsetForLeaderEpochRequest], topic: Topic | None, index: int,
+            current_leader_epoch: int, leader_epoch: int) -> tuple[int, int]:
     return end_offset_for(broker.lead(request, topic, index, current_leader_epoch), leader_epoch)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[OffsetForLeaderEpochRequest]) -> OffsetForLeaderEpochResponse:
     topics = []
     names = [t.topic for t in request.body.topics]
     # Once inter-broker only (CLUSTER_ACTION); since KIP-320 consumers ask too, with DESCRIBE on the topic.
@@ -63,27 +66,29 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         topic = broker.cluster.topics.get(t.topic)
         results = []
         for p in t.partitions:
-            result = {"error_code": ErrorCode.NONE, "partition": p.partition, "leader_epoch": UNDEFINED_EPOCH,
-                      "end_offset": UNDEFINED_EPOCH_OFFSET}
+            code, leader_epoch, end_offset = ErrorCode.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
             try:
                 if t.topic not in allowed:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                result["leader_epoch"], result["end_offset"] = _answer(
-                    broker, request, topic, p.partition, p.current_leader_epoch, p.leader_epoch)
+                leader_epoch, end_offset = _answer(broker, request, topic, p.partition, p.current_leader_epoch,
+                                                   p.leader_epoch)
             except KafkaError as exc:
-                result["error_code"] = exc.code
-            results.append(result)
-        topics.append({"topic": t.topic, "partitions": results})
-    return {"throttle_time_ms": 0, "topics": topics}
+                code = exc.code
+            results.append(EpochEndOffset(error_code=code, partition=p.partition, leader_epoch=leader_epoch,
+                                          end_offset=end_offset))
+        topics.append(TopicResult(topic=t.topic, partitions=results))
+    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[OffsetForLeaderEpochRequest], code: ErrorCode,
+                   message: str | None = None) -> OffsetForLeaderEpochResponse:
     """OffsetsForLeaderEpochRequest.getErrorResponse: every requested partition with the error, no epoch, no
     end offset."""
-    return {"throttle_time_ms": 0, "topics": [
-        {"topic": t.topic, "partitions": [{"partition": p.partition, "error_code": code,
-                                           "leader_epoch": UNDEFINED_EPOCH, "end_offset": UNDEFINED_EPOCH_OFFSET}
-                                          for p in t.partitions]} for t in request.body.topics]}
+    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=[
+        TopicResult(topic=t.topic, partitions=[
+            EpochEndOffset(partition=p.partition, error_code=code, leader_epoch=UNDEFINED_EPOCH,
+                           end_offset=UNDEFINED_EPOCH_OFFSET) for p in t.partitions])
+        for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kafkamock.broker.config import listener_config
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close, Respond
 from kafkamock.broker.security.mechanisms import (
     AuthenticationFailed,
@@ -22,6 +22,7 @@ from kafkamock.broker.security.mechanisms import (
 )
 from kafkamock.broker.security.principal import sasl_principal
 from kafkamock.broker.security.session import State
+from kafkamock.codec.messages import SaslAuthenticateRequest, SaslAuthenticateResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -32,11 +33,13 @@ API_KEY = 36
 log = logging.getLogger("kafkamock.security")
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[SaslAuthenticateRequest]
+           ) -> SaslAuthenticateResponse | Respond | Close:
     session = request.connection.sasl
     if session is None or session.state is not State.AUTHENTICATE:
-        return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "auth_bytes": b"", "session_lifetime_ms": 0,
-                "error_message": "SaslAuthenticate request received after successful authentication"}
+        return SaslAuthenticateResponse(
+            error_code=ErrorCode.ILLEGAL_SASL_STATE, auth_bytes=b"", session_lifetime_ms=0,
+            error_message="SaslAuthenticate request received after successful authentication")
     if request.version > 0:
         session.client_supports_reauth = True
     if session.bad_mechanism is not None:
@@ -44,10 +47,12 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         return Close(session.bad_mechanism)
     outcome = evaluate(broker, request.connection, request.node or broker.first_node(), bytes(request.body.auth_bytes))
     if isinstance(outcome, Failure):
-        return Respond({"error_code": ErrorCode.SASL_AUTHENTICATION_FAILED, "error_message": outcome.message,
-                        "auth_bytes": b"", "session_lifetime_ms": 0}, close=outcome.reason)
+        return Respond(SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
+                                                error_message=outcome.message, auth_bytes=b"",
+                                                session_lifetime_ms=0), close=outcome.reason)
     token, lifetime = outcome
-    return {"error_code": ErrorCode.NONE, "error_message": None, "auth_bytes": token, "session_lifetime_ms": lifetime}
+    return SaslAuthenticateResponse(error_code=ErrorCode.NONE, error_message=None, auth_bytes=token,
+                                    session_lifetime_ms=lifetime)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.outcome import Respond
 from kafkamock.broker.security.session import State, new_server
+from kafkamock.codec.messages import SaslHandshakeRequest, SaslHandshakeResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -20,17 +22,15 @@ if TYPE_CHECKING:
 API_KEY = 17
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
-    from kafkamock.broker.outcome import Respond
-
+def handle(broker: Broker, request: Request[SaslHandshakeRequest]) -> SaslHandshakeResponse | Respond:
     session = request.connection.sasl
     if session is None or session.state not in (State.HANDSHAKE_OR_VERSIONS, State.HANDSHAKE):
-        return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}
+        return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
     mechanism = request.body.mechanism
-    answer = {"error_code": ErrorCode.NONE, "mechanisms": list(session.mechanisms)}
     if mechanism not in session.mechanisms:
         session.step("fail")
-        return Respond({**answer, "error_code": ErrorCode.UNSUPPORTED_SASL_MECHANISM},
+        return Respond(SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+                                             mechanisms=list(session.mechanisms)),
                        close=f"unsupported SASL mechanism {mechanism}")
     if session.reauth_of is not None and mechanism != session.reauth_of[0]:
         session.bad_mechanism = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
@@ -38,7 +38,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     session.mechanism = mechanism
     session.server = new_server(broker.node_config(request), session.listener, mechanism, broker.scram_credentials)
     session.step("handshake" if request.version >= 1 else "raw_handshake")
-    return answer
+    return SaslHandshakeResponse(error_code=ErrorCode.NONE, mechanisms=list(session.mechanisms))
 
 
 HANDLER = ApiHandler(API_KEY, handle)

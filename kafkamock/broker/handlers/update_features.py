@@ -12,12 +12,13 @@ with a new epoch, and takes effect where kafkamock implements the feature.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.features import FeatureUpdate, UpdateRefused
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -25,25 +26,28 @@ if TYPE_CHECKING:
 API_KEY = 57
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[UpdateFeaturesRequest]) -> UpdateFeaturesResponse:
     broker.auth.require_cluster(request, AclOperation.ALTER)
     body, version = request.body, request.version
     updates = [FeatureUpdate(u.feature, u.max_version_level, u.upgrade_type) for u in body.feature_updates]
     try:
         broker.features.update(updates, version >= 1 and body.validate_only, broker.cluster.controller_id)
     except UpdateRefused as exc:
-        return {"throttle_time_ms": 0, "error_code": exc.code, "results": [],
-                "error_message": "The update failed for all features since the following feature had an error: "
-                                 + exc.message}
+        return UpdateFeaturesResponse(
+            throttle_time_ms=0, error_code=exc.code, results=[],
+            error_message="The update failed for all features since the following feature had an error: "
+                          + exc.message)
     # Kafka sets each result's message to Errors.NONE's, the text "NONE"
-    results = [{"feature": u.feature, "error_code": ErrorCode.NONE, "error_message": "NONE"}
+    results = [UpdateFeaturesResponse.UpdatableFeatureResult(feature=u.feature, error_code=ErrorCode.NONE,
+                                                             error_message="NONE")
                for u in body.feature_updates] if version <= 1 else []
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "results": results}
+    return UpdateFeaturesResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, results=results)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[UpdateFeaturesRequest], code: ErrorCode,
+                   message: str | None = None) -> UpdateFeaturesResponse:
     """Kafka's UpdateFeaturesResponse.createWithErrors: the error at the top, no per-feature results."""
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "results": []}
+    return UpdateFeaturesResponse(throttle_time_ms=0, error_code=code, error_message=message, results=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)
