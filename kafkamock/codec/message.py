@@ -6,7 +6,7 @@ serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 
@@ -87,9 +87,9 @@ def shared_default(cls: type | None, fields: Mapping[str, object]) -> DefaultMes
     return read_only(fields)
 
 
-RecordsValue = bytes | bytearray | memoryview | list[bytes]
+RecordsValue = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryview]
 """A records field: a batch buffer as decoded (a slice, or a memoryview when decoding zero-copy), or, to encode, a
-list of stored batches written back to back."""
+sequence of stored batches (any buffers) written back to back."""
 
 if TYPE_CHECKING:
     class Struct(dict[str, Any]):

@@ -247,9 +247,7 @@ def _read(broker: Broker, request: Request[FetchRequest], fetches: list[Partitio
                              last_stable_offset=last_stable_offset, log_start_offset=log_start_offset,
                              aborted_transactions=aborted, preferred_read_replica=-1, records=b"")
         if batches:
-            # By key: the field's type (RecordsValue) names a list of bytes, while the log's stored batches are
-            # buffers (memoryviews, bytearrays), which the codec writes the same way.
-            data["records"] = batches
+            data.records = batches  # the stored batches, written back to back without a copy
         if diverging is not None:
             data.diverging_epoch = diverging
         if current_leader is not None:

@@ -95,11 +95,11 @@ def _own_buffer(records: RecordsValue) -> bytearray | memoryview:
         if len(frame) - records.nbytes <= FRAME_SURPLUS_LIMIT:  # type: ignore[arg-type]
             return records
         return bytearray(records)
-    if type(records) is bytearray:
+    if isinstance(records, bytearray):
         return records
-    if isinstance(records, list):       # stored batches, as an encoder takes them (a decoded request has a buffer)
-        return bytearray(b"".join(records))
-    return bytearray(records)
+    if isinstance(records, (bytes, memoryview)):
+        return bytearray(records)
+    return bytearray(b"".join(records))   # stored batches, as an encoder takes them (a decoded request has a buffer)
 
 
 class VerificationError(KafkaError):
@@ -317,7 +317,8 @@ def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse 
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
                     stored_in = broker.cluster.topics[partition.topic]     # (lead found it)
-                    if isinstance(records, list):   # the encoder's form (stored batches); a decoded one is a buffer
+                    if records is not None and not isinstance(records, (bytes, bytearray, memoryview)):
+                        # stored batches (the encoder's form); a decoded request has a buffer
                         records = b"".join(records)
                     records = legacy.up_convert(records, broker.topic_config(stored_in, "compression.type", node))
                 result = append(broker, topic, partition, records, version, acks=acks, node=node,
