@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
+from kafkamock.codec.messages import ShareGroupDescribeResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
@@ -327,24 +328,27 @@ class ShareGroups:
 
     # -- ShareGroupDescribe ---------------------------------------------------------------------------------------
 
-    def describe(self, group_id: str) -> dict:
+    def describe(self, group_id: str) -> ShareGroupDescribeResponse.DescribedGroup:
         """One ShareGroupDescribe entry: GROUP_ID_NOT_FOUND for no group or another kind (the handler fills in the
         authorized operations)."""
+        described = ShareGroupDescribeResponse.DescribedGroup
         try:
             group = self.group(group_id)
         except KafkaError as exc:
-            return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
-                    "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
-                    "authorized_operations": NOT_ASKED}
+            return described(error_code=exc.code, error_message=exc.message, group_id=group_id, group_state="",
+                             group_epoch=0, assignment_epoch=0, assignor_name="", members=[],
+                             authorized_operations=NOT_ASKED)
         names = {t.topic_id: name for name, t in self.services.cluster.topics.items()}
-        return {"error_code": E.NONE, "error_message": None, "group_id": group_id, "group_state": group.state_name,
-                "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
-                "assignor_name": SHARE_ASSIGNOR.name,
-                "authorized_operations": NOT_ASKED,
-                "members": [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
-                             "client_id": m.client_id, "client_host": m.client_host,
-                             "subscribed_topic_names": m.subscribed_topic_names,
-                             "assignment": {"topic_partitions": [
-                                 {"topic_id": t, "topic_name": names.get(t, ""), "partitions": sorted(ps)}
-                                 for t, ps in sorted(m.assigned.items(), key=str)]}}
-                            for m in group.members.values()]}
+        return described(
+            error_code=E.NONE, error_message=None, group_id=group_id, group_state=group.state_name,
+            group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
+            assignor_name=SHARE_ASSIGNOR.name,
+            authorized_operations=NOT_ASKED,
+            members=[ShareGroupDescribeResponse.Member(
+                member_id=m.member_id, rack_id=m.rack_id, member_epoch=m.member_epoch, client_id=m.client_id,
+                client_host=m.client_host, subscribed_topic_names=m.subscribed_topic_names,
+                assignment=ShareGroupDescribeResponse.Assignment(topic_partitions=[
+                    ShareGroupDescribeResponse.TopicPartitions(topic_id=t, topic_name=names.get(t, ""),
+                                                               partitions=sorted(ps))
+                    for t, ps in sorted(m.assigned.items(), key=str)]))
+                for m in group.members.values()])
