@@ -23,11 +23,11 @@ import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
-from kafkamock.codec.messages import ShareGroupDescribeResponse
+from kafkamock.codec.messages import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
@@ -133,7 +133,7 @@ class ShareGroups:
     # -- ShareGroupHeartbeat --------------------------------------------------------------------------------------
 
     def heartbeat(self, body: messages.ShareGroupHeartbeatRequest, client_id: str, client_host: str
-                  ) -> dict[str, Any]:
+                  ) -> ShareGroupHeartbeatResponse:
         group_id, member_id, epoch = body.group_id, body.member_id or "", body.member_epoch
         self._validate(body, group_id, member_id, epoch)
         if epoch == LEAVE_EPOCH:
@@ -142,8 +142,9 @@ class ShareGroups:
                 raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             log.info("share group %s: member %s left", group_id, member_id)
             self._fence(group, member_id)
-            return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                    "member_epoch": LEAVE_EPOCH, "heartbeat_interval_ms": 0, "assignment": None}
+            return ShareGroupHeartbeatResponse(throttle_time_ms=0, error_code=E.NONE, error_message=None,
+                                               member_id=member_id, member_epoch=LEAVE_EPOCH, heartbeat_interval_ms=0,
+                                               assignment=None)
         group = self._group(group_id, create=epoch == 0)
         limit = self.config["group.share.max.size"]
         if len(group.members) >= limit and member_id not in group.members:
@@ -319,12 +320,15 @@ class ShareGroups:
         self.coordinator._schedule(("share-session", group.group_id, member.member_id),
                                    self.coordinator.configs.value(group.group_id, "share.session.timeout.ms"), expired)
 
-    def _answer(self, group_id: str, member_id: str, epoch: int, assignment: Partitions | None) -> dict:
+    def _answer(self, group_id: str, member_id: str, epoch: int, assignment: Partitions | None
+                ) -> ShareGroupHeartbeatResponse:
         interval = self.coordinator.configs.value(group_id, "share.heartbeat.interval.ms")
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                "member_epoch": epoch, "heartbeat_interval_ms": interval,
-                "assignment": None if assignment is None else {"topic_partitions": [
-                    {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(assignment.items(), key=str)]}}
+        return ShareGroupHeartbeatResponse(
+            throttle_time_ms=0, error_code=E.NONE, error_message=None, member_id=member_id, member_epoch=epoch,
+            heartbeat_interval_ms=interval,
+            assignment=None if assignment is None else ShareGroupHeartbeatResponse.Assignment(topic_partitions=[
+                ShareGroupHeartbeatResponse.TopicPartitions(topic_id=t, partitions=sorted(ps))
+                for t, ps in sorted(assignment.items(), key=str)]))
 
     # -- ShareGroupDescribe ---------------------------------------------------------------------------------------
 
