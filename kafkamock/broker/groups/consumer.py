@@ -37,7 +37,7 @@ from kafkamock.broker.groups.offsets import CommitCheck, ExpireBy
 from kafkamock.broker.groups.reconciliation import Epochs, MemberState, Partitions, plain, reconcile
 from kafkamock.broker.groups.records import GroupRecord
 from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compile_re2
-from kafkamock.codec.messages import ConsumerGroupHeartbeatResponse
+from kafkamock.codec.messages import ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
@@ -1148,40 +1148,44 @@ class ConsumerGroups:
 
     # -- ConsumerGroupDescribe -----------------------------------------------------------------------------------
 
-    def describe(self, group_id: str) -> dict[str, Any]:
+    def describe(self, group_id: str) -> ConsumerGroupDescribeResponse.DescribedGroup:
         """One ConsumerGroupDescribe entry (the handler fills in the authorized operations)."""
         group = self.coordinator.groups.get(group_id)
-        base: dict[str, Any] = {"error_code": E.NONE, "error_message": None, "group_id": group_id,
-                                "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "",
-                                "members": [], "authorized_operations": -(2**31)}
+        described = ConsumerGroupDescribeResponse.DescribedGroup
+
+        def not_found(message: str) -> ConsumerGroupDescribeResponse.DescribedGroup:
+            return described(error_code=E.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id,
+                             group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=[],
+                             authorized_operations=-(2**31))
         if group is None or getattr(group, "dead", False):
-            return {**base, "error_code": E.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} not found."}
+            return not_found(f"Group {group_id} not found.")
         if not isinstance(group, ConsumerGroup):
-            return {**base, "error_code": E.GROUP_ID_NOT_FOUND,
-                    "error_message": f"Group {group_id} is not a consumer group."}
+            return not_found(f"Group {group_id} is not a consumer group.")
         by_id = self.services.cluster.topics_by_id
 
-        def shown(partitions: Partitions) -> dict[str, Any]:
-            return {"topic_partitions": [
-                {"topic_id": t, "topic_name": by_id[t].name, "partitions": sorted(ps)}
-                for t, ps in sorted(partitions.items(), key=lambda i: str(i[0])) if t in by_id and ps]}
+        def shown(partitions: Partitions) -> ConsumerGroupDescribeResponse.Assignment:
+            return ConsumerGroupDescribeResponse.Assignment(topic_partitions=[
+                ConsumerGroupDescribeResponse.TopicPartitions(topic_id=t, topic_name=by_id[t].name,
+                                                              partitions=sorted(ps))
+                for t, ps in sorted(partitions.items(), key=lambda i: str(i[0])) if t in by_id and ps])
 
         def held(m: ConsumerMember) -> Partitions:      # assigned and still revoking: the member has both
             out = plain(m.assigned)
             for t, ps in plain(m.pending_revocation).items():
                 out[t] = out.get(t, frozenset()) | ps
             return out
-        members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
-                    "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
-                    "subscribed_topic_names": sorted(m.subscribed_topic_names),
-                    "subscribed_topic_regex": m.subscribed_topic_regex or "",
-                    "assignment": shown(held(m)), "target_assignment": shown(group.target.get(m.member_id, {})),
-                    "member_type": CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE}
-                   for m in group.members.values()]
-        return {**base, "group_state": group.state_name, "group_epoch": group.group_epoch,
-                "assignment_epoch": group.assignment_epoch,
-                "assignor_name": group.preferred_assignor(self._assignors()[0]), "members": members,
-                "authorized_operations": -(2**31)}
+        members = [ConsumerGroupDescribeResponse.Member(
+            member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
+            client_id=m.client_id, client_host=m.client_host,
+            subscribed_topic_names=sorted(m.subscribed_topic_names),
+            subscribed_topic_regex=m.subscribed_topic_regex or "", assignment=shown(held(m)),
+            target_assignment=shown(group.target.get(m.member_id, {})),
+            member_type=CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE)
+            for m in group.members.values()]
+        return described(error_code=E.NONE, error_message=None, group_id=group_id, group_state=group.state_name,
+                         group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
+                         assignor_name=group.preferred_assignor(self._assignors()[0]), members=members,
+                         authorized_operations=-(2**31))
 
     # -- replay --------------------------------------------------------------------------------------------------
 

@@ -4,34 +4,38 @@ checks and changes nothing. kafkamock refuses the keys it does not enforce (see 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import AlterClientQuotasRequest, AlterClientQuotasResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 49
 
 
-def _entity(components: list[messages.AlterClientQuotasRequest.EntityData]) -> list[dict[str, str | None]]:
-    return [{"entity_type": c.entity_type, "entity_name": c.entity_name} for c in components]
+def _entity(components: list[AlterClientQuotasRequest.EntityData]) -> list[AlterClientQuotasResponse.EntityData]:
+    return [AlterClientQuotasResponse.EntityData(entity_type=c.entity_type, entity_name=c.entity_name)
+            for c in components]
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AlterClientQuotasRequest]) -> AlterClientQuotasResponse:
     body = request.body
     broker.auth.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
     results = broker.quotas.alter(body.entries, body.validate_only)
-    return {"throttle_time_ms": 0, "entries": [
-        {"error_code": code, "error_message": message, "entity": _entity(entity)} for entity, code, message in results]}
+    return AlterClientQuotasResponse(throttle_time_ms=0, entries=[
+        AlterClientQuotasResponse.EntryData(error_code=code, error_message=message, entity=_entity(entity))
+        for entity, code, message in results])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "entries": [
-        {"error_code": code, "error_message": None, "entity": _entity(e.entity)} for e in request.body.entries]}
+def error_response(broker: Broker, request: Request[AlterClientQuotasRequest], code: ErrorCode,
+                   message: str | None = None) -> AlterClientQuotasResponse:
+    return AlterClientQuotasResponse(throttle_time_ms=0, entries=[
+        AlterClientQuotasResponse.EntryData(error_code=code, error_message=None, entity=_entity(e.entity))
+        for e in request.body.entries])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

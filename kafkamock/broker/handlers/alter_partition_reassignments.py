@@ -18,20 +18,20 @@ response: no results, an empty error message, ``allow_replication_factor_change`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 45
 
 
-def _alter(broker: Broker, topic_name: str, wanted: messages.AlterPartitionReassignmentsRequest.ReassignablePartition,
+def _alter(broker: Broker, topic_name: str, wanted: AlterPartitionReassignmentsRequest.ReassignablePartition,
            allow_rf_change: bool) -> None:
     cluster = broker.cluster
     topic = cluster.topics.get(topic_name)
@@ -57,35 +57,40 @@ def _alter(broker: Broker, topic_name: str, wanted: messages.AlterPartitionReass
     broker.reassign(partition, target)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AlterPartitionReassignmentsRequest]
+           ) -> AlterPartitionReassignmentsResponse:
     broker.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     if not body.topics:
-        return {"throttle_time_ms": 0, "allow_replication_factor_change": True, "error_code": ErrorCode.NONE,
-                "error_message": "", "responses": []}
+        return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=True,
+                                                   error_code=ErrorCode.NONE, error_message="", responses=[])
     allow = body.allow_replication_factor_change if request.version >= 1 else True
     responses = []
     for topic in body.topics:
         partitions = []
         for wanted in topic.partitions:
-            result = {"partition_index": wanted.partition_index, "error_code": ErrorCode.NONE, "error_message": None}
+            result = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse(
+                partition_index=wanted.partition_index, error_code=ErrorCode.NONE, error_message=None)
             try:
                 _alter(broker, topic.name, wanted, allow)
             except KafkaError as exc:
-                result.update(error_code=exc.code, error_message=exc.message)
+                result.error_code, result.error_message = exc.code, exc.message
             partitions.append(result)
-        responses.append({"name": topic.name, "partitions": partitions})
-    return {"throttle_time_ms": 0, "allow_replication_factor_change": allow, "error_code": ErrorCode.NONE,
-            "error_message": None, "responses": responses}
+        responses.append(AlterPartitionReassignmentsResponse.ReassignableTopicResponse(name=topic.name,
+                                                                                       partitions=partitions))
+    return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=allow,
+                                               error_code=ErrorCode.NONE, error_message=None, responses=responses)
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[AlterPartitionReassignmentsRequest], code: ErrorCode,
+                   message: str | None = None) -> AlterPartitionReassignmentsResponse:
     """Kafka's getErrorResponse: the error at the top and for every partition named."""
-    return {"throttle_time_ms": 0, "allow_replication_factor_change": True, "error_code": code,
-            "error_message": message, "responses": [
-                {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": code,
-                                                 "error_message": message} for p in t.partitions]}
-                for t in request.body.topics]}
+    return AlterPartitionReassignmentsResponse(
+        throttle_time_ms=0, allow_replication_factor_change=True, error_code=code, error_message=message,
+        responses=[AlterPartitionReassignmentsResponse.ReassignableTopicResponse(name=t.name, partitions=[
+            AlterPartitionReassignmentsResponse.ReassignablePartitionResponse(
+                partition_index=p.partition_index, error_code=code, error_message=message)
+            for p in t.partitions]) for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -15,11 +15,11 @@ the order of the Scala ``immutable.HashMap`` that ``groupBy`` makes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.handlers.describe_log_dirs import cordoned, log_dir
 from kafkamock.broker.java_hash_order import (
     java_hash_order,
@@ -27,6 +27,7 @@ from kafkamock.broker.java_hash_order import (
     scala_hash_order,
     topic_partition_hash,
 )
+from kafkamock.codec.messages import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -35,7 +36,8 @@ API_KEY = 34
 FUTURE_DIR_SUFFIX = len(".") + 32 + len("-future")    # "<topic>-<partition>.<uuid without dashes>-future"
 
 
-def _error(broker: Broker, request: Request, path: str, topic: str, index: int) -> ErrorCode:
+def _error(broker: Broker, request: Request[AlterReplicaLogDirsRequest], path: str, topic: str, index: int
+           ) -> ErrorCode:
     if len(f"{topic}-{index}") + FUTURE_DIR_SUFFIX > 255:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
     if path != log_dir(broker):
@@ -52,18 +54,19 @@ def _error(broker: Broker, request: Request, path: str, topic: str, index: int) 
     return ErrorCode.NONE
 
 
-def _answer(dirs: dict[tuple[str, int], ErrorCode]) -> dict[str, Any]:
+def _answer(dirs: dict[tuple[str, int], ErrorCode]) -> AlterReplicaLogDirsResponse:
     """Results in Kafka's order for ``{(topic, partition): error code}``."""
     order = java_hash_order(dirs, topic_partition_hash)
-    results: list[dict[str, Any]] = []
+    results: list[AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult] = []
     for topic in scala_hash_order([t for t, _ in order], java_string_hash):
         keys = java_hash_order([k for k in order if k[0] == topic], topic_partition_hash)
-        results.append({"topic_name": topic, "partitions": [{"partition_index": p, "error_code": dirs[(t, p)]}
-                                                            for t, p in keys]})
-    return {"throttle_time_ms": 0, "results": results}
+        results.append(AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult(topic_name=topic, partitions=[
+            AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult(partition_index=p, error_code=dirs[(t, p)])
+            for t, p in keys]))
+    return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=results)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[AlterReplicaLogDirsRequest]) -> AlterReplicaLogDirsResponse:
     if not broker.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
         return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     targets: dict[tuple[str, int], str] = {}
@@ -75,11 +78,14 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                     for (topic, index), path in targets.items()})
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[AlterReplicaLogDirsRequest], code: ErrorCode,
+                   message: str | None = None) -> AlterReplicaLogDirsResponse:
     """Kafka's getErrorResponse: every partition named, in request order, with the error."""
-    return {"throttle_time_ms": 0, "results": [
-        {"topic_name": t.name, "partitions": [{"partition_index": p, "error_code": code} for p in t.partitions]}
-        for d in request.body.dirs for t in d.topics]}
+    return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[
+        AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult(topic_name=t.name, partitions=[
+            AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult(partition_index=p, error_code=code)
+            for p in t.partitions])
+        for d in request.body.dirs for t in d.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -3,61 +3,101 @@ assignments. A classic group, or none, is GROUP_ID_NOT_FOUND (Kafka's Admin then
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse,
+)
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 69
+Group = ConsumerGroupDescribeResponse.DescribedGroup
+M = TypeVar("M")
 
 
-def authorized_view(broker: Broker, request: Request, answer: dict[str, Any],
-                    assignments: Callable[[dict[str, Any]], Iterable[dict[str, Any]]]) -> dict[str, Any]:
+class _TopicPartitions(Protocol):
+    @property
+    def topic_name(self) -> str: ...
+
+
+class _Assignment(Protocol):
+    @property
+    def topic_partitions(self) -> Sequence[_TopicPartitions]: ...
+
+
+class _DescribedGroup(Protocol[M]):
+    """What ConsumerGroupDescribe's and ShareGroupDescribe's DescribedGroup share (``M`` their Member)."""
+
+    error_code: int
+    error_message: str | None
+    group_id: str
+    authorized_operations: int
+    members: list[M]
+
+
+@overload
+def authorized_view(broker: Broker, request: Request[ConsumerGroupDescribeRequest], answer: Group,
+                    assignments: Callable[[ConsumerGroupDescribeResponse.Member],
+                                          Iterable[ConsumerGroupDescribeResponse.Assignment]]) -> Group: ...
+@overload
+def authorized_view(broker: Broker, request: Request[ShareGroupDescribeRequest],
+                    answer: ShareGroupDescribeResponse.DescribedGroup,
+                    assignments: Callable[[ShareGroupDescribeResponse.Member],
+                                          Iterable[ShareGroupDescribeResponse.Assignment]]
+                    ) -> ShareGroupDescribeResponse.DescribedGroup: ...
+def authorized_view(broker: Broker,
+                    request: Request[ConsumerGroupDescribeRequest] | Request[ShareGroupDescribeRequest],
+                    answer: _DescribedGroup[M], assignments: Callable[[M], Iterable[_Assignment]]
+                    ) -> _DescribedGroup[M]:
     """A described group as Kafka's handler shows it: its authorized-operations bit field when asked, and, with an
     authorizer, TOPIC_AUTHORIZATION_FAILED with no members if an assignment names a topic the principal may not
     describe (``assignments(member)`` lists a member's assignments)."""
-    if answer["error_code"] != ErrorCode.NONE:
+    if answer.error_code != ErrorCode.NONE:
         return answer
     if request.body.include_authorized_operations:
-        answer["authorized_operations"] = broker.auth.authorized_operations(request, ResourceType.GROUP,
-                                                                       answer["group_id"])
+        answer.authorized_operations = broker.auth.authorized_operations(request, ResourceType.GROUP, answer.group_id)
     if broker.auth.enabled:
-        names = {tp["topic_name"] for m in answer["members"] for a in assignments(m) for tp in a["topic_partitions"]}
+        names = {tp.topic_name for m in answer.members for a in assignments(m) for tp in a.topic_partitions}
         if broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
-            return {**answer, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "members": [],
-                    "error_message": "The group has described topic(s) that the client is not authorized to "
-                                     "describe."}
+            answer.error_code, answer.members = ErrorCode.TOPIC_AUTHORIZATION_FAILED, []
+            answer.error_message = "The group has described topic(s) that the client is not authorized to describe."
     return answer
 
 
-def _describe(broker: Broker, request: Request, group_id: str) -> dict[str, Any]:
+def _describe(broker: Broker, request: Request[ConsumerGroupDescribeRequest], group_id: str) -> Group:
     if not group_id:                             # Kafka answers an empty id before looking for a coordinator
-        return {"error_code": ErrorCode.INVALID_GROUP_ID, "error_message": None, "group_id": "", "group_state": "",
-                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
+        return Group(error_code=ErrorCode.INVALID_GROUP_ID, error_message=None, group_id="", group_state="",
+                     group_epoch=0, assignment_epoch=0, assignor_name="", members=[])
     try:
         if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
-        return {"error_code": exc.code, "error_message": exc.message, "group_id": group_id, "group_state": "",
-                "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": []}
+        return Group(error_code=exc.code, error_message=exc.message, group_id=group_id, group_state="",
+                     group_epoch=0, assignment_epoch=0, assignor_name="", members=[])
     answer = broker.groups.consumer.describe(group_id)
-    return authorized_view(broker, request, answer, lambda m: (m["assignment"], m["target_assignment"]))
+    return authorized_view(broker, request, answer, lambda m: (m.assignment, m.target_assignment))
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
-    return {"throttle_time_ms": 0, "groups": [_describe(broker, request, g) for g in request.body.group_ids]}
+def handle(broker: Broker, request: Request[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
+    return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[_describe(broker, request, g)
+                                                                     for g in request.body.group_ids])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "groups": [
-        {"error_code": code, "group_id": g, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
-         "assignor_name": "", "members": []} for g in request.body.group_ids]}
+def error_response(broker: Broker, request: Request[ConsumerGroupDescribeRequest], code: ErrorCode,
+                   message: str | None = None) -> ConsumerGroupDescribeResponse:
+    return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[
+        Group(error_code=code, group_id=g, group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
+              members=[]) for g in request.body.group_ids])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -28,20 +28,22 @@ from kafkamock.broker.config import (
     topic_config_value,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import CreateTopicsRequest, CreateTopicsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.codec import messages
 
 API_KEY = 19
 MAX_PARTITIONS_PER_BATCH = 10_000
 MAX_RECORDS_PER_USER_OP = 10_000
 
+Result = CreateTopicsResponse.CreatableTopicResult
 
-def _configs(raw_configs: list[messages.CreateTopicsRequest.CreatableTopicConfig]) -> dict[str, Any]:
-    configs: dict[str, Any] = {}
+
+def _configs(raw_configs: list[CreateTopicsRequest.CreatableTopicConfig]) -> dict[str, Any]:
+    configs: dict[str, Any] = {}                # parsed config values, of each config's own type
     for c in raw_configs:
         definition = TOPIC_CONFIGS.get(c.name)
         if definition is None:
@@ -55,7 +57,7 @@ def _configs(raw_configs: list[messages.CreateTopicsRequest.CreatableTopicConfig
     return configs
 
 
-def _requested_partitions(topics: list[messages.CreateTopicsRequest.CreatableTopic], default: int) -> int:
+def _requested_partitions(topics: list[CreateTopicsRequest.CreatableTopic], default: int) -> int:
     """Kafka's upper bound of the partitions a request creates (a topic that fails later still counts)."""
     total = 0
     for t in topics:
@@ -68,47 +70,46 @@ def _requested_partitions(topics: list[messages.CreateTopicsRequest.CreatableTop
     return total
 
 
-def _whole_request_error(topics: list[messages.CreateTopicsRequest.CreatableTopic], message: str
-                         ) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t.name, "error_code": ErrorCode.POLICY_VIOLATION, "error_message": message, "num_partitions": -1,
-         "replication_factor": -1, "configs": []} for t in topics]}
+def _whole_request_error(topics: list[CreateTopicsRequest.CreatableTopic], message: str) -> CreateTopicsResponse:
+    return CreateTopicsResponse(throttle_time_ms=0, topics=[
+        Result(name=t.name, error_code=ErrorCode.POLICY_VIOLATION, error_message=message, num_partitions=-1,
+               replication_factor=-1, configs=[]) for t in topics])
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[CreateTopicsRequest]) -> CreateTopicsResponse:
     body = request.body
     config = broker.node_config(request)
     if _requested_partitions(body.topics, config["num.partitions"]) > MAX_PARTITIONS_PER_BATCH:
         return _whole_request_error(body.topics, "Excessively large number of partitions per request.")
     validate_only = request.version >= 1 and body.validate_only
-    results = _create(broker, request, config, validate_only=True)
-    records = sum(1 + r["num_partitions"] + len(r.pop("_configs")) for r in results if not r["error_code"])
+    results, records = _create(broker, request, config, validate_only=True)
     if records > MAX_RECORDS_PER_USER_OP:
         return _whole_request_error(body.topics, "Unable to perform excessively large batch operation.")
     if validate_only:
-        return {"throttle_time_ms": 0, "topics": results}
-    results = _create(broker, request, config, validate_only=False)
-    for r in results:
-        r.pop("_configs", None)
-    return {"throttle_time_ms": 0, "topics": results}
+        return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    results, _ = _create(broker, request, config, validate_only=False)
+    return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
-def _create(broker: Broker, request: Request, config: BrokerConfig, *, validate_only: bool) -> list[dict[str, Any]]:
-    """One result per requested topic; with ``validate_only`` nothing is created (or allocated)."""
+def _create(broker: Broker, request: Request[CreateTopicsRequest], config: BrokerConfig, *, validate_only: bool
+            ) -> tuple[list[Result], int]:
+    """One result per requested topic, and the metadata records the topics created make (one per topic, per
+    partition and per config given); with ``validate_only`` nothing is created (or allocated)."""
     body = request.body
     names = [t.name for t in body.topics]
     # CREATE on the cluster creates any topic, else CREATE on each; the configs are shown with DESCRIBE_CONFIGS.
     creatable = set(names) if broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
         broker.auth.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
     describable = broker.auth.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
-    results: list[dict[str, Any]] = []
+    results: list[Result] = []
+    records = 0
     answered: set[str] = set()
     for wanted in body.topics:
         if wanted.name in answered:          # Kafka answers a name given twice once (its results are keyed by name)
             continue
         answered.add(wanted.name)
-        result: dict[str, Any] = {"name": wanted.name, "error_code": ErrorCode.NONE, "error_message": None,
-                                  "num_partitions": -1, "replication_factor": -1, "configs": []}
+        result = Result(name=wanted.name, error_code=ErrorCode.NONE, error_message=None, num_partitions=-1,
+                        replication_factor=-1, configs=[])
         try:
             if names.count(wanted.name) > 1:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
@@ -124,19 +125,20 @@ def _create(broker: Broker, request: Request, config: BrokerConfig, *, validate_
                     raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
                                                                 "numPartitions was not set to -1.")
                 by_index: dict[int, list[int]] = {}
-                rf = None
+                first_rf = None
                 for a in wanted.assignments:
                     if a.partition_index in by_index:
                         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
                                          f"assignments for partition {a.partition_index}")
-                    broker.cluster.check_assignment(list(a.broker_ids), rf)
-                    rf = len(a.broker_ids)
+                    broker.cluster.check_assignment(list(a.broker_ids), first_rf)
+                    first_rf = len(a.broker_ids)
                     by_index[a.partition_index] = list(a.broker_ids)
                 if sorted(by_index) != list(range(len(by_index))):
                     raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                      "partitions should be a consecutive 0-based integer sequence")
                 assignments = [by_index[i] for i in range(len(by_index))]
                 count = len(assignments)
+                rf = len(assignments[0])     # check_assignment saw to every list being as long
             else:
                 if wanted.replication_factor < -1 or wanted.replication_factor == 0:
                     raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger "
@@ -149,26 +151,30 @@ def _create(broker: Broker, request: Request, config: BrokerConfig, *, validate_
                     else wanted.replication_factor
             topic = broker.cluster.create_topic(wanted.name, count, rf or 1, configs, assignments=assignments,
                                                 validate_only=validate_only)
-            result.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=rf, _configs=configs,
-                          configs=[
-                {"name": name, "value": format_value(value, definition.type), "read_only": False,
-                 "config_source": CONFIG_SOURCE_IDS[source], "is_sensitive": False}
+            shown = [
+                CreateTopicsResponse.CreatableTopicConfigs(
+                    name=name, value=format_value(value, definition.type), read_only=False,
+                    config_source=CONFIG_SOURCE_IDS[source], is_sensitive=False)
                 for name, definition in TOPIC_CONFIGS.items()
                 if not (definition.kafka is not None and definition.kafka.internal and name not in topic.configs)
                 for value, source in [topic_config_value(name, topic.configs, config)]
-            ])
+            ]
+            result.topic_id, result.num_partitions, result.replication_factor = topic.topic_id, count, rf
+            result.configs = shown
+            records += 1 + count + len(configs)
             if wanted.name not in describable:
-                result.update(configs=None, topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                result.configs, result.topic_config_error_code = None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
         except KafkaError as exc:
-            result.update(error_code=exc.code, error_message=exc.message)
+            result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
-    return results
+    return results, records
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": t.name, "error_code": code, "error_message": None, "num_partitions": -1, "replication_factor": -1,
-         "configs": []} for t in request.body.topics]}
+def error_response(broker: Broker, request: Request[CreateTopicsRequest], code: ErrorCode,
+                   message: str | None = None) -> CreateTopicsResponse:
+    return CreateTopicsResponse(throttle_time_ms=0, topics=[
+        Result(name=t.name, error_code=code, error_message=None, num_partitions=-1, replication_factor=-1, configs=[])
+        for t in request.body.topics])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -7,7 +7,7 @@ parser refuses it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kafkamock.broker.acls import (
     AclBindingFilter,
@@ -18,8 +18,9 @@ from kafkamock.broker.acls import (
     known,
 )
 from kafkamock.broker.errors import ErrorCode
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.outcome import Close
+from kafkamock.codec.messages import DescribeAclsRequest, DescribeAclsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -57,25 +58,27 @@ def parse_filter(f: AclFilterFields) -> AclBindingFilter | None:
                             AclOperation(f.operation), AclPermissionType(f.permission_type))
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[DescribeAclsRequest]) -> DescribeAclsResponse | Close:
     flt = parse_filter(request.body)
     if flt is None:
         return Close(f"DescribeAcls with unknown elements: {request.body}")
     broker.auth.require_cluster(request, AclOperation.DESCRIBE)
     if not broker.auth.enabled:
         return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
-    resources: dict[tuple[ResourceType, str, PatternType], list[dict[str, Any]]] = {}
+    resources: dict[tuple[ResourceType, str, PatternType], list[DescribeAclsResponse.AclDescription]] = {}
     for acl in broker.acls.describe(flt):
         resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(
-            {"principal": acl.principal, "host": acl.host, "operation": acl.operation,
-             "permission_type": acl.permission})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "resources": [
-        {"resource_type": rtype, "resource_name": name, "pattern_type": ptype, "acls": acls}
-        for (rtype, name, ptype), acls in resources.items()]}
+            DescribeAclsResponse.AclDescription(principal=acl.principal, host=acl.host, operation=acl.operation,
+                                                permission_type=acl.permission))
+    return DescribeAclsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, resources=[
+        DescribeAclsResponse.DescribeAclsResource(resource_type=rtype, resource_name=name, pattern_type=ptype,
+                                                  acls=acls)
+        for (rtype, name, ptype), acls in resources.items()])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "resources": []}
+def error_response(broker: Broker, request: Request[DescribeAclsRequest], code: ErrorCode,
+                   message: str | None = None) -> DescribeAclsResponse:
+    return DescribeAclsResponse(throttle_time_ms=0, error_code=code, error_message=message, resources=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.transactions.coordinator import (
     NO_EPOCH,
     NO_PRODUCER_ID,
     fenced_code,
 )
+from kafkamock.codec.messages import EndTxnRequest, EndTxnResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -25,20 +26,20 @@ API_KEY = 26
 FIRST_FENCED_VERSION = 2
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[EndTxnRequest]) -> EndTxnResponse:
     body = request.body
     broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     try:
         if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent
             broker.transactions.check_coordinator(request, body.transactional_id)
     except KafkaError as exc:
-        return {"throttle_time_ms": 0, "error_code": exc.code, "producer_id": NO_PRODUCER_ID,
-                "producer_epoch": NO_EPOCH}
+        return EndTxnResponse(throttle_time_ms=0, error_code=exc.code, producer_id=NO_PRODUCER_ID,
+                              producer_epoch=NO_EPOCH)
     code, producer_id, epoch = broker.transactions.end_txn(body.transactional_id, body.producer_id,
                                                            body.producer_epoch, body.committed, request.version)
     if code == ErrorCode.PRODUCER_FENCED:
         code = fenced_code(request.version, FIRST_FENCED_VERSION)
-    return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch}
+    return EndTxnResponse(throttle_time_ms=0, error_code=code, producer_id=producer_id, producer_epoch=epoch)
 
 
 HANDLER = ApiHandler(API_KEY, handle)

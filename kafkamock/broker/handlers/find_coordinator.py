@@ -15,7 +15,7 @@ A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a transact
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import (
@@ -26,7 +26,8 @@ from kafkamock.broker.cluster import (
     partition_for_key,
 )
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import FindCoordinatorRequest, FindCoordinatorResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 API_KEY = 10
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 KEY_TYPES = {GROUP: "group", TRANSACTION: "transaction", SHARE: "share"}
+Coordinator = FindCoordinatorResponse.Coordinator
 
 
 def coordinator_partition(broker: Broker, key_type: int, key: str) -> Partition | None:
@@ -65,7 +67,8 @@ def _coordinator_node(broker: Broker, key_type: int, key: str) -> Node | None:
     return broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
 
 
-def _answer(broker: Broker, request: Request, key: str, key_type: int, version: int) -> dict[str, Any]:
+def _answer(broker: Broker, request: Request[FindCoordinatorRequest], key: str, key_type: int, version: int
+            ) -> Coordinator:
     listener = request.connection.listener          # the coordinator's address on the client's listener
     try:
         if key_type == GROUP and not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
@@ -83,34 +86,37 @@ def _answer(broker: Broker, request: Request, key: str, key_type: int, version: 
         if node is None or not node.up:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         host, port = node.address(listener)
-        return {"key": key, "node_id": node.node_id, "host": host, "port": port,
-                "error_code": ErrorCode.NONE, "error_message": "" if key_type == SHARE else None}
+        return Coordinator(key=key, node_id=node.node_id, host=host, port=port, error_code=ErrorCode.NONE,
+                           error_message="" if key_type == SHARE else None)
     except KafkaError as exc:
         # Kafka's answers to share keys never carry a message (its coordinator entries leave the field empty).
         return _error(key, exc.code, "" if key_type == SHARE and version >= 4 else exc.message)
 
 
-def _error(key: str, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": message}
+def _error(key: str, code: ErrorCode, message: str | None) -> Coordinator:
+    return Coordinator(key=key, node_id=-1, host="", port=-1, error_code=code, error_message=message)
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def _single(answer: Coordinator) -> FindCoordinatorResponse:
+    """Before v4, the one key's answer is the response's own fields."""
+    return FindCoordinatorResponse(throttle_time_ms=0, node_id=answer.node_id, host=answer.host, port=answer.port,
+                                   error_code=answer.error_code, error_message=answer.error_message)
+
+
+def handle(broker: Broker, request: Request[FindCoordinatorRequest]) -> FindCoordinatorResponse:
     body = request.body
     if request.version >= 4:
-        return {"throttle_time_ms": 0, "coordinators": [_answer(broker, request, key, body.key_type, request.version)
-                                                        for key in body.coordinator_keys]}
-    answer = _answer(broker, request, body.key, body.key_type, request.version)
-    answer.pop("key")
-    return {"throttle_time_ms": 0, **answer}
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
+            _answer(broker, request, key, body.key_type, request.version) for key in body.coordinator_keys])
+    return _single(_answer(broker, request, body.key, body.key_type, request.version))
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[FindCoordinatorRequest], code: ErrorCode,
+                   message: str | None = None) -> FindCoordinatorResponse:
     if request.version >= 4:
-        return {"throttle_time_ms": 0, "coordinators": [_error(key, code, None)
-                                                        for key in request.body.coordinator_keys]}
-    answer = _error("", code, None)
-    answer.pop("key")
-    return {"throttle_time_ms": 0, **answer}
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
+            _error(key, code, None) for key in request.body.coordinator_keys])
+    return _single(_error("", code, None))
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

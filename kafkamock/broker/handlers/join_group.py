@@ -7,29 +7,38 @@ the members and their metadata for the protocol the group chose. v4+ first hands
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import reply
 from kafkamock.broker.groups.coordinator import join_error
 from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.codec.messages import JoinGroupRequest, JoinGroupResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.groups.coordinator import Answer
 
 API_KEY = 11
 
 
-def shape(answer: dict[str, Any], version: int) -> dict[str, Any]:
-    if version < 7:
-        answer = {**answer, "protocol_type": None, "protocol_name": answer["protocol_name"] or ""}
-    if version < 9:
-        answer = {**answer, "skip_assignment": False}
-    return answer
+def shape(answer: Answer, version: int) -> JoinGroupResponse:
+    """The coordinator's answer (a plain body, as it shares its rounds with SyncGroup's) as this version's
+    JoinGroupResponse: before v7 no protocol type and a non-null protocol name; before v9 no skip_assignment."""
+    return JoinGroupResponse(
+        throttle_time_ms=answer["throttle_time_ms"], error_code=answer["error_code"],
+        generation_id=answer["generation_id"],
+        protocol_type=answer["protocol_type"] if version >= 7 else None,
+        protocol_name=answer["protocol_name"] if version >= 7 else answer["protocol_name"] or "",
+        leader=answer["leader"], skip_assignment=answer["skip_assignment"] if version >= 9 else False,
+        member_id=answer["member_id"],
+        members=[JoinGroupResponse.JoinGroupResponseMember(member_id=m["member_id"],
+                                                           group_instance_id=m["group_instance_id"],
+                                                           metadata=m["metadata"]) for m in answer["members"]])
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[JoinGroupRequest]) -> HandlerResult:
     body, version = request.body, request.version
     broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
@@ -41,7 +50,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     return reply(broker, answer, lambda a: shape(a, version))
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[JoinGroupRequest], code: ErrorCode,
+                   message: str | None = None) -> JoinGroupResponse:
     return shape(join_error(code, request.body.member_id), request.version)
 
 

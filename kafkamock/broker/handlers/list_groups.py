@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import ListGroupsRequest, ListGroupsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -16,12 +17,12 @@ if TYPE_CHECKING:
 API_KEY = 16
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ListGroupsRequest]) -> ListGroupsResponse:
     body, version = request.body, request.version
     states = {s.lower() for s in body.states_filter} if version >= 4 else set()
     types = {t.lower() for t in body.types_filter} if version >= 5 else set()
     node_id = request.node.node_id if request.node is not None else broker.node_id
-    listed = []
+    listed: list[ListGroupsResponse.ListedGroup] = []
     # DESCRIBE on the cluster lists every group; otherwise only the groups the principal may describe.
     every = broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)
     for group in broker.groups.list_groups(states, types):
@@ -29,9 +30,9 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             continue
         if not every and not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
             continue
-        listed.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-                       "group_state": group.state_name, "group_type": group.kind})
-    return {"throttle_time_ms": 0, "error_code": 0, "groups": listed}
+        listed.append(ListGroupsResponse.ListedGroup(group_id=group.group_id, protocol_type=group.protocol_type or "",
+                                                     group_state=group.state_name, group_type=group.kind))
+    return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=listed)
 
 
 HANDLER = ApiHandler(API_KEY, handle)

@@ -7,19 +7,21 @@ GROUP_ID_NOT_FOUND; unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.codec.messages import OffsetDeleteRequest, OffsetDeleteResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
 
 API_KEY = 47
+Partition = OffsetDeleteResponse.OffsetDeleteResponsePartition
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[OffsetDeleteRequest]) -> OffsetDeleteResponse:
     body = request.body
     broker.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
@@ -33,26 +35,27 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                             for t in known])
     except KafkaError as exc:
         return error_response(broker, request, exc.code)
-    topics: dict[str, list[dict[str, Any]]] = {}
+    topics: dict[str, list[Partition]] = {}
     for t in body.topics:                    # unknown topics are answered without asking the group (KafkaApis)
         if t.name not in readable:
-            topics[t.name] = [{"partition_index": p.partition_index,
-                               "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for p in t.partitions]
+            topics[t.name] = [Partition(partition_index=p.partition_index,
+                                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions]
         elif t.name not in topics_now:
-            topics[t.name] = [{"partition_index": p.partition_index,
-                               "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions]
+            topics[t.name] = [Partition(partition_index=p.partition_index,
+                                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for p in t.partitions]
         else:                                # a partition the topic does not have (KafkaApis checks each)
-            topics[t.name] = [{"partition_index": p.partition_index,
-                               "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} for p in t.partitions
+            topics[t.name] = [Partition(partition_index=p.partition_index,
+                                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for p in t.partitions
                               if topics_now[t.name].partition_at(p.partition_index) is None]
     for name, index, code in results:
-        topics.setdefault(name, []).append({"partition_index": index, "error_code": code})
-    return {"error_code": ErrorCode.NONE, "throttle_time_ms": 0,
-            "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]}
+        topics.setdefault(name, []).append(Partition(partition_index=index, error_code=code))
+    return OffsetDeleteResponse(error_code=ErrorCode.NONE, throttle_time_ms=0, topics=[
+        OffsetDeleteResponse.OffsetDeleteResponseTopic(name=name, partitions=parts) for name, parts in topics.items()])
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"error_code": code, "throttle_time_ms": 0, "topics": []}
+def error_response(broker: Broker, request: Request[OffsetDeleteRequest], code: ErrorCode,
+                   message: str | None = None) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(error_code=code, throttle_time_ms=0, topics=[])
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response)

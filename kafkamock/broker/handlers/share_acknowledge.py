@@ -12,13 +12,15 @@ share-partition's refusals in Kafka's words. KIP-1222: RENEW restarts the lock f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import uuid
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
-from kafkamock.broker.handlers.share_fetch import MAX_MEMBER_ID, acknowledge_partitions
+from kafkamock.broker.handlers.contract import ApiHandler
+from kafkamock.broker.handlers.share_fetch import MAX_MEMBER_ID, acknowledge_partitions, node_endpoints
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+from kafkamock.codec.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
@@ -26,13 +28,14 @@ if TYPE_CHECKING:
 API_KEY = 79
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def error_response(broker: Broker, request: Request[ShareAcknowledgeRequest], code: ErrorCode,
+                   message: str | None = None) -> ShareAcknowledgeResponse:
     """ShareAcknowledgeRequest.getErrorResponse: the code alone."""
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "acquisition_lock_timeout_ms": 0,
-            "responses": [], "node_endpoints": []}
+    return ShareAcknowledgeResponse(throttle_time_ms=0, error_code=code, error_message=None,
+                                    acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ShareAcknowledgeRequest]) -> ShareAcknowledgeResponse:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
@@ -56,15 +59,18 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
         version, renew, leaders)
     if epoch == FINAL_EPOCH:
         broker.share.release_session(group_id, member_id, request.arrived_on)
-    topics: dict = {}
+    topics: dict[uuid.UUID, list[ShareAcknowledgeResponse.PartitionData]] = {}
     for (topic_id, index), (code, message, leader) in outcome.items():
-        topics.setdefault(topic_id, []).append({
-            "partition_index": index, "error_code": code, "error_message": message,
-            "current_leader": {"leader_id": leader[0] if leader else 0, "leader_epoch": leader[1] if leader else 0}})
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "acquisition_lock_timeout_ms": broker.share.lock_duration_ms(group_id),
-            "responses": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()],
-            "node_endpoints": broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else []}
+        topics.setdefault(topic_id, []).append(ShareAcknowledgeResponse.PartitionData(
+            partition_index=index, error_code=code, error_message=message,
+            current_leader=ShareAcknowledgeResponse.LeaderIdAndEpoch(leader_id=leader[0] if leader else 0,
+                                                                     leader_epoch=leader[1] if leader else 0)))
+    return ShareAcknowledgeResponse(
+        throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+        acquisition_lock_timeout_ms=broker.share.lock_duration_ms(group_id),
+        responses=[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse(topic_id=t, partitions=ps)
+                   for t, ps in topics.items()],
+        node_endpoints=node_endpoints(broker, request, leaders, ShareAcknowledgeResponse.NodeEndpoint))
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

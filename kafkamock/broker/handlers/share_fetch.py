@@ -23,30 +23,53 @@ session is released. AcquisitionLockTimeoutMs tells the group's lock duration.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
 
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import NotLeader
 from kafkamock.broker.errors import ErrorCode, KafkaError
-from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
+from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.share.manager import Ack
 from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kafkamock.broker.timers import log_key
+from kafkamock.codec.messages import (
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareFetchRequest,
+    ShareFetchResponse,
+)
 
 if TYPE_CHECKING:
-    from kafkamock.broker.cluster import Topic
+    from kafkamock.broker.cluster import Partition, Topic
     from kafkamock.broker.core import Broker, Request
-    from kafkamock.broker.share.sessions import ShareSession
-    from kafkamock.codec import messages
+    from kafkamock.broker.outcome import Waiter
+    from kafkamock.broker.share.sessions import PartitionKey, ShareSession
+    from kafkamock.codec.message import RecordsValue
+
+    ShareRequest: TypeAlias = Request[ShareFetchRequest] | Request[ShareAcknowledgeRequest]
 
 API_KEY = 78
 RECORD_LIMIT = 1
 MAX_MEMBER_ID = 36
+PartitionData = ShareFetchResponse.PartitionData
+# A response's NodeEndpoint: ShareFetch's or ShareAcknowledge's (the same fields).
+Endpoint = TypeVar("Endpoint", ShareFetchResponse.NodeEndpoint, ShareAcknowledgeResponse.NodeEndpoint)
 
 
-def check_read(broker: Broker, request: Request, topic_id: uuid.UUID) -> None:
+class AckBatch(Protocol):
+    """An AcknowledgementBatch of ShareFetch or ShareAcknowledge."""
+
+    @property
+    def first_offset(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def acknowledge_types(self) -> Sequence[int]: ...
+
+
+def check_read(broker: Broker, request: ShareRequest, topic_id: uuid.UUID) -> None:
     """READ on the topic an id names (an unknown id is left to the partition lookup): TOPIC_AUTHORIZATION_FAILED."""
     topic = broker.cluster.topics_by_id.get(topic_id)
     if topic is not None and not broker.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
@@ -57,18 +80,18 @@ Outcome = tuple[ErrorCode, str | None, tuple[int, int] | None]
 """A partition's acknowledgement outcome: error code, message, and the current leader (id, epoch) if known."""
 
 
-def acknowledge_partitions(broker: Broker, request: Request, group_id: str, member_id: str,
-                           parts: Iterable[tuple[uuid.UUID, int, list[Any]]], version: int, renew: bool,
-                           leaders: set[int]) -> dict[tuple[uuid.UUID, int], Outcome]:
+def acknowledge_partitions(broker: Broker, request: ShareRequest, group_id: str, member_id: str,
+                           parts: Iterable[tuple[uuid.UUID, int, Sequence[AckBatch]]], version: int, renew: bool,
+                           leaders: set[int]) -> dict[PartitionKey, Outcome]:
     """One request's acknowledgements, as KafkaApis.handleAcknowledgements (for ShareFetch and ShareAcknowledge):
     ``parts`` are (topic id, partition, AcknowledgementBatches); returns (error code, message, current leader) per
     (topic id, partition). An unknown topic id is UNKNOWN_TOPIC_ID; malformed batches INVALID_REQUEST; a partition
     the topic lacks, or whose share-partition is not loaded, UNKNOWN_TOPIC_OR_PARTITION; the share-partition's own
     refusals carry its words. Partitions without batches are answered NONE only when another partition
     acknowledged something."""
-    out: dict[tuple[uuid.UUID, int], Outcome] = {}
-    empty: list[tuple[uuid.UUID, int]] = []
-    interested: list[tuple[tuple[uuid.UUID, int], Topic, list[Ack]]] = []
+    out: dict[PartitionKey, Outcome] = {}
+    empty: list[PartitionKey] = []
+    interested: list[tuple[PartitionKey, Topic, list[Ack]]] = []
     for topic_id, index, batches in parts:
         key = (topic_id, index)
         topic = broker.cluster.topics_by_id.get(topic_id)
@@ -102,7 +125,7 @@ def acknowledge_partitions(broker: Broker, request: Request, group_id: str, memb
     return out
 
 
-def validated_acks(batches: Iterable[Any], version: int, renew: bool = False) -> list[Ack]:
+def validated_acks(batches: Iterable[AckBatch], version: int, renew: bool = False) -> list[Ack]:
     """A partition's AcknowledgementBatches as ``Ack``s, checked as Kafka's KafkaApis.validateAcknowledgementBatches
     does (INVALID_REQUEST, no message): first <= last, each batch starting at or after the last offset of the one
     before, one type or one per offset, every type known at this version (RENEW, 4, only from v2: KIP-1222), and
@@ -120,20 +143,34 @@ def validated_acks(batches: Iterable[Any], version: int, renew: bool = False) ->
     return acks
 
 
-def error_response(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+def node_endpoints(broker: Broker, request: ShareRequest, leaders: set[int], cls: type[Endpoint]) -> list[Endpoint]:
+    """NodeEndpoints (KIP-951) of the leaders named that are up, on the listener the request came in on (as
+    ``Cluster.leader_endpoints``)."""
+    listener = request.connection.listener
+    out: list[Endpoint] = []
+    for node_id in sorted(leaders):
+        node = broker.cluster.nodes.get(node_id)
+        if node is not None and node.up:
+            host, port = node.address(listener)
+            out.append(cls(node_id=node.node_id, host=host, port=port, rack=node.rack))
+    return out
+
+
+def error_response(broker: Broker, request: Request[ShareFetchRequest], code: ErrorCode, message: str | None = None
+                   ) -> ShareFetchResponse:
     """ShareFetchRequest.getErrorResponse: the code alone."""
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": None, "acquisition_lock_timeout_ms": 0,
-            "responses": [], "node_endpoints": []}
+    return ShareFetchResponse(throttle_time_ms=0, error_code=code, error_message=None, acquisition_lock_timeout_ms=0,
+                              responses=[], node_endpoints=[])
 
 
-def renew_limits_error(body: messages.ShareFetchRequest) -> str | None:
+def renew_limits_error(body: ShareFetchRequest) -> str | None:
     """KIP-1222: a renew request reads nothing; Kafka's message names each limit that is not 0."""
     wrong = [text for value, text in ((body.max_bytes, "maxBytes"), (body.min_bytes, "minBytes"),
                                       (body.max_records, "maxRecords"), (body.max_wait_ms, "maxWaitMs")) if value]
     return "".join(f"{t} must be set to 0, " for t in wrong) + "if isRenewAck is true." if wrong else None
 
 
-def handle(broker: Broker, request: Request) -> HandlerResult:
+def handle(broker: Broker, request: Request[ShareFetchRequest]) -> ShareFetchResponse | Waiter:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
@@ -160,7 +197,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     except KafkaError as exc:
         return error_response(broker, request, exc.code)
     share = broker.share
-    acks: dict[tuple[uuid.UUID, int], Outcome] = {}
+    acks: dict[PartitionKey, Outcome] = {}
     leaders: set[int] = set()
 
     # Acknowledgements first, so what they release can be acquired by this very fetch.
@@ -172,8 +209,8 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     fetching = [] if renew or epoch == FINAL_EPOCH else rotated(list(session.partitions), epoch)
     record_limit = version >= 2 and body.share_acquire_mode == RECORD_LIMIT
     deadline = broker.now_ms() + max(0, body.max_wait_ms)
-    errors: dict[tuple, dict] = {}
-    targets: dict[tuple, tuple] = {}
+    errors: dict[PartitionKey, PartitionData] = {}
+    targets: dict[PartitionKey, tuple[Topic, Partition]] = {}
     for key in fetching:
         topic = broker.cluster.topics_by_id.get(key[0])
         if topic is None or topic.partition_at(key[1]) is None:
@@ -194,9 +231,13 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     loading = {key for key, (topic, partition) in targets.items()
                if not share.load(group_id, topic, partition)}
 
-    def complete(final: bool) -> dict[str, Any] | None:
+    def loaded() -> dict[PartitionKey, tuple[Topic, Partition]]:
         ready = {key: t for key, t in targets.items() if key not in loading}
         loading.clear()
+        return ready
+
+    def complete(final: bool) -> ShareFetchResponse | None:
+        ready = loaded()
         if not final and body.max_wait_ms > 0 and not errors:
             wanted, available = max(body.min_bytes, 1), 0
             for t in ready.values():
@@ -206,7 +247,11 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
                     break
             else:
                 return None
+        return respond(ready)
+
+    def respond(ready: dict[PartitionKey, tuple[Topic, Partition]]) -> ShareFetchResponse:
         results = dict(errors)
+        acquired: set[PartitionKey] = set()           # the partitions that return records
         records_left, bytes_left = body.max_records, body.max_bytes
         acquiring = [(key, t) for key, t in ready.items() if share.acquirable(group_id, *t)]
         # PartitionMaxBytesStrategy UNIFORM: each partition read gets an equal share of MaxBytes; as in Kafka's
@@ -217,24 +262,25 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
             read = share.fetch(group_id, member_id, topic, partition, max_records=records_left,
                                max_bytes=max(min(share_bytes, bytes_left), 0), at_least_one=at_least_one,
                                record_limit=record_limit, batch_size=body.batch_size)
-            results[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
             if read.size:
                 at_least_one = False
             if read.acquired:
-                results[key]["records"] = read.records
-                results[key]["acquired_records"] = [
-                    {"first_offset": r.first_offset, "last_offset": r.last_offset, "delivery_count": r.delivery_count}
-                    for r in read.acquired]
+                results[key] = _fetch_entry(key[1], ErrorCode.NONE, None, records=read.records, acquired=[
+                    ShareFetchResponse.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
+                                                       delivery_count=r.delivery_count) for r in read.acquired])
+                acquired.add(key)
                 records_left -= read.count
                 bytes_left -= read.size
-        answer = _response(session, epoch, results, acks, lock_ms,
-                           broker.cluster.leader_endpoints(leaders, request.connection.listener) if leaders else [])
+            else:
+                results[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
+        answer = _response(session, epoch, results, acquired, errors.keys(), acks, lock_ms,
+                           node_endpoints(broker, request, leaders, ShareFetchResponse.NodeEndpoint))
         if epoch == FINAL_EPOCH:
             share.release_session(group_id, member_id, request.arrived_on)
         return answer
 
     if not targets or body.max_wait_ms <= 0:
-        return complete(True)
+        return respond(loaded())
     waking = set(loading)
     ready = complete(False)                     # what is loaded already may answer at once
     if ready is not None:
@@ -246,7 +292,7 @@ def handle(broker: Broker, request: Request) -> HandlerResult:
     return broker.wait(keys, deadline, complete)
 
 
-def rotated(partitions: list, epoch: int) -> list:
+def rotated(partitions: list[PartitionKey], epoch: int) -> list[PartitionKey]:
     """PartitionRotateStrategy ROUND_ROBIN: a later request of the session starts ``epoch % n`` partitions further
     on, so a partition that always has records cannot starve the others of the request's MaxRecords."""
     if epoch < 1 or len(partitions) < 2:
@@ -255,45 +301,49 @@ def rotated(partitions: list, epoch: int) -> list:
     return partitions[at:] + partitions[:at]
 
 
-def _fetch_entry(index: int, code: int, message: str | None, leader: tuple[int, int] = (0, 0)) -> dict[str, Any]:
-    return {"partition_index": index, "error_code": code, "error_message": message,
-            "acknowledge_error_code": ErrorCode.NONE, "acknowledge_error_message": None,
-            "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}, "records": b"",
-            "acquired_records": []}
+def _fetch_entry(index: int, code: int, message: str | None, leader: tuple[int, int] = (0, 0),
+                 records: RecordsValue = b"", acquired: list[ShareFetchResponse.AcquiredRecords] | None = None
+                 ) -> PartitionData:
+    return PartitionData(
+        partition_index=index, error_code=code, error_message=message, acknowledge_error_code=ErrorCode.NONE,
+        acknowledge_error_message=None,
+        current_leader=ShareFetchResponse.LeaderIdAndEpoch(leader_id=leader[0], leader_epoch=leader[1]),
+        records=records, acquired_records=[] if acquired is None else acquired)
 
 
-def _response(session: ShareSession, epoch: int, results: dict[tuple[uuid.UUID, int], dict[str, Any]],
-              acks: dict[tuple[uuid.UUID, int], Outcome], lock_ms: int, endpoints: list[dict[str, Any]]
-              ) -> dict[str, Any]:
+def _response(session: ShareSession, epoch: int, results: dict[PartitionKey, PartitionData],
+              acquired: Container[PartitionKey], errors: Container[PartitionKey], acks: dict[PartitionKey, Outcome],
+              lock_ms: int, endpoints: list[ShareFetchResponse.NodeEndpoint]) -> ShareFetchResponse:
     """The answer as Kafka's share fetch contexts build it: an opening request answers every partition read, a later
-    one those with records or errors and the ones added since the last answer; acknowledgement outcomes are merged
-    in (a partition only acknowledged gets an entry of its own)."""
-    shown: dict[tuple, dict] = {}
+    one those with records (``acquired``) or errors (``errors``) and the ones added since the last answer;
+    acknowledgement outcomes are merged in (a partition only acknowledged gets an entry of its own)."""
+    shown: dict[PartitionKey, PartitionData] = {}
     for key, entry in results.items():
         if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:
             shown[key] = entry
             continue
-        must = bool(entry["acquired_records"]) or entry["error_code"] != ErrorCode.NONE
+        must = key in acquired or key in errors
         if session.partitions.get(key):
             must = True
             session.partitions[key] = False
-        if entry["error_code"] != ErrorCode.NONE and key in session.partitions:
+        if key in errors and key in session.partitions:
             session.partitions[key] = True
         if must:
             shown[key] = entry
     for key, (code, message, leader) in acks.items():
-        entry = shown.get(key) or _fetch_entry(key[1], ErrorCode.NONE, None)
-        shown[key] = entry
-        entry.update(acknowledge_error_code=code, acknowledge_error_message=message)
+        found = shown.get(key)
+        entry = shown[key] = found if found is not None else _fetch_entry(key[1], ErrorCode.NONE, None)
+        entry.acknowledge_error_code, entry.acknowledge_error_message = code, message
         if leader is not None:
-            entry["current_leader"] = {"leader_id": leader[0], "leader_epoch": leader[1]}
-    topics: dict = {}
+            entry.current_leader = ShareFetchResponse.LeaderIdAndEpoch(leader_id=leader[0], leader_epoch=leader[1])
+    topics: dict[uuid.UUID, list[PartitionData]] = {}
     for key, entry in shown.items():
         topics.setdefault(key[0], []).append(entry)
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "acquisition_lock_timeout_ms": lock_ms,
-            "responses": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()],
-            "node_endpoints": endpoints}
+    return ShareFetchResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+                              acquisition_lock_timeout_ms=lock_ms, responses=[
+                                  ShareFetchResponse.ShareFetchableTopicResponse(topic_id=t, partitions=ps)
+                                  for t, ps in topics.items()],
+                              node_endpoints=endpoints)
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kafkamock.broker.acls import AclOperation, ResourceType
 from kafkamock.broker.cluster import coordinator_batches
 from kafkamock.broker.errors import ErrorCode, KafkaError
+from kafkamock.broker.handlers.consumer_group_describe import authorized_view
 from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.broker.share.groups import NOT_ASKED
 from kafkamock.codec.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
@@ -26,30 +27,13 @@ def _empty(code: ErrorCode, group_id: str, message: str | None = None) -> ShareG
                   assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_ASKED)
 
 
-def _authorized_view(broker: Broker, request: Request[ShareGroupDescribeRequest],
-                     answer: ShareGroupDescribeResponse.DescribedGroup) -> ShareGroupDescribeResponse.DescribedGroup:
-    """A described group as Kafka's handler shows it (ConsumerGroupDescribe's ``authorized_view``): its
-    authorized-operations bit field when asked, and, with an authorizer, TOPIC_AUTHORIZATION_FAILED with no members
-    if a member's assignment names a topic the principal may not describe."""
-    if answer.error_code != ErrorCode.NONE:
-        return answer
-    if request.body.include_authorized_operations:
-        answer.authorized_operations = broker.auth.authorized_operations(request, ResourceType.GROUP, answer.group_id)
-    if broker.auth.enabled:
-        names = {tp.topic_name for m in answer.members for tp in m.assignment.topic_partitions}
-        if broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
-            answer.error_code, answer.members = ErrorCode.TOPIC_AUTHORIZATION_FAILED, []
-            answer.error_message = "The group has described topic(s) that the client is not authorized to describe."
-    return answer
-
-
 def _describe(broker: Broker, request: Request[ShareGroupDescribeRequest], group_id: str
               ) -> ShareGroupDescribeResponse.DescribedGroup:
     try:
         broker.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return _empty(exc.code, group_id, exc.message)
-    return _authorized_view(broker, request, broker.groups.share.describe(group_id))
+    return authorized_view(broker, request, broker.groups.share.describe(group_id), lambda m: (m.assignment,))
 
 
 def handle(broker: Broker, request: Request[ShareGroupDescribeRequest]) -> ShareGroupDescribeResponse:

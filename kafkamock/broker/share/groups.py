@@ -23,11 +23,11 @@ import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
-from kafkamock.codec.messages import ShareGroupDescribeResponse
+from kafkamock.codec.messages import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
@@ -133,7 +133,7 @@ class ShareGroups:
     # -- ShareGroupHeartbeat --------------------------------------------------------------------------------------
 
     def heartbeat(self, body: messages.ShareGroupHeartbeatRequest, client_id: str, client_host: str
-                  ) -> dict[str, Any]:
+                  ) -> ShareGroupHeartbeatResponse:
         group_id, member_id, epoch = body.group_id, body.member_id or "", body.member_epoch
         self._validate(body, group_id, member_id, epoch)
         if epoch == LEAVE_EPOCH:
@@ -142,8 +142,9 @@ class ShareGroups:
                 raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
             log.info("share group %s: member %s left", group_id, member_id)
             self._fence(group, member_id)
-            return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                    "member_epoch": LEAVE_EPOCH, "heartbeat_interval_ms": 0, "assignment": None}
+            return ShareGroupHeartbeatResponse(throttle_time_ms=0, error_code=E.NONE, error_message=None,
+                                               member_id=member_id, member_epoch=LEAVE_EPOCH, heartbeat_interval_ms=0,
+                                               assignment=None)
         group = self._group(group_id, create=epoch == 0)
         limit = self.config["group.share.max.size"]
         if len(group.members) >= limit and member_id not in group.members:
@@ -319,34 +320,39 @@ class ShareGroups:
         self.coordinator._schedule(("share-session", group.group_id, member.member_id),
                                    self.coordinator.configs.value(group.group_id, "share.session.timeout.ms"), expired)
 
-    def _answer(self, group_id: str, member_id: str, epoch: int, assignment: Partitions | None) -> dict:
+    def _answer(self, group_id: str, member_id: str, epoch: int, assignment: Partitions | None
+                ) -> ShareGroupHeartbeatResponse:
         interval = self.coordinator.configs.value(group_id, "share.heartbeat.interval.ms")
-        return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "member_id": member_id,
-                "member_epoch": epoch, "heartbeat_interval_ms": interval,
-                "assignment": None if assignment is None else {"topic_partitions": [
-                    {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(assignment.items(), key=str)]}}
+        return ShareGroupHeartbeatResponse(
+            throttle_time_ms=0, error_code=E.NONE, error_message=None, member_id=member_id, member_epoch=epoch,
+            heartbeat_interval_ms=interval,
+            assignment=None if assignment is None else ShareGroupHeartbeatResponse.Assignment(topic_partitions=[
+                ShareGroupHeartbeatResponse.TopicPartitions(topic_id=t, partitions=sorted(ps))
+                for t, ps in sorted(assignment.items(), key=str)]))
 
     # -- ShareGroupDescribe ---------------------------------------------------------------------------------------
 
     def describe(self, group_id: str) -> ShareGroupDescribeResponse.DescribedGroup:
         """One ShareGroupDescribe entry: GROUP_ID_NOT_FOUND for no group or another kind (the handler fills in the
         authorized operations)."""
-        described = ShareGroupDescribeResponse
+        described = ShareGroupDescribeResponse.DescribedGroup
         try:
             group = self.group(group_id)
         except KafkaError as exc:
-            return described.DescribedGroup(
-                error_code=exc.code, error_message=exc.message, group_id=group_id, group_state="", group_epoch=0,
-                assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_ASKED)
+            return described(error_code=exc.code, error_message=exc.message, group_id=group_id, group_state="",
+                             group_epoch=0, assignment_epoch=0, assignor_name="", members=[],
+                             authorized_operations=NOT_ASKED)
         names = {t.topic_id: name for name, t in self.services.cluster.topics.items()}
-        return described.DescribedGroup(
+        return described(
             error_code=E.NONE, error_message=None, group_id=group_id, group_state=group.state_name,
             group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,
-            assignor_name=SHARE_ASSIGNOR.name, authorized_operations=NOT_ASKED,
-            members=[described.Member(
+            assignor_name=SHARE_ASSIGNOR.name,
+            authorized_operations=NOT_ASKED,
+            members=[ShareGroupDescribeResponse.Member(
                 member_id=m.member_id, rack_id=m.rack_id, member_epoch=m.member_epoch, client_id=m.client_id,
                 client_host=m.client_host, subscribed_topic_names=m.subscribed_topic_names,
-                assignment=described.Assignment(topic_partitions=[
-                    described.TopicPartitions(topic_id=t, topic_name=names.get(t, ""), partitions=sorted(ps))
+                assignment=ShareGroupDescribeResponse.Assignment(topic_partitions=[
+                    ShareGroupDescribeResponse.TopicPartitions(topic_id=t, topic_name=names.get(t, ""),
+                                                               partitions=sorted(ps))
                     for t, ps in sorted(m.assigned.items(), key=str)]))
                 for m in group.members.values()])
