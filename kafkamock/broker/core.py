@@ -48,6 +48,7 @@ from kafkamock.broker.share.sessions import ShareSessions
 from kafkamock.broker.timers import Timers, log_key
 from kafkamock.broker.transactions import TransactionCoordinator
 from kafkamock.codec import default_registry
+from kafkamock.codec.message import Struct
 from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog
 
 log = logging.getLogger("kafkamock.broker")
@@ -90,6 +91,8 @@ class Broker:
             # mypy cannot infer a lambda whose default argument binds the loop variable (python/mypy#15459)
             node.share_sessions = ShareSessions(
                 lambda node=node: node.config["group.share.max.share.sessions"])  # type: ignore[misc]
+        # Set last, once every part it saves exists; the parts report their changes from the start.
+        self._persistence: MetadataPersistence | None = None
         self.cluster = Cluster(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
         self.quorum = Quorum(self.cluster, self.now_ms)
         self.registry = default_registry()
@@ -114,7 +117,7 @@ class Broker:
         self.share = ShareManager(self, group_config=self.groups.configs.value)
         self.quotas = ClientQuotas(self)
         self.connections = Connections(self)
-        self.persistence = MetadataPersistence(
+        self.persistence = self._persistence = MetadataPersistence(
             self.storage, self.cluster, self.config, self.nodes, {
                 "producer_id_block_end": (self.producer_ids, None), "group_configs": (self.groups.configs, {}),
                 "client_quotas": (self.quotas, []), "acls": (self.acls, []),
@@ -305,11 +308,11 @@ class Broker:
         gate = FEATURE_GATES.get(request.api_key)
         if gate is not None and self.features.level(gate) < 1:
             # Kafka answers these APIs UNSUPPORTED_VERSION while their feature is finalized below level 1.
-            return Respond(self.error_response(handler, request, ErrorCode.UNSUPPORTED_VERSION))
+            return Respond(handler.error_response(self, request, ErrorCode.UNSUPPORTED_VERSION))
         try:
             return as_outcome(handler.handle(self, request))
         except AuthorizationFailed as exc:
-            return Respond(self.error_response(handler, request, exc.code, exc.message))
+            return Respond(handler.error_response(self, request, exc.code, exc.message))
         finally:
             if request.faults is not None:
                 request.faults.settle()
@@ -330,7 +333,7 @@ class Broker:
             if fault.close_connection:
                 return Close(f"the control API closes this connection (fault {fault.id})")
             if fault.error_code and not handler.partitioned:
-                return Respond(self.error_response(handler, request, ErrorCode(fault.error_code)))
+                return Respond(handler.error_response(self, request, ErrorCode(fault.error_code)))
             extra = [fault] if fault.error_code else []
             request.faults = RequestFaults(extra + by_partition, self.faults, spent={fault.id})
             return self._run(handler, request)
@@ -339,15 +342,10 @@ class Broker:
             return Wait(self.wait((), self.now_ms() + fault.latency_ms, lambda final: act() if final else None))
         return act()
 
-    def unencodable(self, request: Request) -> Mapping[str, Any]:
+    def unencodable(self, request: Request) -> Struct:
         """What Kafka answers when a request's response cannot be serialized (an error message quoting a client's
         32767-byte string): the request's error response, UNKNOWN_SERVER_ERROR."""
-        return self.error_response(handlers.BY_KEY[request.api_key], request, ErrorCode.UNKNOWN_SERVER_ERROR)
-
-    def error_response(self, handler: ApiHandler, request: Request, code: ErrorCode, message: str | None = None
-                       ) -> Mapping[str, Any]:
-        """A whole-request error answer, as the API's handler declares it (``handlers/contract.py``)."""
-        return handler.error_response(self, request, code, message)
+        return handlers.BY_KEY[request.api_key].error_response(self, request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
     def wait(self, keys: tuple, deadline_ms: int, check: Callable[[bool], Any]) -> Waiter:
         """Register a waiter (see ``outcome.Waiter``); a handler returns it to make its request wait."""
@@ -521,9 +519,8 @@ class Broker:
     def metadata_changed(self) -> None:
         """Topics, partitions, leaders or configs changed: persist them (on disk), and let timers whose interval
         depends on them (a new topic's flush.ms) take the new one."""
-        persistence = getattr(self, "persistence", None)
-        if persistence is not None:     # (while the broker is being built, nothing is saved: restore saves at its end)
-            persistence.changed()
+        if self._persistence is not None:      # (None while the parts are built: restore saves at its end)
+            self._persistence.changed()
 
     def _metadata_saved(self) -> None:
         self.quorum.appended()

@@ -8,11 +8,12 @@ kind's data and state table; ``offsets.py`` the committed offsets; ``records.py`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kafkamock.broker.groups.coordinator import Answer, GroupCoordinator
 from kafkamock.broker.groups.pending import Pending
 from kafkamock.broker.timers import NEVER
+from kafkamock.codec.message import Struct
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker
@@ -20,8 +21,10 @@ if TYPE_CHECKING:
 
 __all__ = ["GroupCoordinator", "Pending", "reply"]
 
+Response = TypeVar("Response", bound=Struct)
 
-def reply(broker: Broker, result: Answer | Pending, shape: Callable[[Answer], Answer]) -> Answer | Waiter:
+
+def reply(broker: Broker, result: Answer | Pending, shape: Callable[[Answer], Response]) -> Response | Waiter:
     """A handler's outcome for a coordinator answer: the answer shaped for the request's version, or, for a
     ``Pending`` (a JoinGroup or SyncGroup waiting for its group's round), a wait that answers when it resolves.
     The round's own timers (rebalance and session timeouts) bound the wait, so the waiter needs no deadline."""
@@ -31,7 +34,7 @@ def reply(broker: Broker, result: Answer | Pending, shape: Callable[[Answer], An
         return shape(result.value)
     pending = result
 
-    def answer(final: bool) -> Answer | None:
+    def answer(final: bool) -> Response | None:
         value = pending.value
         return shape(value) if value is not None else None
 

@@ -16,18 +16,20 @@ declaration (``handlers.BY_KEY``), never the module's attributes or a function's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.outcome import Outcome, Waiter
+from kafkamock.codec.message import Struct
+from kafkamock.codec.messages import STRUCTS
 
 if TYPE_CHECKING:
     from kafkamock.broker.core import Broker, Request
 
-HandlerResult = Outcome | Waiter | Mapping[str, Any] | None
-"""A response body, no response (None), a wait, or an outcome: ``outcome.as_outcome`` makes it an ``Outcome``."""
+HandlerResult = Outcome | Waiter | Struct | None
+"""A response body (an instance of the API's generated response class), no response (None), a wait, or an outcome:
+``outcome.as_outcome`` makes it an ``Outcome``."""
 
 
 class Handle(Protocol):
@@ -36,18 +38,17 @@ class Handle(Protocol):
 
 class ErrorResponse(Protocol):
     def __call__(self, broker: Broker, request: Request, code: ErrorCode, message: str | None = None, /
-                 ) -> Mapping[str, Any]: ...
+                 ) -> Struct: ...
 
 
-def top_level_error(broker: Broker, request: Request, code: ErrorCode, message: str | None = None
-                    ) -> dict[str, Any]:
+def top_level_error(broker: Broker, request: Request, code: ErrorCode, message: str | None = None) -> Struct:
     """The response's top-level ErrorCode (and ErrorMessage, where the version has it), every other field at its
     default: the error answer of an API whose handler declares none."""
     spec = broker.registry.responses[request.api_key]
     present = {f.name for f in spec.fields if f.present(request.version)}
     if "ErrorCode" not in present:
         raise ValueError(f"{spec.name} v{request.version} has no top-level ErrorCode")
-    body: dict[str, Any] = {"error_code": code}
+    body = STRUCTS[spec.name, spec.name](error_code=code)
     if "ThrottleTimeMs" in present:
         body["throttle_time_ms"] = 0
     if message is not None and "ErrorMessage" in present:
