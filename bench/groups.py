@@ -108,17 +108,17 @@ class MockCluster:
         lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
         error = ctypes.create_string_buffer(512)
         self.rk = lib.rd_kafka_new(1, lib.rd_kafka_conf_new(), error, len(error))
-        self.cluster = lib.rd_kafka_mock_cluster_new(self.rk, 1)
-        self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.cluster).decode()
-        if lib.rd_kafka_mock_topic_create(self.cluster, topic.encode(), partitions, 1) != 0:
+        self.metadata = lib.rd_kafka_mock_cluster_new(self.rk, 1)
+        self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.metadata).decode()
+        if lib.rd_kafka_mock_topic_create(self.metadata, topic.encode(), partitions, 1) != 0:
             raise BenchError("rd_kafka_mock_topic_create failed")
         setter = getattr(lib, "rd_kafka_mock_set_group_initial_rebalance_delay_ms", None)
         if setter is not None:
             setter.argtypes = [ctypes.c_void_p, ctypes.c_int]
-            setter(self.cluster, 0)
+            setter(self.metadata, 0)
 
     def stop(self) -> None:
-        self.lib.rd_kafka_mock_cluster_destroy(self.cluster)
+        self.lib.rd_kafka_mock_cluster_destroy(self.metadata)
         self.lib.rd_kafka_destroy(self.rk)
 
 

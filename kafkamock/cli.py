@@ -16,7 +16,7 @@ from kafkamock.codec.framing import decode_request, decode_response, encode_requ
 from kafkamock.codec.jsonform import from_json, to_json
 
 if TYPE_CHECKING:
-    from kafkamock.broker import Broker
+    from kafkamock.broker import Cluster
 
 
 def _registry(schema_dir: str | None) -> Registry:
@@ -260,7 +260,7 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
 
     import trio
 
-    from kafkamock.broker import Broker
+    from kafkamock.broker import Cluster
     from kafkamock.broker.config import BrokerConfig, ConfigError
     from kafkamock.broker.kafka_releases import LATEST
     from kafkamock.server import Server
@@ -269,7 +269,7 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
     ready_extra = _secure_defaults(overrides, host, port, tls, bool(users), throwaway_dir)
     try:
         config = BrokerConfig(overrides)
-        broker = Broker(config, brokers=brokers, host=host, port=port)
+        broker = Cluster(config, brokers=brokers, host=host, port=port)
         for name, password in users:
             broker.scram_credentials.set_password(name, password)
     except ConfigError as exc:
@@ -295,7 +295,7 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
     async def run() -> None:
         async with trio.open_nursery() as nursery:
             address = await nursery.start(server.serve, host, port)
-            ready = f"kafkamock broker ready: bootstrap.servers={address} cluster.id={broker.cluster.cluster_id}"
+            ready = f"kafkamock broker ready: bootstrap.servers={address} cluster.id={broker.metadata.cluster_id}"
             first = broker.listeners[0]
             if first.security_protocol != "PLAINTEXT" or len(broker.listeners) > 1:
                 ready += f" security.protocol={first.security_protocol}"
@@ -325,7 +325,7 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
         raise click.ClickException(str(cause)) from None
 
 
-def _create_topics(broker: Broker, specs: tuple[str, ...]) -> None:
+def _create_topics(broker: Cluster, specs: tuple[str, ...]) -> None:
     """``--topic NAME[:PARTITIONS[:REPLICATION]]``: each topic not already there (a data directory keeps them)."""
     from kafkamock.broker.control import ControlError
 
@@ -333,7 +333,7 @@ def _create_topics(broker: Broker, specs: tuple[str, ...]) -> None:
         name, *numbers = spec.split(":")
         if not name or len(numbers) > 2 or not all(n.isdigit() for n in numbers):
             raise click.BadParameter(f"expected NAME[:PARTITIONS[:REPLICATION]], got {spec!r}", param_hint="--topic")
-        if name in broker.cluster.topics:
+        if name in broker.metadata.topics:
             continue
         partitions = int(numbers[0]) if numbers else 1                  # create_topic's defaults
         replication_factor = int(numbers[1]) if len(numbers) > 1 else 1

@@ -26,7 +26,7 @@ from typing import Any, TypeVar, TypeVarTuple, cast
 
 import trio
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.clock import Clock
 from kafkamock.broker.control import Control
 from kafkamock.server import Server
@@ -47,7 +47,7 @@ class ThreadedControl:
         method = getattr(Control, name, None)
         if name.startswith("_") or not inspect.isfunction(method):
             raise AttributeError(name)
-        control = self._handle.broker.control
+        control = self._handle.cluster.control
         return lambda *args, **kwargs: self._handle.call(lambda: getattr(control, name)(*args, **kwargs))
 
     def __dir__(self) -> list[str]:
@@ -68,8 +68,8 @@ class BrokerHandle:
         settings = dict(config or {})
         if data_dir is not None:
             settings["log.dirs"] = os.fspath(data_dir)
-        self.broker = Broker(settings, clock, brokers=brokers)
-        self.server = Server(self.broker)
+        self.cluster = Cluster(settings, clock, brokers=brokers)
+        self.server = Server(self.cluster)
         # Typed as what it forwards to: Control's methods, with their signatures, run on the broker's thread.
         self.control = cast(Control, ThreadedControl(self))
         self.control_url: str | None = None
@@ -91,7 +91,7 @@ class BrokerHandle:
 
     @property
     def node_id(self) -> int:
-        return self.broker.node_id
+        return self.cluster.node_id
 
     def _run(self) -> None:
         async def main() -> None:
@@ -103,7 +103,7 @@ class BrokerHandle:
                     if self._control_port is not None:
                         from kafkamock.server.control_http import serve_control
 
-                        self.control_url = await nursery.start(serve_control, self.broker.control, self._host,
+                        self.control_url = await nursery.start(serve_control, self.cluster.control, self._host,
                                                                self._control_port)
                     self._ready.set()
         try:
@@ -140,7 +140,7 @@ class BrokerHandle:
         from kafkamock.broker.config import parse_topic_configs
 
         configs = parse_topic_configs(config)
-        self.call(lambda: self.broker.cluster.create_topic(name, partitions, replication_factor, configs))
+        self.call(lambda: self.cluster.metadata.create_topic(name, partitions, replication_factor, configs))
 
     def produce(self, topic: str, records: Iterable[object], partition: int | None = None) -> list[dict]:
         """Seed ``topic`` without a client: ``records`` are values, or mappings with ``key``, ``value``,

@@ -92,7 +92,7 @@ def wire(kafka_broker):
     """A WireTap on this test's broker (support.java_clients.WireTap): its log joins the report of a failed test."""
     from support.java_clients import WireTap
 
-    return WireTap(kafka_broker.broker)
+    return WireTap(kafka_broker.cluster)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -26,9 +26,9 @@ MISSION = {
 
 
 def table() -> str:
-    from kafkamock.broker import Broker
+    from kafkamock.broker import Cluster
 
-    broker = Broker()
+    broker = Cluster()
     served, advertised = broker.supported_versions(), broker.advertised_versions()
     reg = default_registry()
     lines = ["| key | API | codec versions | flexible from | broker serves | notes |", "|---:|---|---|---|---|---|"]

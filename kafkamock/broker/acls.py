@@ -2,7 +2,7 @@
 AclControlManager (what CreateAcls accepts, what a filter matches, what DeleteAcls removes).
 
 A binding is a resource pattern (type, name, LITERAL or PREFIXED) plus an entry (principal, host, operation,
-ALLOW or DENY). The set is cluster-wide: every node of a ``Broker`` reads the same ``AclStore``, and it is saved
+ALLOW or DENY). The set is cluster-wide: every node of a ``Cluster`` reads the same ``AclStore``, and it is saved
 with the rest of the cluster metadata (``snapshot``/``restore``). Who may do what is ``authorizer.py``'s business.
 The enums are Kafka's codes, in ``kafkamock.security_codes`` (the Admin client sends the same ones).
 """

@@ -1,6 +1,6 @@
 """Which principal may do what, for the handlers: Kafka's AuthHelper over the ACL rules of ``authorizer.py``.
 
-A handler asks ``broker.auth`` (``require``, ``require_cluster``, ``authorize``, ``authorized``,
+A handler asks ``cluster.auth`` (``require``, ``require_cluster``, ``authorize``, ``authorized``,
 ``authorized_operations``); a refusal of the whole request is an ``AuthorizationFailed``, which the dispatch answers
 with the handler's error response. With no ``authorizer.class.name`` everything is allowed, as in Kafka.
 """
@@ -100,7 +100,7 @@ class AuthHelper:
 
 
 class AuthorizationFailed(KafkaError):
-    """A whole request refused by the authorizer; ``Broker._run`` answers it with the handler's error response."""
+    """A whole request refused by the authorizer; ``Cluster._run`` answers it with the handler's error response."""
 
 
 AUTHORIZATION_FAILED = {

@@ -5,7 +5,7 @@ replication itself is emulated (all replicas share one log and are always caught
 leads and who is in sync: a node that stops leaves the ISR of its partitions and hands their leadership to the
 next in-sync replica that is up, with a leader-epoch bump, as KRaft's controller does when a broker is fenced.
 
-``Cluster.lead`` is the one place that looks a partition up for a request and checks that the node it arrived on
+``ClusterMetadata.lead`` is the one place that looks a partition up for a request and checks that the node it arrived on
 leads it, at the leader epoch the client believes in; every partition handler goes through it.
 
 The controller's partition changes follow KRaft's (ReplicationControlManager, PartitionChangeBuilder): a
@@ -133,7 +133,7 @@ def validate_topic_name(name: str | None) -> None:
 LogOpener = Callable[[Topic, int], PartitionLog]
 
 
-class Cluster:
+class ClusterMetadata:
     """Nodes, topics and partitions. ``open_log`` makes a partition's log (the broker wires in its storage);
     ``changed`` is called after every change that must survive a restart (topics, partitions, leaders)."""
 

@@ -524,18 +524,18 @@ class BrokerConfig:
         return self.effective[name]
 
 
-def topic_config_value(name: str, topic_overrides: Mapping[str, Any], broker: BrokerConfig) -> tuple[Any, str]:
+def topic_config_value(name: str, topic_overrides: Mapping[str, Any], cluster: BrokerConfig) -> tuple[Any, str]:
     """(value, source) of a topic config: the topic's own value, else its broker synonym's effective value (derived
     configs included: ``retention.ms`` from ``log.retention.hours`` when ``log.retention.ms`` is unset), else the
     topic config's default. The source is that of the first synonym (``topic_config_synonyms``), DEFAULT_CONFIG
     when there is none, as Kafka reports it."""
     if name in topic_overrides:
         return topic_overrides[name], "TOPIC_CONFIG"
-    levels = topic_config_synonyms(name, topic_overrides, broker)
+    levels = topic_config_synonyms(name, topic_overrides, cluster)
     source = levels[0][2] if levels else "DEFAULT_CONFIG"
     synonym = TOPIC_CONFIGS[name].synonym
     if synonym is not None and synonym in BROKER_CONFIGS:
-        return broker[synonym], source
+        return cluster[synonym], source
     return TOPIC_CONFIGS[name].default, source
 
 
@@ -599,7 +599,7 @@ def dynamic_update_error(names: list[str], *, cluster_default: bool) -> str | No
 
 
 def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],
-                          broker: BrokerConfig) -> list[tuple[str, Any, str]]:
+                          cluster: BrokerConfig) -> list[tuple[str, Any, str]]:
     """(config name, value, source) of every level that supplies a topic config, highest precedence first,
     as Kafka lists DescribeConfigs synonyms: the topic's own value, then its broker synonym's (``BrokerConfig.
     synonyms``: ``retention.ms`` -> ``log.retention.ms``, then ``log.retention.minutes`` and ``log.retention.hours``
@@ -610,5 +610,5 @@ def topic_config_synonyms(name: str, topic_overrides: Mapping[str, Any],
         found.append((name, topic_overrides[name], "TOPIC_CONFIG"))
     synonym = TOPIC_CONFIGS[name].synonym
     if synonym is not None and synonym in BROKER_CONFIGS:
-        found.extend(broker.synonyms(synonym))
+        found.extend(cluster.synonyms(synonym))
     return found

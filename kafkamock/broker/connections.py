@@ -24,7 +24,7 @@ from kafkamock.broker.config import ip_overrides
 from kafkamock.broker.quotas import Rate
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker
+    from kafkamock.broker.core import Cluster
     from kafkamock.broker.node import Node
 
 log = logging.getLogger("kafkamock.broker")
@@ -48,8 +48,8 @@ class _Conn:
 
 
 class Connections:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
         self.open: dict[int, _Conn] = {}
         self.per_node: Counter[int] = Counter()
         self.per_ip: Counter[tuple[int, str]] = Counter()
@@ -69,8 +69,8 @@ class Connections:
         throttle = self._connection_rate(host)
         if throttle:
             return Admission(REFUSE, f"Throttling connection from {host} for {throttle} ms "
-                                     "(connection_creation_rate quota)", self.broker.now_ms() + throttle)
-        now = self.broker.now_ms()
+                                     "(connection_creation_rate quota)", self.cluster.now_ms() + throttle)
+        now = self.cluster.now_ms()
         self.open[conn_id] = _Conn(node.node_id, host, now)
         self.per_node[node.node_id] += 1
         self.per_ip[node.node_id, host] += 1
@@ -78,12 +78,12 @@ class Connections:
         return Admission(ADMIT)
 
     def _connection_rate(self, host: str) -> int:
-        quota = self.broker.quotas.ip_quota("connection_creation_rate", host)
+        quota = self.cluster.quotas.ip_quota("connection_creation_rate", host)
         if quota is None:
             return 0
-        n: int = self.broker.config["quota.window.num"]
-        window_ms: int = self.broker.config["quota.window.size.seconds"] * 1000
-        now = self.broker.now_ms()
+        n: int = self.cluster.config["quota.window.num"]
+        window_ms: int = self.cluster.config["quota.window.size.seconds"] * 1000
+        now = self.cluster.now_ms()
         rate = self._rates.setdefault(host, Rate())
         rate.record(1.0, now, n, window_ms)
         measured = rate.measure(now, n, window_ms)
@@ -102,36 +102,36 @@ class Connections:
         self.per_ip[conn.node_id, conn.host] -= 1
         if not self.per_ip[conn.node_id, conn.host]:
             del self.per_ip[conn.node_id, conn.host]
-        self.broker.timers.unschedule(("connection-idle", conn_id))
-        self.broker.share.connection_closed(conn_id)
+        self.cluster.timers.unschedule(("connection-idle", conn_id))
+        self.cluster.share.connection_closed(conn_id)
 
     # -- idleness ------------------------------------------------------------------------------------------------
 
     def _idle_ms(self) -> int:
-        idle: int = self.broker.config["connections.max.idle.ms"]
+        idle: int = self.cluster.config["connections.max.idle.ms"]
         return idle
 
     def active(self, conn_id: int) -> None:
         """A read or a write completed on the connection."""
         conn = self.open.get(conn_id)
         if conn is not None:
-            conn.last_active_ms = self.broker.now_ms()
+            conn.last_active_ms = self.cluster.now_ms()
 
     def busy(self, conn_id: int, busy: bool) -> None:
         """The core is answering a request of this connection (it cannot be idle meanwhile)."""
         conn = self.open.get(conn_id)
         if conn is not None:
             conn.busy += 1 if busy else -1
-            conn.last_active_ms = self.broker.now_ms()
+            conn.last_active_ms = self.cluster.now_ms()
 
     def _schedule_idle(self, conn_id: int, deadline: int) -> None:
-        self.broker.timers.schedule(("connection-idle", conn_id), deadline, lambda: self._check_idle(conn_id))
+        self.cluster.timers.schedule(("connection-idle", conn_id), deadline, lambda: self._check_idle(conn_id))
 
     def _check_idle(self, conn_id: int) -> None:
         conn = self.open.get(conn_id)
         if conn is None:
             return
-        now, idle = self.broker.now_ms(), self._idle_ms()
+        now, idle = self.cluster.now_ms(), self._idle_ms()
         if conn.busy or now - conn.last_active_ms < idle:
             self._schedule_idle(conn_id, max(conn.last_active_ms, now if conn.busy else 0) + idle)
             return

@@ -19,7 +19,7 @@ from kafkamock.codec import default_registry
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
-    from kafkamock.broker.core import Broker
+    from kafkamock.broker.core import Cluster
     from kafkamock.broker.node import Node
 
 
@@ -72,33 +72,33 @@ def _optional_int(name: str, value: Any) -> int | None:
 
 
 class Control:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
 
     # -- nodes ---------------------------------------------------------------------------------------------------
 
     def nodes(self) -> list[dict]:
         return [{"node_id": n.node_id, "host": n.host, "port": n.port, "up": n.up, "rack": n.rack}
-                for n in self.broker.nodes]
+                for n in self._cluster.nodes]
 
     def _node(self, node_id: Any) -> Node:
         nid = _optional_int("node_id", node_id)
-        node = self.broker.cluster.nodes.get(nid) if nid is not None else None
+        node = self._cluster.metadata.nodes.get(nid) if nid is not None else None
         if node is None:
-            raise ControlError(f"no node {node_id} (nodes: {sorted(self.broker.cluster.nodes)})", 404)
+            raise ControlError(f"no node {node_id} (nodes: {sorted(self._cluster.metadata.nodes)})", 404)
         return node
 
     def stop_node(self, node_id: Any) -> dict:
         node = self._node(node_id)
         if node.up:
-            self.broker.stop_node(node.node_id)
+            self._cluster.stop_node(node.node_id)
         return self._describe_node(node)
 
     def start_node(self, node_id: Any) -> dict:
         """Start a stopped node; a running node that UnregisterBroker removed registers again (as on a restart)."""
         node = self._node(node_id)
         if not node.up or not node.registered:
-            self.broker.start_node(node.node_id)
+            self._cluster.start_node(node.node_id)
         return self._describe_node(node)
 
     def _describe_node(self, node: Node) -> dict:
@@ -107,27 +107,27 @@ class Control:
     def drop_connections(self, node_id: Any = None) -> dict:
         if node_id is not None:
             self._node(node_id)
-        self.broker.drop_connections(_optional_int("node_id", node_id))
+        self._cluster.drop_connections(_optional_int("node_id", node_id))
         return {"dropped": "all" if node_id is None else int(node_id)}
 
     # -- partitions ----------------------------------------------------------------------------------------------
 
     def move_leader(self, topic: str, partition: Any, node_id: Any) -> dict:
         index = _optional_int("partition", partition)
-        t = self.broker.cluster.topics.get(topic)
+        t = self._cluster.metadata.topics.get(topic)
         if t is None or index is None or t.partition_at(index) is None:
             raise ControlError(f"no partition {topic}-{partition}", 404)
         node = self._node(node_id)
         if not node.up:
             raise ControlError(f"node {node.node_id} is stopped: start it before moving a leader to it", 409)
-        p = self.broker.move_leader(topic, index, node.node_id)
+        p = self._cluster.move_leader(topic, index, node.node_id)
         return self._describe_partition(t, p)
 
     def topics(self) -> list[dict]:
-        return [self.topic(name) for name in sorted(self.broker.cluster.topics)]
+        return [self.topic(name) for name in sorted(self._cluster.metadata.topics)]
 
     def topic(self, name: str) -> dict:
-        t = self.broker.cluster.topics.get(name)
+        t = self._cluster.metadata.topics.get(name)
         if t is None:
             raise ControlError(f"no topic {name!r}", 404)
         from kafkamock.broker.cluster import kafka_uuid_string
@@ -148,7 +148,7 @@ class Control:
         ``from_offset``): offsets, header fields, and ``data``, the batch's bytes (base64 over HTTP)."""
         from kafkamock.records import split_batches
 
-        t = self.broker.cluster.topics.get(topic)
+        t = self._cluster.metadata.topics.get(topic)
         index = _optional_int("partition", partition)
         found = None if t is None or index is None else t.partition_at(index)
         if found is None:
@@ -192,39 +192,39 @@ class Control:
             if isinstance(exc, ControlError):
                 raise
             raise ControlError(str(exc)) from None
-        return self.broker.faults.push(fault).as_dict()
+        return self._cluster.faults.push(fault).as_dict()
 
     def faults(self) -> list[dict]:
-        return [f.as_dict() for f in self.broker.faults.pending]
+        return [f.as_dict() for f in self._cluster.faults.pending]
 
     def clear_faults(self) -> dict:
-        cleared = len(self.broker.faults.pending)
-        self.broker.faults.clear()
+        cleared = len(self._cluster.faults.pending)
+        self._cluster.faults.clear()
         return {"cleared": cleared}
 
     # -- request log ---------------------------------------------------------------------------------------------
 
     def requests(self, api_key: Any = None, node_id: Any = None) -> list[dict]:
         key = api_key_of(api_key) if api_key is not None else None
-        return self.broker.requests.list(api_key=key, node_id=_optional_int("node_id", node_id))
+        return self._cluster.requests.list(api_key=key, node_id=_optional_int("node_id", node_id))
 
     def scram_user(self, name: str, password: str, mechanisms: Iterable[str] = ("SCRAM-SHA-256", "SCRAM-SHA-512"),
                    iterations: int = 4096) -> dict:
         """Store SCRAM credentials for a user (what AlterUserScramCredentials or Kafka's ``kafka-configs
         --add-config 'SCRAM-SHA-512=[password=...]'`` would), persisted with the metadata."""
-        self.broker.scram_credentials.set_password(name, password, tuple(mechanisms), iterations)
+        self._cluster.scram_credentials.set_password(name, password, tuple(mechanisms), iterations)
         return {"user": name, "mechanisms": list(mechanisms), "iterations": iterations}
 
     def clear_requests(self) -> dict:
-        cleared = len(self.broker.requests.entries)
-        self.broker.requests.clear()
+        cleared = len(self._cluster.requests.entries)
+        self._cluster.requests.clear()
         return {"cleared": cleared}
 
     # -- the cluster ---------------------------------------------------------------------------------------------
 
     def cluster(self) -> dict:
-        return {"cluster_id": self.broker.cluster.cluster_id, "controller_id": self.broker.cluster.controller_id,
-                "nodes": self.nodes(), "storage": "disk" if self.broker.storage.durable else "memory"}
+        return {"cluster_id": self._cluster.metadata.cluster_id, "controller_id": self._cluster.metadata.controller_id,
+                "nodes": self.nodes(), "storage": "disk" if self._cluster.storage.durable else "memory"}
 
     # -- data and groups -----------------------------------------------------------------------------------------
 
@@ -236,18 +236,18 @@ class Control:
 
         count = _optional_int("partitions", partitions) or 0
         rf = _optional_int("replication_factor", replication_factor) or 0
-        if name in self.broker.cluster.topics:
+        if name in self._cluster.metadata.topics:
             raise ControlError(f"topic {name!r} already exists")
         if count < 1 or rf < 1:
             raise ControlError("partitions and replication_factor must be at least 1")
-        if rf > len(self.broker.cluster.nodes):
-            raise ControlError(f"replication_factor {rf} is more than the {len(self.broker.cluster.nodes)} nodes")
+        if rf > len(self._cluster.metadata.nodes):
+            raise ControlError(f"replication_factor {rf} is more than the {len(self._cluster.metadata.nodes)} nodes")
         try:
             parsed = parse_topic_configs(configs)
         except ConfigError as exc:
             raise ControlError(str(exc)) from None
         try:
-            self.broker.cluster.create_topic(name, count, rf, parsed)
+            self._cluster.metadata.create_topic(name, count, rf, parsed)
         except KafkaError as exc:
             raise ControlError(exc.message or exc.code.name) from None
         return self.topic(name)
@@ -262,7 +262,7 @@ class Control:
         from kafkamock.records.partitioner import partition_for_key
 
         t, fixed = self._topic_and_partition(topic, partition)
-        now = self.broker.now_ms()
+        now = self._cluster.now_ms()
         by_partition: dict[int, list[dict]] = {}
         order: list[tuple[int, int]] = []
         for record in records:
@@ -274,8 +274,8 @@ class Control:
         bases = {}
         for index, batch in by_partition.items():
             p = t.partitions[index]     # a partition asked for, or one the key (or 0) picks: always in range
-            result = append(self.broker, t, p, encode_batch(batch))
-            self.broker.appended(p)
+            result = append(self._cluster, t, p, encode_batch(batch))
+            self._cluster.appended(p)
             bases[index] = result["base_offset"]
         return [{"partition": index, "offset": bases[index] + i} for index, i in order]
 
@@ -306,7 +306,7 @@ class Control:
 
     def _topic_and_partition(self, topic: str, partition: Any) -> tuple[Topic, Partition | None]:
         """The topic (404 when there is none) and the partition asked for, if any (404 when it has none)."""
-        t = self.broker.cluster.topics.get(topic)
+        t = self._cluster.metadata.topics.get(topic)
         if t is None:
             raise ControlError(f"no topic {topic!r}", 404)
         index = _optional_int("partition", partition)
@@ -318,15 +318,15 @@ class Control:
         return t, found
 
     def groups(self) -> list[dict]:
-        return [self.group(g.group_id) for g in sorted(self.broker.groups.list_groups(None, None),
+        return [self.group(g.group_id) for g in sorted(self._cluster.groups.list_groups(None, None),
                                                        key=lambda g: g.group_id)]
 
     def group(self, group_id: str) -> dict:
         """A group's type, state, members and committed offsets."""
-        group = self.broker.groups.groups.get(group_id)
+        group = self._cluster.groups.groups.get(group_id)
         if group is None:
             raise ControlError(f"no group {group_id!r}", 404)
-        offsets = self.broker.groups.fetch_offsets(group_id, None) if group.kind != "share" else []
+        offsets = self._cluster.groups.fetch_offsets(group_id, None) if group.kind != "share" else []
         return {"group_id": group_id, "type": group.kind, "state": group.state_name,
                 "members": sorted(group.members),
                 "offsets": [{"topic": t, "partition": p, "offset": o.offset, "metadata": o.metadata}

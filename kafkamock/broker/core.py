@@ -2,9 +2,9 @@
 no wall clock of its own (docs/architecture.md; h11's style).
 
 A newcomer follows one request like this: ``server/connection.py`` reads a frame on the listener of one node and
-decodes it with the codec; ``Broker.handle`` (here) logs it, applies any fault the control API pushed, and hands it
+decodes it with the codec; ``Cluster.handle`` (here) logs it, applies any fault the control API pushed, and hands it
 to the handler module for its API (``handlers/<api>.py``); the handler looks partitions up through
-``Broker.lead`` (``cluster.py``), changes the state (``cluster.py``, the partition's log in ``kafkamock.storage``)
+``Cluster.lead`` (``cluster.py``), changes the state (``cluster.py``, the partition's log in ``kafkamock.storage``)
 and returns the response body, which the connection encodes and sends. A request that must wait (a long-poll
 Fetch) returns a ``Waiter``; the core answers it when what it waits on changes (``notify``) or when ``tick``
 reaches its deadline.
@@ -20,7 +20,7 @@ from kafkamock.broker import handlers
 from kafkamock.broker.acls import AclStore
 from kafkamock.broker.auth_helper import AuthHelper, AuthorizationFailed
 from kafkamock.broker.clock import Clock, SystemClock
-from kafkamock.broker.cluster import INTERNAL_TOPICS, TRANSACTION_STATE_TOPIC, Cluster, Partition, Topic
+from kafkamock.broker.cluster import INTERNAL_TOPICS, TRANSACTION_STATE_TOPIC, ClusterMetadata, Partition, Topic
 from kafkamock.broker.config import BrokerConfig, topic_config_value
 from kafkamock.broker.connections import Connections
 from kafkamock.broker.control import Control
@@ -62,7 +62,7 @@ FEATURE_GATES = {
         handlers.delete_share_group_offsets)}}
 
 
-class Broker:
+class Cluster:
     """One emulated cluster: its nodes, state and timers; ``handle`` answers a request addressed to a node."""
 
     def __init__(self, config: BrokerConfig | Mapping[str, object] | None = None, clock: Clock | None = None, *,
@@ -93,8 +93,8 @@ class Broker:
                 lambda node=node: node.config["group.share.max.share.sessions"])  # type: ignore[misc]
         # Set last, once every part it saves exists; the parts report their changes from the start.
         self._persistence: MetadataPersistence | None = None
-        self.cluster = Cluster(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
-        self.quorum = Quorum(self.cluster, self.now_ms)
+        self.metadata = ClusterMetadata(nodes, cluster_id, open_log=self._open_log, changed=self.metadata_changed)
+        self.quorum = Quorum(self.metadata, self.now_ms)
         self.registry = default_registry()
         self.timers = Timers()
         self.faults = Faults()
@@ -118,7 +118,7 @@ class Broker:
         self.quotas = ClientQuotas(self)
         self.connections = Connections(self)
         self.persistence = self._persistence = MetadataPersistence(
-            self.storage, self.cluster, self.config, self.nodes, {
+            self.storage, self.metadata, self.config, self.nodes, {
                 "producer_id_block_end": (self.producer_ids, None), "group_configs": (self.groups.configs, {}),
                 "client_quotas": (self.quotas, []), "acls": (self.acls, []),
                 "scram_credentials": (self.scram_credentials, []), "features": (self.features, None)},
@@ -126,7 +126,7 @@ class Broker:
         self.persistence.restore(self._partition_restored)
         self.groups.replay()
         self.transactions.replay()
-        self.housekeeping = Housekeeping(self.cluster, self.config, self.storage, self.timers,
+        self.housekeeping = Housekeeping(self.metadata, self.config, self.storage, self.timers,
                                          log_start_moved=self.share.log_start_moved)
         self.housekeeping.schedule(self.now_ms(), [
             ("offsets-cleanup", "offsets.retention.check.interval.ms", self.groups.expire_offsets),
@@ -138,21 +138,21 @@ class Broker:
     @property
     def node_id(self) -> int:
         """The first node's id (the whole cluster, when it has one node)."""
-        return next(iter(self.cluster.nodes))
+        return next(iter(self.metadata.nodes))
 
     @property
     def nodes(self) -> list[Node]:
-        return list(self.cluster.nodes.values())
+        return list(self.metadata.nodes.values())
 
     def first_node(self) -> Node:
-        return next(iter(self.cluster.nodes.values()))
+        return next(iter(self.metadata.nodes.values()))
 
     # -- wiring for the I/O shell --------------------------------------------------------------------------------
 
     def set_address(self, node_id: int, host: str, port: int, listener: str | None = None) -> None:
         """The address node ``node_id`` advertises on ``listener`` (its bound one, unless ``advertised.listeners``
         says); the first listener's is also the node's own ``host``/``port`` (logs, the control API)."""
-        node = self.cluster.nodes[node_id]
+        node = self.metadata.nodes[node_id]
         name = listener or self.listeners[0].name
         node.endpoints[name] = (host, port)
         if name == self.listeners[0].name:
@@ -204,7 +204,7 @@ class Broker:
         """A clean stop: flush and checkpoint every log, with a producer snapshot each (the disk storage writes
         its clean-shutdown marker)."""
         self.housekeeping.snapshot_producers(self.now_ms())
-        self.storage.close([p.log for p in self.cluster.partitions()], self.now_ms())
+        self.storage.close([p.log for p in self.metadata.partitions()], self.now_ms())
 
     # -- requests ------------------------------------------------------------------------------------------------
 
@@ -357,13 +357,13 @@ class Broker:
 
     def lead(self, request: Request, topic: Topic | None, index: int, current_leader_epoch: int = -1, *,
              missing: ErrorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) -> Partition:
-        """The partition a request may act on (``Cluster.lead``), after the faults pushed for it."""
+        """The partition a request may act on (``ClusterMetadata.lead``), after the faults pushed for it."""
         if request.faults is not None and topic is not None:
             code = request.faults.error_for(topic.name, index)
             if code:
                 raise KafkaError(ErrorCode(code), "injected by the control API")
         node_id = request.node.node_id if request.node is not None else self.node_id
-        return self.cluster.lead(node_id, topic, index, current_leader_epoch, missing=missing)
+        return self.metadata.lead(node_id, topic, index, current_leader_epoch, missing=missing)
 
     def node_config(self, request: Request) -> BrokerConfig:
         return request.node.config if request.node is not None else self.first_node().config
@@ -380,7 +380,7 @@ class Broker:
     def configs_changed(self) -> None:
         """A topic or broker config changed: caches go, logs take their new settings, timers their new intervals."""
         self._topic_config_cache.clear()
-        for topic in self.cluster.topics.values():
+        for topic in self.metadata.topics.values():
             for partition in topic.partitions:
                 partition.log.config = self.log_config(topic, partition)
         self.timers.refresh(self.now_ms())
@@ -388,7 +388,7 @@ class Broker:
 
     def log_config(self, topic: Topic, partition: Partition | None = None) -> LogConfig:
         """The settings a partition's log obeys, from the topic's configs and its leader's broker configs."""
-        node = self.cluster.nodes.get(partition.leader_id) if partition is not None else None
+        node = self.metadata.nodes.get(partition.leader_id) if partition is not None else None
 
         def get(name: str) -> Any:
             return self.topic_config(topic, name, node)
@@ -438,7 +438,7 @@ class Broker:
     def delete_topic(self, topic: Topic) -> None:
         """DeleteTopics: the topic and its logs go, and the coordinators forget what they kept of it (an internal
         topic's deletion takes every group or transaction its log held, as Kafka's coordinators resign)."""
-        self.cluster.delete_topic(topic)
+        self.metadata.delete_topic(topic)
         self.groups.topic_deleted(topic.name)
         if topic.name == TRANSACTION_STATE_TOPIC:
             self.transactions.unload()
@@ -446,58 +446,58 @@ class Broker:
     def internal_topic(self, name: str) -> Topic:
         """``__consumer_offsets`` or ``__transaction_state``, created on first use as Kafka creates them (compacted,
         ``offsets.topic.*`` / ``transaction.state.log.*`` settings; replication capped at the number of nodes)."""
-        topic = self.cluster.topics.get(name)
+        topic = self.metadata.topics.get(name)
         if topic is not None:
             return topic
         prefix = "offsets.topic" if name == "__consumer_offsets" else "transaction.state.log"
         config = self.config
-        rf = min(config[f"{prefix}.replication.factor"], len(self.cluster.live_nodes()) or 1)
-        return self.cluster.create_topic(name, config[f"{prefix}.num.partitions"], rf, {
+        rf = min(config[f"{prefix}.replication.factor"], len(self.metadata.live_nodes()) or 1)
+        return self.metadata.create_topic(name, config[f"{prefix}.num.partitions"], rf, {
             "cleanup.policy": "compact", "compression.type": "producer",
             "segment.bytes": config[f"{prefix}.segment.bytes"]}, internal=True)
 
     # -- nodes (the control API) ---------------------------------------------------------------------------------
 
     def stop_node(self, node_id: int) -> None:
-        moved = self.cluster.stop_node(node_id)
+        moved = self.metadata.stop_node(node_id)
         self.quorum.node_stopped(node_id)
-        node = self.cluster.nodes[node_id]
+        node = self.metadata.nodes[node_id]
         for listener in self.node_listeners:
             listener("stopped", node)
         self._leaders_moved(moved)
         log.info("node %d stopped; %d partition leadership(s) moved", node_id, len(moved))
 
     def start_node(self, node_id: int) -> None:
-        moved = self.cluster.start_node(node_id, rebalance=self.config["auto.leader.rebalance.enable"])
+        moved = self.metadata.start_node(node_id, rebalance=self.config["auto.leader.rebalance.enable"])
         self.quorum.node_started(node_id)
-        node = self.cluster.nodes[node_id]
+        node = self.metadata.nodes[node_id]
         for listener in self.node_listeners:
             listener("started", node)
         self._leaders_moved(moved)
         log.info("node %d started; %d partition leadership(s) moved to it", node_id, len(moved))
 
     def move_leader(self, topic: str, index: int, node_id: int) -> Partition:
-        partition = self.cluster.partition(topic, index)
-        self.cluster.move_leader(partition, node_id)
+        partition = self.metadata.partition(topic, index)
+        self.metadata.move_leader(partition, node_id)
         self._leaders_moved([partition])
         return partition
 
     # -- the controller's partition changes (ElectLeaders, AlterPartitionReassignments, UnregisterBroker) ------
 
     def elect_leader(self, partition: Partition, node_id: int) -> None:
-        self.cluster.elect(partition, node_id)
+        self.metadata.elect(partition, node_id)
         self._leaders_moved([partition])
 
     def reassign(self, partition: Partition, target: list[int]) -> None:
-        if self.cluster.reassign(partition, target):
+        if self.metadata.reassign(partition, target):
             self._leaders_moved([partition])
 
     def cancel_reassignment(self, partition: Partition, unclean_allowed: bool) -> None:
-        if self.cluster.cancel_reassignment(partition, unclean_allowed):
+        if self.metadata.cancel_reassignment(partition, unclean_allowed):
             self._leaders_moved([partition])
 
     def unregister_broker(self, node_id: int) -> None:
-        self._leaders_moved(self.cluster.unregister(node_id))
+        self._leaders_moved(self.metadata.unregister(node_id))
         log.info("node %d unregistered", node_id)
 
     def drop_connections(self, node_id: int | None = None) -> None:
@@ -508,7 +508,7 @@ class Broker:
 
     def _leaders_moved(self, partitions: list[Partition]) -> None:
         for partition in partitions:
-            topic = self.cluster.topics.get(partition.topic)
+            topic = self.metadata.topics.get(partition.topic)
             if topic is not None:
                 partition.log.config = self.log_config(topic, partition)
             self.appended(partition)   # fetches waiting on it answer now (with NOT_LEADER_OR_FOLLOWER)
@@ -527,11 +527,11 @@ class Broker:
         self.timers.refresh(self.now_ms())
 
     def _partition_restored(self, partition: Partition) -> None:
-        topic = self.cluster.topics[partition.topic]
+        topic = self.metadata.topics[partition.topic]
         partition.log.config = self.log_config(topic, partition)
         partition.log.assign_epoch(partition.leader_epoch, partition.log.log_end_offset)
         recover_producer_state(partition)
         self.share.restore(topic, partition)
 
 
-__all__ = ["AuthorizationFailed", "Broker", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]
+__all__ = ["AuthorizationFailed", "Cluster", "ConnectionInfo", "INTERNAL_TOPICS", "Request", "log_key"]

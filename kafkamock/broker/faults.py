@@ -4,7 +4,7 @@ A fault names an API key and, optionally, a node, a topic and a partition. The n
 matches get ``error_code`` (0: none), wait ``latency_ms`` before they are handled, or lose their connection
 (``close_connection``), as librdkafka's ``rd_kafka_mock_push_request_errors`` / ``rd_kafka_mock_broker_set_rtt``
 and kfake's control functions do. Partition-level faults are applied where the core looks partitions up
-(``Cluster.lead``), so a faulted partition is answered with the error and nothing else about it changes; the
+(``ClusterMetadata.lead``), so a faulted partition is answered with the error and nothing else about it changes; the
 other partitions of the same request are served normally.
 """
 
@@ -82,7 +82,7 @@ class Faults:
 
 @dataclass
 class RequestFaults:
-    """The partition-level faults of one request, applied by ``Cluster.lead``-style lookups: each fault counts
+    """The partition-level faults of one request, applied by ``ClusterMetadata.lead``-style lookups: each fault counts
     once per request it touched."""
 
     faults: list[Fault]

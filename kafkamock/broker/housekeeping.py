@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from kafkamock.broker.cluster import Cluster, Partition, Topic
+from kafkamock.broker.cluster import ClusterMetadata, Partition, Topic
 from kafkamock.broker.config import BrokerConfig
 from kafkamock.broker.timers import NEVER, Timers
 from kafkamock.storage import DiskStorage, MemoryStorage, cleaner
@@ -19,9 +19,9 @@ log = logging.getLogger("kafkamock.broker")
 class Housekeeping:
     """The periodic tasks of one cluster's logs (``log_start_moved`` hears a retention that moved a log's start)."""
 
-    def __init__(self, cluster: Cluster, config: BrokerConfig, storage: MemoryStorage | DiskStorage, timers: Timers,
+    def __init__(self, metadata: ClusterMetadata, config: BrokerConfig, storage: MemoryStorage | DiskStorage, timers: Timers,
                  *, log_start_moved: Callable[[Partition, Topic], None]) -> None:
-        self.cluster, self.config, self.storage, self.timers = cluster, config, storage, timers
+        self.metadata, self.config, self.storage, self.timers = metadata, config, storage, timers
         self.log_start_moved = log_start_moved
 
     def schedule(self, now: int, coordinator_tasks: Iterable[tuple[str, str, Callable[[int], None]]]) -> None:
@@ -44,7 +44,7 @@ class Housekeeping:
                               first_ms=now + config[interval])
 
     def _retention(self, now: int) -> None:
-        for topic in list(self.cluster.topics.values()):
+        for topic in list(self.metadata.topics.values()):
             for partition in topic.partitions:
                 before = partition.log.log_start_offset
                 if partition.log.delete_old_segments(now):
@@ -56,7 +56,7 @@ class Housekeeping:
     def _expire_producers(self, now: int) -> None:
         """``producer.id.expiration.ms``: forget idle producers (none with an open transaction), per partition."""
         expiration = self.config["producer.id.expiration.ms"]
-        removed = sum(p.producers.expire(now, expiration, p.log.log_start_offset) for p in self.cluster.partitions())
+        removed = sum(p.producers.expire(now, expiration, p.log.log_start_offset) for p in self.metadata.partitions())
         if removed:
             log.info("producer state of %d idle producer(s) expired", removed)
 
@@ -64,12 +64,12 @@ class Housekeeping:
         """How often the flusher looks: ``log.flush.scheduler.interval.ms``, or sooner when a topic's ``flush.ms`` asks
         for it (in Kafka a topic's flush.ms does nothing until the scheduler interval is lowered too; here an
         accepted config takes effect)."""
-        wanted = [p.log.config.flush_ms for p in self.cluster.partitions() if p.log.config.flush_ms < NEVER]
+        wanted = [p.log.config.flush_ms for p in self.metadata.partitions() if p.log.config.flush_ms < NEVER]
         scheduler: int = self.config["log.flush.scheduler.interval.ms"]
         return max(1, min([scheduler, *wanted]))
 
     def _flush(self, now: int) -> None:
-        for partition in self.cluster.partitions():
+        for partition in self.metadata.partitions():
             partition.log.maybe_flush(now)
 
     def _checkpoint(self, now: int) -> None:
@@ -80,7 +80,7 @@ class Housekeeping:
     def _clean(self, now: int) -> None:
         if not self.config["log.cleaner.enable"]:
             return
-        for topic in list(self.cluster.topics.values()):
+        for topic in list(self.metadata.topics.values()):
             for partition in topic.partitions:
                 if partition.log.config.compact:
                     result = cleaner.clean(partition.log, now)
@@ -92,7 +92,7 @@ class Housekeeping:
     def snapshot_producers(self, _now: int) -> None:
         """Producer snapshot files at the log end of every partition with producer state (Kafka writes them on
         roll and at shutdown; here also with the periodic checkpoints), so the state outlives its batches."""
-        for partition in self.cluster.partitions():
+        for partition in self.metadata.partitions():
             producers = partition.producers
             if producers.changed and partition.log.store.durable:
                 partition.log.store.save_producer_snapshot(partition.log.log_end_offset, producers.snapshot())

@@ -1,5 +1,5 @@
 """The cluster's metadata saved on every change and brought back at start (what Kafka keeps in its
-``__cluster_metadata`` log, kept here as one snapshot): topics, partitions and leaders (``Cluster.snapshot``), the
+``__cluster_metadata`` log, kept here as one snapshot): topics, partitions and leaders (``ClusterMetadata.snapshot``), the
 dynamic broker configs of the cluster and of each node, and the parts each component persists (group configs,
 client quotas, ACLs, SCRAM credentials, finalized features, the producer-id block). Partition logs recover in the
 storage; ``recover_producer_state`` rebuilds each partition's producer state from its snapshot file and log.
@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafkamock.broker.cluster import Cluster, Partition
+from kafkamock.broker.cluster import ClusterMetadata, Partition
 from kafkamock.broker.config import BrokerConfig
 from kafkamock.broker.node import Node
 from kafkamock.storage import DiskStorage, MemoryStorage, PartitionLog
@@ -34,11 +34,11 @@ class MetadataPersistence:
     ``optional`` parts are saved only while ``worth_saving`` says so (features: only once they were changed).
     ``after_change`` runs on every change, saved or not (the quorum's log end, timers whose interval moved)."""
 
-    def __init__(self, storage: MemoryStorage | DiskStorage, cluster: Cluster, config: BrokerConfig,
+    def __init__(self, storage: MemoryStorage | DiskStorage, metadata: ClusterMetadata, config: BrokerConfig,
                  nodes: Sequence[Node], parts: Mapping[str, tuple[Persisted, Any]], *,
                  after_change: Callable[[], None], worth_saving: Mapping[str, Callable[[], bool]] | None = None
                  ) -> None:
-        self.storage, self.cluster, self.config, self.nodes = storage, cluster, config, nodes
+        self.storage, self.metadata, self.config, self.nodes = storage, metadata, config, nodes
         self.parts, self.after_change = parts, after_change
         self.worth_saving = worth_saving or {}
         self.restoring = False
@@ -48,7 +48,7 @@ class MetadataPersistence:
         if self.restoring:
             return
         self.after_change()
-        snapshot = self.cluster.snapshot()
+        snapshot = self.metadata.snapshot()
         for key, (part, _) in self.parts.items():
             saving = self.worth_saving.get(key)
             if saving is None or saving():
@@ -75,17 +75,17 @@ class MetadataPersistence:
             self.config.replace_dynamic(configs.get("", {}), cluster_default=True)
             for node in self.nodes:
                 node.config.replace_dynamic(configs.get(str(node.node_id), {}), cluster_default=False)
-            self.cluster.restore(snapshot)
-            self.storage.remove_strays({(t.name, p.index) for t in self.cluster.topics.values() for p in t.partitions})
+            self.metadata.restore(snapshot)
+            self.storage.remove_strays({(t.name, p.index) for t in self.metadata.topics.values() for p in t.partitions})
             for key, (part, missing) in self.parts.items():
                 part.restore(snapshot.get(key, missing))
-            for topic in self.cluster.topics.values():
+            for topic in self.metadata.topics.values():
                 for partition in topic.partitions:
                     partition_restored(partition)
         finally:
             self.restoring = False
         self.changed()
-        log.info("restored %d topic(s) from %s", len(self.cluster.topics), getattr(self.storage, "root", "memory"))
+        log.info("restored %d topic(s) from %s", len(self.metadata.topics), getattr(self.storage, "root", "memory"))
 
 
 def recover_producer_state(partition: Partition) -> None:

@@ -1,6 +1,6 @@
 """kafkamock's KRaft quorum, as DescribeQuorum shows it: every node is a voter of a static quorum (kraft.version 0,
 as a cluster formatted with ``controller.quorum.voters`` has it, like the reference cluster's combined nodes), the
-active controller (``Cluster.controller_id``) leads it, and the metadata log grows by one record per metadata
+active controller (``ClusterMetadata.controller_id``) leads it, and the metadata log grows by one record per metadata
 change. There is no Raft underneath: the leader's epoch starts at 1 and moves on each time another node becomes
 the controller; a stopped voter keeps the log end offset and fetch time it had when it stopped. Voters cannot be
 added or removed (AddRaftVoter and RemoveRaftVoter answer as Kafka does for a static quorum).
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kafkamock.codec.messages import DescribeQuorumResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.cluster import Cluster
+    from kafkamock.broker.cluster import ClusterMetadata
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
@@ -23,8 +23,8 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 class Quorum:
-    def __init__(self, cluster: Cluster, now_ms: Callable[[], int]) -> None:
-        self.cluster = cluster
+    def __init__(self, metadata: ClusterMetadata, now_ms: Callable[[], int]) -> None:
+        self.metadata = metadata
         self.now_ms = now_ms
         self.high_watermark = 0
         self.leader, self.epoch = -1, 0
@@ -36,7 +36,7 @@ class Quorum:
 
     def observe(self) -> tuple[int, int]:
         """The leader and its epoch now (a new controller starts a new epoch)."""
-        leader = self.cluster.controller_id
+        leader = self.metadata.controller_id
         if leader != self.leader:
             self.leader = leader
             if leader >= 0:
@@ -55,7 +55,7 @@ class Quorum:
         """Each voter's replica state, as the leader knows it (a zero directory id: a static quorum keeps none)."""
         now = self.now_ms()
         out = []
-        for node_id in sorted(self.cluster.nodes):
+        for node_id in sorted(self.metadata.nodes):
             offset, fetched = self.stopped.get(node_id, (self.high_watermark, now))
             out.append(DescribeQuorumResponse.ReplicaState(
                 replica_id=node_id, log_end_offset=offset, last_fetch_timestamp=fetched,

@@ -24,7 +24,7 @@ from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.outcome import NoResponse, Outcome, Respond, Wait, as_outcome
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker
+    from kafkamock.broker.core import Cluster
     from kafkamock.broker.request import Request
     from kafkamock.codec import messages
 
@@ -136,8 +136,8 @@ class Rate:
 class ClientQuotas:
     """The quota entities and their values, and the produce/fetch byte-rate sensors of the clients."""
 
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
         self.entities: dict[Entity, dict[str, float]] = {}
         self._sensors: dict[tuple[int, str, str], Rate] = {}
 
@@ -237,7 +237,7 @@ class ClientQuotas:
                 if not values:
                     del self.entities[entity]
             self._sensors.clear()   # a changed quota may move a client to another level's shared sensor
-            self.broker.metadata_changed()
+            self.cluster.metadata_changed()
         return results
 
     # -- which quota applies (Kafka's DefaultQuotaCallback precedence) -------------------------------------------
@@ -275,7 +275,7 @@ class ClientQuotas:
     # -- recording -----------------------------------------------------------------------------------------------
 
     def _window(self) -> tuple[int, int]:
-        config = self.broker.config
+        config = self.cluster.config
         n: int = config["quota.window.num"]
         seconds: int = config["quota.window.size.seconds"]
         return n, seconds * 1000
@@ -321,7 +321,7 @@ class ClientQuotas:
             return outcome
         if not isinstance(outcome, (Respond, NoResponse)):
             return outcome
-        now = self.broker.now_ms()
+        now = self.cluster.now_ms()
         user, client_id = principal_user(request.connection.principal), request.client_id or ""
         if request.api_key == PRODUCE:
             throttle = self.record(PRODUCE, user, client_id, request.size, now)

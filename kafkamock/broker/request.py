@@ -1,6 +1,6 @@
 """A request as the core sees it: its header, its decoded body, the connection it came on and the node it arrived at.
 
-The I/O shell builds one per frame (``server/connection.py``); the dispatch (``core.Broker.handle``) and the handlers
+The I/O shell builds one per frame (``server/connection.py``); the dispatch (``core.Cluster.handle``) and the handlers
 (``handlers/``) read it.
 """
 
@@ -61,7 +61,7 @@ class Request(Generic[BodyT]):
 
     @property
     def arrived_on(self) -> Node:
-        """The node the request arrived on: the dispatch (``Broker.handle``) sets it before any handler runs."""
+        """The node the request arrived on: the dispatch (``Cluster.handle``) sets it before any handler runs."""
         if self.node is None:
-            raise RuntimeError("a handler ran before Broker.handle set the request's node")
+            raise RuntimeError("a handler ran before Cluster.handle set the request's node")
         return self.node

@@ -1,6 +1,6 @@
 """What a coordinator may ask of the broker around it: a narrow, typed set of services.
 
-The group, transaction and share coordinators receive a ``CoordinatorServices`` (the ``Broker`` provides one)
+The group, transaction and share coordinators receive a ``CoordinatorServices`` (the ``Cluster`` provides one)
 instead of the whole broker, so none can reach into another coordinator, a handler or the I/O shell through it, and a
 test can hand one a small fake. What one coordinator must tell another (a transaction marker reaching
 ``__consumer_offsets``, a group's config read by the share coordinator) is wired explicitly where the broker builds
@@ -13,7 +13,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from kafkamock.broker.cluster import Cluster, Partition, Topic
+    from kafkamock.broker.cluster import ClusterMetadata, Partition, Topic
     from kafkamock.broker.config import BrokerConfig
     from kafkamock.broker.node import Node
     from kafkamock.broker.timers import Timers
@@ -26,7 +26,7 @@ class CoordinatorServices(Protocol):
     def config(self) -> BrokerConfig: ...
 
     @property
-    def cluster(self) -> Cluster: ...
+    def metadata(self) -> ClusterMetadata: ...
 
     @property
     def timers(self) -> Timers: ...

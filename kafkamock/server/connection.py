@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kafkamock.broker import Broker, Close, Request, Respond, Wait, Waiter
+from kafkamock.broker import Close, Cluster, Request, Respond, Wait, Waiter
 from kafkamock.broker.errors import ErrorCode
 from kafkamock.broker.handlers import api_versions
 from kafkamock.broker.node import Node
@@ -125,7 +125,7 @@ class Connection:
     def __init__(self, server: Server, stream: trio.SocketStream, conn_id: int, node: Node, listener: str | None = None,
                  ssl_context: ssl.SSLContext | None = None):
         self.server = server
-        self.broker: Broker = server.broker
+        self.cluster: Cluster = server.cluster
         self.socket = stream.socket
         self.stream: trio.abc.Stream = stream
         self.ssl_context = ssl_context
@@ -136,7 +136,7 @@ class Connection:
             peer = f"{host}:{port}"
         except OSError:
             peer = "?"
-        self.info = self.broker.new_connection(conn_id, peer, listener)
+        self.info = self.cluster.new_connection(conn_id, peer, listener)
         self.mute_until_ms = 0       # a quota throttled the last request: read nothing more until then (KIP-219)
 
     async def _tls_handshake(self) -> None:
@@ -173,7 +173,7 @@ class Connection:
         return limit
 
     async def serve(self) -> None:
-        limits = self.broker.connections
+        limits = self.cluster.connections
         reader = FrameReader(self.stream, self.node.config["socket.request.max.bytes"],
                              lambda: limits.active(self.info.id))
         try:
@@ -194,7 +194,7 @@ class Connection:
                     if close is not None:
                         await self._drain()
                         raise ConnectionClosed(close)
-                    if self.mute_until_ms > self.broker.now_ms():
+                    if self.mute_until_ms > self.cluster.now_ms():
                         await self.mute()
             log.debug("connection %d from %s to node %d closed by the broker", self.info.id, self.info.peer,
                       self.node.node_id)
@@ -228,7 +228,7 @@ class Connection:
 
     async def raw_token(self, frame: bytearray) -> None:
         """SaslHandshake v0's raw mode: the frame is a bare SASL token, the answer a bare size-prefixed one."""
-        outcome = self.broker.sasl_raw_token(self.info, self.node, bytes(frame[4:]))
+        outcome = self.cluster.sasl_raw_token(self.info, self.node, bytes(frame[4:]))
         if isinstance(outcome, Close):
             raise ConnectionClosed(outcome.reason)
         if isinstance(outcome, Respond):
@@ -267,7 +267,7 @@ class Connection:
             self.info.client_id = header.client_id
             self.server.client_seen(self.info, self.node)
         api_key, version = header.request_api_key, header.request_api_version
-        served = self.broker.supported_versions().get(api_key)
+        served = self.cluster.supported_versions().get(api_key)
         if api_key == API_VERSIONS and served is not None and version > served[1]:
             # Above the broker's range (a broker presenting itself as an older Kafka): answered as a version the
             # codec does not know.
@@ -282,7 +282,7 @@ class Connection:
         request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info, self.node,
                           size=len(frame) - 4)
         try:
-            outcome = self.broker.handle(request)
+            outcome = self.cluster.handle(request)
             while isinstance(outcome, Wait):
                 outcome = await self.wait(outcome.waiter)
             self.mute_until_ms = request.mute_until_ms
@@ -302,7 +302,7 @@ class Connection:
                             "UNKNOWN_SERVER_ERROR, as Kafka does", name, version, self.info.peer, header.client_id, exc)
                 try:
                     parts = encode_response_parts(api_key, version, header.correlation_id,
-                                                  self.broker.unencodable(request))
+                                                  self.cluster.unencodable(request))
                 except EncodeError:
                     raise ConnectionClosed(f"no response to {name} v{version} can be encoded") from None
             return parts, outcome.close
@@ -321,26 +321,26 @@ class Connection:
             return waiter.result
         done = trio.Event()
         waiter.on_done = lambda outcome: done.set()
-        self.broker.connections.busy(self.info.id, True)
+        self.cluster.connections.busy(self.info.id, True)
         try:
             await done.wait()
         except BaseException:
-            self.broker.cancel(waiter)
+            self.cluster.cancel(waiter)
             raise
         finally:
-            self.broker.connections.busy(self.info.id, False)
+            self.cluster.connections.busy(self.info.id, False)
         assert waiter.result is not None
         return waiter.result
 
     async def mute(self) -> None:
         """Read nothing until the quota's throttle ends: a deadline on the core's clock (Kafka mutes the channel)."""
         deadline, self.mute_until_ms = self.mute_until_ms, 0
-        await self.wait(self.broker.wait((), deadline, lambda final: NO_RESPONSE if final else None))
+        await self.wait(self.cluster.wait((), deadline, lambda final: NO_RESPONSE if final else None))
 
     def api_versions_fallback(self, correlation_id: int) -> Buffers:
         """KIP-511: UNSUPPORTED_VERSION in a v0 body listing what the broker serves, from which the client picks a
         version both know."""
-        body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.broker)}
+        body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": api_versions.supported(self.cluster)}
         return [encode_response(API_VERSIONS, 0, correlation_id, body)]
 
     def unsupported(self, exc: UnsupportedVersionError) -> Buffers:

@@ -1,7 +1,7 @@
 """The trio shell around the broker core: one listener per node, one task per connection, and one timer task.
 
-The timer task sleeps until the core's next deadline (``Broker.next_deadline``) on the core's own clock, or until
-the core says an earlier deadline came up (or a ``ManualClock`` moved), then calls ``Broker.tick``. Nothing else
+The timer task sleeps until the core's next deadline (``Cluster.next_deadline``) on the core's own clock, or until
+the core says an earlier deadline came up (or a ``ManualClock`` moved), then calls ``Cluster.tick``. Nothing else
 here knows about time. Stopping a node (control API) closes its listeners and its connections; starting it binds
 the same ports again.
 
@@ -23,7 +23,7 @@ from typing import TypedDict, Unpack
 
 import trio
 
-from kafkamock.broker import Broker, Clock, ConnectionInfo
+from kafkamock.broker import Clock, Cluster, ConnectionInfo
 from kafkamock.broker.connections import ADMIT, REFUSE
 from kafkamock.broker.node import Node
 from kafkamock.broker.outcome import NO_RESPONSE
@@ -51,8 +51,8 @@ class NodeListener:
 
 
 class Server:
-    def __init__(self, broker: Broker, inherited: dict[tuple[str, int], socket.socket] | None = None):
-        self.broker = broker
+    def __init__(self, cluster: Cluster, inherited: dict[tuple[str, int], socket.socket] | None = None):
+        self.cluster = cluster
         # Listening sockets a supervisor passed (activation.py), by (host, port): served instead of opening them.
         self.inherited = dict(inherited or {})
         self._ids = itertools.count(1)
@@ -68,13 +68,13 @@ class Server:
         self._slot_freed = trio.Event()
         # Told of every internal error (after its log line): the test harness records them (testing.BrokerHandle).
         self.internal_error_listeners: list[Callable[[InternalError], None]] = []
-        broker.connections.closers.append(self._close_connection)
-        broker.timers.earlier_deadline.append(self._wake)
-        broker.timers.on_error = self.internal_error
-        broker.node_listeners.append(self._node_event)
-        self._manual_clock = hasattr(broker.clock, "subscribe")
+        cluster.connections.closers.append(self._close_connection)
+        cluster.timers.earlier_deadline.append(self._wake)
+        cluster.timers.on_error = self.internal_error
+        cluster.node_listeners.append(self._node_event)
+        self._manual_clock = hasattr(cluster.clock, "subscribe")
         if self._manual_clock:
-            broker.clock.subscribe(self._wake_threadsafe)  # type: ignore[attr-defined]
+            cluster.clock.subscribe(self._wake_threadsafe)  # type: ignore[attr-defined]
 
     def internal_error(self, where: str, error: BaseException) -> None:
         """A bug the broker survived (a handler or a timer task raised; it is logged already): tell the listeners.
@@ -97,12 +97,12 @@ class Server:
                 pass
 
     async def _timer(self) -> None:
-        broker = self.broker
+        cluster = self.cluster
         while True:
-            broker.tick()
+            cluster.tick()
             self._wake_event = trio.Event()
-            deadline = broker.next_deadline()
-            remaining = deadline - broker.now_ms()
+            deadline = cluster.next_deadline()
+            remaining = deadline - cluster.now_ms()
             if remaining <= 0:
                 await trio.lowlevel.checkpoint()
                 continue
@@ -133,7 +133,7 @@ class Server:
         finally:
             listener.connections.discard(conn)
             self._by_id.pop(conn.info.id, None)
-            self.broker.connections.closed(conn.info.id)
+            self.cluster.connections.closed(conn.info.id)
             freed, self._slot_freed = self._slot_freed, trio.Event()
             freed.set()
 
@@ -142,13 +142,13 @@ class Server:
         connection unread until a slot frees, as Kafka's acceptor does at max.connections."""
         waited = False
         while True:
-            admission = self.broker.connections.admit(conn.info.id, conn.node, conn.info.host)
+            admission = self.cluster.connections.admit(conn.info.id, conn.node, conn.info.host)
             if admission.verdict == ADMIT:
                 return True
             if admission.verdict == REFUSE:
                 log.info("%s", admission.reason)
                 if admission.close_after_ms:
-                    await conn.wait(self.broker.wait((), admission.close_after_ms,
+                    await conn.wait(self.cluster.wait((), admission.close_after_ms,
                                                      lambda final: NO_RESPONSE if final else None))
                 with trio.CancelScope(shield=True):
                     await conn.stream.aclose()
@@ -197,9 +197,9 @@ class Server:
 
     def _specs(self, host: str, port: int) -> list[Listener]:
         """The listeners to open: the configured ones, else one PLAINTEXT listener on ``host``/``port``."""
-        if self.broker.config["listeners"]:
-            return self.broker.listeners
-        return [Listener(self.broker.listeners[0].name, "PLAINTEXT", host, port)]
+        if self.cluster.config["listeners"]:
+            return self.cluster.listeners
+        return [Listener(self.cluster.listeners[0].name, "PLAINTEXT", host, port)]
 
     async def serve(self, host: str = "127.0.0.1", port: int = 9092, *,
                     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
@@ -208,13 +208,13 @@ class Server:
         self._bind_host = host
         self._token = trio.lowlevel.current_trio_token()
         specs = self._specs(host, port)
-        contexts = {spec.name: tls.server_context(self.broker.config, spec.name, spec.security_protocol)
+        contexts = {spec.name: tls.server_context(self.cluster.config, spec.name, spec.security_protocol)
                     for spec in specs if spec.tls}
-        advertise = advertised(self.broker.config, specs)
+        advertise = advertised(self.cluster.config, specs)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                for k, node in enumerate(self.broker.nodes):
+                for k, node in enumerate(self.cluster.nodes):
                     self.listeners[node.node_id] = []
                     for spec in specs:
                         bind = spec.host if spec.host else "0.0.0.0"
@@ -225,11 +225,11 @@ class Server:
                             await nursery.start(self._listen, listener)
                         shown = "127.0.0.1" if bind in ("0.0.0.0", "") else "::1" if bind == "::" else bind
                         adv_host, adv_port = advertise.get(spec.name, (None, None))
-                        self.broker.set_address(node.node_id, adv_host or shown,
+                        self.cluster.set_address(node.node_id, adv_host or shown,
                                                 adv_port + k if adv_port else listener.port, spec.name)
                 for spec in specs:
                     self.bootstrap_by_listener[spec.name] = ",".join(
-                        "{}:{}".format(*n.address(spec.name)) for n in self.broker.nodes)
+                        "{}:{}".format(*n.address(spec.name)) for n in self.cluster.nodes)
                 self.bootstrap_servers = self.bootstrap_by_listener[specs[0].name]
                 unused = set(self.inherited) - {(lst.host, lst.port) for lsts in self.listeners.values() for lst in lsts}
                 for host_port in sorted(unused):
@@ -238,11 +238,11 @@ class Server:
                 task_status.started(self.bootstrap_servers)
         finally:
             self._nursery = None
-            self.broker.close()
+            self.cluster.close()
 
 
 class BrokerOptions(TypedDict, total=False):
-    """``Broker``'s keyword arguments that ``run_broker`` passes on."""
+    """``Cluster``'s keyword arguments that ``run_broker`` passes on."""
 
     clock: Clock | None
     brokers: int
@@ -251,11 +251,11 @@ class BrokerOptions(TypedDict, total=False):
 
 
 @asynccontextmanager
-async def run_broker(broker: Broker | None = None, host: str = "127.0.0.1", port: int = 0,
+async def run_broker(cluster: Cluster | None = None, host: str = "127.0.0.1", port: int = 0,
                      config: Mapping[str, object] | None = None, **broker_options: Unpack[BrokerOptions]
                      ) -> AsyncIterator[Server]:
     """Run a broker inside trio code: ``async with run_broker(brokers=3) as server: server.bootstrap_servers``."""
-    server = Server(broker or Broker(config, **broker_options))
+    server = Server(cluster or Cluster(config, **broker_options))
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, host, port)
         yield server

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkamock.broker import Broker, ManualClock
+from kafkamock.broker import Cluster, ManualClock
 
 
 @pytest.fixture
@@ -14,6 +14,6 @@ def clock():
 
 @pytest.fixture
 def broker(clock):
-    b = Broker(clock=clock)
-    b.cluster.create_topic("t", 2, 1)
+    b = Cluster(clock=clock)
+    b.metadata.create_topic("t", 2, 1)
     return b

@@ -13,7 +13,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import records
-from kafkamock.broker import Broker, Close
+from kafkamock.broker import Close, Cluster
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.storage import DiskStorage
 
@@ -30,9 +30,9 @@ NOT_ASKED = -2147483648
 
 @pytest.fixture
 def broker(clock):
-    b = Broker({"authorizer.class.name": AUTHORIZER, "super.users": ADMIN}, clock=clock)
-    b.cluster.create_topic("t", 2, 1)
-    b.cluster.create_topic("secret", 1, 1)
+    b = Cluster({"authorizer.class.name": AUTHORIZER, "super.users": ADMIN}, clock=clock)
+    b.metadata.create_topic("t", 2, 1)
+    b.metadata.create_topic("secret", 1, 1)
     return b
 
 
@@ -136,7 +136,7 @@ def test_acl_apis_need_cluster_alter_or_describe(broker):
 
 
 def test_without_an_authorizer_the_acl_apis_are_security_disabled(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     assert grant(broker, creation(TOPIC, "t", READ)) == [(E.SECURITY_DISABLED, "No Authorizer is configured.")]
     response = call(broker, "DescribeAcls", 1, any_filter())
     assert (response.error_code, response.error_message) == (E.SECURITY_DISABLED,
@@ -154,31 +154,31 @@ def test_the_acl_apis_are_advertised_at_kafkas_versions(broker):
 
 def test_acls_survive_a_restart_with_log_dirs(tmp_path, clock):
     config = {"authorizer.class.name": AUTHORIZER, "log.dirs": str(tmp_path)}
-    broker = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
+    broker = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
     broker.config.set("super.users", ADMIN, static=True)
     grant(broker, creation(TOPIC, "t", READ), creation(GROUP, "g", DESCRIBE, DENY, pattern=PREFIXED))
     broker.close()
-    again = Broker({**config, "super.users": ADMIN}, clock=clock, storage=DiskStorage(tmp_path))
+    again = Cluster({**config, "super.users": ADMIN}, clock=clock, storage=DiskStorage(tmp_path))
     assert described(again) == described(broker)
     assert len(described(again)[1]) == 2
 
 
 def test_acls_are_cluster_wide(clock):
-    broker = Broker({"authorizer.class.name": AUTHORIZER, "super.users": ADMIN}, clock=clock, brokers=3)
-    broker.cluster.create_topic("t", 3, 1)
+    broker = Cluster({"authorizer.class.name": AUTHORIZER, "super.users": ADMIN}, clock=clock, brokers=3)
+    broker.metadata.create_topic("t", 3, 1)
     grant(broker, creation(TOPIC, "t", READ))
-    for node_id in broker.cluster.nodes:
+    for node_id in broker.metadata.nodes:
         response = call(broker, "DescribeAcls", 3, any_filter(), principal=ADMIN, node_id=node_id)
         assert len(response.resources) == 1
         assert meta_codes(broker, ["t"], ALICE, node_id=node_id) == {"t": E.NONE}
 
 
 def test_alias_and_bad_settings():
-    Broker({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    Cluster({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
     with pytest.raises(ValueError, match="authorizer.class.name"):
-        Broker({"authorizer.class.name": "com.example.MyAuthorizer"})
+        Cluster({"authorizer.class.name": "com.example.MyAuthorizer"})
     with pytest.raises(ValueError, match="super.users"):
-        Broker({"super.users": "admin"})
+        Cluster({"super.users": "admin"})
 
 
 # -- the data path ----------------------------------------------------------------------------------------------
@@ -260,7 +260,7 @@ def test_metadata_omits_or_denies_undescribable_topics(broker):
     assert listed == {"t": E.NONE}                                 # "secret" and the internal topics left out
     assert meta_codes(broker, ["t", "secret", "nope"], ALICE) == {
         "t": E.NONE, "secret": E.TOPIC_AUTHORIZATION_FAILED, "nope": E.TOPIC_AUTHORIZATION_FAILED}
-    secret_id = broker.cluster.topics["secret"].topic_id
+    secret_id = broker.metadata.topics["secret"].topic_id
     by_id = call(broker, "Metadata", 12, {"topics": [{"topic_id": secret_id, "name": None}],
                                           "allow_auto_topic_creation": False,
                                           "include_topic_authorized_operations": False}, principal=ALICE).topics
@@ -279,14 +279,14 @@ def test_metadata_null_name_without_id_under_prefixed_acls(broker):
 def test_metadata_auto_creation_needs_create(broker):
     grant(broker, creation(TOPIC, "auto-", DESCRIBE, pattern=PREFIXED))
     assert meta_codes(broker, ["auto-1"], ALICE, auto_create=True) == {"auto-1": E.TOPIC_AUTHORIZATION_FAILED}
-    assert "auto-1" not in broker.cluster.topics
+    assert "auto-1" not in broker.metadata.topics
     grant(broker, creation(TOPIC, "auto-", CREATE, pattern=PREFIXED))
     # As Kafka 4: the request that creates the topic is answered UNKNOWN_TOPIC_OR_PARTITION, the next sees it.
     assert meta_codes(broker, ["auto-1"], ALICE, auto_create=True) == {"auto-1": E.UNKNOWN_TOPIC_OR_PARTITION}
     assert meta_codes(broker, ["auto-1"], ALICE, auto_create=True) == {"auto-1": E.NONE}
     grant(broker, creation(CLUSTER, "kafka-cluster", CREATE, principal=BOB), creation(TOPIC, "*", DESCRIBE, principal=BOB))
     assert meta_codes(broker, ["bobs"], BOB, auto_create=True) == {"bobs": E.UNKNOWN_TOPIC_OR_PARTITION}
-    assert "bobs" in broker.cluster.topics
+    assert "bobs" in broker.metadata.topics
 
 
 def test_authorized_operations_bit_fields(broker):
@@ -380,7 +380,7 @@ def test_regex_subscriptions_resolve_to_describable_topics_only(broker, clock):
     DESCRIBE. The resolution runs after the heartbeat that asks for it (Kafka resolves in the background); an ACL
     granted later is taken in at the next refresh (group.consumer.regex.refresh.interval.ms, ten minutes), as a
     grant alone does not start one."""
-    broker.cluster.create_topic("t-extra", 1, 1)
+    broker.metadata.create_topic("t-extra", 1, 1)
     grant(broker, creation(GROUP, "rx", READ), creation(TOPIC, "t", DESCRIBE))
     member_id, epoch = str(uuid.uuid4()), 0
 
@@ -392,7 +392,7 @@ def test_regex_subscriptions_resolve_to_describable_topics_only(broker, clock):
             "server_assignor": None, "topic_partitions": [] if epoch == 0 else None}, principal=ALICE)
         assert answer.error_code == E.NONE, answer
         epoch = answer.member_epoch
-        names = {t.topic_id: n for n, t in broker.cluster.topics.items()}
+        names = {t.topic_id: n for n, t in broker.metadata.topics.items()}
         return {(names[tp.topic_id], p) for tp in answer.assignment.topic_partitions for p in tp.partitions} \
             if answer.assignment is not None else None
 
@@ -513,7 +513,7 @@ def test_config_apis(broker):
             {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}],
         "validate_only": False}, principal=ALICE).responses
     assert [r.error_code for r in altered] == [E.NONE, E.GROUP_AUTHORIZATION_FAILED]
-    assert broker.cluster.topics["t"].configs["retention.ms"] == 1000
+    assert broker.metadata.topics["t"].configs["retention.ms"] == 1000
 
 
 def test_client_quota_apis_need_cluster_describe_or_alter_configs(broker):

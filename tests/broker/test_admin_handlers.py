@@ -11,7 +11,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import records
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.errors import ErrorCode as E
 
 ZERO = uuid.UUID(int=0)
@@ -52,29 +52,29 @@ def delete_topics(broker, version, names=(), topics=()):
 
 @pytest.mark.parametrize("version", [1, 3, 4, 5])
 def test_delete_topics_by_name(broker, version):
-    broker.cluster.create_topic("u", 1, 1)
-    topic_id = broker.cluster.topics["t"].topic_id
+    broker.metadata.create_topic("u", 1, 1)
+    topic_id = broker.metadata.topics["t"].topic_id
     results = {r.name: r for r in delete_topics(broker, version, ["t", "nope"])}
     assert results["t"].error_code == E.NONE
     assert results["nope"].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     # Kafka 4.3.1 sends its default message for an unknown topic (v5+ carries messages)
     assert results["nope"].error_message == ("This server does not host this topic-partition." if version >= 5 else None)
-    assert "t" not in broker.cluster.topics and topic_id not in broker.cluster.topics_by_id
-    assert "u" in broker.cluster.topics
+    assert "t" not in broker.metadata.topics and topic_id not in broker.metadata.topics_by_id
+    assert "u" in broker.metadata.topics
     assert fetch_error(broker, 0) == E.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_delete_topics_duplicate_names_get_one_error_with_a_message_at_v5(broker):
     (result,) = delete_topics(broker, 5, ["t", "t"])
     assert (result.name, result.error_code, result.error_message) == ("t", E.INVALID_REQUEST, "Duplicate topic name.")
-    assert "t" in broker.cluster.topics
+    assert "t" in broker.metadata.topics
     (result,) = delete_topics(broker, 4, ["t", "t"])  # no error_message before v5
     assert result.error_code == E.INVALID_REQUEST and result.error_message is None
 
 
 def test_delete_topics_by_id_v6(broker):
-    broker.cluster.create_topic("u", 1, 1)
-    t_id, u_id = broker.cluster.topics["t"].topic_id, broker.cluster.topics["u"].topic_id
+    broker.metadata.create_topic("u", 1, 1)
+    t_id, u_id = broker.metadata.topics["t"].topic_id, broker.metadata.topics["u"].topic_id
     unknown = uuid.uuid4()
     results = delete_topics(broker, 6, topics=[(None, t_id), ("u", ZERO), (None, unknown), ("x", unknown),
                                                (None, ZERO)])
@@ -85,14 +85,14 @@ def test_delete_topics_by_id_v6(broker):
     assert by_key[("x", unknown)].error_code == E.INVALID_REQUEST
     assert by_key[("x", unknown)].error_message == "You may not specify both topic name and topic id."
     assert by_key[(None, ZERO)].error_message == "Neither topic name nor id were specified."
-    assert broker.cluster.topics == {} and broker.cluster.topics_by_id == {}
+    assert broker.metadata.topics == {} and broker.metadata.topics_by_id == {}
 
 
 def test_delete_topics_v6_name_and_id_of_the_same_topic(broker):
-    t_id = broker.cluster.topics["t"].topic_id
+    t_id = broker.metadata.topics["t"].topic_id
     (result,) = delete_topics(broker, 6, topics=[(None, t_id), ("t", ZERO)])
     assert (result.name, result.topic_id, result.error_code) == ("t", t_id, E.INVALID_REQUEST)
-    assert "t" in broker.cluster.topics
+    assert "t" in broker.metadata.topics
     results = delete_topics(broker, 6, topics=[(None, t_id), (None, t_id)])
     assert [(r.name, r.topic_id, r.error_message) for r in results] == [(None, t_id, "Duplicate topic id.")]
 
@@ -100,11 +100,11 @@ def test_delete_topics_v6_name_and_id_of_the_same_topic(broker):
 @pytest.mark.parametrize(("version", "code"), [(1, E.INVALID_REQUEST), (2, E.INVALID_REQUEST),
                                                (3, E.TOPIC_DELETION_DISABLED), (6, E.TOPIC_DELETION_DISABLED)])
 def test_delete_topics_disabled(clock, version, code):
-    broker = Broker({"delete.topic.enable": "false"}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"delete.topic.enable": "false"}, clock=clock)
+    broker.metadata.create_topic("t", 1, 1)
     results = delete_topics(broker, version, ["t"], topics=[("t", ZERO)])
     assert [(r.name, r.error_code) for r in results] == [("t", code)]
-    assert "t" in broker.cluster.topics
+    assert "t" in broker.metadata.topics
 
 
 # -- CreatePartitions -------------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def create_partitions(broker, version, topics, validate_only=False):
 def test_create_partitions_grows_the_topic(broker, version):
     (result,) = create_partitions(broker, version, [("t", 4, None)])
     assert (result.error_code, result.error_message) == (E.NONE, None)
-    topic = broker.cluster.topics["t"]
+    topic = broker.metadata.topics["t"]
     assert [p.index for p in topic.partitions] == [0, 1, 2, 3]
     assert produce(broker, b"x", partition=3) == 0
     meta = call(broker, "Metadata", 12, {"topics": [{"name": "t"}]})
@@ -127,7 +127,7 @@ def test_create_partitions_grows_the_topic(broker, version):
 
 
 def test_create_partitions_errors(broker):
-    broker.cluster.create_topic("u", 1, 1)
+    broker.metadata.create_topic("u", 1, 1)
     results = {r.name: r for r in create_partitions(broker, 3, [
         ("t", 2, None), ("u", 1, None), ("u", 3, None), ("nope", 3, None), ("dup", 3, None), ("dup", 4, None)])}
     assert len(results) == 4
@@ -139,20 +139,20 @@ def test_create_partitions_errors(broker):
     (smaller,) = create_partitions(broker, 1, [("t", 1, None)])
     assert smaller.error_code == E.INVALID_PARTITIONS
     assert smaller.error_message == "The topic t currently has 2 partition(s); 1 would not be an increase."
-    assert len(broker.cluster.topics["t"].partitions) == 2 and len(broker.cluster.topics["u"].partitions) == 1
+    assert len(broker.metadata.topics["t"].partitions) == 2 and len(broker.metadata.topics["u"].partitions) == 1
 
 
 def test_create_partitions_validate_only(broker):
     (result,) = create_partitions(broker, 2, [("t", 5, None)], validate_only=True)
-    assert result.error_code == E.NONE and len(broker.cluster.topics["t"].partitions) == 2
+    assert result.error_code == E.NONE and len(broker.metadata.topics["t"].partitions) == 2
 
 
 def test_create_partitions_with_assignments(clock):
-    broker = Broker(clock=clock, brokers=2)               # nodes 1 and 2
-    broker.cluster.create_topic("t", 2, 1)
+    broker = Cluster(clock=clock, brokers=2)               # nodes 1 and 2
+    broker.metadata.create_topic("t", 2, 1)
     (ok,) = create_partitions(broker, 3, [("t", 4, [{"broker_ids": [2]}, {"broker_ids": [1]}])])
     assert ok.error_code == E.NONE
-    parts = broker.cluster.topics["t"].partitions
+    parts = broker.metadata.topics["t"].partitions
     assert [(p.leader_id, p.replicas) for p in parts[2:]] == [(2, [2]), (1, [1])]
     for assignments, message in [
         ([{"broker_ids": [1]}], "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
@@ -163,7 +163,7 @@ def test_create_partitions_with_assignments(clock):
     ]:
         (bad,) = create_partitions(broker, 0, [("t", 6, assignments)])
         assert bad.error_code == E.INVALID_REPLICA_ASSIGNMENT and message in bad.error_message
-    assert len(broker.cluster.topics["t"].partitions) == 4
+    assert len(broker.metadata.topics["t"].partitions) == 4
 
 
 # -- DeleteRecords ----------------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_delete_records_moves_the_log_start_offset(broker, version):
     for i in range(3):
         produce(broker, b"%d" % (2 * i), b"%d" % (2 * i + 1))      # offsets 0-5 in three batches
     assert delete_records(broker, version, [(0, 3)]) == [(0, 3, E.NONE)]
-    plog = broker.cluster.partition("t", 0).log
+    plog = broker.metadata.partition("t", 0).log
     # Kafka deletes whole segments only: the log start moves, the batches below it stay until their segment goes.
     assert plog.log_start_offset == 3 and len(plog) == 3
     assert fetch_error(broker, 2) == E.OFFSET_OUT_OF_RANGE
@@ -197,7 +197,7 @@ def test_delete_records_moves_the_log_start_offset(broker, version):
 
 
 def test_delete_records_refused_on_compacted_topics(broker):
-    broker.cluster.create_topic("c", 1, 1, {"cleanup.policy": "compact"})
+    broker.metadata.create_topic("c", 1, 1, {"cleanup.policy": "compact"})
     produce(broker, b"a", topic="c", key=b"k")
     assert delete_records(broker, 2, [(0, 1)], topic="c") == [(0, -1, E.POLICY_VIOLATION)]
     assert incremental(broker, 1, [(TOPIC, "c", [("cleanup.policy", SET, "compact,delete")])]) == [("c", E.NONE, None)]
@@ -225,9 +225,9 @@ def test_offset_for_leader_epoch(broker, version):
         (E.NONE, -1, -1),      # above every known epoch: UNDEFINED, no error
         (E.NONE, -1, -1),      # UNDEFINED_EPOCH asks for nothing
     ]
-    partition = broker.cluster.partition("t", 0)
-    broker.cluster.set_leader(partition, partition.leader_id)   # two elections; new batches carry epoch 2
-    broker.cluster.set_leader(partition, partition.leader_id)
+    partition = broker.metadata.partition("t", 0)
+    broker.metadata.set_leader(partition, partition.leader_id)   # two elections; new batches carry epoch 2
+    broker.metadata.set_leader(partition, partition.leader_id)
     produce(broker, b"d", b"e")
     assert epoch_end(broker, version, [(0, 0, 2), (0, 1, 2), (0, 2, 2), (0, 3, 2)]) == [
         (E.NONE, 0, 3),        # epoch 0 ends where epoch 2 starts
@@ -246,8 +246,8 @@ def test_offset_for_leader_epoch(broker, version):
 
 def test_offset_for_leader_epoch_new_epoch_without_records(broker):
     produce(broker, b"a")
-    partition = broker.cluster.partition("t", 0)
-    broker.cluster.set_leader(partition, partition.leader_id)   # a new epoch starts at the log end, no records yet
+    partition = broker.metadata.partition("t", 0)
+    broker.metadata.set_leader(partition, partition.leader_id)   # a new epoch starts at the log end, no records yet
     assert epoch_end(broker, 4, [(0, 0, 1), (0, 1, 1)]) == [(E.NONE, 0, 1), (E.NONE, 1, 1)]
 
 
@@ -323,8 +323,8 @@ def test_describe_topic_configs(broker, version):
 
 
 def test_describe_topic_configs_follow_the_broker_levels(clock):
-    broker = Broker({"log.retention.ms": "100"}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"log.retention.ms": "100"}, clock=clock)
+    broker.metadata.create_topic("t", 1, 1)
     retention = described(broker, 4, TOPIC, "t", synonyms=True)["retention.ms"]
     assert (retention.value, retention.config_source) == ("100", SOURCE["STATIC"])
     assert incremental(broker, 1, [(BROKER, "", [("log.retention.ms", SET, "200")])]) == [("", E.NONE, None)]
@@ -336,7 +336,7 @@ def test_describe_topic_configs_follow_the_broker_levels(clock):
     assert incremental(broker, 0, [(BROKER, "1", [("log.retention.ms", SET, "300")])]) == [("1", E.NONE, None)]
     retention = described(broker, 4, TOPIC, "t")["retention.ms"]
     assert (retention.value, retention.config_source) == ("300", SOURCE["DYNAMIC_BROKER"])
-    assert broker.topic_config(broker.cluster.topics["t"], "retention.ms") == 300
+    assert broker.topic_config(broker.metadata.topics["t"], "retention.ms") == 300
     assert incremental(broker, 0, [(BROKER, "1", [("log.retention.ms", DELETE, None)])]) == [("1", E.NONE, None)]
     assert broker.first_node().config["log.retention.ms"] == 200
 
@@ -350,10 +350,10 @@ def test_retention_roll_jitter_and_flush_ms_have_no_default_and_derive_as_in_kaf
     the broker uses log.retention.minutes/hours, log.roll.hours, log.roll.jitter.hours and
     log.flush.scheduler.interval.ms, and DescribeConfigs lists synonyms from the first one named as the topic
     config's broker synonym on (what Kafka 3.8's broker answers for the same settings)."""
-    broker = Broker({"log.retention.hours": "24", "log.roll.hours": "2", "log.roll.jitter.hours": "1",
+    broker = Cluster({"log.retention.hours": "24", "log.roll.hours": "2", "log.roll.jitter.hours": "1",
                      "log.flush.scheduler.interval.ms": "9000"}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
-    topic = broker.cluster.topics["t"]
+    broker.metadata.create_topic("t", 1, 1)
+    topic = broker.metadata.topics["t"]
     assert [broker.topic_config(topic, n) for n in ("retention.ms", "segment.ms", "segment.jitter.ms", "flush.ms")] \
         == [86_400_000, 7_200_000, 3_600_000, 9000]
     assert topic.partitions[0].log.config.retention_ms == 86_400_000
@@ -393,14 +393,14 @@ def test_retention_roll_jitter_and_flush_ms_have_no_default_and_derive_as_in_kaf
     assert synonyms_of(node["log.retention.ms"]) == synonyms_of(configs["retention.ms"])
 
     # minutes before hours; a negative retention is -1 (none), whatever the unit
-    assert Broker({"log.retention.minutes": "3", "log.retention.hours": "1"}, clock=clock).config[
+    assert Cluster({"log.retention.minutes": "3", "log.retention.hours": "1"}, clock=clock).config[
         "log.retention.ms"] == 180_000
-    assert Broker({"log.retention.hours": "-1"}, clock=clock).config["log.retention.ms"] == -1
-    assert Broker({"log.roll.ms": "5000", "log.roll.hours": "1"}, clock=clock).config["log.roll.ms"] == 5000
+    assert Cluster({"log.retention.hours": "-1"}, clock=clock).config["log.retention.ms"] == -1
+    assert Cluster({"log.roll.ms": "5000", "log.roll.hours": "1"}, clock=clock).config["log.roll.ms"] == 5000
 
 
 def test_describe_broker_configs_each_node_reports_its_own_node_id(clock):
-    cluster = Broker(brokers=3, clock=clock)
+    cluster = Cluster(brokers=3, clock=clock)
     for node_id in (1, 2, 3):
         (result,) = call(cluster, "DescribeConfigs", 4, {
             "resources": [{"resource_type": BROKER, "resource_name": str(node_id), "configuration_keys": ["node.id"]}],
@@ -410,7 +410,7 @@ def test_describe_broker_configs_each_node_reports_its_own_node_id(clock):
         assert (config.value, config.read_only) == (str(node_id), True)
         # Every Kafka node has its node.id in its properties (kafkamock's nodes as if they had it there too).
         assert synonyms_of(config) == [("node.id", str(node_id), SOURCE["STATIC"])]
-    numbered = Broker({"node.id": 5}, brokers=2, clock=clock)
+    numbered = Cluster({"node.id": 5}, brokers=2, clock=clock)
     (result,) = call(numbered, "DescribeConfigs", 4, {
         "resources": [{"resource_type": BROKER, "resource_name": "6", "configuration_keys": ["node.id"]}],
         "include_synonyms": True, "include_documentation": False}, node_id=6).results
@@ -456,7 +456,7 @@ def test_describe_configs_errors(broker, version):
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_alter_configs_replaces_the_whole_set(broker, version):
-    topic = broker.cluster.topics["t"]
+    topic = broker.metadata.topics["t"]
     assert alter(broker, version, [(TOPIC, "t", {"retention.ms": "1000", "cleanup.policy": "compact,delete"})]) \
         == [("t", E.NONE, None)]
     assert topic.configs == {"retention.ms": 1000, "cleanup.policy": "compact,delete"}
@@ -477,7 +477,7 @@ def test_alter_configs_replaces_the_whole_set(broker, version):
 
 @pytest.mark.parametrize("version", [0, 2])
 def test_alter_configs_errors(broker, version):
-    topic = broker.cluster.topics["t"]
+    topic = broker.metadata.topics["t"]
     topic.configs["retention.ms"] = 10
     results = alter(broker, version, [
         (TOPIC, "t", {"retention.mss": "1"}),
@@ -513,7 +513,7 @@ def test_alter_configs_errors(broker, version):
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_incremental_alter_configs_operations(broker, version):
-    topic = broker.cluster.topics["t"]
+    topic = broker.metadata.topics["t"]
     ok = [("t", E.NONE, None)]
     assert incremental(broker, version, [(TOPIC, "t", [("retention.ms", SET, "1000"),
                                                        ("cleanup.policy", APPEND, "compact")])]) == ok
@@ -537,7 +537,7 @@ def test_incremental_alter_configs_operations(broker, version):
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_incremental_alter_configs_errors(broker, version):
-    topic = broker.cluster.topics["t"]
+    topic = broker.metadata.topics["t"]
     topic.configs["retention.ms"] = 10
     results = incremental(broker, version, [
         (TOPIC, "t", [("retention.ms", SET, "20"), ("retention.bytes", APPEND, "1")]),
@@ -579,7 +579,7 @@ def test_retention_set_through_incremental_alter_configs(broker, clock):
     produce(broker, b"old", timestamp=now - 200_000)
     produce(broker, b"older-ish", timestamp=now - 100_000)
     produce(broker, b"new", timestamp=now)
-    plog = broker.cluster.partition("t", 0).log
+    plog = broker.metadata.partition("t", 0).log
     assert len(plog.segments) == 3
     clock.advance(30_000)                                            # log.initial.task.delay.ms
     broker.tick()
@@ -607,16 +607,16 @@ def test_retention_set_through_incremental_alter_configs(broker, clock):
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_describe_cluster(clock, version):
-    broker = Broker(clock=clock, brokers=3)
+    broker = Cluster(clock=clock, brokers=3)
     broker.set_address(2, "127.0.0.2", 9093)
-    broker.cluster.nodes[2].rack = "rack-b"
+    broker.metadata.nodes[2].rack = "rack-b"
     broker.stop_node(3)
     body = {"include_cluster_authorized_operations": False}
     if version >= 2:
         body["include_fenced_brokers"] = True
     response = call(broker, "DescribeCluster", version, body)
     assert (response.error_code, response.error_message) == (E.NONE, None)
-    assert response.cluster_id == broker.cluster.cluster_id and response.controller_id == 1
+    assert response.cluster_id == broker.metadata.cluster_id and response.controller_id == 1
     fenced = [(3, "127.0.0.1", 9094, None, True)] if version >= 2 else []    # a stopped node, when asked for
     assert [(b.broker_id, b.host, b.port, b.rack, b.is_fenced) for b in response.brokers] == [
         (1, "127.0.0.1", 9092, None, False), (2, "127.0.0.2", 9093, "rack-b", False)] + fenced
@@ -650,13 +650,13 @@ def describe_partitions(broker, names=(), limit=2000, cursor=None):
 
 
 def test_describe_topic_partitions_lists_every_topic_sorted(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     for name, n in (("b", 3), ("a", 2), ("c", 1)):
-        broker.cluster.create_topic(name, n, 1)
+        broker.metadata.create_topic(name, n, 1)
     response, pages, nxt = describe_partitions(broker)
     assert pages == [("a", E.NONE, [0, 1]), ("b", E.NONE, [0, 1, 2]), ("c", E.NONE, [0])] and nxt is None
     topic = response.topics[0]
-    assert topic.topic_id == broker.cluster.topics["a"].topic_id and not topic.is_internal
+    assert topic.topic_id == broker.metadata.topics["a"].topic_id and not topic.is_internal
     assert topic.topic_authorized_operations == 3576   # every topic operation, as with no authorizer
     p = topic.partitions[0]
     assert (p.error_code, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes, p.offline_replicas) == \
@@ -665,9 +665,9 @@ def test_describe_topic_partitions_lists_every_topic_sorted(clock):
 
 
 def test_describe_topic_partitions_pages_with_a_cursor(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     for name, n in (("b", 3), ("a", 2), ("c", 1)):
-        broker.cluster.create_topic(name, n, 1)
+        broker.metadata.create_topic(name, n, 1)
     _, pages, nxt = describe_partitions(broker, limit=2)
     assert (pages, nxt) == ([("a", E.NONE, [0, 1])], ("b", 0))      # full before b starts: b's partition 0
     _, pages, nxt = describe_partitions(broker, limit=2, cursor=nxt)
@@ -680,8 +680,8 @@ def test_describe_topic_partitions_pages_with_a_cursor(clock):
     assert (pages, nxt) == ([("b", E.NONE, [1, 2]), ("c", E.NONE, [0])], None)
     _, pages, nxt = describe_partitions(broker, limit=0)             # at least one partition per page
     assert (pages, nxt) == ([("a", E.NONE, [0])], ("a", 1))
-    limited = Broker({"max.request.partition.size.limit": 2}, clock=clock)
-    limited.cluster.create_topic("a", 3, 1)
+    limited = Cluster({"max.request.partition.size.limit": 2}, clock=clock)
+    limited.metadata.create_topic("a", 3, 1)
     _, pages, nxt = describe_partitions(limited, limit=100)
     assert (pages, nxt) == ([("a", E.NONE, [0, 1])], ("a", 2))
 

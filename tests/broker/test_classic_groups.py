@@ -10,7 +10,7 @@ import pytest
 from support.broker_calls import call, decode_response
 
 from kafkamock import codec
-from kafkamock.broker import Broker, Respond
+from kafkamock.broker import Cluster, Respond
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.storage import DiskStorage
 
@@ -219,8 +219,8 @@ def test_static_member_rejoins_with_a_new_id_and_the_old_one_is_fenced(broker, c
 
 
 def test_requests_to_another_node_are_not_coordinator(clock):
-    broker = Broker(clock=clock, brokers=3)
-    broker.cluster.create_topic("t", 2, 1)
+    broker = Cluster(clock=clock, brokers=3)
+    broker.metadata.create_topic("t", 2, 1)
     coordinator = broker.groups.coordinator_id("g")
     other = next(n.node_id for n in broker.nodes if n.node_id != coordinator)
     answer = call(broker, "JoinGroup", 9, {"group_id": "g", "session_timeout_ms": 10_000, "member_id": "",
@@ -242,7 +242,7 @@ def test_standalone_commits_and_fetch_every_version(broker):
     assert v1.topics[0].partitions[0].committed_offset == 7 and v1.topics[0].partitions[0].metadata == "m"
     every = call(broker, "OffsetFetch", 7, {"group_id": "solo", "topics": None})
     assert sorted((p.partition_index, p.committed_offset) for p in every.topics[0].partitions) == [(0, 7), (1, 9)]
-    topic_id = broker.cluster.topics["t"].topic_id
+    topic_id = broker.metadata.topics["t"].topic_id
     v10 = call(broker, "OffsetFetch", 10, {"groups": [{"group_id": "solo", "topics": [
         {"topic_id": topic_id, "partition_indexes": [1]}]}]})
     assert v10.groups[0].topics[0].topic_id == topic_id and v10.groups[0].topics[0].partitions[0].committed_offset == 9
@@ -254,7 +254,7 @@ def test_standalone_commits_and_fetch_every_version(broker):
 
 
 def test_offset_delete_refuses_subscribed_topics(broker, clock):
-    broker.cluster.create_topic("u", 1, 1)
+    broker.metadata.create_topic("u", 1, 1)
     generation, (a, b), _ = stable_group(broker, clock)
     commit(broker, "g", [("t", 0, 1), ("u", 0, 2)], generation=generation, member=a)
     deleted = call(broker, "OffsetDelete", 0, {"group_id": "g", "topics": [
@@ -267,9 +267,9 @@ def test_offset_delete_refuses_subscribed_topics(broker, clock):
 
 @pytest.fixture
 def expiring(clock):
-    broker = Broker({"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000}, clock=clock)
-    broker.cluster.create_topic("t", 2, 1)
-    broker.cluster.create_topic("gone", 1, 1)
+    broker = Cluster({"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000}, clock=clock)
+    broker.metadata.create_topic("t", 2, 1)
+    broker.metadata.create_topic("gone", 1, 1)
     return broker
 
 
@@ -337,7 +337,7 @@ def test_v2_to_v4_retention_records_carry_the_expire_timestamp(expiring, clock):
     from kafkamock.broker.groups import records as group_records
     from kafkamock.records import decode_batches
 
-    stored = [r for p in expiring.cluster.topics["__consumer_offsets"].partitions for b in p.log.batches()
+    stored = [r for p in expiring.metadata.topics["__consumer_offsets"].partitions for b in p.log.batches()
               for batch in decode_batches(b.data) for r in batch.records]
     kind, key, value = group_records.decode(stored[-1].key, stored[-1].value)
     assert kind == group_records.OFFSET_COMMIT and struct.unpack(">h", stored[-1].value[:2])[0] == 1
@@ -348,8 +348,8 @@ def test_v2_to_v4_retention_records_carry_the_expire_timestamp(expiring, clock):
 
 def test_groups_and_offsets_survive_a_restart_and_expired_groups_stay_gone(tmp_path, clock):
     config = {"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000}
-    broker = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
-    broker.cluster.create_topic("t", 2, 1)
+    broker = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
+    broker.metadata.create_topic("t", 2, 1)
     generation, members, leader = stable_group(broker, clock, session=300_000)
     commit(broker, "g", [("t", 0, 11), ("t", 1, 12)], generation=generation, member=leader)
     commit(broker, "solo", [("t", 0, 1)])
@@ -359,7 +359,7 @@ def test_groups_and_offsets_survive_a_restart_and_expired_groups_stay_gone(tmp_p
     assert "solo" not in listed(broker)
     broker.close()
 
-    again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
+    again = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
     described = describe(again, "g")
     assert described.group_state == "Stable" and sorted(m.member_id for m in described.members) == sorted(members)
     assert committed(again, "g") == [11, 12]

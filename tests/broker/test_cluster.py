@@ -8,7 +8,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import records
-from kafkamock.broker import Broker, ManualClock
+from kafkamock.broker import Cluster, ManualClock
 from kafkamock.broker.cluster import partition_for_key
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.java_hash_order import java_string_hash
@@ -16,11 +16,11 @@ from kafkamock.storage import DiskStorage
 
 
 @pytest.fixture
-def cluster(clock) -> Broker:
-    broker = Broker(clock=clock, brokers=3)
+def cluster(clock) -> Cluster:
+    broker = Cluster(clock=clock, brokers=3)
     for k, node in enumerate(broker.nodes):
         broker.set_address(node.node_id, "127.0.0.1", 9092 + k)
-    broker.cluster.create_topic("r3", 3, 3)          # leaders 1, 2, 3; replicas rotate
+    broker.metadata.create_topic("r3", 3, 3)          # leaders 1, 2, 3; replicas rotate
     return broker
 
 
@@ -34,7 +34,7 @@ def produce(broker, node_id, partition=0, topic="r3", version=11, acks=-1):
 
 
 def fetch(broker, node_id, partition=0, topic="r3", version=16, epoch=-1):
-    topic_id = broker.cluster.topics[topic].topic_id
+    topic_id = broker.metadata.topics[topic].topic_id
     return call(broker, "Fetch", version, {
         "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 10**6, "session_epoch": -1,
         "topics": [{"topic": topic, "topic_id": topic_id, "partitions": [
@@ -43,14 +43,14 @@ def fetch(broker, node_id, partition=0, topic="r3", version=16, epoch=-1):
 
 
 def leaders(broker, topic="r3"):
-    return [(p.leader_id, p.leader_epoch, list(p.isr)) for p in broker.cluster.topics[topic].partitions]
+    return [(p.leader_id, p.leader_epoch, list(p.isr)) for p in broker.metadata.topics[topic].partitions]
 
 
 def test_node_ids_ports_and_round_robin_placement(cluster):
     assert [(n.node_id, n.port) for n in cluster.nodes] == [(1, 9092), (2, 9093), (3, 9094)]
-    assert [p.replicas for p in cluster.cluster.topics["r3"].partitions] == [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
+    assert [p.replicas for p in cluster.metadata.topics["r3"].partitions] == [[1, 2, 3], [2, 3, 1], [3, 1, 2]]
     assert leaders(cluster) == [(1, 0, [1, 2, 3]), (2, 0, [2, 3, 1]), (3, 0, [3, 1, 2])]
-    first = Broker({"node.id": 5}, brokers=2)
+    first = Cluster({"node.id": 5}, brokers=2)
     assert [n.node_id for n in first.nodes] == [5, 6]
 
 
@@ -71,8 +71,8 @@ def test_only_the_leader_serves_and_says_who_leads(cluster):
 
 
 def test_leader_epoch_fencing_comes_before_the_leader_check(cluster):
-    partition = cluster.cluster.partition("r3", 0)
-    cluster.cluster.set_leader(partition, 1)                                    # epoch 1
+    partition = cluster.metadata.partition("r3", 0)
+    cluster.metadata.set_leader(partition, 1)                                    # epoch 1
     assert fetch(cluster, 1, epoch=0).responses[0].partitions[0].error_code == E.FENCED_LEADER_EPOCH
     assert fetch(cluster, 1, epoch=2).responses[0].partitions[0].error_code == E.UNKNOWN_LEADER_EPOCH
     assert fetch(cluster, 1, epoch=1).responses[0].partitions[0].error_code == E.NONE
@@ -89,7 +89,7 @@ def test_stop_moves_leadership_to_the_next_in_sync_replica_and_start_takes_it_ba
     p0 = metadata.topics[0].partitions[0]
     assert (p0.leader_id, p0.leader_epoch, p0.isr_nodes, p0.offline_replicas) == (2, 1, [2, 3], [1])
     assert produce(cluster, 2).responses[0].partition_responses[0].error_code == E.NONE
-    log = cluster.cluster.partition("r3", 0).log
+    log = cluster.metadata.partition("r3", 0).log
     assert log.leader_epochs[-1] == (1, 0)                                       # epoch 1 starts at offset 0
     cluster.start_node(1)                                                       # preferred leader election
     assert leaders(cluster) == [(1, 2, [1, 2, 3]), (2, 0, [2, 3, 1]), (3, 0, [3, 1, 2])]
@@ -97,16 +97,16 @@ def test_stop_moves_leadership_to_the_next_in_sync_replica_and_start_takes_it_ba
 
 
 def test_start_without_rebalance_leaves_leaders_where_they_are(clock):
-    broker = Broker({"auto.leader.rebalance.enable": "false"}, clock=clock, brokers=2)
-    broker.cluster.create_topic("t", 1, 2)
+    broker = Cluster({"auto.leader.rebalance.enable": "false"}, clock=clock, brokers=2)
+    broker.metadata.create_topic("t", 1, 2)
     broker.stop_node(1)
     broker.start_node(1)
     assert leaders(broker, "t") == [(2, 1, [1, 2])]
 
 
 def test_a_partition_whose_replicas_are_all_down_has_no_leader(cluster):
-    cluster.cluster.create_topic("solo", 1, 1)                                  # on node 1 (round robin)
-    (solo,) = cluster.cluster.topics["solo"].partitions
+    cluster.metadata.create_topic("solo", 1, 1)                                  # on node 1 (round robin)
+    (solo,) = cluster.metadata.topics["solo"].partitions
     cluster.stop_node(solo.leader_id)
     other = 2 if solo.replicas[0] != 2 else 3
     p = call(cluster, "Metadata", 12, {"topics": [{"name": "solo"}]}, node_id=other).topics[0].partitions[0]
@@ -116,8 +116,8 @@ def test_a_partition_whose_replicas_are_all_down_has_no_leader(cluster):
 
 
 def test_move_leader_bumps_the_epoch_and_reassigns_when_needed(cluster):
-    cluster.cluster.create_topic("one", 1, 1)
-    (p,) = cluster.cluster.topics["one"].partitions
+    cluster.metadata.create_topic("one", 1, 1)
+    (p,) = cluster.metadata.topics["one"].partitions
     target = 3 if p.leader_id != 3 else 2
     cluster.move_leader("one", 0, target)
     assert (p.leader_id, p.replicas, p.isr, p.leader_epoch) == (target, [target], [target], 1)
@@ -186,7 +186,7 @@ def _java_hash_reference(text: str) -> int:
 
 def test_find_coordinator_routes_to_the_leader_of_the_hashed_partition(cluster):
     response = call(cluster, "FindCoordinator", 4, {"key_type": 0, "coordinator_keys": ["orders-app", "hello"]})
-    offsets = cluster.cluster.topics["__consumer_offsets"]
+    offsets = cluster.metadata.topics["__consumer_offsets"]
     assert offsets.internal and len(offsets.partitions) == 50 and len(offsets.partitions[0].replicas) == 3
     assert offsets.configs["cleanup.policy"] == "compact"
     for c in response.coordinators:
@@ -194,7 +194,7 @@ def test_find_coordinator_routes_to_the_leader_of_the_hashed_partition(cluster):
         assert (c.error_code, c.node_id) == (E.NONE, expected)
         assert c.port == 9092 + expected - 1
     txn = call(cluster, "FindCoordinator", 3, {"key_type": 1, "key": "tx-1"})
-    state = cluster.cluster.topics["__transaction_state"]
+    state = cluster.metadata.topics["__transaction_state"]
     assert (txn.error_code, txn.node_id) == (E.NONE, state.partitions[partition_for_key("tx-1", 50)].leader_id)
     assert call(cluster, "FindCoordinator", 4, {"key_type": 7, "coordinator_keys": ["x"]}) \
         .coordinators[0].error_code == E.INVALID_REQUEST
@@ -202,20 +202,20 @@ def test_find_coordinator_routes_to_the_leader_of_the_hashed_partition(cluster):
     # here (KIP-932's control records), so its leader coordinates it; a key naming no partition is answered too, as
     # Kafka answers it (hashed onto the live nodes: there is no state anywhere). No __share_group_state is made.
     from kafkamock.broker.cluster import kafka_uuid_string
-    key = f"g:{kafka_uuid_string(cluster.cluster.topics['r3'].topic_id)}:1"
+    key = f"g:{kafka_uuid_string(cluster.metadata.topics['r3'].topic_id)}:1"
     nowhere = "g:AAAAAAAAAAAAAAAAAAAAAA:0"
     share = call(cluster, "FindCoordinator", 6, {"key_type": 2, "coordinator_keys": [
         key, "g:bad:x", nowhere, ":AAAAAAAAAAAAAAAAAAAAAA:0"]}).coordinators
-    assert (share[0].error_code, share[0].node_id) == (E.NONE, cluster.cluster.topics["r3"].partitions[1].leader_id)
+    assert (share[0].error_code, share[0].node_id) == (E.NONE, cluster.metadata.topics["r3"].partitions[1].leader_id)
     assert [c.error_code for c in share[1:]] == [E.INVALID_REQUEST, E.NONE, E.INVALID_REQUEST]
-    assert share[2].node_id == sorted(cluster.cluster.nodes)[partition_for_key(nowhere, 3)]
-    assert "__share_group_state" not in cluster.cluster.topics
+    assert share[2].node_id == sorted(cluster.metadata.nodes)[partition_for_key(nowhere, 3)]
+    assert "__share_group_state" not in cluster.metadata.topics
     assert call(cluster, "FindCoordinator", 5, {"key_type": 2, "coordinator_keys": [key]}) \
         .coordinators[0].error_code == E.INVALID_REQUEST
 
 
 def test_coordinator_not_available_when_its_partition_has_no_leader(clock):
-    broker = Broker({"offsets.topic.num.partitions": 1, "offsets.topic.replication.factor": 1}, clock=clock,
+    broker = Cluster({"offsets.topic.num.partitions": 1, "offsets.topic.replication.factor": 1}, clock=clock,
                     brokers=2)
     first = call(broker, "FindCoordinator", 3, {"key_type": 0, "key": "g"})
     assert first.error_code == E.NONE
@@ -234,26 +234,26 @@ def test_metadata_lists_internal_topics_like_kafka(cluster):
 
 def test_topics_configs_leaders_and_producer_ids_survive_a_restart(tmp_path):
     clock = ManualClock()
-    first = Broker({"log.dirs": str(tmp_path)}, clock=clock, brokers=3)
-    first.cluster.create_topic("kept", 2, 2, {"retention.ms": 1234})
+    first = Cluster({"log.dirs": str(tmp_path)}, clock=clock, brokers=3)
+    first.metadata.create_topic("kept", 2, 2, {"retention.ms": 1234})
     call(first, "IncrementalAlterConfigs", 1, {"resources": [{"resource_type": 4, "resource_name": "", "configs": [
         {"name": "log.retention.bytes", "config_operation": 0, "value": "999"}]}]})
     first.stop_node(2)
     pid = call(first, "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 1}).producer_id
-    p = first.cluster.topics["kept"].partitions[0]
+    p = first.metadata.topics["kept"].partitions[0]
     leader = p.leader_id
     response = call(first, "Produce", 9, {"acks": -1, "timeout_ms": 1, "topic_data": [{"name": "kept", "partition_data": [
         {"index": 0, "records": batch(b"a", producer_id=pid, producer_epoch=0, base_sequence=0)}]}]}, node_id=leader)
     assert response.responses[0].partition_responses[0].error_code == E.NONE
-    cluster_id = first.cluster.cluster_id
+    cluster_id = first.metadata.cluster_id
     first.close()
 
-    again = Broker({"log.dirs": str(tmp_path)}, clock=clock, brokers=3)
-    assert again.cluster.cluster_id == cluster_id
-    topic = again.cluster.topics["kept"]
+    again = Cluster({"log.dirs": str(tmp_path)}, clock=clock, brokers=3)
+    assert again.metadata.cluster_id == cluster_id
+    topic = again.metadata.topics["kept"]
     assert topic.configs == {"retention.ms": 1234} and len(topic.partitions) == 2
     assert [(q.leader_id, q.leader_epoch, q.replicas) for q in topic.partitions] == \
-        [(q.leader_id, q.leader_epoch, q.replicas) for q in first.cluster.topics["kept"].partitions]
+        [(q.leader_id, q.leader_epoch, q.replicas) for q in first.metadata.topics["kept"].partitions]
     assert again.config.dynamic_default == {"log.retention.bytes": 999, "min.insync.replicas": 1}
     assert topic.partitions[0].log.log_end_offset == 1
     # The producer's state came back from the batch headers: a retry is a duplicate, the next batch follows.
@@ -312,8 +312,8 @@ def test_partitions_whose_logs_cannot_be_made_are_refused_whole(tmp_path, clock)
     """CreateTopics and CreatePartitions make every log or none: the directories made before the failure go, the
     answer is KAFKA_STORAGE_ERROR, and the metadata (and the next start) agree with the disk."""
     storage = _DiskThatFills(tmp_path)
-    broker = Broker(clock=clock, storage=storage)
-    broker.cluster.create_topic("grown", 2, 1)
+    broker = Cluster(clock=clock, storage=storage)
+    broker.metadata.create_topic("grown", 2, 1)
     storage.room = 3
     grown = call(broker, "CreatePartitions", 3, {"topics": [{"name": "grown", "count": 10, "assignments": None}],
                                                  "timeout_ms": 1000, "validate_only": False})
@@ -325,8 +325,8 @@ def test_partitions_whose_logs_cannot_be_made_are_refused_whole(tmp_path, clock)
                                                            "configs": []}],
                                                "timeout_ms": 1000, "validate_only": False})
     assert created.topics[0].error_code == E.KAFKA_STORAGE_ERROR
-    assert len(broker.cluster.topics["grown"].partitions) == 2 and "fresh" not in broker.cluster.topics
+    assert len(broker.metadata.topics["grown"].partitions) == 2 and "fresh" not in broker.metadata.topics
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["grown-0", "grown-1"]
     broker.close()
-    again = Broker(clock=clock, storage=DiskStorage(tmp_path))
-    assert [len(t.partitions) for t in again.cluster.topics.values() if t.name == "grown"] == [2]
+    again = Cluster(clock=clock, storage=DiskStorage(tmp_path))
+    assert [len(t.partitions) for t in again.metadata.topics.values() if t.name == "grown"] == [2]

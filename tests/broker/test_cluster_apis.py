@@ -11,7 +11,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import records
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.storage import DiskStorage
 
@@ -25,8 +25,8 @@ NOT_NEEDED = "Leader election not needed for topic partition."
 @pytest.fixture
 def three(clock):
     """Three nodes (ids 1-3); topic "r" with partitions led by 1, 2 and 3."""
-    b = Broker(clock=clock, brokers=3)
-    b.cluster.create_topic("r", -1, -1, assignments=[[1, 2], [2, 3], [3, 1]])
+    b = Cluster(clock=clock, brokers=3)
+    b.metadata.create_topic("r", -1, -1, assignments=[[1, 2], [2, 3], [3, 1]])
     return b
 
 
@@ -38,7 +38,7 @@ def produce(broker, topic, partition, *values, node_id=None):
 
 
 def state(broker, topic="r"):
-    return [(p.leader_id, p.leader_epoch, list(p.replicas), list(p.isr)) for p in broker.cluster.topics[topic].partitions]
+    return [(p.leader_id, p.leader_epoch, list(p.replicas), list(p.isr)) for p in broker.metadata.topics[topic].partitions]
 
 
 def metadata(broker, topic="r"):
@@ -58,7 +58,7 @@ def test_describe_log_dirs_reports_the_nodes_replicas_with_their_sizes(three, ve
     assert (result.error_code, result.log_dir) == (E.NONE, "/tmp/kafka-logs")
     partitions = {(t.name, p.partition_index): (p.partition_size, p.offset_lag, p.is_future_key)
                   for t in result.topics for p in t.partitions}
-    size = three.cluster.topics["r"].partitions[0].log.size_bytes
+    size = three.metadata.topics["r"].partitions[0].log.size_bytes
     assert size > 0
     # node 1 holds r-0 (leader) and r-2 (follower)
     assert partitions == {("r", 0): (size, 0, False), ("r", 2): (0, 0, False)}
@@ -77,8 +77,8 @@ def test_describe_log_dirs_named_partitions_and_unknown_ones(three):
 
 
 def test_describe_log_dirs_on_disk_reports_the_directory_and_its_volume(tmp_path, clock):
-    broker = Broker({"log.dirs": str(tmp_path)}, clock=clock, storage=DiskStorage(tmp_path))
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"log.dirs": str(tmp_path)}, clock=clock, storage=DiskStorage(tmp_path))
+    broker.metadata.create_topic("t", 1, 1)
     (result,) = call(broker, "DescribeLogDirs", 4, {"topics": None}).results
     assert result.log_dir == str(tmp_path)
     assert result.total_bytes > 0 and 0 <= result.usable_bytes <= result.total_bytes
@@ -87,7 +87,7 @@ def test_describe_log_dirs_on_disk_reports_the_directory_and_its_volume(tmp_path
 
 
 def test_describe_log_dirs_needs_describe_on_the_cluster(clock):
-    broker = Broker({"authorizer.class.name": AUTHORIZER}, clock=clock)
+    broker = Cluster({"authorizer.class.name": AUTHORIZER}, clock=clock)
     answer = call(broker, "DescribeLogDirs", 4, {"topics": None}, principal="User:alice")
     assert (answer.error_code, answer.results) == (E.CLUSTER_AUTHORIZATION_FAILED, [])
 
@@ -109,8 +109,8 @@ def test_alter_replica_log_dirs_checks_each_partition(three):
 
 def test_alter_replica_log_dirs_orders_like_kafka_and_last_dir_wins(three):
     # Kafka 4.3.1's own answer to this request (topics by a Scala immutable HashMap, partitions by a Java HashMap)
-    three.cluster.create_topic("ld1", 8, 1)
-    three.cluster.create_topic("ld2", 1, 1)
+    three.metadata.create_topic("ld1", 8, 1)
+    three.metadata.create_topic("ld2", 1, 1)
     answer = call(three, "AlterReplicaLogDirs", 2, {"dirs": [
         {"path": "/tmp/kafka-logs", "topics": [{"name": "ld1", "partitions": [0, 1, 7]}, {"name": "ld2", "partitions": [0]},
                                                {"name": "nope", "partitions": [0]}, {"name": "x" * 230, "partitions": [0]}]},
@@ -121,7 +121,7 @@ def test_alter_replica_log_dirs_orders_like_kafka_and_last_dir_wins(three):
 
 
 def test_alter_replica_log_dirs_needs_alter_on_the_cluster(clock):
-    broker = Broker({"authorizer.class.name": AUTHORIZER}, clock=clock)
+    broker = Cluster({"authorizer.class.name": AUTHORIZER}, clock=clock)
     answer = call(broker, "AlterReplicaLogDirs", 1, {"dirs": [{"path": "/tmp/kafka-logs", "topics": [
         {"name": "t", "partitions": [0, 1]}]}]}, principal="User:alice")
     assert [(p.partition_index, p.error_code) for p in answer.results[0].partitions] == [
@@ -174,7 +174,7 @@ def test_elect_preferred_replica_down_is_not_available(three):
 
 
 def test_elect_all_partitions_lists_only_those_elected(three):
-    three.cluster.create_topic("s", 1, 1)
+    three.metadata.create_topic("s", 1, 1)
     three.move_leader("r", 1, 3)
     answer = elect(three, 2, None)
     assert [(r.topic, [(p.partition_id, p.error_code) for p in r.partition_result])
@@ -202,7 +202,7 @@ def test_elect_unknown_election_type_and_empty_list(three):
 
 
 def test_elect_needs_alter_on_the_cluster(clock):
-    broker = Broker({"authorizer.class.name": AUTHORIZER}, clock=clock)
+    broker = Cluster({"authorizer.class.name": AUTHORIZER}, clock=clock)
     answer = call(broker, "ElectLeaders", 2, {"election_type": 0, "topic_partitions": [
         {"topic": "t", "partitions": [0]}], "timeout_ms": 1000}, principal="User:alice")
     assert answer.error_code == E.CLUSTER_AUTHORIZATION_FAILED
@@ -228,7 +228,7 @@ def ongoing(broker, topics=None, node_id=None):
 
 def test_reassignments_complete_at_once_as_kafka_ends_them(three):
     # reorder (leader stays, no epoch bump); shrink away the leader (new leader, bump); grow; replace
-    three.cluster.create_topic("g", -1, -1, assignments=[[3], [2]])
+    three.metadata.create_topic("g", -1, -1, assignments=[[3], [2]])
     assert reassign(three, [(0, [2, 1]), (1, [3])]) == [(0, E.NONE, None), (1, E.NONE, None)]
     assert reassign(three, [(0, [3, 2, 1]), (1, [1, 3])], topic="g") == [(0, E.NONE, None), (1, E.NONE, None)]
     assert state(three)[:2] == [(1, 0, [2, 1], [1, 2]), (3, 1, [3], [3])]
@@ -283,13 +283,13 @@ def test_reassignment_empty_request(three):
 
 
 def test_reassignment_state_survives_a_restart(tmp_path, clock):
-    broker = Broker({"log.dirs": str(tmp_path)}, clock=clock, brokers=3, storage=DiskStorage(tmp_path))
-    broker.cluster.create_topic("r", -1, -1, assignments=[[1, 2]])
+    broker = Cluster({"log.dirs": str(tmp_path)}, clock=clock, brokers=3, storage=DiskStorage(tmp_path))
+    broker.metadata.create_topic("r", -1, -1, assignments=[[1, 2]])
     broker.stop_node(3)
     reassign(broker, [(0, [3, 1])])
     broker.close()
-    again = Broker({"log.dirs": str(tmp_path)}, clock=clock, brokers=3, storage=DiskStorage(tmp_path))
-    p = again.cluster.topics["r"].partitions[0]
+    again = Cluster({"log.dirs": str(tmp_path)}, clock=clock, brokers=3, storage=DiskStorage(tmp_path))
+    p = again.metadata.topics["r"].partitions[0]
     assert (p.replicas, p.adding, p.removing) == ([3, 1, 2], [3], [2])
 
 
@@ -417,10 +417,10 @@ def test_update_features_kraft_version_unchanged_is_fine(broker):
 
 
 def test_updated_features_survive_a_restart(tmp_path, clock):
-    broker = Broker({"log.dirs": str(tmp_path)}, clock=clock, storage=DiskStorage(tmp_path))
+    broker = Cluster({"log.dirs": str(tmp_path)}, clock=clock, storage=DiskStorage(tmp_path))
     update(broker, 2, ("transaction.version", 1, SAFE_DOWNGRADE))
     broker.close()
-    again = Broker({"log.dirs": str(tmp_path)}, clock=clock, storage=DiskStorage(tmp_path))
+    again = Cluster({"log.dirs": str(tmp_path)}, clock=clock, storage=DiskStorage(tmp_path))
     assert finalized(again)[0]["transaction.version"] == 1
 
 
@@ -486,7 +486,7 @@ def test_raft_voters_cannot_change_in_a_static_quorum(broker):
     assert add_voter(broker, directory_id=ZERO).error_code == E.INVALID_REQUEST
     answer = add_voter(broker, cluster_id="bogus")
     assert (answer.error_code, answer.error_message) == (
-        E.INCONSISTENT_CLUSTER_ID, f'The given id "bogus" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
+        E.INCONSISTENT_CLUSTER_ID, f'The given id "bogus" doesn\'t match the cluster id "{broker.metadata.cluster_id}"')
     assert add_voter(broker, listeners=(("foo", "localhost", 9999),)).error_message == (
         "Add voter request didn't include the endpoint (Endpoints(endpoints={ListenerName(FOO)=localhost/<unresolved>:"
         "9999})) for the default listener ListenerName(CONTROLLER)")
@@ -505,7 +505,7 @@ def test_raft_voters_cannot_change_in_a_static_quorum(broker):
 
 
 def test_cluster_apis_need_cluster_permissions(clock):
-    broker = Broker({"authorizer.class.name": AUTHORIZER}, clock=clock)
+    broker = Cluster({"authorizer.class.name": AUTHORIZER}, clock=clock)
     alice = "User:alice"
     assert call(broker, "UnregisterBroker", 0, {"broker_id": 1}, principal=alice).error_code == \
         E.CLUSTER_AUTHORIZATION_FAILED
@@ -523,7 +523,7 @@ def test_cluster_apis_need_cluster_permissions(clock):
 
 
 def test_a_leaderless_partition_is_reassigned_once_it_has_a_leader_again(three):
-    three.cluster.create_topic("lonely", -1, -1, assignments=[[1]])
+    three.metadata.create_topic("lonely", -1, -1, assignments=[[1]])
     three.stop_node(1)
     assert reassign(three, [(0, [2])], topic="lonely", node_id=2) == [(0, E.NONE, None)]
     assert ongoing(three, [{"name": "lonely", "partition_indexes": [0]}], node_id=2) == [

@@ -31,12 +31,12 @@ def test_start_broker_names_an_unknown_topic_config():
                                               r"retention\.ms\?\)$"):
             broker.create_topic("t", config={"retention.msx": 1})
         broker.create_topic("t", config={"retention.ms": 1000})
-        assert broker.call(lambda: broker.broker.cluster.topics["t"].configs["retention.ms"]) == 1000
+        assert broker.call(lambda: broker.cluster.metadata.topics["t"].configs["retention.ms"]) == 1000
 
 
 def test_a_test_broker_starts_its_classic_groups_at_once_unless_told_otherwise():
     from kafkamock.testing import start_broker
 
     with start_broker() as fast, start_broker(config={"group.initial.rebalance.delay.ms": 3000}) as kafka_like:
-        assert fast.call(lambda: fast.broker.config["group.initial.rebalance.delay.ms"]) == 0
-        assert kafka_like.call(lambda: kafka_like.broker.config["group.initial.rebalance.delay.ms"]) == 3000
+        assert fast.call(lambda: fast.cluster.config["group.initial.rebalance.delay.ms"]) == 0
+        assert kafka_like.call(lambda: kafka_like.cluster.config["group.initial.rebalance.delay.ms"]) == 3000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.broker_calls import call
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.storage import DiskStorage
 
@@ -29,12 +29,12 @@ def beat(broker, member, epoch, *, group="g", topics=("t",), owned=None, regex=N
 
 def owned_of(broker, answer):
     """The assignment of a heartbeat answer as {topic name: [partitions]}."""
-    by_id = broker.cluster.topics_by_id
+    by_id = broker.metadata.topics_by_id
     return {by_id[t.topic_id].name: sorted(t.partitions) for t in answer.assignment.topic_partitions}
 
 
 def as_owned(broker, partitions: dict[str, list[int]]):
-    return [{"topic_id": broker.cluster.topics[t].topic_id, "partitions": ps} for t, ps in partitions.items()]
+    return [{"topic_id": broker.metadata.topics[t].topic_id, "partitions": ps} for t, ps in partitions.items()]
 
 
 def describe(broker, group="g"):
@@ -44,9 +44,9 @@ def describe(broker, group="g"):
 
 @pytest.fixture
 def kip848(clock):
-    broker = Broker({"group.consumer.session.timeout.ms": 45_000, "group.consumer.assignment.interval.ms": 0},
+    broker = Cluster({"group.consumer.session.timeout.ms": 45_000, "group.consumer.assignment.interval.ms": 0},
                     clock=clock)
-    broker.cluster.create_topic("t", 4, 1)
+    broker.metadata.create_topic("t", 4, 1)
     return broker
 
 
@@ -176,21 +176,21 @@ def test_regex_subscriptions_and_new_partitions_bump_the_epoch(kip848, clock):
     """A new regex is resolved after the heartbeat that brought it (Kafka resolves in the background): the
     join answers at the old epoch with nothing; the resolution bumps the epoch for the next heartbeat. New
     matching topics are seen at the next refresh, no sooner than ten seconds after the last."""
-    kip848.cluster.create_topic("orders-eu", 1, 1)
+    kip848.metadata.create_topic("orders-eu", 1, 1)
     a = beat(kip848, "a", 0, owned=[], regex="orders-.*")
     assert a.member_epoch == 1 and owned_of(kip848, a) == {}
     kip848.tick()                                                          # the resolution runs
     a = beat(kip848, "a", 1, owned=[])
     assert a.member_epoch == 2 and owned_of(kip848, a) == {"orders-eu": [0]}
-    kip848.cluster.create_topic("orders-us", 1, 1)
-    kip848.cluster.create_topic("xorders-us", 1, 1)                       # the whole name must match
+    kip848.metadata.create_topic("orders-us", 1, 1)
+    kip848.metadata.create_topic("xorders-us", 1, 1)                       # the whole name must match
     assert beat(kip848, "a", 2, owned=as_owned(kip848, {"orders-eu": [0]})).assignment is None  # within 10 s
     clock.advance(10_001)
     beat(kip848, "a", 2, owned=as_owned(kip848, {"orders-eu": [0]}))
     kip848.tick()
     a = beat(kip848, "a", 2, owned=as_owned(kip848, {"orders-eu": [0]}))
     assert a.member_epoch == 3 and owned_of(kip848, a) == {"orders-eu": [0], "orders-us": [0]}
-    kip848.cluster.add_partitions(kip848.cluster.topics["orders-us"], 2)
+    kip848.metadata.add_partitions(kip848.metadata.topics["orders-us"], 2)
     a = beat(kip848, "a", 3)
     assert a.member_epoch == 4 and owned_of(kip848, a)["orders-us"] == [0, 1]
 
@@ -198,8 +198,8 @@ def test_regex_subscriptions_and_new_partitions_bump_the_epoch(kip848, clock):
 def test_the_target_waits_for_the_assignment_interval(clock):
     """group.consumer.assignment.interval.ms (default 1 s): a second member joining within it stays at the
     previous target (Assigning) until a heartbeat after the interval."""
-    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)
-    broker.cluster.create_topic("t", 4, 1)
+    broker = Cluster({"group.consumer.session.timeout.ms": 45_000}, clock=clock)
+    broker.metadata.create_topic("t", 4, 1)
     beat(broker, "a", 0, owned=[])
     b = beat(broker, "b", 0, owned=[])
     assert (b.member_epoch, owned_of(broker, b)) == (2, {})
@@ -212,8 +212,8 @@ def test_the_target_waits_for_the_assignment_interval(clock):
 
 
 def test_group_max_size_and_protocol_exclusivity(clock):
-    broker = Broker({"group.consumer.max.size": 1}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"group.consumer.max.size": 1}, clock=clock)
+    broker.metadata.create_topic("t", 1, 1)
     beat(broker, "a", 0, owned=[])
     assert beat(broker, "b", 0, owned=[]).error_code == E.GROUP_MAX_SIZE_REACHED
     join = call(broker, "JoinGroup", 9, {"group_id": "g", "session_timeout_ms": 10_000, "member_id": "",
@@ -250,10 +250,10 @@ def test_offset_commit_and_fetch_check_the_member_epoch(kip848):
 
 
 def test_kip211_consumer_group_offsets_of_unsubscribed_topics_expire_by_commit_time(clock):
-    broker = Broker({"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000,
+    broker = Cluster({"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000,
                      "group.consumer.session.timeout.ms": 45_000}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
-    broker.cluster.create_topic("old", 1, 1)
+    broker.metadata.create_topic("t", 1, 1)
+    broker.metadata.create_topic("old", 1, 1)
     call(broker, "OffsetCommit", 9, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
                                      "topics": [{"name": "old", "partitions": [{"partition_index": 0,
                                                                                 "committed_offset": 3}]}]})
@@ -268,16 +268,16 @@ def test_kip211_consumer_group_offsets_of_unsubscribed_topics_expire_by_commit_t
 
 
 def test_groups_replay_after_a_restart(tmp_path, clock):
-    broker = Broker(clock=clock, storage=DiskStorage(tmp_path))
-    broker.cluster.create_topic("t", 4, 1)
-    broker.cluster.create_topic("orders-eu", 1, 1)
+    broker = Cluster(clock=clock, storage=DiskStorage(tmp_path))
+    broker.metadata.create_topic("t", 4, 1)
+    broker.metadata.create_topic("orders-eu", 1, 1)
     beat(broker, "a", 0, owned=[], regex="orders-.*|t")
     broker.tick()                                                         # the regex is resolved
     beat(broker, "b", 0, owned=[])
     commit(broker, 3, "a")
     before = describe(broker)
     broker.close()
-    again = Broker(clock=clock, storage=DiskStorage(tmp_path))
+    again = Cluster(clock=clock, storage=DiskStorage(tmp_path))
     after = describe(again)
     assert (after.group_state, after.group_epoch, after.assignment_epoch) == \
         (before.group_state, before.group_epoch, before.assignment_epoch)
@@ -292,7 +292,7 @@ def test_groups_replay_after_a_restart(tmp_path, clock):
 
 
 def test_the_consumer_protocol_can_be_turned_off(clock):
-    broker = Broker({"group.coordinator.rebalance.protocols": "classic"}, clock=clock)
+    broker = Cluster({"group.coordinator.rebalance.protocols": "classic"}, clock=clock)
     keys = {k.api_key for k in call(broker, "ApiVersions", 3, {"client_software_name": "t",
                                                                   "client_software_version": "1"}).api_keys}
     assert 68 not in keys and 69 not in keys and 11 in keys
@@ -305,8 +305,8 @@ def test_a_classic_member_of_a_consumer_group_rejoins_only_when_the_target_passe
 
     from kafkamock import codec
 
-    broker = Broker({"group.consumer.session.timeout.ms": 45_000}, clock=clock)    # a 1 s assignment interval
-    broker.cluster.create_topic("t", 4, 1)
+    broker = Cluster({"group.consumer.session.timeout.ms": 45_000}, clock=clock)    # a 1 s assignment interval
+    broker.metadata.create_topic("t", 4, 1)
     beat(broker, "a", 0, owned=[])
     metadata = struct.pack(">h", 1) + codec.encode("ConsumerProtocolSubscription", 1, {"topics": ["t"]})
 

@@ -7,7 +7,7 @@ import uuid
 from support.broker_calls import call
 
 from kafkamock import codec, records
-from kafkamock.broker import Broker, Waiter
+from kafkamock.broker import Cluster, Waiter
 from kafkamock.broker.errors import ErrorCode as E
 
 
@@ -17,7 +17,7 @@ def complete(waiter, final=False):
 
 
 def stored_bytes(broker, topic="t", partition=0) -> bytes:
-    return b"".join(bytes(b) for b in broker.cluster.partition(topic, partition).log.read(0, 10**9))
+    return b"".join(bytes(b) for b in broker.metadata.partition(topic, partition).log.read(0, 10**9))
 
 
 def produce(broker, batch: bytes, topic="t", partition=0, acks=-1, version=9):
@@ -79,9 +79,9 @@ def test_produce_errors(broker):
     assert produce(broker, batch(b"x"), topic="nope").error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     assert produce(broker, batch(b"x"), partition=7).error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     assert produce(broker, batch(b"x"), acks=2).error_code == E.INVALID_REQUIRED_ACKS
-    broker.cluster.create_topic("small", 1, 1, {"max.message.bytes": 100})
+    broker.metadata.create_topic("small", 1, 1, {"max.message.bytes": 100})
     assert produce(broker, batch(b"x" * 200), topic="small").error_code == E.MESSAGE_TOO_LARGE
-    assert broker.cluster.partition("t", 0).log.log_end_offset == 0  # nothing was written
+    assert broker.metadata.partition("t", 0).log.log_end_offset == 0  # nothing was written
 
 
 def test_acks_zero_gets_no_response_but_appends(broker):
@@ -97,7 +97,7 @@ def test_idempotent_sequences(broker):
     assert idem(2, 0, b"c").base_offset == 2
     retry = idem(0, 0, b"a", b"b")                              # a retry of the first batch
     assert retry.error_code == E.NONE and retry.base_offset == 0
-    assert broker.cluster.partition("t", 0).log.log_end_offset == 3  # written once
+    assert broker.metadata.partition("t", 0).log.log_end_offset == 3  # written once
     assert idem(5).error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert idem(3, 1).error_code == E.OUT_OF_ORDER_SEQUENCE_NUMBER   # a new epoch starts at 0
     assert idem(0, 1).base_offset == 3
@@ -187,7 +187,7 @@ def test_incremental_fetch_sessions(broker):
 
 def test_fetch_by_topic_id(broker):
     produce(broker, batch(b"a"))
-    topic_id = broker.cluster.topics["t"].topic_id
+    topic_id = broker.metadata.topics["t"].topic_id
     response = call(broker, "Fetch", 13, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 10**6,
                                           "session_id": 0, "session_epoch": -1, "topics": [
                                               {"topic_id": topic_id, "partitions": [
@@ -196,7 +196,7 @@ def test_fetch_by_topic_id(broker):
 
 
 def test_log_append_time_topics(broker, clock):
-    broker.cluster.create_topic("lat", 1, 1, {"message.timestamp.type": "LogAppendTime"})
+    broker.metadata.create_topic("lat", 1, 1, {"message.timestamp.type": "LogAppendTime"})
     result = produce(broker, batch(b"a", b"b"), topic="lat")
     assert result.log_append_time_ms == clock.now_ms()
     (stored,) = records.decode_batches(stored_bytes(broker, "lat"))
@@ -224,13 +224,13 @@ def test_list_offsets(broker):
 def test_retention_deletes_whole_segments(clock):
     # One batch per segment (segment.bytes is smaller than two batches): retention.ms goes segment by segment,
     # by each one's largest timestamp, first after log.initial.task.delay.ms, then every check interval.
-    broker = Broker({"log.retention.ms": 60_000, "log.initial.task.delay.ms": 1000,
+    broker = Cluster({"log.retention.ms": 60_000, "log.initial.task.delay.ms": 1000,
                      "log.retention.check.interval.ms": 1000}, clock=clock)
-    broker.cluster.create_topic("r", 1, 1, {"segment.bytes": 100})
+    broker.metadata.create_topic("r", 1, 1, {"segment.bytes": 100})
     for _i in range(3):
         produce(broker, records.encode_batch([{"value": b"x" * 10, "timestamp": clock.now_ms()}]), topic="r")
         clock.advance(30_000)
-    plog = broker.cluster.partition("r", 0).log
+    plog = broker.metadata.partition("r", 0).log
     assert len(plog.segments) == 3
     broker.tick()                    # segment 0 is 90 s old, segment 1 is 60 s old: only segment 0 goes
     assert plog.log_start_offset == 1 and len(plog.segments) == 2
@@ -243,31 +243,31 @@ def test_retention_deletes_whole_segments(clock):
 
 
 def test_metadata_auto_creation(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     response = call(broker, "Metadata", 12, {"topics": [{"name": "auto"}], "allow_auto_topic_creation": True})
     # As Kafka 4: created, and the request that created it answered UNKNOWN_TOPIC_OR_PARTITION; the next sees it.
-    assert response.topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION and "auto" in broker.cluster.topics
+    assert response.topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION and "auto" in broker.metadata.topics
     response = call(broker, "Metadata", 12, {"topics": [{"name": "auto"}], "allow_auto_topic_creation": True})
     assert response.topics[0].error_code == E.NONE
     assert call(broker, "Metadata", 12, {"topics": [{"name": "no"}], "allow_auto_topic_creation": False}) \
         .topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     assert call(broker, "Metadata", 12, {"topics": [{"name": "bad/name"}], "allow_auto_topic_creation": True}) \
         .topics[0].error_code == E.INVALID_TOPIC_EXCEPTION
-    off = Broker({"auto.create.topics.enable": "false"}, clock=clock)
+    off = Cluster({"auto.create.topics.enable": "false"}, clock=clock)
     assert call(off, "Metadata", 12, {"topics": [{"name": "x"}], "allow_auto_topic_creation": True}) \
         .topics[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
-    topic_id = broker.cluster.topics["auto"].topic_id
+    topic_id = broker.metadata.topics["auto"].topic_id
     by_id = call(broker, "Metadata", 12, {"topics": [{"name": "", "topic_id": topic_id}]}).topics[0]
     assert (by_id.error_code, by_id.name, by_id.topic_id) == (E.NONE, "auto", topic_id)   # the name is ignored
     missing = call(broker, "Metadata", 12, {"topics": [{"name": "", "topic_id": uuid.uuid4()}]}).topics[0]
     assert missing.error_code == E.UNKNOWN_TOPIC_ID and missing.name is None
     everything = call(broker, "Metadata", 12, {"topics": None})
-    assert [t.name for t in everything.topics] == ["auto"] and everything.cluster_id == broker.cluster.cluster_id
+    assert [t.name for t in everything.topics] == ["auto"] and everything.cluster_id == broker.metadata.cluster_id
     assert call(broker, "Metadata", 0, {"topics": []}).topics[0].name == "auto"   # v0: empty means all
 
 
 def test_create_topics(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
 
     def create(topics, version=7, validate_only=False):
         return call(broker, "CreateTopics", version, {"topics": topics, "timeout_ms": 1000,
@@ -275,7 +275,7 @@ def test_create_topics(clock):
 
     ok = create([{"name": "a", "num_partitions": 3, "replication_factor": 1,
                   "configs": [{"name": "retention.ms", "value": "1000"}]}])[0]
-    assert ok.error_code == E.NONE and ok.num_partitions == 3 and ok.topic_id == broker.cluster.topics["a"].topic_id
+    assert ok.error_code == E.NONE and ok.num_partitions == 3 and ok.topic_id == broker.metadata.topics["a"].topic_id
     assert {c.name: c.value for c in ok.configs}["retention.ms"] == "1000"
     assert create([{"name": "a", "num_partitions": 1, "replication_factor": 1}])[0].error_code == E.TOPIC_ALREADY_EXISTS
     assert create([{"name": "b", "num_partitions": 1, "replication_factor": 3}])[0].error_code == \
@@ -286,7 +286,7 @@ def test_create_topics(clock):
     assert bad.error_code == E.INVALID_CONFIG and "retention.mss" in bad.error_message
     assert create([{"name": "e", "num_partitions": -1, "replication_factor": -1}], validate_only=True)[0] \
         .error_code == E.NONE
-    assert "e" not in broker.cluster.topics
+    assert "e" not in broker.metadata.topics
     dup = create([{"name": "f", "num_partitions": 1, "replication_factor": 1}] * 2)
     assert [(t.name, t.error_code, t.error_message) for t in dup] == [("f", E.INVALID_REQUEST, "Duplicate topic name.")]
 
@@ -304,7 +304,7 @@ def test_internal_appends_go_through_the_log_and_wake_fetches(broker, clock):
     waiting = fetch(broker, 1, max_wait=1000)
     answered = []
     waiting.on_done = answered.append
-    partition = broker.cluster.partition("t", 0)
+    partition = broker.metadata.partition("t", 0)
     marker = records.end_txn_marker_batch(True, producer_id=5, producer_epoch=0, coordinator_epoch=0,
                                           timestamp=clock.now_ms())
     assert broker.append_internal(partition, marker) == (1, 1)
@@ -314,10 +314,10 @@ def test_internal_appends_go_through_the_log_and_wake_fetches(broker, clock):
 
 
 def test_flush_ms_and_flush_messages_make_appends_durable_on_time(clock):
-    broker = Broker(clock=clock)
-    broker.cluster.create_topic("f", 1, 1, {"flush.ms": 1000})
-    broker.cluster.create_topic("n", 1, 1, {"flush.messages": 3})
-    f, n = broker.cluster.partition("f", 0).log, broker.cluster.partition("n", 0).log
+    broker = Cluster(clock=clock)
+    broker.metadata.create_topic("f", 1, 1, {"flush.ms": 1000})
+    broker.metadata.create_topic("n", 1, 1, {"flush.messages": 3})
+    f, n = broker.metadata.partition("f", 0).log, broker.metadata.partition("n", 0).log
     produce(broker, batch(b"a"), topic="f")
     produce(broker, batch(b"a", b"b"), topic="n")
     assert (f.recovery_point, n.recovery_point) == (0, 0)

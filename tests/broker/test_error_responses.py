@@ -1,4 +1,4 @@
-"""Every API's whole-request error answer (``Broker.error_response``): what the core sends for a fault pushed by
+"""Every API's whole-request error answer (``Cluster.error_response``): what the core sends for a fault pushed by
 the control API, a feature gate, and a response that cannot be serialized (UNKNOWN_SERVER_ERROR, as Kafka). It
 must exist and encode for any request of every served API and version."""
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from strategies import values
 
 from kafkamock import codec
-from kafkamock.broker import Broker, ConnectionInfo, Request, handlers
+from kafkamock.broker import Cluster, ConnectionInfo, Request, handlers
 from kafkamock.broker.errors import ErrorCode
 
 REGISTRY = codec.default_registry()
@@ -24,7 +24,7 @@ SERVED = sorted((key, v) for key in handlers.BY_KEY for v in REGISTRY.requests[k
 def test_every_request_has_an_error_answer_that_encodes(key, version, data):
     spec = REGISTRY.requests[key]
     body = codec.decode(spec.name, version, codec.encode(spec.name, version, data.draw(values(spec, version))))
-    broker = Broker()
+    broker = Cluster()
     request = Request(key, version, 1, "test", body, connection=ConnectionInfo(1, peer="127.0.0.1:5"))
     answer = broker.unencodable(request)
     decoded = codec.decode(REGISTRY.responses[key].name, version,

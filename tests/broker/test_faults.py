@@ -7,14 +7,14 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import records
-from kafkamock.broker import Broker, Close, ControlError, Waiter
+from kafkamock.broker import Close, Cluster, ControlError, Waiter
 from kafkamock.broker.errors import ErrorCode as E
 
 
 @pytest.fixture
-def cluster(clock) -> Broker:
-    broker = Broker(clock=clock, brokers=2)
-    broker.cluster.create_topic("t", 2, 2)              # leaders 1 and 2
+def cluster(clock) -> Cluster:
+    broker = Cluster(clock=clock, brokers=2)
+    broker.metadata.create_topic("t", 2, 2)              # leaders 1 and 2
     return broker
 
 
@@ -34,7 +34,7 @@ def test_a_pushed_error_answers_the_next_count_requests(cluster):
     for _ in range(2):
         assert codes(produce(cluster)) == [E.NOT_LEADER_OR_FOLLOWER]
     assert codes(produce(cluster)) == [E.NONE]
-    assert cluster.cluster.partition("t", 0).log.log_end_offset == 1       # the faulted requests wrote nothing
+    assert cluster.metadata.partition("t", 0).log.log_end_offset == 1       # the faulted requests wrote nothing
     assert cluster.control.faults() == []
 
 
@@ -42,8 +42,8 @@ def test_a_fault_for_one_partition_leaves_the_others_alone(cluster):
     cluster.control.push_fault(0, 7, count=1, topic="t", partition=1)    # REQUEST_TIMED_OUT on t-1 only
     both = produce(cluster, partitions=(0, 1), node_id=1)
     assert codes(both) == [E.NONE, E.REQUEST_TIMED_OUT]
-    assert cluster.cluster.partition("t", 0).log.log_end_offset == 1
-    assert cluster.cluster.partition("t", 1).log.log_end_offset == 0
+    assert cluster.metadata.partition("t", 0).log.log_end_offset == 1
+    assert cluster.metadata.partition("t", 1).log.log_end_offset == 0
     assert codes(produce(cluster, partitions=(1,), node_id=2)) == [E.NONE]  # spent
 
 
@@ -59,7 +59,7 @@ def test_whole_request_errors_use_the_response_shape(cluster):
     metadata = call(cluster, "Metadata", 12, {"topics": [{"name": "t"}, {"name": "nope"}]})
     assert [(t.name, t.error_code) for t in metadata.topics] == [("t", E.LEADER_NOT_AVAILABLE),
                                                                    ("nope", E.LEADER_NOT_AVAILABLE)]
-    assert "nope" not in cluster.cluster.topics                           # the faulted request created nothing
+    assert "nope" not in cluster.metadata.topics                           # the faulted request created nothing
     cluster.control.push_fault("InitProducerId", "COORDINATOR_LOAD_IN_PROGRESS")
     init = call(cluster, "InitProducerId", 4, {"transactional_id": None, "transaction_timeout_ms": 1})
     assert (init.error_code, init.producer_id) == (E.COORDINATOR_LOAD_IN_PROGRESS, -1)
@@ -70,7 +70,7 @@ def test_whole_request_errors_use_the_response_shape(cluster):
     cluster.control.push_fault("CreateTopics", "POLICY_VIOLATION")
     created = call(cluster, "CreateTopics", 7, {"topics": [{"name": "x", "num_partitions": 1,
                                                             "replication_factor": 1}], "timeout_ms": 1})
-    assert created.topics[0].error_code == E.POLICY_VIOLATION and "x" not in cluster.cluster.topics
+    assert created.topics[0].error_code == E.POLICY_VIOLATION and "x" not in cluster.metadata.topics
     cluster.control.push_fault("Fetch", "UNKNOWN_LEADER_EPOCH", node_id=2)   # a partition API: every partition
     fetched = call(cluster, "Fetch", 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 10**6,
                                           "session_epoch": -1, "topics": [{"topic": "t", "partitions": [
@@ -85,13 +85,13 @@ def test_latency_delays_the_request_on_the_core_clock(cluster, clock):
     assert isinstance(waiter, Waiter) and cluster.next_deadline() == clock.now_ms() + 250
     answered = []
     waiter.on_done = answered.append
-    assert cluster.cluster.partition("t", 0).log.log_end_offset == 0      # not handled yet
+    assert cluster.metadata.partition("t", 0).log.log_end_offset == 0      # not handled yet
     clock.advance(249)
     cluster.tick()
     assert not answered
     clock.advance(1)
     cluster.tick()
-    assert len(answered) == 1 and cluster.cluster.partition("t", 0).log.log_end_offset == 1
+    assert len(answered) == 1 and cluster.metadata.partition("t", 0).log.log_end_offset == 1
 
 
 def test_latency_then_error(cluster, clock):
@@ -137,7 +137,7 @@ def test_request_log(cluster, clock):
     assert [e["api_key"] for e in cluster.control.requests(api_key="metadata")] == [3]
     assert [e["node_id"] for e in cluster.control.requests(node_id=1)] == [1]
     assert cluster.control.clear_requests() == {"cleared": 2} and cluster.control.requests() == []
-    quiet = Broker({"kafkamock.request.log.max.entries": 0}, clock=clock)
+    quiet = Cluster({"kafkamock.request.log.max.entries": 0}, clock=clock)
     call(quiet, "Metadata", 12, {"topics": None})
     assert quiet.control.requests() == []
 

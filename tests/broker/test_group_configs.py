@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.broker_calls import call
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.config import BrokerConfig
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.kafka_configs import ConfigError
@@ -34,7 +34,7 @@ def describe(broker, name, synonyms=False):
 
 
 def test_set_describe_and_delete_group_configs(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     code, configs = describe(broker, "g")
     assert code == E.NONE
     assert configs["share.auto.offset.reset"] == ("latest", 5)
@@ -52,7 +52,7 @@ def test_set_describe_and_delete_group_configs(clock):
 
 
 def test_bad_group_configs_get_kafkas_codes(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     assert alter(broker, "g", ("share.record.lock.duration.ms", SET, "1000")) == (
         E.INVALID_CONFIG, "share.record.lock.duration.ms must be greater than or equal to "
                           "group.share.min.record.lock.duration.ms")
@@ -68,9 +68,9 @@ def test_bad_group_configs_get_kafkas_codes(clock):
 
 
 def test_groups_run_with_their_configs(clock):
-    broker = Broker({"group.share.min.heartbeat.interval.ms": 1000, "group.consumer.min.heartbeat.interval.ms": 1000},
+    broker = Cluster({"group.share.min.heartbeat.interval.ms": 1000, "group.consumer.min.heartbeat.interval.ms": 1000},
                     clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker.metadata.create_topic("t", 1, 1)
     alter(broker, "sg", ("share.heartbeat.interval.ms", SET, "2000"))
     answer = call(broker, "ShareGroupHeartbeat", 1, {"group_id": "sg", "member_id": "m", "member_epoch": 0,
                                                      "rack_id": None, "subscribed_topic_names": ["t"]})
@@ -84,14 +84,14 @@ def test_groups_run_with_their_configs(clock):
 
 
 def test_group_configs_survive_a_restart(clock, tmp_path):
-    broker = Broker(clock=clock, storage=DiskStorage(tmp_path))
+    broker = Cluster(clock=clock, storage=DiskStorage(tmp_path))
     alter(broker, "g", ("share.auto.offset.reset", SET, "earliest"))
-    again = Broker(clock=clock, storage=DiskStorage(tmp_path))
+    again = Cluster(clock=clock, storage=DiskStorage(tmp_path))
     assert describe(again, "g")[1]["share.auto.offset.reset"] == ("earliest", 8)
 
 
 def test_kip_1240_share_configs_are_validated_as_kafka_validates_them(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     assert alter(broker, "g", ("share.delivery.count.limit", SET, "7"), ("share.partition.max.record.locks", SET, "200"),
                  ("share.renew.acknowledge.enable", SET, "FALSE"), ("share.assignment.interval.ms", SET, "0")) == (
         E.NONE, None)
@@ -120,7 +120,7 @@ def test_kip_1240_share_configs_are_validated_as_kafka_validates_them(clock):
 
 
 def test_group_values_are_clamped_into_the_brokers_bounds_and_described_with_synonyms(clock):
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     assert alter(broker, "g", ("share.delivery.count.limit", SET, "9"))[0] == E.NONE
     broker.config.replace_dynamic({"group.share.max.delivery.count.limit": 6}, cluster_default=True)
     assert broker.groups.configs.value("g", "share.delivery.count.limit") == 6      # GroupConfig.evaluate

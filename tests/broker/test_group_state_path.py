@@ -15,7 +15,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import codec
-from kafkamock.broker import Broker, Respond
+from kafkamock.broker import Cluster, Respond
 from kafkamock.broker.cluster import GROUP_METADATA_TOPIC
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.groups import GroupCoordinator, records
@@ -31,35 +31,35 @@ class OwnServices:
     """The broker's services for a second coordinator over the same log, with its own timers (its members'
     sessions must not replace the serving coordinator's), and an append that can be made to fail."""
 
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, broker: Cluster) -> None:
+        self.cluster = broker
         self.timers = Timers()
         self.fail = False
 
     @property
     def config(self):
-        return self.broker.config
+        return self.cluster.config
 
     @property
-    def cluster(self):
-        return self.broker.cluster
+    def metadata(self):
+        return self.cluster.metadata
 
     def now_ms(self) -> int:
-        return self.broker.now_ms()
+        return self.cluster.now_ms()
 
     def first_node(self):
-        return self.broker.first_node()
+        return self.cluster.first_node()
 
     def internal_topic(self, name: str):
-        return self.broker.internal_topic(name)
+        return self.cluster.internal_topic(name)
 
     def append_internal(self, partition, data, *, notify: bool = True) -> tuple[int, int]:
         if self.fail:
             raise OSError("no space left on device")
-        return self.broker.append_internal(partition, data, notify=notify)
+        return self.cluster.append_internal(partition, data, notify=notify)
 
     def appended(self, partition) -> None:
-        self.broker.appended(partition)
+        self.cluster.appended(partition)
 
     def notify(self, key) -> None:
         self.timers.notify(key)
@@ -93,10 +93,10 @@ def state(coordinator: GroupCoordinator) -> dict[str, Any]:
             "groups": {g: _group(group) for g, group in coordinator.groups.items()}}
 
 
-def logged(broker: Broker) -> list[tuple[int, int, LoggedRecord]]:
+def logged(broker: Cluster) -> list[tuple[int, int, LoggedRecord]]:
     """Every record of ``__consumer_offsets``: (partition, offset, record)."""
     out = []
-    for partition in broker.cluster.topics[GROUP_METADATA_TOPIC].partitions:
+    for partition in broker.metadata.topics[GROUP_METADATA_TOPIC].partitions:
         for stored in partition.log.batches():
             for batch in decode_batches(stored.data):
                 if not batch.is_control:
@@ -194,10 +194,10 @@ def transaction(broker, group, offset, *, commit_it: bool, end: bool = True) -> 
 
 @pytest.fixture
 def served(clock):
-    broker = Broker({"offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 1,
+    broker = Cluster({"offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 1,
                      "group.consumer.assignment.interval.ms": 0, "offsets.retention.minutes": 10}, clock=clock)
     for name, partitions in (("t", 2), ("u", 2), ("gone", 1)):
-        broker.cluster.create_topic(name, partitions, 1)
+        broker.metadata.create_topic(name, partitions, 1)
     return broker
 
 
@@ -209,7 +209,7 @@ def test_a_coordinator_loading_the_log_holds_what_the_serving_one_holds(served, 
     deleted = call(broker, "OffsetDelete", 0, {"group_id": "solo", "topics": [
         {"name": "t", "partitions": [{"partition_index": 1}, {"partition_index": 1}]}]})
     assert deleted.topics[0].partitions[0].error_code == E.NONE
-    broker.delete_topic(broker.cluster.topics["gone"])
+    broker.delete_topic(broker.metadata.topics["gone"])
     # a deleted group
     commit(broker, "doomed", [("t", 0, 9)])
     assert call(broker, "DeleteGroups", 2, {"groups_names": ["doomed"]}).results[0].error_code == E.NONE
@@ -282,8 +282,8 @@ def test_operations_change_state_only_by_replaying_what_they_appended(served, cl
 
 
 def test_an_append_that_fails_leaves_the_state_as_it_was(clock):
-    broker = Broker({"group.consumer.assignment.interval.ms": 0}, clock=clock)
-    broker.cluster.create_topic("t", 2, 1)
+    broker = Cluster({"group.consumer.assignment.interval.ms": 0}, clock=clock)
+    broker.metadata.create_topic("t", 2, 1)
     services = OwnServices(broker)
     coordinator = GroupCoordinator(services)
     coordinator.validate_commit("g", -1, "", None, 9)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from support.broker_calls import call
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.java_hash_order import java_hash_order, java_string_hash, table_size, topic_partition_hash
 
 
@@ -51,9 +51,9 @@ KAFKA_4_3_1_ANSWERS = {
 def test_add_partitions_errors_come_in_kafkas_scala_map_order(suffix):
     base = f"-test-add-partitions-error-order-many-{suffix}"
     ta, tb, nope = "ta" + base, "tb" + base, "nope" + base
-    broker = Broker({})
-    broker.cluster.create_topic(ta, 6, 1)
-    broker.cluster.create_topic(tb, 2, 1)
+    broker = Cluster({})
+    broker.metadata.create_topic(ta, 6, 1)
+    broker.metadata.create_topic(tb, 2, 1)
     init = call(broker, "InitProducerId", 5, {"transactional_id": "tx" + base, "transaction_timeout_ms": 60000,
                                               "producer_id": -1, "producer_epoch": -1})
     answer = call(broker, "AddPartitionsToTxn", 3, {
@@ -71,8 +71,8 @@ def test_add_partitions_errors_come_in_kafkas_scala_map_order(suffix):
 @pytest.mark.parametrize("name, order", [("t-test-add-partitions-v3-errors-be0c68", [(0, 55), (3, 3)]),
                                          ("t-test-add-partitions-v3-errors-2d86c3", [(3, 3), (0, 55)])])
 def test_an_unknown_partition_among_two_comes_in_kafkas_order(name, order):
-    broker = Broker({})
-    broker.cluster.create_topic(name, 1, 1)
+    broker = Cluster({})
+    broker.metadata.create_topic(name, 1, 1)
     init = call(broker, "InitProducerId", 5, {"transactional_id": "tx", "transaction_timeout_ms": 60000,
                                               "producer_id": -1, "producer_epoch": -1})
     answer = call(broker, "AddPartitionsToTxn", 3, {

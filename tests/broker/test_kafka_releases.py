@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.broker_calls import call
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.config import BrokerConfig
 from kafkamock.broker.kafka_configs import ConfigError
 from kafkamock.broker.kafka_releases import LATEST, RELEASES
@@ -28,7 +28,7 @@ def test_the_releases_file_is_what_the_releases_own_jars_say():
 
 
 def test_by_default_the_broker_is_kafka_4_3_and_says_so_as_4_3_1_does():
-    default, explicit = Broker({}), Broker({"kafkamock.kafka.version": LATEST})
+    default, explicit = Cluster({}), Cluster({"kafkamock.kafka.version": LATEST})
     assert default.release.line == LATEST and default.advertised_versions() == explicit.advertised_versions()
     kafka = RELEASES[LATEST].apis
     for key, (low, high) in default.advertised_versions().items():     # what 4.3.1 lists, for what kafkamock serves
@@ -39,7 +39,7 @@ def test_by_default_the_broker_is_kafka_4_3_and_says_so_as_4_3_1_does():
 @pytest.mark.parametrize("line", sorted(set(RELEASES) - {LATEST}))
 def test_an_emulated_release_advertises_its_own_ranges_for_what_kafkamock_serves(line):
     release = RELEASES[line]
-    broker = Broker({"kafkamock.kafka.version": line})
+    broker = Cluster({"kafkamock.kafka.version": line})
     advertised = broker.advertised_versions()
     implemented = broker.implemented_versions()
     for key, (low, high) in release.apis.items():
@@ -56,7 +56,7 @@ def test_an_emulated_release_advertises_its_own_ranges_for_what_kafkamock_serves
 
 
 def test_older_releases_have_their_own_protocol_and_features():
-    v28, v39, v40, v41 = (Broker({"kafkamock.kafka.version": v}) for v in ("2.8", "3.9", "4.0", "4.1"))
+    v28, v39, v40, v41 = (Cluster({"kafkamock.kafka.version": v}) for v in ("2.8", "3.9", "4.0", "4.1"))
     assert v28.advertised_versions()[PRODUCE] == (0, 9) and v28.advertised_versions()[FETCH] == (0, 12)
     assert v28.advertised_versions()[METADATA] == (0, 11)       # Metadata v0-3 are read by the codec's 4.3 schema
     assert CONSUMER_GROUP_HEARTBEAT not in v28.advertised_versions() and v28.features.finalized() == {}
@@ -70,7 +70,7 @@ def test_older_releases_have_their_own_protocol_and_features():
 def test_a_request_beyond_the_emulated_release_is_refused_as_that_release_refuses_it():
     """Fetch v17 is Kafka 3.9's newest; v18 (4.1) is not served by a broker presenting itself as 3.9: its
     ApiVersions does not list it and a request at it closes the connection, as an unknown version does."""
-    broker = Broker({"kafkamock.kafka.version": "3.9"})
+    broker = Cluster({"kafkamock.kafka.version": "3.9"})
     assert broker.supported_versions()[FETCH] == (0, 17)
     response = call(broker, "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
     listed = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
@@ -82,6 +82,6 @@ def test_a_request_beyond_the_emulated_release_is_refused_as_that_release_refuse
 
 def test_a_transaction_version_above_the_release_is_refused_at_start():
     with pytest.raises(ConfigError, match=r"kafkamock.transaction.version=2 is above what Kafka 3.9 supports"):
-        Broker({"kafkamock.kafka.version": "3.9", "kafkamock.transaction.version": 2})
+        Cluster({"kafkamock.kafka.version": "3.9", "kafkamock.transaction.version": 2})
     with pytest.raises(ConfigError, match="kafkamock presents itself as Kafka 2.8, 3.9, 4.0, 4.1, 4.2, 4.3"):
         BrokerConfig({"kafkamock.kafka.version": "3.5"})

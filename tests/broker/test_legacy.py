@@ -7,7 +7,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import records
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.legacy import down_convert, fetch_magic, up_convert
 
@@ -16,8 +16,8 @@ TS = 1_700_000_000_000
 
 @pytest.fixture
 def legacy(clock):
-    b = Broker({"kafkamock.legacy.protocol.enable": True}, clock=clock)
-    b.cluster.create_topic("t", 1, 1)
+    b = Cluster({"kafkamock.legacy.protocol.enable": True}, clock=clock)
+    b.metadata.create_topic("t", 1, 1)
     return b
 
 
@@ -54,7 +54,7 @@ def test_produce_v0_to_v2_stores_one_v2_batch(legacy, magic, codec):
     message_set = records.encode_batch(_recs(3, 1, ts=magic == 1), magic=magic, compression=codec, base_offset=77)
     result = _produce(legacy, 0 if magic == 0 else 2, message_set)
     assert (result.error_code, result.base_offset) == (0, 1)
-    stored = list(legacy.cluster.partition("t", 0).log.batches())
+    stored = list(legacy.metadata.partition("t", 0).log.batches())
     assert len(stored) == 2
     (batch,) = records.decode_batches(stored[1].data)
     assert (batch.magic, batch.compression, batch.base_offset) == (2, codec, 1)
@@ -63,11 +63,11 @@ def test_produce_v0_to_v2_stores_one_v2_batch(legacy, magic, codec):
 
 
 def test_uncompressed_messages_become_one_batch_and_topic_compression_applies(legacy):
-    legacy.cluster.create_topic("gz", 1, 1, {"compression.type": "gzip"})
+    legacy.metadata.create_topic("gz", 1, 1, {"compression.type": "gzip"})
     message_set = records.encode_batch(_recs(4), magic=1)
     assert len(records.split_batches(message_set)[0]) == 4                           # four top-level messages
     assert _produce(legacy, 2, message_set, "gz").error_code == 0
-    (stored,) = legacy.cluster.partition("gz", 0).log.batches()
+    (stored,) = legacy.metadata.partition("gz", 0).log.batches()
     (batch,) = records.decode_batches(stored.data)
     assert (batch.compression, len(batch.records)) == ("gzip", 4)
 
@@ -81,7 +81,7 @@ def test_bad_legacy_message_sets_get_kafka_errors(legacy):
     mixed = bytes(good) + records.encode_batch(_recs(1), magic=2)
     assert _produce(legacy, 2, mixed).error_code == ErrorCode.INVALID_RECORD
     assert _produce(legacy, 1, b"").error_code == ErrorCode.INVALID_RECORD
-    assert legacy.cluster.partition("t", 0).log.log_end_offset == 0                  # nothing stored
+    assert legacy.metadata.partition("t", 0).log.log_end_offset == 0                  # nothing stored
     with pytest.raises(KafkaError):
         up_convert(None, "producer")
 

@@ -7,7 +7,7 @@ import pytest
 from support.broker_calls import call
 
 from kafkamock import codec, records
-from kafkamock.broker import Broker, Close, Request, Respond
+from kafkamock.broker import Close, Cluster, Request, Respond
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.server.connection import read_request
 
@@ -31,12 +31,12 @@ def test_a_batch_whose_record_count_disagrees_with_its_offset_range_is_refused(b
     # reason goes to the broker's log.
     assert (result.error_code, result.error_message, result.log_start_offset) == (E.INVALID_RECORD, None, 0)
     assert "Inconsistent batch offset range [0, 2] and count of records 2" in caplog.text
-    assert broker.cluster.partition("t", 0).log.log_end_offset == 0
+    assert broker.metadata.partition("t", 0).log.log_end_offset == 0
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip", "zstd"])
 def test_compacted_topics_refuse_records_without_a_key(broker, compression):
-    broker.cluster.create_topic("c", 1, 1, {"cleanup.policy": "compact"})
+    broker.metadata.create_topic("c", 1, 1, {"cleanup.policy": "compact"})
     keyless = records.encode_batch([{"key": b"k", "value": b"1", "timestamp": 1},
                                     {"key": None, "value": b"2", "timestamp": 1}], compression=compression)
     result = produce(broker, keyless, topic="c")
@@ -54,8 +54,8 @@ def test_compacted_topics_refuse_records_without_a_key(broker, compression):
     ("zstd", "gzip", "zstd"), ("producer", "snappy", "snappy"), ("gzip", "gzip", "gzip"),
 ])
 def test_the_topic_compression_type_is_applied(clock, topic_codec, sent, kept):
-    broker = Broker(clock=clock)
-    broker.cluster.create_topic("t", 1, 1, {"compression.type": topic_codec})
+    broker = Cluster(clock=clock)
+    broker.metadata.create_topic("t", 1, 1, {"compression.type": topic_codec})
     data = records.encode_batch([{"key": b"k%d" % i, "value": b"value %d" % i * 20, "timestamp": 1_000 + i,
                                   "headers": [("h", b"%d" % i)]} for i in range(5)], compression=sent,
                                 producer_id=7, producer_epoch=3, base_sequence=0)
@@ -68,7 +68,7 @@ def test_the_topic_compression_type_is_applied(clock, topic_codec, sent, kept):
     # The sequence numbers still line up: a retry of the same (uncompressed-as-sent) batch is a duplicate.
     retry = produce(broker, data)
     assert (retry.error_code, retry.base_offset) == (E.NONE, 0)
-    assert broker.cluster.partition("t", 0).log.log_end_offset == 5
+    assert broker.metadata.partition("t", 0).log.log_end_offset == 5
 
 
 def test_a_failed_acks_zero_produce_closes_the_connection(broker):
@@ -85,20 +85,20 @@ def _frame(partitions: dict[int, bytes]) -> bytearray:
 
 
 def test_a_stored_batch_keeps_its_frame_alive_only_when_it_is_most_of_it(clock):
-    broker = Broker(clock=clock)
-    broker.cluster.create_topic("t", 2, 1)
+    broker = Cluster(clock=clock)
+    broker.metadata.create_topic("t", 2, 1)
     big = records.encode_batch([{"value": bytes(50_000), "timestamp": 1}])
     # One partition: the batch is the frame (less a small header): kept as a view, no copy.
     frame = _frame({0: big})
     header, body = read_request(frame)
     assert isinstance(broker.handle(Request(0, 9, 1, "test", body)), Respond)
-    kept = broker.cluster.partition("t", 0).log.segments[0].batches[0]
+    kept = broker.metadata.partition("t", 0).log.segments[0].batches[0]
     assert isinstance(kept, memoryview) and kept.obj is frame
     # Two big partitions in one frame: each batch gets its own buffer, so retention can free them one by one.
     frame = _frame({0: big, 1: big})
     header, body = read_request(frame)
     assert isinstance(broker.handle(Request(0, 9, 1, "test", body)), Respond)
     for p, i in ((0, 1), (1, 0)):
-        kept = broker.cluster.partition("t", p).log.segments[0].batches[i]
+        kept = broker.metadata.partition("t", p).log.segments[0].batches[i]
         assert not (isinstance(kept, memoryview) and kept.obj is frame)
         assert len(kept) == len(big)

@@ -8,7 +8,7 @@ import pytest
 from support.broker_calls import call, decode_response
 
 from kafkamock import codec, records
-from kafkamock.broker import Broker, ConnectionInfo, ManualClock, Request, Respond
+from kafkamock.broker import Cluster, ConnectionInfo, ManualClock, Request, Respond
 from kafkamock.broker.errors import ErrorCode as E
 
 EXACT, DEFAULT, ANY = 0, 1, 2
@@ -185,15 +185,15 @@ def test_fetch_is_capped_to_what_the_quota_window_holds(broker, clock):
 
 
 def test_fetch_max_bytes_broker_config_caps_every_fetch(clock):
-    broker = Broker({"fetch.max.bytes": 4096}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"fetch.max.bytes": 4096}, clock=clock)
+    broker.metadata.create_topic("t", 1, 1)
     for _ in range(3):
         produce_request(broker, "w", size_hint=3000)
     assert fetch_batches(broker, "any") == (1, 0)
 
 def test_quotas_survive_a_restart(tmp_path):
-    broker = Broker({"log.dirs": str(tmp_path)}, ManualClock())
+    broker = Cluster({"log.dirs": str(tmp_path)}, ManualClock())
     assert alter(broker, [([("user", None), ("client-id", "x")], {"consumer_byte_rate": 4096})]) == [(E.NONE, None)]
     broker.close()
-    again = Broker({"log.dirs": str(tmp_path)}, ManualClock())
+    again = Cluster({"log.dirs": str(tmp_path)}, ManualClock())
     assert describe(again, []) == [((("client-id", "x"), ("user", None)), {"consumer_byte_rate": 4096.0})]

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_security_core import PLAIN_JAAS, send
 
-from kafkamock.broker import Broker, Close, ManualClock, Respond
+from kafkamock.broker import Close, Cluster, ManualClock, Respond
 from kafkamock.broker.errors import ErrorCode as E
 
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
@@ -46,7 +46,7 @@ def test_hostile_sasl_exchanges_end_with_an_answer_or_a_close(mechanism, tokens,
     logger = logging.getLogger("kafkamock")
     logger.addHandler(handler)
     try:
-        broker = Broker(CONFIG, ManualClock())
+        broker = Cluster(CONFIG, ManualClock())
         broker.scram_credentials.set_password("bob", "bob-secret", mechanisms=("SCRAM-SHA-256", "SCRAM-SHA-512"))
         conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
         handshake, close = send(broker, conn, "SaslHandshake", 0 if version < 0 else 1, {"mechanism": mechanism})

@@ -13,7 +13,7 @@ import pytest
 from support.broker_calls import decode_response
 
 from kafkamock import codec, jaas
-from kafkamock.broker import Broker, Close, ManualClock, Request, Respond
+from kafkamock.broker import Close, Cluster, ManualClock, Request, Respond
 from kafkamock.broker.config import BrokerConfig, ConfigError
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.security.listeners import listeners
@@ -27,7 +27,7 @@ SASL = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": 
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS, "connections.max.reauth.ms": "10000"}
 
 
-def send(broker: Broker, connection, api: str, version: int, body: dict):
+def send(broker: Cluster, connection, api: str, version: int, body: dict):
     """One request on ``connection`` through the codec; the decoded response (and the close reason, if any), or
     the Close outcome."""
     name = f"{api}Request"
@@ -46,7 +46,7 @@ def clock():
 
 @pytest.fixture
 def broker(clock):
-    return Broker(SASL, clock)
+    return Cluster(SASL, clock)
 
 
 def plain(broker, connection, user="alice", password="alice-secret", version=2):
@@ -77,7 +77,7 @@ def test_default_listener_and_listener_list():
 ])
 def test_listener_setups_kafkamock_cannot_serve_are_refused(config, message):
     with pytest.raises(ConfigError, match=message):
-        Broker(config)
+        Cluster(config)
 
 
 def test_unknown_listener_prefixed_configs_are_refused():
@@ -168,7 +168,7 @@ def test_expiry_and_reauthentication_keep_mechanism_and_principal(broker, clock)
 
 
 def test_no_reauthentication_without_a_session_lifetime(clock):
-    broker = Broker({**SASL, "connections.max.reauth.ms": "0"}, clock)
+    broker = Cluster({**SASL, "connections.max.reauth.ms": "0"}, clock)
     conn = broker.new_connection(1, "127.0.0.1:1", "SASL_PLAINTEXT")
     response, _ = plain(broker, conn)
     assert response.session_lifetime_ms == 0
@@ -178,7 +178,7 @@ def test_no_reauthentication_without_a_session_lifetime(clock):
 
 
 def test_sasl_apis_on_a_plaintext_listener_are_illegal_state():
-    broker = Broker()
+    broker = Cluster()
     conn = broker.new_connection(1, "127.0.0.1:1")
     handshake, _ = send(broker, conn, "SaslHandshake", 1, {"mechanism": "PLAIN"})
     assert handshake.error_code == E.ILLEGAL_SASL_STATE
@@ -277,7 +277,7 @@ def upsertion(name, mechanism=2, iterations=4096, password=b"pw"):
 
 
 def test_alter_and_describe_user_scram_credentials(clock):
-    broker = Broker({}, clock)
+    broker = Cluster({}, clock)
     conn = broker.new_connection(1, "127.0.0.1:1")
     response, _ = send(broker, conn, "AlterUserScramCredentials", 0, {"deletions": [
         {"name": "ghost", "mechanism": 1}, {"name": "twice", "mechanism": 1}], "upsertions": [
@@ -310,10 +310,10 @@ def test_alter_and_describe_user_scram_credentials(clock):
 
 def test_scram_credentials_are_kept_with_the_metadata(tmp_path, clock):
     config = {"log.dirs": str(tmp_path)}
-    broker = Broker(config, clock)
+    broker = Cluster(config, clock)
     broker.scram_credentials.set_password("dave", "pw", iterations=5000)
     broker.close()
-    again = Broker(config, clock)
+    again = Cluster(config, clock)
     assert again.scram_credentials.get("dave", "SCRAM-SHA-256") == broker.scram_credentials.get("dave",
                                                                                                  "SCRAM-SHA-256")
     assert again.scram_credentials.get("dave", "SCRAM-SHA-512").iterations == 5000

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from support.broker_calls import call
 from support.share_state import as_persisted, assert_restored
 
-from kafkamock.broker import Broker, Waiter
+from kafkamock.broker import Cluster, Waiter
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.share import RecordState
 from kafkamock.records import decode_batches, decode_control, encode_batch
@@ -24,11 +24,11 @@ GROUP = "sg"
 
 
 def make_broker(clock, storage=None, partitions=1, **config):
-    b = Broker({"group.share.delivery.count.limit": 3, "group.share.session.timeout.ms": 600_000,
+    b = Cluster({"group.share.delivery.count.limit": 3, "group.share.session.timeout.ms": 600_000,
                 "group.share.max.session.timeout.ms": 600_000, **config},
                clock=clock, storage=storage)
-    if "t" not in b.cluster.topics:
-        b.cluster.create_topic("t", partitions, 1)
+    if "t" not in b.metadata.topics:
+        b.metadata.create_topic("t", partitions, 1)
     return b
 
 
@@ -38,7 +38,7 @@ def broker(clock):
 
 
 def topic_id(broker):
-    return broker.cluster.topics["t"].topic_id
+    return broker.metadata.topics["t"].topic_id
 
 
 def produce(broker, values, partition=0):
@@ -113,7 +113,7 @@ def opened(broker, member, conn_id=1):
 def control_records(broker, index=0):
     """(offset, kind, value) of every control record of partition ``index`` of ``t``."""
     out = []
-    for stored in broker.cluster.topics["t"].partitions[index].log.batches():
+    for stored in broker.metadata.topics["t"].partitions[index].log.batches():
         for b in decode_batches(bytes(stored.data)):
             out += [(r.offset, *decode_control(r.key, r.value)) for r in b.records if b.is_control]
     return out
@@ -176,9 +176,9 @@ def test_piggy_backed_acks_are_applied_before_the_fetch(broker):
 def test_a_waiting_fetch_reads_what_is_loaded_at_once_and_a_loading_partition_once_it_loads(clock):
     """Kafka's DelayedShareFetch: the share-partitions loaded already answer at once; one the request loads is read
     by the waiting request as soon as it is loaded, not at MaxWaitMs."""
-    broker = Broker({"group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
+    broker = Cluster({"group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
                     clock=clock)
-    broker.cluster.create_topic("t", 3, 1)
+    broker.metadata.create_topic("t", 3, 1)
     broker.groups.configs.set(GROUP, {"share.auto.offset.reset": "earliest"})
     opened(broker, "a")
     produce(broker, [b"p0"], partition=0)
@@ -611,7 +611,7 @@ def _live_then_restarted(broker, clock, directory, actions):
         event("nothing written")
         assert rebuilt is None
         return restarted
-    plog = broker.cluster.topics["t"].partitions[0].log
+    plog = broker.metadata.topics["t"].partitions[0].log
     event(f"{min(len(share_control_offsets(plog, live.start_offset, live.spe_offset)), 2)} control batch(es) in "
           f"flight, {min(len(share_control_offsets(plog, 0, plog.log_end_offset)), 3)}+ in the log")
     assert rebuilt is not None
@@ -720,7 +720,7 @@ def test_the_persisted_state_at_run_time_is_what_replaying_the_log_rebuilds(cloc
 
     monkeypatch.setattr(share_manager, "replay", spy)
     broker = make_broker(clock, **{"kafkamock.share.delta.chain.max": 3, "group.share.record.lock.duration.ms": 15_000})
-    topic = broker.cluster.topics["t"]
+    topic = broker.metadata.topics["t"]
     key = (GROUP, topic.topic_id, 0)
 
     def rebuilt():
@@ -793,10 +793,10 @@ def test_share_auto_offset_reset_earliest_and_by_duration(clock):
 
 
 def test_read_committed_share_groups_stop_at_the_lso_and_archive_aborted_records(clock):
-    broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1,
+    broker = Cluster({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1,
                      "group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
                     clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker.metadata.create_topic("t", 1, 1)
     broker.groups.configs.set(GROUP, {"share.isolation.level": "read_committed", "share.auto.offset.reset": "earliest"})
     init = call(broker, "InitProducerId", 5, {"transactional_id": "tx", "transaction_timeout_ms": 60_000,
                                               "producer_id": -1, "producer_epoch": -1})
@@ -840,11 +840,11 @@ def test_delete_groups_removes_an_empty_share_group_and_its_state(broker):
 
 
 def test_a_node_that_does_not_lead_the_partition_names_the_leader(clock):
-    broker = Broker({"group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
+    broker = Cluster({"group.share.session.timeout.ms": 600_000, "group.share.max.session.timeout.ms": 600_000},
                     clock=clock, brokers=2)
-    broker.cluster.create_topic("t", 1, 1)
-    leader = broker.cluster.topics["t"].partitions[0].leader_id
-    other = next(n for n in broker.cluster.nodes if n != leader)
+    broker.metadata.create_topic("t", 1, 1)
+    leader = broker.metadata.topics["t"].partitions[0].leader_id
+    other = next(n for n in broker.metadata.nodes if n != leader)
     join(broker, "a")
     body = {"group_id": GROUP, "member_id": "a", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
             "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from kafkamock import codec
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.errors import KafkaError
 from kafkamock.broker.share.sessions import ShareSessions
@@ -19,8 +19,8 @@ from kafkamock.broker.share.sessions import ShareSessions
 
 @pytest.fixture
 def broker(clock):
-    b = Broker({"group.share.max.size": 3}, clock=clock)
-    b.cluster.create_topic("t", 2, 1)
+    b = Cluster({"group.share.max.size": 3}, clock=clock)
+    b.metadata.create_topic("t", 2, 1)
     return b
 
 
@@ -35,7 +35,7 @@ def beat(broker, member, epoch, topics=("t",), group="sg"):
 def owned(broker, answer) -> list[int] | None:
     if answer.assignment is None:
         return None
-    topic_id = broker.cluster.topics["t"].topic_id
+    topic_id = broker.metadata.topics["t"].topic_id
     return sorted(p for tp in answer.assignment.topic_partitions if tp.topic_id == topic_id for p in tp.partitions)
 
 

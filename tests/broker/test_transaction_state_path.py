@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from support.broker_calls import call
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.cluster import TRANSACTION_STATE_TOPIC, Partition
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.errors import KafkaError
@@ -28,12 +28,12 @@ CONFIG = {"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitio
 
 @pytest.fixture
 def broker(clock):
-    b = Broker(CONFIG, clock=clock)
-    b.cluster.create_topic("t", 2, 1)
+    b = Cluster(CONFIG, clock=clock)
+    b.metadata.create_topic("t", 2, 1)
     return b
 
 
-def fresh(broker: Broker) -> TransactionCoordinator:
+def fresh(broker: Cluster) -> TransactionCoordinator:
     """A second coordinator over the same broker services, as a restart builds one."""
     def no_producer_id() -> int:
         raise AssertionError("loading the log must not hand out producer ids")
@@ -46,18 +46,18 @@ def snapshot(txns: dict[str, TxnMetadata]) -> dict[str, TxnMetadata]:
     return {tid: meta.copy() for tid, meta in txns.items()}
 
 
-def loaded(broker: Broker) -> dict[str, TxnMetadata]:
+def loaded(broker: Cluster) -> dict[str, TxnMetadata]:
     coordinator = fresh(broker)
     coordinator.load()
     return coordinator.txns
 
 
-def log_ends(broker: Broker) -> dict[tuple[str, int], int]:
-    return {(p.topic, p.index): p.log.log_end_offset for p in broker.cluster.partitions()}
+def log_ends(broker: Cluster) -> dict[tuple[str, int], int]:
+    return {(p.topic, p.index): p.log.log_end_offset for p in broker.metadata.partitions()}
 
 
 @pytest.fixture
-def watched(broker: Broker, monkeypatch) -> Iterator[list[TxnRecord]]:
+def watched(broker: Cluster, monkeypatch) -> Iterator[list[TxnRecord]]:
     """Every append to ``__transaction_state``, checked as it happens: the running coordinator's state must be what
     the log holds so far (no change ahead of its record, none left unapplied after one). Yields the records."""
     appended: list[TxnRecord] = []
@@ -74,7 +74,7 @@ def watched(broker: Broker, monkeypatch) -> Iterator[list[TxnRecord]]:
     yield appended
 
 
-def later(broker: Broker) -> None:
+def later(broker: Cluster) -> None:
     """A millisecond on between requests, so that a timestamp set too early shows."""
     broker.clock.advance(1)
 
@@ -117,7 +117,7 @@ def end(broker, tid, pid, epoch, commit=True, version=5):
     return answer.error_code, answer.producer_id, answer.producer_epoch
 
 
-def wear_out(broker: Broker, tid: str, pid: int, epoch: int) -> None:
+def wear_out(broker: Cluster, tid: str, pid: int, epoch: int) -> None:
     """An id whose epoch is one bump from exhausted, as an earlier life of the cluster left it in the log (no
     request gets there in a test's time): written to ``__transaction_state`` and loaded by the same replay."""
     coordinator = broker.transactions

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from support.broker_calls import call
 
-from kafkamock.broker import Broker
+from kafkamock.broker import Cluster
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.transactions import TxnState
 from kafkamock.broker.transactions.state import TRANSITIONS, Event, transition
@@ -23,8 +23,8 @@ MAX_EPOCH = 32767
 
 @pytest.fixture
 def broker(clock):
-    b = Broker({"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3}, clock=clock)
-    b.cluster.create_topic("t", 2, 1)
+    b = Cluster({"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3}, clock=clock)
+    b.metadata.create_topic("t", 2, 1)
     return b
 
 
@@ -239,10 +239,10 @@ def test_bad_transaction_requests_get_kafkas_codes(broker):
 
 
 def test_not_the_coordinator(clock):
-    broker = Broker({"transaction.state.log.num.partitions": 4}, clock=clock, brokers=3)
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"transaction.state.log.num.partitions": 4}, clock=clock, brokers=3)
+    broker.metadata.create_topic("t", 1, 1)
     coordinator = broker.transactions._partition(TXN).leader_id
-    other = next(n for n in broker.cluster.nodes if n != coordinator)
+    other = next(n for n in broker.metadata.nodes if n != coordinator)
     answer = call(broker, "InitProducerId", 4, {"transactional_id": TXN, "transaction_timeout_ms": 1000,
                                                 "producer_id": -1, "producer_epoch": -1}, node_id=other)
     assert answer.error_code == E.NOT_COORDINATOR
@@ -288,9 +288,9 @@ def test_timed_out_transaction_is_aborted_and_its_producer_fenced(broker, clock)
 
 def test_timed_out_transaction_on_transaction_version_1_forgets_the_last_epoch(clock):
     """At transaction version 1 the fence moves the epoch once and forgets LastEpoch: no KIP-360 recovery."""
-    broker = Broker({"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3,
+    broker = Cluster({"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3,
                      "kafkamock.transaction.version": 1}, clock=clock)
-    broker.cluster.create_topic("t", 2, 1)
+    broker.metadata.create_topic("t", 2, 1)
     pid, epoch = ready(broker)
     broker.transactions.txns[TXN].timeout_ms = 5_000
     add(broker, pid, epoch)
@@ -409,8 +409,8 @@ def test_write_txn_markers_aborts_a_hanging_transaction(broker):
 
 def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
     config = {"transaction.state.log.num.partitions": 3, "offsets.topic.num.partitions": 3}
-    broker = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
+    broker.metadata.create_topic("t", 1, 1)
     pid, epoch = ready(broker, "done")
     add(broker, pid, epoch, tid="done")
     produce(broker, pid, epoch, 0, [b"committed"], tid="done")
@@ -427,7 +427,7 @@ def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
                                                  "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
     broker.close()
 
-    again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
+    again = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
     assert again.transactions.txns["done"].state is TxnState.COMPLETE_COMMIT
     meta = again.transactions.txns["open"]
     assert meta.state is TxnState.ONGOING
@@ -442,9 +442,9 @@ def test_restart_keeps_open_and_finished_transactions(tmp_path, clock):
     assert offset_fetch(again) == (E.NONE, 3)
     again.close()
 
-    third = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
+    third = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
     assert third.transactions.txns["open"].state is TxnState.COMPLETE_COMMIT
-    assert third.cluster.topics["t"].partitions[0].producers.ongoing == {}
+    assert third.metadata.topics["t"].partitions[0].producers.ongoing == {}
     assert offset_fetch(third) == (E.NONE, 3)
 
 
@@ -458,14 +458,14 @@ def test_producer_state_outlives_its_batches_across_a_restart(tmp_path, clock):
     from kafkamock.storage import producer_snapshot
 
     config = {"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1}
-    broker = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
+    broker.metadata.create_topic("t", 1, 1)
     idem = init(broker, tid=None)
     pid = idem.producer_id
     assert produce(broker, pid, 0, 0, [b"a", b"b"], transactional=False)[0] == E.NONE
     call(broker, "DeleteRecords", 2, {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": 2}]}],
                                       "timeout_ms": 1000})
-    assert broker.cluster.topics["t"].partitions[0].log.log_start_offset == 2
+    assert broker.metadata.topics["t"].partitions[0].log.log_start_offset == 2
     broker.close()
     snapshots = producer_snapshot.offsets(tmp_path / "t-0")
     assert snapshots == [2]
@@ -475,18 +475,18 @@ def test_producer_state_outlives_its_batches_across_a_restart(tmp_path, clock):
     bare_dir = tmp_path.parent / (tmp_path.name + "-bare")
     shutil.copytree(tmp_path, bare_dir)
     (bare_dir / "t-0" / producer_snapshot.file_name(2)).unlink()
-    bare = Broker(config, clock=clock, storage=DiskStorage(bare_dir))
-    assert pid not in bare.cluster.topics["t"].partitions[0].producers.entries
+    bare = Cluster(config, clock=clock, storage=DiskStorage(bare_dir))
+    assert pid not in bare.metadata.topics["t"].partitions[0].producers.entries
 
-    again = Broker(config, clock=clock, storage=DiskStorage(tmp_path))
-    entry = again.cluster.topics["t"].partitions[0].producers.entries[pid]
+    again = Cluster(config, clock=clock, storage=DiskStorage(tmp_path))
+    entry = again.metadata.topics["t"].partitions[0].producers.entries[pid]
     assert (entry.epoch, entry.last_seq) == (0, 1)
     assert produce(again, pid, 0, 5, [b"gap"], transactional=False)[0] == E.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert produce(again, pid, 0, 0, [b"a", b"b"], transactional=False)[1] == 0   # a duplicate of the first batch
     assert produce(again, pid, 0, 2, [b"c"], transactional=False) == (E.NONE, 2)
     clock.advance(again.config["producer.id.expiration.ms"] + again.config["producer.id.expiration.check.interval.ms"])
     again.tick()
-    assert pid not in again.cluster.topics["t"].partitions[0].producers.entries
+    assert pid not in again.metadata.topics["t"].partitions[0].producers.entries
 
 
 def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
@@ -498,15 +498,15 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
         return ([(f.name, f.max_version_level) for f in answer.finalized_features if f.name == "transaction.version"],
                 answer.finalized_features_epoch)
 
-    broker = Broker({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1}, clock=clock)
-    broker.cluster.create_topic("t", 1, 1)
+    broker = Cluster({"transaction.state.log.num.partitions": 1, "offsets.topic.num.partitions": 1}, clock=clock)
+    broker.metadata.create_topic("t", 1, 1)
     assert versions(broker) == ([("transaction.version", 2)], 1)
     pid, epoch = ready(broker)
 
     def produce_v12(seq, value, b=broker, e=epoch):
         batch = encode_batch([{"value": value, "timestamp": 1}], producer_id=pid, producer_epoch=e,
                              base_sequence=seq, transactional=True)
-        topic_id = b.cluster.topics["t"].topic_id
+        topic_id = b.metadata.topics["t"].topic_id
         answer = call(b, "Produce", 12, {"transactional_id": TXN, "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": "t", "topic_id": topic_id, "partition_data": [{"index": 0, "records": batch}]}]})
         return answer.responses[0].partition_responses[0].error_code
@@ -522,8 +522,8 @@ def test_kip890_part2_implicit_adds_and_the_feature_level(clock):
     assert produce_v12(0, b"next", e=epoch + 1) == E.NONE          # the new epoch starts its sequences at 0
     assert produce_v12(1, b"stale", e=epoch) == E.INVALID_PRODUCER_EPOCH
 
-    older = Broker({"transaction.state.log.num.partitions": 1, "kafkamock.transaction.version": 1}, clock=clock)
-    older.cluster.create_topic("t", 1, 1)
+    older = Cluster({"transaction.state.log.num.partitions": 1, "kafkamock.transaction.version": 1}, clock=clock)
+    older.metadata.create_topic("t", 1, 1)
     assert versions(older) == ([("transaction.version", 1)], 1)
     pid, epoch = ready(older)
     assert produce_v12(0, b"x", b=older, e=epoch) == E.TRANSACTION_ABORTABLE   # Produce v11+ is told so (KIP-1050)
@@ -573,7 +573,7 @@ def produce_v(broker, version, pid, epoch, seq, values=(b"v",), partition=0, tid
     batch = encode_batch([{"value": v, "timestamp": broker.now_ms()} for v in values], producer_id=pid,
                          producer_epoch=epoch, base_sequence=seq, transactional=transactional)
     body = {"transactional_id": tid, "acks": -1, "timeout_ms": 1000, "topic_data": [
-        {"name": "t", "topic_id": broker.cluster.topics["t"].topic_id,
+        {"name": "t", "topic_id": broker.metadata.topics["t"].topic_id,
          "partition_data": [{"index": partition, "records": batch}]}]}
     return call(broker, "Produce", version, body).responses[0].partition_responses[0]
 
@@ -583,7 +583,7 @@ def states_written(broker) -> list[int]:
     from kafkamock.broker.transactions import records
 
     out = []
-    for partition in broker.cluster.topics["__transaction_state"].partitions:
+    for partition in broker.metadata.topics["__transaction_state"].partitions:
         for stored in partition.log.batches():
             for batch in decode_batches(stored.data):
                 for rec in batch.records:
@@ -696,7 +696,7 @@ def test_write_txn_markers_of_transaction_version_2_need_a_newer_epoch(broker):
 
 
 def test_describe_transactions_errors_carry_zeros_and_partitions_come_in_hash_order(broker):
-    broker.cluster.create_topic("orders", 5, 1)
+    broker.metadata.create_topic("orders", 5, 1)
     pid, epoch = ready(broker)
     add(broker, pid, epoch, [("orders", p) for p in range(5)] + [("t", 1), ("t", 0)])
     answer = call(broker, "DescribeTransactions", 0, {"transactional_ids": [TXN, "", "nope"]})

@@ -221,7 +221,7 @@ async def test_kip360_producer_state_really_lost(monkeypatch):
                     "timeout_ms": 5_000})
                 assert response.topics[0].partitions[0].error_code == 0
             await off(broker.call, lambda: clock.advance(2_000))
-            partition = broker.broker.cluster.topics["lost"].partitions[0]
+            partition = broker.cluster.metadata.topics["lost"].partitions[0]
             with trio.fail_after(10):
                 while old[0] in await off(broker.call, lambda: dict(partition.producers.entries)):
                     await trio.sleep(0.02)

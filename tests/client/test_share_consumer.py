@@ -35,7 +35,7 @@ def produce(broker, topic: str, count: int, partitions: int = 1, first: int = 0)
 
 def group_configs(broker, group: str, **configs) -> None:
     merged = {"share.auto.offset.reset": "earliest", **configs}
-    broker.call(lambda: broker.broker.groups.configs.set(group, merged))
+    broker.call(lambda: broker.cluster.groups.configs.set(group, merged))
 
 
 async def in_thread(fn, *args, **kwargs):
@@ -161,7 +161,7 @@ async def test_renew_keeps_a_record_past_its_lock_from_another_consumer_then_acc
     await in_thread(kafka_broker.create_topic, "renew", 1)
     await in_thread(group_configs, kafka_broker, "sg-renew", **{"share.record.lock.duration.ms": LOCK_MS})
     await in_thread(produce, kafka_broker, "renew", 1)
-    wire = WireTap(kafka_broker.broker)
+    wire = WireTap(kafka_broker.cluster)
     explicit = {"share.acknowledgement.mode": "explicit"}
     async with consumer(kafka_broker, "sg-renew", **explicit) as slow, \
             consumer(kafka_broker, "sg-renew", **explicit) as other:
@@ -214,7 +214,7 @@ async def test_close_releases_what_the_consumer_holds(kafka_broker):
     await in_thread(kafka_broker.create_topic, "closing", 1)
     await in_thread(group_configs, kafka_broker, "sg-close")                  # the default 30 s lock: only the close frees it
     await in_thread(produce, kafka_broker, "closing", 2)
-    wire = WireTap(kafka_broker.broker)
+    wire = WireTap(kafka_broker.cluster)
     explicit = {"share.acknowledgement.mode": "explicit"}
     async with consumer(kafka_broker, "sg-close", **explicit) as b:
         b.subscribe(["closing"])
@@ -242,7 +242,7 @@ async def test_fenced_member_rejoins_with_epoch_zero_and_keeps_consuming(kafka_b
     await in_thread(kafka_broker.create_topic, "fenced", 1)
     await in_thread(group_configs, kafka_broker, "sg-fenced", **{"share.heartbeat.interval.ms": 5000})
     await in_thread(produce, kafka_broker, "fenced", 2)
-    wire = WireTap(kafka_broker.broker)
+    wire = WireTap(kafka_broker.cluster)
     async with consumer(kafka_broker, "sg-fenced") as c:
         c.subscribe(["fenced"])
         assert len(await poll_until(c, 1)) >= 1
@@ -264,7 +264,7 @@ async def test_fenced_member_rejoins_with_epoch_zero_and_keeps_consuming(kafka_b
 async def test_renew_against_a_broker_with_share_v1_only_is_unsupported_version(kafka_broker):
     await in_thread(kafka_broker.create_topic, "oldbroker", 1)
     await in_thread(group_configs, kafka_broker, "sg-v1")
-    await in_thread(kafka_broker.call, lambda: kafka_broker.broker.supported_versions().update({78: (1, 1), 79: (1, 1)}))
+    await in_thread(kafka_broker.call, lambda: kafka_broker.cluster.supported_versions().update({78: (1, 1), 79: (1, 1)}))
     await in_thread(produce, kafka_broker, "oldbroker", 1)
     async with consumer(kafka_broker, "sg-v1", **{"share.acknowledgement.mode": "explicit"}) as c:
         c.subscribe(["oldbroker"])
@@ -282,7 +282,7 @@ async def test_a_leader_move_takes_the_partition_to_the_new_leaders_session(kafk
     await in_thread(kafka_broker.create_topic, "moving", 1, replication_factor=2)
     await in_thread(group_configs, kafka_broker, "sg-moving")
     await in_thread(produce, kafka_broker, "moving", 2)
-    wire = WireTap(kafka_broker.broker)
+    wire = WireTap(kafka_broker.cluster)
     async with consumer(kafka_broker, "sg-moving") as c:
         c.subscribe(["moving"])
         first = await poll_until(c, 2)

@@ -225,7 +225,7 @@ class Fuzzer:
     """One broker process (``support.serve_process.ServeProcess`` with a data directory), its world, the oracles."""
 
     def __init__(self, broker, world: World, rng: Random):
-        self.broker, self.world, self.rng = broker, world, rng
+        self.cluster, self.world, self.rng = broker, world, rng
         self.generator = Generator(rng, world)
         self.tally = Tally()
         self.served = served_versions(broker.bootstrap)
@@ -237,7 +237,7 @@ class Fuzzer:
 
     def reconnect_probe(self) -> None:
         self.probe.close()
-        self.probe = _connect(self.broker.bootstrap)
+        self.probe = _connect(self.cluster.bootstrap)
 
     def pick(self) -> tuple[str, int, dict]:
         key, version = self.rng.choice(self.served)
@@ -278,7 +278,7 @@ class Fuzzer:
         """Send the case on a connection of its own; how it ended, and how much longer the probe took while the
         broker had it than just before."""
         baseline = self._probe()
-        with _connect(self.broker.bootstrap) as sock:
+        with _connect(self.cluster.bootstrap) as sock:
             try:
                 sock.sendall(frame)
             except (BrokenPipeError, ConnectionResetError):
@@ -309,7 +309,7 @@ class Fuzzer:
         return time.monotonic() - started
 
     def _new_log(self) -> str:
-        text = self.broker.log()
+        text = self.cluster.log()
         written, self.log_seen = text[self.log_seen:], len(text)
         return written
 
@@ -320,15 +320,15 @@ class Fuzzer:
 
         self.tally.rounds += 1
         topic = f"round-{self.tally.rounds}-{uuid.uuid4().hex[:6]}"
-        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap})
         admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(timeout=20)
-        producer = Producer({"bootstrap.servers": self.broker.bootstrap, "enable.idempotence": True,
+        producer = Producer({"bootstrap.servers": self.cluster.bootstrap, "enable.idempotence": True,
                              "linger.ms": 0, "message.timeout.ms": 20000})
         for i in range(20):
             producer.produce(topic, key=b"k%d" % i, value=b"v%d" % i)
         assert producer.flush(20) == 0, "the round's records were not all acknowledged"
         group = f"round-group-{self.tally.rounds}"
-        consumer = Consumer({"bootstrap.servers": self.broker.bootstrap, "group.id": group,
+        consumer = Consumer({"bootstrap.servers": self.cluster.bootstrap, "group.id": group,
                              "auto.offset.reset": "earliest", "enable.auto.commit": False,
                              "fetch.wait.max.ms": 50})
         try:

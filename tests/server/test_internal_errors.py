@@ -30,7 +30,7 @@ def _raise_in_a_timer(broker: BrokerHandle) -> None:
         ran.set()
         raise RuntimeError("boom in a timer")
 
-    core = broker.broker
+    core = broker.cluster
     broker.call(lambda: core.timers.schedule(("test", "boom"), core.now_ms(), boom))
     assert ran.wait(10), "the timer never ran"
 
@@ -148,7 +148,7 @@ def raise_in_a_timer(broker):
         ran.set()
         raise RuntimeError("boom in a timer")
 
-    core = broker.broker
+    core = broker.cluster
     broker.call(lambda: core.timers.schedule("boom-timer", core.now_ms(), boom))
     assert ran.wait(10)
 '''

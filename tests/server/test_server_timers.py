@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from kafkamock import records
-from kafkamock.broker import Broker, ManualClock
+from kafkamock.broker import Cluster, ManualClock
 from kafkamock.client.connection import KafkaConnection, KafkaConnectionError
 from kafkamock.server import TrioClock, run_broker
 from kafkamock.testing import start_broker
@@ -30,9 +30,9 @@ def _host_port(server, k: int = 0) -> tuple[str, int]:
 
 @pytest.mark.trio
 async def test_long_poll_and_retention_run_on_trio_virtual_time(autojump_clock):
-    broker = Broker(clock=TrioClock(), config={"log.retention.check.interval.ms": 60_000})
+    broker = Cluster(clock=TrioClock(), config={"log.retention.check.interval.ms": 60_000})
     async with run_broker(broker) as server, trio.open_nursery() as nursery:
-        broker.cluster.create_topic("t", 1, 1, {"retention.ms": 3_600_000})
+        broker.metadata.create_topic("t", 1, 1, {"retention.ms": 3_600_000})
         conn = await KafkaConnection.connect(nursery, *_host_port(server))
         started = trio.current_time()
         response = await conn.request("Fetch", _fetch_body("t", 0, 600_000), version=12)   # ten minutes
@@ -43,7 +43,7 @@ async def test_long_poll_and_retention_run_on_trio_virtual_time(autojump_clock):
             {"name": "t", "partition_data": [{"index": 0, "records": records.encode_batch(
                 [{"value": b"old", "timestamp": now}])}]}]}, version=9)
         assert produced.responses[0].partition_responses[0].error_code == 0
-        plog = broker.cluster.partition("t", 0).log
+        plog = broker.metadata.partition("t", 0).log
         await trio.sleep(3_600 - 61)                     # checks ran every minute, the record is not an hour old
         assert plog.log_start_offset == 0
         await trio.sleep(122)                            # it is now, and a check has run since
@@ -54,9 +54,9 @@ async def test_long_poll_and_retention_run_on_trio_virtual_time(autojump_clock):
 @pytest.mark.trio
 async def test_a_manual_clock_drives_the_shell_without_sleeping():
     clock = ManualClock()
-    broker = Broker(clock=clock)
+    broker = Cluster(clock=clock)
     async with run_broker(broker) as server, trio.open_nursery() as nursery:
-        broker.cluster.create_topic("t", 1, 1)
+        broker.metadata.create_topic("t", 1, 1)
         conn = await KafkaConnection.connect(nursery, *_host_port(server))
         done = trio.Event()
         answers = []
@@ -79,7 +79,7 @@ async def test_a_manual_clock_drives_the_shell_without_sleeping():
 
 @pytest.mark.trio
 async def test_a_stopped_node_closes_its_listener_and_connections_and_comes_back_on_the_same_port():
-    broker = Broker(brokers=2)
+    broker = Cluster(brokers=2)
     async with run_broker(broker) as server, trio.open_nursery() as nursery:
         host, port = _host_port(server, 1)
         conn = await KafkaConnection.connect(nursery, host, port)
@@ -159,10 +159,10 @@ async def test_a_silent_group_member_expires_at_its_session_deadline_with_no_req
         return {"group_id": "g", "session_timeout_ms": 5_000, "rebalance_timeout_ms": 60_000, "member_id": member,
                 "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": subscription}]}
 
-    broker = Broker(clock=TrioClock(), config={"group.initial.rebalance.delay.ms": 0,
+    broker = Cluster(clock=TrioClock(), config={"group.initial.rebalance.delay.ms": 0,
                                                "group.min.session.timeout.ms": 1_000})
     async with run_broker(broker) as server, trio.open_nursery() as nursery:
-        broker.cluster.create_topic("t", 2, 1)
+        broker.metadata.create_topic("t", 2, 1)
         members = []
         for _ in range(2):
             conn = await KafkaConnection.connect(nursery, *_host_port(server))

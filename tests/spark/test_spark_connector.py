@@ -295,7 +295,7 @@ def test_share_state_control_batches_are_never_rows(mock_source):
 
     assert trio.run(share) == [(3, 5), (7, 7)]
     handle = source.handle
-    assert handle.call(lambda b=handle.broker: b.cluster.topics[topic].partitions[0].log.high_watermark) == 9
+    assert handle.call(lambda b=handle.cluster: b.metadata.topics[topic].partitions[0].log.high_watermark) == 9
     rows = source.read(subscribe=topic).collect()
     assert sorted((r.offset, r.value) for r in rows) == [(0, b"a0"), (1, b"a1"), (2, b"a2"), (3, b"b0"), (4, b"b1"),
                                                          (5, b"b2"), (7, b"c0")]

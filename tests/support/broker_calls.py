@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from kafkamock import codec
-from kafkamock.broker import Broker, Close, ConnectionInfo, Request, Respond, Wait
+from kafkamock.broker import Close, Cluster, ConnectionInfo, Request, Respond, Wait
 
 
-def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | None = None,
+def call(broker: Cluster, api: str, version: int, body: dict, *, node_id: int | None = None,
          principal: str = "User:ANONYMOUS", host: str = "127.0.0.1", client_id: str = "test", conn_id: int = 1):
     """Encode and decode the request (so every field is present), handle it on node ``node_id`` (default: the
     first), on connection ``conn_id``, and prove the response encodes.
@@ -17,7 +17,7 @@ def call(broker: Broker, api: str, version: int, body: dict, *, node_id: int | N
     name = f"{api}Request"
     decoded = codec.decode(name, version, codec.encode(name, version, body))
     key = codec.default_registry().api_key(api)
-    node = broker.cluster.nodes[node_id] if node_id is not None else None
+    node = broker.metadata.nodes[node_id] if node_id is not None else None
     outcome = broker.handle(Request(key, version, 1, client_id, decoded, node=node,
                                      connection=ConnectionInfo(conn_id, peer=f"{host}:50000", principal=principal)))
     if isinstance(outcome, Wait):

@@ -277,7 +277,7 @@ class RunningScenario:
 class WireTap:
     """Records every request the broker core handles and its response, to explain a client failure.
 
-    Wraps ``Broker.handle`` of one broker instance (test-local; the broker code is untouched). Requests the
+    Wraps ``Cluster.handle`` of one broker instance (test-local; the broker code is untouched). Requests the
     connection refuses before the core (unsupported API or version) are not here: the server logs those.
     """
 

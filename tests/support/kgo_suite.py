@@ -197,7 +197,7 @@ class Restarter:
     the listening sockets, as systemd's socket activation does); counts the restarts."""
 
     def __init__(self, broker: ServeProcess, every_s: float):
-        self.broker, self.every_s = broker, every_s
+        self.cluster, self.every_s = broker, every_s
         self.downtimes: list[float] = []          # seconds from each kill to the restarted broker's ready line
         self.error: BaseException | None = None
         self._stop = threading.Event()
@@ -207,8 +207,8 @@ class Restarter:
         try:
             while not self._stop.wait(self.every_s):
                 killed = time.monotonic()
-                self.broker.kill()
-                self.broker.start()
+                self.cluster.kill()
+                self.cluster.start()
                 self.downtimes.append(time.monotonic() - killed)
         except BaseException as exc:  # reported on leaving the with block: a broker that cannot restart fails the run
             self.error = exc

@@ -38,7 +38,7 @@ class BrokerTarget:
                  test_name: str = "test"):
         self.kind = kind
         self.bootstrap_servers = bootstrap_servers
-        self.handle = self.broker = handle
+        self.handle = self.cluster = handle
         self.wire = wire
         self.test_name = test_name
         self._token = uuid.uuid4().hex[:8]
@@ -97,7 +97,7 @@ def target_for(request: pytest.FixtureRequest, kind: str) -> BrokerTarget:
 
     factory = request.getfixturevalue("kafka_broker_factory")
     handle = factory(**options)
-    return BrokerTarget("kafkamock", handle.bootstrap_servers, handle, WireTap(handle.broker),
+    return BrokerTarget("kafkamock", handle.bootstrap_servers, handle, WireTap(handle.cluster),
                         test_name=request.node.name)
 
 

@@ -16,7 +16,7 @@ from kafkamock.broker.timers import NEVER
 from kafkamock.codec.message import Struct
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker
+    from kafkamock.broker.core import Cluster
     from kafkamock.broker.outcome import Waiter
 
 __all__ = ["GroupCoordinator", "Pending", "reply"]
@@ -24,7 +24,7 @@ __all__ = ["GroupCoordinator", "Pending", "reply"]
 Response = TypeVar("Response", bound=Struct)
 
 
-def reply(broker: Broker, result: Answer | Pending, shape: Callable[[Answer], Response]) -> Response | Waiter:
+def reply(cluster: Cluster, result: Answer | Pending, shape: Callable[[Answer], Response]) -> Response | Waiter:
     """A handler's outcome for a coordinator answer: the answer shaped for the request's version, or, for a
     ``Pending`` (a JoinGroup or SyncGroup waiting for its group's round), a wait that answers when it resolves.
     The round's own timers (rebalance and session timeouts) bound the wait, so the waiter needs no deadline."""
@@ -38,4 +38,4 @@ def reply(broker: Broker, result: Answer | Pending, shape: Callable[[Answer], Re
         value = pending.value
         return shape(value) if value is not None else None
 
-    return broker.wait((pending,), NEVER, answer)
+    return cluster.wait((pending,), NEVER, answer)

@@ -650,7 +650,7 @@ class ConsumerGroups:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer group "
                                                    f"because the group size exceeds the consumer group maximum "
                                                    f"size.")
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         group = ConsumerGroup(group_id, group_epoch=classic.generation, assignment_epoch=classic.generation,
                               creation_time_ms=self.now())
         for old in classic.members.values():
@@ -853,7 +853,7 @@ class ConsumerGroups:
             wanted.discard(before)
         if after:
             wanted.add(after)
-        names = frozenset(self.services.cluster.topics)
+        names = frozenset(self.services.metadata.topics)
         require = require or len(wanted) != len(group.regexes) or \
             any(not names <= group.regex_names_seen.get(r, frozenset()) for r in group.regexes) or \
             now > group.regex_refresh_ms + self.config["group.consumer.regex.refresh.interval.ms"]
@@ -877,7 +877,7 @@ class ConsumerGroups:
             return
         live.regex_refreshing = False
         live.regex_refresh_ms = started_ms
-        names = frozenset(self.services.cluster.topics)
+        names = frozenset(self.services.metadata.topics)
         matched = {regex: frozenset(filter(_regex(regex).fullmatch, names)) for regex in regexes}
         allowed = describable(frozenset().union(*matched.values())) if matched else set()
         group = live.copy()
@@ -907,7 +907,7 @@ class ConsumerGroups:
 
     def _metadata_hash(self, group: ConsumerGroup) -> int:
         """A hash of the subscribed topics' ids and partition counts (KIP-1101): a change bumps the epoch."""
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         parts = []
         for name in sorted(group.subscribed_topics()):
             topic = topics.get(name)
@@ -916,7 +916,7 @@ class ConsumerGroups:
         return zlib.crc32("|".join(parts).encode()) if parts else 0
 
     def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         return frozenset(topics[n].topic_id for n in group.member_topics(member) if n in topics)
 
     def _advance(self, group: ConsumerGroup, member: ConsumerMember, owned: Partitions | None, bump: bool,
@@ -950,7 +950,7 @@ class ConsumerGroups:
             self.now() >= group.assignment_timestamp_ms + interval
 
     def _assign(self, group: ConsumerGroup) -> None:
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         subscriptions: dict[str, frozenset[uuid.UUID]] = {}
         partitions: dict[uuid.UUID, int] = {}
         for member in group.members.values():
@@ -1059,7 +1059,7 @@ class ConsumerGroups:
                                                                                               0)
         except Exception:  # noqa: BLE001 - an unreadable subscription owns nothing
             return {}
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         owned: Partitions = {}
         for entry in decoded.owned_partitions or ():
             topic = topics.get(entry.topic)
@@ -1094,7 +1094,7 @@ class ConsumerGroups:
         if version >= 5 and (body.protocol_type != "consumer" or body.protocol_name != member.classic.protocol):
             return sync_error(E.INCONSISTENT_GROUP_PROTOCOL)
         self.session_ok(group, member)
-        by_id = self.services.cluster.topics_by_id
+        by_id = self.services.metadata.topics_by_id
         version_out = member.classic.subscription_version
         assignment = version_out.to_bytes(2, "big") + codec.encode("ConsumerProtocolAssignment", version_out, {
             "assigned_partitions": [{"topic": by_id[t].name, "partitions": sorted(ps)}
@@ -1161,7 +1161,7 @@ class ConsumerGroups:
             return not_found(f"Group {group_id} not found.")
         if not isinstance(group, ConsumerGroup):
             return not_found(f"Group {group_id} is not a consumer group.")
-        by_id = self.services.cluster.topics_by_id
+        by_id = self.services.metadata.topics_by_id
 
         def shown(partitions: Partitions) -> ConsumerGroupDescribeResponse.Assignment:
             return ConsumerGroupDescribeResponse.Assignment(topic_partitions=[

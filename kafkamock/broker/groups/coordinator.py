@@ -89,9 +89,8 @@ class GroupCoordinator:
         self.share_group_deleted: Callable[[str], None] = share_group_deleted or (lambda group_id: None)
         self.consumer = ConsumerGroups(self)              # the KIP-848 half
         self.share = ShareGroups(self)                    # KIP-932 share groups' membership
-        # GROUP config resources (share.*, consumer.*). TODO(cross-coordinator): the share coordinator reads them
-        # through ``broker.groups.configs`` (share/manager.py); to be passed in as a callback where the broker
-        # builds it.
+        # GROUP config resources (share.*, consumer.*); the share coordinator reads them through the callback the
+        # cluster hands it (``group_config``).
         self.configs = GroupConfigs(services.config)
 
     # -- helpers -------------------------------------------------------------------------------------------------
@@ -106,7 +105,7 @@ class GroupCoordinator:
     def check_coordinator(self, request: Request, group_id: str | None) -> None:
         """NOT_COORDINATOR unless the request reached the leader of the group's ``__consumer_offsets`` partition."""
         partition = self._partition(group_id or "")
-        if partition.leader_id == NO_LEADER or not self.services.cluster.nodes[partition.leader_id].up:
+        if partition.leader_id == NO_LEADER or not self.services.metadata.nodes[partition.leader_id].up:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         node = request.node if request.node is not None else self.services.first_node()
         if node.node_id != partition.leader_id:
@@ -867,7 +866,7 @@ class GroupCoordinator:
         """Load groups and offsets from ``__consumer_offsets`` (a restart with a data dir): each record goes through
         ``replay_record`` as it did when it was written, each marker through ``transaction_ended``; then the loaded
         groups' timers start (Kafka's onLoaded)."""
-        topic = self.services.cluster.topics.get(GROUP_METADATA_TOPIC)
+        topic = self.services.metadata.topics.get(GROUP_METADATA_TOPIC)
         if topic is None:
             return
         for partition, batch in logged_batches(topic):

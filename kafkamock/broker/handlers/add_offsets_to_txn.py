@@ -13,18 +13,18 @@ from kafkamock.broker.transactions.coordinator import fenced_code
 from kafkamock.codec.messages import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 25
 FIRST_FENCED_VERSION = 2
 
 
-def handle(broker: Broker, request: Request[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
+def handle(cluster: Cluster, request: Request[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
     body = request.body
-    coordinator = broker.transactions
-    if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+    coordinator = cluster.transactions
+    if not cluster.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
         return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    if not broker.auth.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
+    if not cluster.auth.authorize(request, AclOperation.READ, ResourceType.GROUP, body.group_id):
         return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     try:
         if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent

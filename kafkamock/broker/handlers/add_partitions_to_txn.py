@@ -28,7 +28,7 @@ from kafkamock.broker.transactions.coordinator import fenced_code
 from kafkamock.codec.messages import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 24
 FIRST_FENCED_VERSION = 2
@@ -58,29 +58,29 @@ def _hashed_results(codes: dict[tuple[str, int], ErrorCode], *, scala: bool = Fa
     return [_TopicResult(name=t, results_by_partition=by_topic[t]) for t in java_hash_order(by_topic, java_string_hash)]
 
 
-def _one(broker: Broker, request: Request[AddPartitionsToTxnRequest], transactional_id: str, producer_id: int,
+def _one(cluster: Cluster, request: Request[AddPartitionsToTxnRequest], transactional_id: str, producer_id: int,
          epoch: int, topics: list[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], verify_only: bool
          ) -> list[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult]:
     asked = [(t.name, p) for t in topics for p in t.partitions]
     if request.version <= 3:
         # From clients: WRITE on the transactional id, then on every topic (internal topics are not checked);
         # any refusal fails the whole transaction, the other partitions OPERATION_NOT_ATTEMPTED.
-        if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id or ""):
+        if not cluster.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id or ""):
             return _results(topics, {key: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for key in asked})
         names = {name for name, _ in asked if name not in INTERNAL_TOPICS}
-        denied = names - broker.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC, names)
+        denied = names - cluster.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC, names)
     else:
         denied = set()
-    cluster = broker.cluster
+    metadata = cluster.metadata
     unknown = {(name, p) for name, p in asked if name not in denied and (
-        name not in cluster.topics or cluster.topics[name].partition_at(p) is None)}
+        name not in metadata.topics or metadata.topics[name].partition_at(p) is None)}
     if denied or unknown:
         # Kafka concatenates Scala maps of the refused partitions, the unknown ones and the rest: iterated by hash
         codes = {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED for key in asked if key[0] in denied}
         codes.update({key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in asked if key in unknown})
         codes.update({key: ErrorCode.OPERATION_NOT_ATTEMPTED for key in asked if key not in codes})
         return _hashed_results(codes, scala=True)
-    coordinator = broker.transactions
+    coordinator = cluster.transactions
     try:
         if not transactional_id:
             raise KafkaError(ErrorCode.INVALID_REQUEST)
@@ -99,23 +99,23 @@ def _one(broker: Broker, request: Request[AddPartitionsToTxnRequest], transactio
     return _results(topics, {key: code for key in asked})
 
 
-def handle(broker: Broker, request: Request[AddPartitionsToTxnRequest]) -> AddPartitionsToTxnResponse:
+def handle(cluster: Cluster, request: Request[AddPartitionsToTxnRequest]) -> AddPartitionsToTxnResponse:
     body, version = request.body, request.version
     if version >= 4:   # batched, from brokers only
-        broker.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
+        cluster.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
     if version <= 3:
         return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_one(
-            broker, request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
+            cluster, request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
             body.v3_and_below_producer_epoch, body.v3_and_below_topics, False))
     results = [AddPartitionsToTxnResponse.AddPartitionsToTxnResult(
         transactional_id=t.transactional_id,
-        topic_results=_one(broker, request, t.transactional_id, t.producer_id, t.producer_epoch, t.topics,
+        topic_results=_one(cluster, request, t.transactional_id, t.producer_id, t.producer_epoch, t.topics,
                            t.verify_only))
         for t in body.transactions]
     return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results_by_transaction=results)
 
 
-def error_response(broker: Broker, request: Request[AddPartitionsToTxnRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AddPartitionsToTxnRequest], code: ErrorCode,
                    message: str | None = None) -> AddPartitionsToTxnResponse:
     body = request.body
     if request.version <= 3:

@@ -24,7 +24,7 @@ from kafkamock.codec.messages import AddRaftVoterRequest, AddRaftVoterResponse, 
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 80
 ZERO_UUID = uuid.UUID(int=0)
@@ -34,23 +34,23 @@ def answer(code: ErrorCode, message: str | None) -> AddRaftVoterResponse:
     return AddRaftVoterResponse(throttle_time_ms=0, error_code=code, error_message=message)
 
 
-def voter_refusal(broker: Broker, request: Request[AddRaftVoterRequest] | Request[RemoveRaftVoterRequest], verb: str
+def voter_refusal(cluster: Cluster, request: Request[AddRaftVoterRequest] | Request[RemoveRaftVoterRequest], verb: str
                   ) -> tuple[ErrorCode, str] | None:
     """The checks Add- and RemoveRaftVoter share, in Kafka's order: ALTER on the cluster; INCONSISTENT_CLUSTER_ID
     for a given cluster id that is not this cluster's; INVALID_REQUEST for a voter without an id of 0 or more and a
     directory id. The error and its message; None when the request passes them."""
-    broker.auth.require_cluster(request, AclOperation.ALTER)
+    cluster.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
-    if body.cluster_id is not None and body.cluster_id != broker.cluster.cluster_id:
+    if body.cluster_id is not None and body.cluster_id != cluster.metadata.cluster_id:
         return (ErrorCode.INCONSISTENT_CLUSTER_ID,
-                f'The given id "{body.cluster_id}" doesn\'t match the cluster id "{broker.cluster.cluster_id}"')
+                f'The given id "{body.cluster_id}" doesn\'t match the cluster id "{cluster.metadata.cluster_id}"')
     if body.voter_id < 0 or body.voter_directory_id == ZERO_UUID:
         return ErrorCode.INVALID_REQUEST, f"{verb} voter request didn't include a valid voter"
     return None
 
 
-def default_listener(broker: Broker) -> str:
-    names = [n.strip() for n in str(broker.config["controller.listener.names"] or "").split(",") if n.strip()]
+def default_listener(cluster: Cluster) -> str:
+    names = [n.strip() for n in str(cluster.config["controller.listener.names"] or "").split(",") if n.strip()]
     return (names[0] if names else "CONTROLLER").upper()
 
 
@@ -66,21 +66,21 @@ def _endpoints(listeners: list[AddRaftVoterRequest.Listener]) -> str:
     return f"Endpoints(endpoints={{{entries}}})"
 
 
-def handle(broker: Broker, request: Request[AddRaftVoterRequest]) -> AddRaftVoterResponse:
-    refused = voter_refusal(broker, request, "Add")
+def handle(cluster: Cluster, request: Request[AddRaftVoterRequest]) -> AddRaftVoterResponse:
+    refused = voter_refusal(cluster, request, "Add")
     if refused is not None:
         return answer(*refused)
     body = request.body
-    listener = default_listener(broker)
+    listener = default_listener(cluster)
     if listener not in {entry.name.upper() for entry in body.listeners}:
         return answer(ErrorCode.INVALID_REQUEST, f"Add voter request didn't include the endpoint "
                                                   f"({_endpoints(body.listeners)}) for the default listener "
                                                   f"ListenerName({listener})")
     return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support adding voter because the kraft.version "
-                                                  f"feature is {broker.features.level(KRAFT_VERSION)}")
+                                                  f"feature is {cluster.features.level(KRAFT_VERSION)}")
 
 
-def error_response(broker: Broker, request: Request[AddRaftVoterRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AddRaftVoterRequest], code: ErrorCode,
                    message: str | None = None) -> AddRaftVoterResponse:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))

@@ -12,7 +12,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import AlterClientQuotasRequest, AlterClientQuotasResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 49
 
@@ -22,16 +22,16 @@ def _entity(components: list[AlterClientQuotasRequest.EntityData]) -> list[Alter
             for c in components]
 
 
-def handle(broker: Broker, request: Request[AlterClientQuotasRequest]) -> AlterClientQuotasResponse:
+def handle(cluster: Cluster, request: Request[AlterClientQuotasRequest]) -> AlterClientQuotasResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
-    results = broker.quotas.alter(body.entries, body.validate_only)
+    cluster.auth.require(request, AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER)      # as Kafka's KafkaApis
+    results = cluster.quotas.alter(body.entries, body.validate_only)
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=[
         AlterClientQuotasResponse.EntryData(error_code=code, error_message=message, entity=_entity(entity))
         for entity, code, message in results])
 
 
-def error_response(broker: Broker, request: Request[AlterClientQuotasRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AlterClientQuotasRequest], code: ErrorCode,
                    message: str | None = None) -> AlterClientQuotasResponse:
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=[
         AlterClientQuotasResponse.EntryData(error_code=code, error_message=None, entity=_entity(e.entity))

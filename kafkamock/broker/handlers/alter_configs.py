@@ -57,7 +57,7 @@ from kafkamock.codec.messages import (
 )
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
     # a request of the config APIs, which share this module's checks
     ConfigRequest: TypeAlias = (Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest]
@@ -87,7 +87,7 @@ class Resource:
         return {TOPIC: TOPIC_CONFIGS, GROUP: GROUP_CONFIGS}.get(self.type, BROKER_CONFIGS)
 
 
-def check_broker_name(broker: Broker, request: ConfigRequest, name: str, *, describe: bool = False) -> bool:
+def check_broker_name(cluster: Cluster, request: ConfigRequest, name: str, *, describe: bool = False) -> bool:
     """True for the cluster default (""), False for the id of the node the request arrived on (Kafka's admin client
     sends a broker's configs to that broker); INVALID_REQUEST for anything else."""
     if name == "":
@@ -112,30 +112,30 @@ _GUARDS = {TOPIC: (ResourceType.TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "To
 _CLUSTER_GUARD = (ResourceType.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
 
 
-def authorize_config(broker: Broker, request: ConfigRequest, resource_type: int, name: str, operation: AclOperation) -> None:
+def authorize_config(cluster: Cluster, request: ConfigRequest, resource_type: int, name: str, operation: AclOperation) -> None:
     """DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or group named, on the cluster for broker-wide resources."""
     acl_type, code, message = _GUARDS.get(resource_type, _CLUSTER_GUARD)
-    if not broker.auth.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
+    if not cluster.auth.authorize(request, operation, acl_type, name if acl_type != ResourceType.CLUSTER else CLUSTER_NAME):
         raise KafkaError(code, message)
 
 
-def resolve(broker: Broker, request: Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest],
+def resolve(cluster: Cluster, request: Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest],
             resource_type: int, name: str) -> Resource:
     """The resource a request names, or KafkaError (its existence, for topics, is checked by ``apply``)."""
     if resource_type == BROKER:
-        cluster_default = check_broker_name(broker, request, name)
+        cluster_default = check_broker_name(cluster, request, name)
         return Resource(BROKER, name, cluster_default=cluster_default,
                         current=request.arrived_on.config.dynamic_layer(cluster_default=cluster_default))
     if resource_type == TOPIC:
         if name == "":
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
         validate_topic_name(name)
-        topic = broker.cluster.topics.get(name)
+        topic = cluster.metadata.topics.get(name)
         return Resource(TOPIC, name, topic=topic, current=dict(topic.configs) if topic else {})
     if resource_type == GROUP:
         if not name:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
-        return Resource(GROUP, name, current=broker.groups.configs.of(name))
+        return Resource(GROUP, name, current=cluster.groups.configs.of(name))
     if resource_type in RESOURCE_TYPES:
         raise KafkaError(ErrorCode.INVALID_REQUEST,
                          f"kafkamock does not support {RESOURCE_TYPES[resource_type]} config resources")
@@ -152,10 +152,10 @@ def check_names(configs: Sequence[ConfigEntry], null_allowed: Callable[[ConfigEn
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
 
 
-def parse_all(resource: Resource, raw: dict[str, Any], broker: Broker) -> dict[str, Any]:
+def parse_all(resource: Resource, raw: dict[str, Any], cluster: Cluster) -> dict[str, Any]:
     """Parse and validate the resource's complete new set of dynamic configs (string or already-parsed values)."""
     if resource.type == GROUP:
-        group_configs: dict[str, Any] = broker.groups.configs.parse(raw)
+        group_configs: dict[str, Any] = cluster.groups.configs.parse(raw)
         return group_configs
     parsed: dict[str, Any] = {}
     if resource.type == BROKER:
@@ -174,7 +174,7 @@ def parse_all(resource: Resource, raw: dict[str, Any], broker: Broker) -> dict[s
             raise KafkaError(code, str(exc)) from None
     if resource.type == BROKER:
         error = (dynamic_update_error(list(raw), cluster_default=resource.cluster_default)
-                 or ip_overrides_error(parsed) or cross_config_error(parsed, broker.config))
+                 or ip_overrides_error(parsed) or cross_config_error(parsed, cluster.config))
         if error is not None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, error)
         elr_error = min_isr_error(resource, parsed)
@@ -217,7 +217,7 @@ def min_isr_error(resource: Resource, parsed: dict[str, Any]) -> str | None:
     return None
 
 
-def apply(broker: Broker, request: Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest],
+def apply(cluster: Cluster, request: Request[AlterConfigsRequest] | Request[IncrementalAlterConfigsRequest],
           resource: Resource, new_configs: dict[str, Any], validate_only: bool
           ) -> None:
     """Install ``new_configs`` (parsed) as the resource's complete set of dynamic configs (every log and timer
@@ -228,14 +228,14 @@ def apply(broker: Broker, request: Request[AlterConfigsRequest] | Request[Increm
         if not validate_only:
             resource.topic.configs.clear()
             resource.topic.configs.update(new_configs)
-            broker.configs_changed()
+            cluster.configs_changed()
     elif resource.type == GROUP:
         if not validate_only:
-            broker.groups.configs.set(resource.name, new_configs)
-            broker.metadata_changed()
+            cluster.groups.configs.set(resource.name, new_configs)
+            cluster.metadata_changed()
     elif not validate_only:
         request.arrived_on.config.replace_dynamic(new_configs, cluster_default=resource.cluster_default)
-        broker.configs_changed()
+        cluster.configs_changed()
 
 
 def duplicate_resources(resources: Iterable[AlterConfigsRequest.AlterConfigsResource
@@ -251,7 +251,7 @@ def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, me
                                                              resource_type=resource_type, resource_name=name)
 
 
-def handle(broker: Broker, request: Request[AlterConfigsRequest]) -> AlterConfigsResponse:
+def handle(cluster: Cluster, request: Request[AlterConfigsRequest]) -> AlterConfigsResponse:
     body = request.body
     duplicates = duplicate_resources(body.resources)
     responses = []
@@ -259,18 +259,18 @@ def handle(broker: Broker, request: Request[AlterConfigsRequest]) -> AlterConfig
         try:
             if (r.resource_type, r.resource_name) in duplicates:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-            authorize_config(broker, request, r.resource_type, r.resource_name, AclOperation.ALTER_CONFIGS)
+            authorize_config(cluster, request, r.resource_type, r.resource_name, AclOperation.ALTER_CONFIGS)
             check_names(r.configs)
-            resource = resolve(broker, request, r.resource_type, r.resource_name)
-            new_configs = parse_all(resource, {c.name: c.value for c in r.configs}, broker)
-            apply(broker, request, resource, new_configs, body.validate_only)
+            resource = resolve(cluster, request, r.resource_type, r.resource_name)
+            new_configs = parse_all(resource, {c.name: c.value for c in r.configs}, cluster)
+            apply(cluster, request, resource, new_configs, body.validate_only)
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
     return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
-def error_response(broker: Broker, request: Request[AlterConfigsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AlterConfigsRequest], code: ErrorCode,
                    message: str | None = None) -> AlterConfigsResponse:
     return AlterConfigsResponse(throttle_time_ms=0, responses=[response(r.resource_type, r.resource_name, code)
                                                                for r in request.body.resources])

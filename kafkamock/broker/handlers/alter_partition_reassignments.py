@@ -9,7 +9,7 @@ replica list must be non-empty, of registered brokers, each once (INVALID_REPLIC
 assignment messages) and, when ``allow_replication_factor_change`` (v1) is false, as long as the current one
 (INVALID_REPLICATION_FACTOR "The replication factor is changed from N to M").
 
-The reassignment takes effect at once (``Cluster.reassign``): the new replicas catch up immediately, the removed
+The reassignment takes effect at once (``ClusterMetadata.reassign``): the new replicas catch up immediately, the removed
 ones go, and Metadata and DescribeTopicPartitions show the target replicas; a leader that was removed hands over
 to the first target replica in sync. Only a new replica on a stopped node keeps a reassignment in progress
 (ListPartitionReassignments lists it) until the node starts. An empty topic list is answered with Kafka's empty
@@ -26,15 +26,15 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 45
 
 
-def _alter(broker: Broker, topic_name: str, wanted: AlterPartitionReassignmentsRequest.ReassignablePartition,
+def _alter(cluster: Cluster, topic_name: str, wanted: AlterPartitionReassignmentsRequest.ReassignablePartition,
            allow_rf_change: bool) -> None:
-    cluster = broker.cluster
-    topic = cluster.topics.get(topic_name)
+    metadata = cluster.metadata
+    topic = metadata.topics.get(topic_name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic_name}.")
     index = wanted.partition_index
@@ -42,11 +42,11 @@ def _alter(broker: Broker, topic_name: str, wanted: AlterPartitionReassignmentsR
     if partition is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic_name}:{index}.")
     if wanted.replicas is None:
-        unclean = bool(broker.topic_config(topic, "unclean.leader.election.enable"))
-        broker.cancel_reassignment(partition, unclean)
+        unclean = bool(cluster.topic_config(topic, "unclean.leader.election.enable"))
+        cluster.cancel_reassignment(partition, unclean)
         return
     target = list(wanted.replicas)
-    cluster.check_assignment(target, None, require_live=False)
+    metadata.check_assignment(target, None, require_live=False)
     if not allow_rf_change:
         # During a reassignment the count that matters is the one it is heading for.
         current = len((set(partition.replicas) | set(partition.adding)) - set(partition.removing)) \
@@ -54,12 +54,12 @@ def _alter(broker: Broker, topic_name: str, wanted: AlterPartitionReassignmentsR
         if current != len(target):
             raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                              f"The replication factor is changed from {current} to {len(target)}")
-    broker.reassign(partition, target)
+    cluster.reassign(partition, target)
 
 
-def handle(broker: Broker, request: Request[AlterPartitionReassignmentsRequest]
+def handle(cluster: Cluster, request: Request[AlterPartitionReassignmentsRequest]
            ) -> AlterPartitionReassignmentsResponse:
-    broker.auth.require_cluster(request, AclOperation.ALTER)
+    cluster.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     if not body.topics:
         return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=True,
@@ -72,7 +72,7 @@ def handle(broker: Broker, request: Request[AlterPartitionReassignmentsRequest]
             result = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse(
                 partition_index=wanted.partition_index, error_code=ErrorCode.NONE, error_message=None)
             try:
-                _alter(broker, topic.name, wanted, allow)
+                _alter(cluster, topic.name, wanted, allow)
             except KafkaError as exc:
                 result.error_code, result.error_message = exc.code, exc.message
             partitions.append(result)
@@ -82,7 +82,7 @@ def handle(broker: Broker, request: Request[AlterPartitionReassignmentsRequest]
                                                error_code=ErrorCode.NONE, error_message=None, responses=responses)
 
 
-def error_response(broker: Broker, request: Request[AlterPartitionReassignmentsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AlterPartitionReassignmentsRequest], code: ErrorCode,
                    message: str | None = None) -> AlterPartitionReassignmentsResponse:
     """Kafka's getErrorResponse: the error at the top and for every partition named."""
     return AlterPartitionReassignmentsResponse(

@@ -30,25 +30,25 @@ from kafkamock.broker.java_hash_order import (
 from kafkamock.codec.messages import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 34
 FUTURE_DIR_SUFFIX = len(".") + 32 + len("-future")    # "<topic>-<partition>.<uuid without dashes>-future"
 
 
-def _error(broker: Broker, request: Request[AlterReplicaLogDirsRequest], path: str, topic: str, index: int
+def _error(cluster: Cluster, request: Request[AlterReplicaLogDirsRequest], path: str, topic: str, index: int
            ) -> ErrorCode:
     if len(f"{topic}-{index}") + FUTURE_DIR_SUFFIX > 255:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
-    if path != log_dir(broker):
+    if path != log_dir(cluster):
         return ErrorCode.LOG_DIR_NOT_FOUND
-    if cordoned(broker, request, path):
+    if cordoned(cluster, request, path):
         return ErrorCode.INVALID_REPLICA_ASSIGNMENT
-    t = broker.cluster.topics.get(topic)
+    t = cluster.metadata.topics.get(topic)
     partition = None if t is None else t.partition_at(index)
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    node_id = request.node.node_id if request.node is not None else broker.node_id
+    node_id = request.node.node_id if request.node is not None else cluster.node_id
     if node_id not in partition.replicas:
         return ErrorCode.REPLICA_NOT_AVAILABLE
     return ErrorCode.NONE
@@ -66,19 +66,19 @@ def _answer(dirs: dict[tuple[str, int], ErrorCode]) -> AlterReplicaLogDirsRespon
     return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=results)
 
 
-def handle(broker: Broker, request: Request[AlterReplicaLogDirsRequest]) -> AlterReplicaLogDirsResponse:
-    if not broker.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
-        return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+def handle(cluster: Cluster, request: Request[AlterReplicaLogDirsRequest]) -> AlterReplicaLogDirsResponse:
+    if not cluster.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
+        return error_response(cluster, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     targets: dict[tuple[str, int], str] = {}
     for d in request.body.dirs:
         for t in d.topics:
             for p in t.partitions:
                 targets[(t.name, p)] = d.path
-    return _answer({(topic, index): _error(broker, request, path, topic, index)
+    return _answer({(topic, index): _error(cluster, request, path, topic, index)
                     for (topic, index), path in targets.items()})
 
 
-def error_response(broker: Broker, request: Request[AlterReplicaLogDirsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AlterReplicaLogDirsRequest], code: ErrorCode,
                    message: str | None = None) -> AlterReplicaLogDirsResponse:
     """Kafka's getErrorResponse: every partition named, in request order, with the error."""
     return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[

@@ -22,7 +22,7 @@ from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 91
 ZERO_UUID = uuid.UUID(int=0)
@@ -34,14 +34,14 @@ def _top(code: int, message: str | None) -> AlterShareGroupOffsetsResponse:
     return _Response(throttle_time_ms=0, error_code=code, error_message=message, responses=[])
 
 
-def handle(broker: Broker, request: Request[AlterShareGroupOffsetsRequest]) -> AlterShareGroupOffsetsResponse:
+def handle(cluster: Cluster, request: Request[AlterShareGroupOffsetsRequest]) -> AlterShareGroupOffsetsResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     first: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic] = []
     wanted: list[tuple[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic, Topic]] = []
     for t in body.topics:
-        topic = broker.cluster.topics.get(t.topic_name)
+        topic = cluster.metadata.topics.get(t.topic_name)
         if t.topic_name not in readable or topic is None:
             code, message = ((ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
                              if t.topic_name not in readable else (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN))
@@ -53,8 +53,8 @@ def handle(broker: Broker, request: Request[AlterShareGroupOffsetsRequest]) -> A
         else:
             wanted.append((t, topic))
     try:
-        broker.groups.check_coordinator(request, body.group_id)
-        group = broker.groups.share.empty_group(body.group_id, create=bool(wanted))
+        cluster.groups.check_coordinator(request, body.group_id)
+        group = cluster.groups.share.empty_group(body.group_id, create=bool(wanted))
     except KafkaError as exc:
         if exc.code == ErrorCode.GROUP_ID_NOT_FOUND and not wanted:
             return _Response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, responses=first)
@@ -65,7 +65,7 @@ def handle(broker: Broker, request: Request[AlterShareGroupOffsetsRequest]) -> A
         for p in t.partitions:
             partition = topic.partition_at(p.partition_index)
             if partition is not None:
-                broker.share.reset(body.group_id, topic, partition, p.start_offset)
+                cluster.share.reset(body.group_id, topic, partition, p.start_offset)
                 group.initialized[topic.topic_id] = group.initialized.get(topic.topic_id, frozenset()) | {
                     p.partition_index}
                 partitions.append(_Response.AlterShareGroupOffsetsResponsePartition(
@@ -79,7 +79,7 @@ def handle(broker: Broker, request: Request[AlterShareGroupOffsetsRequest]) -> A
     return _Response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, responses=responses)
 
 
-def error_response(broker: Broker, request: Request[AlterShareGroupOffsetsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AlterShareGroupOffsetsRequest], code: ErrorCode,
                    message: str | None = None) -> AlterShareGroupOffsetsResponse:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))

@@ -21,17 +21,17 @@ from kafkamock.broker.security.scram import (
 from kafkamock.codec.messages import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 51
 TWICE = "A user credential cannot be altered twice in the same request"
 Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
 
 
-def handle(broker: Broker, request: Request[AlterUserScramCredentialsRequest]) -> AlterUserScramCredentialsResponse:
+def handle(cluster: Cluster, request: Request[AlterUserScramCredentialsRequest]) -> AlterUserScramCredentialsResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
-    store = broker.scram_credentials
+    cluster.auth.require(request, AclOperation.ALTER, ResourceType.CLUSTER)       # as Kafka's KafkaApis
+    store = cluster.scram_credentials
     errors: dict[str, tuple[ErrorCode, str]] = {}
     # user name -> the request's deletion / upsertion entry
     deletions: dict[str, AlterUserScramCredentialsRequest.ScramCredentialDeletion] = {}
@@ -79,7 +79,7 @@ def handle(broker: Broker, request: Request[AlterUserScramCredentialsRequest]) -
     return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=results)
 
 
-def error_response(broker: Broker, request: Request[AlterUserScramCredentialsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[AlterUserScramCredentialsRequest], code: ErrorCode,
                    message: str | None = None) -> AlterUserScramCredentialsResponse:
     """Every user the request names gets the error (Kafka's AlterUserScramCredentialsRequest.getErrorResponse)."""
     names = dict.fromkeys([d.name for d in request.body.deletions] + [u.name for u in request.body.upsertions])

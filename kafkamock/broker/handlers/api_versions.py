@@ -13,18 +13,18 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import ApiVersionsRequest, ApiVersionsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def supported(broker: Broker) -> list[ApiVersionsResponse.ApiVersion]:
+def supported(cluster: Cluster) -> list[ApiVersionsResponse.ApiVersion]:
     return [ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
-            for key, (low, high) in broker.advertised_versions().items()]
+            for key, (low, high) in cluster.advertised_versions().items()]
 
 
-def handle(broker: Broker, request: Request[ApiVersionsRequest]) -> ApiVersionsResponse:
+def handle(cluster: Cluster, request: Request[ApiVersionsRequest]) -> ApiVersionsResponse:
     body = request.body
     if request.version >= 3:
         name, version = body.client_software_name, body.client_software_version
@@ -32,9 +32,9 @@ def handle(broker: Broker, request: Request[ApiVersionsRequest]) -> ApiVersionsR
             # Kafka's ApiVersionsRequest.getErrorResponse: the error alone, no API list
             return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
         request.connection.software_name, request.connection.software_version = name, version
-    features = broker.features
+    features = cluster.features
     return ApiVersionsResponse(
-        error_code=ErrorCode.NONE, api_keys=supported(broker), throttle_time_ms=0,
+        error_code=ErrorCode.NONE, api_keys=supported(cluster), throttle_time_ms=0,
         supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
                             for name, (low, high) in features.supported.items()],
         finalized_features_epoch=features.epoch,

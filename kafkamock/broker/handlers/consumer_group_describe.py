@@ -17,7 +17,7 @@ from kafkamock.codec.messages import (
 )
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 69
 Group = ConsumerGroupDescribeResponse.DescribedGroup
@@ -45,16 +45,16 @@ class _DescribedGroup(Protocol[M]):
 
 
 @overload
-def authorized_view(broker: Broker, request: Request[ConsumerGroupDescribeRequest], answer: Group,
+def authorized_view(cluster: Cluster, request: Request[ConsumerGroupDescribeRequest], answer: Group,
                     assignments: Callable[[ConsumerGroupDescribeResponse.Member],
                                           Iterable[ConsumerGroupDescribeResponse.Assignment]]) -> Group: ...
 @overload
-def authorized_view(broker: Broker, request: Request[ShareGroupDescribeRequest],
+def authorized_view(cluster: Cluster, request: Request[ShareGroupDescribeRequest],
                     answer: ShareGroupDescribeResponse.DescribedGroup,
                     assignments: Callable[[ShareGroupDescribeResponse.Member],
                                           Iterable[ShareGroupDescribeResponse.Assignment]]
                     ) -> ShareGroupDescribeResponse.DescribedGroup: ...
-def authorized_view(broker: Broker,
+def authorized_view(cluster: Cluster,
                     request: Request[ConsumerGroupDescribeRequest] | Request[ShareGroupDescribeRequest],
                     answer: _DescribedGroup[M], assignments: Callable[[M], Iterable[_Assignment]]
                     ) -> _DescribedGroup[M]:
@@ -64,36 +64,36 @@ def authorized_view(broker: Broker,
     if answer.error_code != ErrorCode.NONE:
         return answer
     if request.body.include_authorized_operations:
-        answer.authorized_operations = broker.auth.authorized_operations(request, ResourceType.GROUP, answer.group_id)
-    if broker.auth.enabled:
+        answer.authorized_operations = cluster.auth.authorized_operations(request, ResourceType.GROUP, answer.group_id)
+    if cluster.auth.enabled:
         names = {tp.topic_name for m in answer.members for a in assignments(m) for tp in a.topic_partitions}
-        if broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
+        if cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names) != names:
             answer.error_code, answer.members = ErrorCode.TOPIC_AUTHORIZATION_FAILED, []
             answer.error_message = "The group has described topic(s) that the client is not authorized to describe."
     return answer
 
 
-def _describe(broker: Broker, request: Request[ConsumerGroupDescribeRequest], group_id: str) -> Group:
+def _describe(cluster: Cluster, request: Request[ConsumerGroupDescribeRequest], group_id: str) -> Group:
     if not group_id:                             # Kafka answers an empty id before looking for a coordinator
         return Group(error_code=ErrorCode.INVALID_GROUP_ID, error_message=None, group_id="", group_state="",
                      group_epoch=0, assignment_epoch=0, assignor_name="", members=[])
     try:
-        if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        broker.groups.check_coordinator(request, group_id)
+        cluster.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return Group(error_code=exc.code, error_message=exc.message, group_id=group_id, group_state="",
                      group_epoch=0, assignment_epoch=0, assignor_name="", members=[])
-    answer = broker.groups.consumer.describe(group_id)
-    return authorized_view(broker, request, answer, lambda m: (m.assignment, m.target_assignment))
+    answer = cluster.groups.consumer.describe(group_id)
+    return authorized_view(cluster, request, answer, lambda m: (m.assignment, m.target_assignment))
 
 
-def handle(broker: Broker, request: Request[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
-    return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[_describe(broker, request, g)
+def handle(cluster: Cluster, request: Request[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
+    return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[_describe(cluster, request, g)
                                                                      for g in request.body.group_ids])
 
 
-def error_response(broker: Broker, request: Request[ConsumerGroupDescribeRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ConsumerGroupDescribeRequest], code: ErrorCode,
                    message: str | None = None) -> ConsumerGroupDescribeResponse:
     return ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[
         Group(error_code=code, group_id=g, group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",

@@ -16,7 +16,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 68
 
@@ -28,27 +28,27 @@ def _error(code: ErrorCode, message: str | None, body: ConsumerGroupHeartbeatReq
                                           member_epoch=0, heartbeat_interval_ms=0, assignment=None)
 
 
-def handle(broker: Broker, request: Request[ConsumerGroupHeartbeatRequest]) -> ConsumerGroupHeartbeatResponse:
+def handle(cluster: Cluster, request: Request[ConsumerGroupHeartbeatRequest]) -> ConsumerGroupHeartbeatResponse:
     body = request.body
-    if not broker.groups.consumer.enabled():
+    if not cluster.groups.consumer.enabled():
         return _error(ErrorCode.UNSUPPORTED_VERSION, "The consumer group protocol is off "
                       "(group.coordinator.rebalance.protocols).", body)
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     subscribed = set(body.subscribed_topic_names or ())
-    if subscribed and broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
+    if subscribed and cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
         return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None, body)
     try:
-        broker.groups.check_coordinator(request, body.group_id)
+        cluster.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]
-        return broker.groups.consumer.heartbeat(
+        return cluster.groups.consumer.heartbeat(
             body, request.version, request.client_id or "", "/" + peer,
-            lambda topics: broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics,
+            lambda topics: cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics,
                                              log_denied=False))
     except KafkaError as exc:
         return _error(exc.code, exc.message, body)
 
 
-def error_response(broker: Broker, request: Request[ConsumerGroupHeartbeatRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ConsumerGroupHeartbeatRequest], code: ErrorCode,
                    message: str | None = None) -> ConsumerGroupHeartbeatResponse:
     return _error(code, None, request.body)
 

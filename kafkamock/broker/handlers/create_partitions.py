@@ -24,16 +24,16 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import CreatePartitionsRequest, CreatePartitionsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 37
 MAX_RECORDS_PER_USER_OP = 10_000
 Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
-def _grow(broker: Broker, wanted: CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool,
+def _grow(cluster: Cluster, wanted: CreatePartitionsRequest.CreatePartitionsTopic, validate_only: bool,
           budget: list[int]) -> None:
-    topic = broker.cluster.topics.get(wanted.name)
+    topic = cluster.metadata.topics.get(wanted.name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     current = len(topic.partitions)
@@ -57,18 +57,18 @@ def _grow(broker: Broker, wanted: CreatePartitionsRequest.CreatePartitionsTopic,
         replication_factor = len(topic.partitions[0].replicas)
         assignments = [list(a.broker_ids) for a in wanted.assignments]
         for replicas in assignments:
-            broker.cluster.check_assignment(replicas, replication_factor)
-    broker.cluster.add_partitions(topic, wanted.count, validate_only=validate_only, assignments=assignments)
+            cluster.metadata.check_assignment(replicas, replication_factor)
+    cluster.metadata.add_partitions(topic, wanted.count, validate_only=validate_only, assignments=assignments)
     budget[0] -= additional
 
 
-def handle(broker: Broker, request: Request[CreatePartitionsRequest]) -> CreatePartitionsResponse:
+def handle(cluster: Cluster, request: Request[CreatePartitionsRequest]) -> CreatePartitionsResponse:
     body = request.body
     counts = Counter(t.name for t in body.topics)
     results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
                for name, n in counts.items() if n > 1]
     budget = [MAX_RECORDS_PER_USER_OP]
-    alterable = broker.auth.authorized(request, AclOperation.ALTER, ResourceType.TOPIC, counts)
+    alterable = cluster.auth.authorized(request, AclOperation.ALTER, ResourceType.TOPIC, counts)
     for wanted in body.topics:
         if counts[wanted.name] > 1:
             continue
@@ -76,14 +76,14 @@ def handle(broker: Broker, request: Request[CreatePartitionsRequest]) -> CreateP
         try:
             if wanted.name not in alterable:
                 raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-            _grow(broker, wanted, body.validate_only, budget)
+            _grow(cluster, wanted, body.validate_only, budget)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
     return CreatePartitionsResponse(throttle_time_ms=0, results=results)
 
 
-def error_response(broker: Broker, request: Request[CreatePartitionsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[CreatePartitionsRequest], code: ErrorCode,
                    message: str | None = None) -> CreatePartitionsResponse:
     return CreatePartitionsResponse(throttle_time_ms=0, results=[
         Result(name=t.name, error_code=code, error_message=None) for t in request.body.topics])

@@ -33,7 +33,7 @@ from kafkamock.codec.messages import CreateTopicsRequest, CreateTopicsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.config import BrokerConfig
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 19
 MAX_PARTITIONS_PER_BATCH = 10_000
@@ -76,31 +76,31 @@ def _whole_request_error(topics: list[CreateTopicsRequest.CreatableTopic], messa
                replication_factor=-1, configs=[]) for t in topics])
 
 
-def handle(broker: Broker, request: Request[CreateTopicsRequest]) -> CreateTopicsResponse:
+def handle(cluster: Cluster, request: Request[CreateTopicsRequest]) -> CreateTopicsResponse:
     body = request.body
-    config = broker.node_config(request)
+    config = cluster.node_config(request)
     if _requested_partitions(body.topics, config["num.partitions"]) > MAX_PARTITIONS_PER_BATCH:
         return _whole_request_error(body.topics, "Excessively large number of partitions per request.")
     validate_only = request.version >= 1 and body.validate_only
-    results, records = _create(broker, request, config, validate_only=True)
+    results, records = _create(cluster, request, config, validate_only=True)
     if records > MAX_RECORDS_PER_USER_OP:
         return _whole_request_error(body.topics, "Unable to perform excessively large batch operation.")
     if validate_only:
         return CreateTopicsResponse(throttle_time_ms=0, topics=results)
-    results, _ = _create(broker, request, config, validate_only=False)
+    results, _ = _create(cluster, request, config, validate_only=False)
     return CreateTopicsResponse(throttle_time_ms=0, topics=results)
 
 
-def _create(broker: Broker, request: Request[CreateTopicsRequest], config: BrokerConfig, *, validate_only: bool
+def _create(cluster: Cluster, request: Request[CreateTopicsRequest], config: BrokerConfig, *, validate_only: bool
             ) -> tuple[list[Result], int]:
     """One result per requested topic, and the metadata records the topics created make (one per topic, per
     partition and per config given); with ``validate_only`` nothing is created (or allocated)."""
     body = request.body
     names = [t.name for t in body.topics]
     # CREATE on the cluster creates any topic, else CREATE on each; the configs are shown with DESCRIBE_CONFIGS.
-    creatable = set(names) if broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
-        broker.auth.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
+    creatable = set(names) if cluster.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER) else \
+        cluster.auth.authorized(request, AclOperation.CREATE, ResourceType.TOPIC, names)
+    describable = cluster.auth.authorized(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names)
     results: list[Result] = []
     records = 0
     answered: set[str] = set()
@@ -130,7 +130,7 @@ def _create(broker: Broker, request: Request[CreateTopicsRequest], config: Broke
                     if a.partition_index in by_index:
                         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
                                          f"assignments for partition {a.partition_index}")
-                    broker.cluster.check_assignment(list(a.broker_ids), first_rf)
+                    cluster.metadata.check_assignment(list(a.broker_ids), first_rf)
                     first_rf = len(a.broker_ids)
                     by_index[a.partition_index] = list(a.broker_ids)
                 if sorted(by_index) != list(range(len(by_index))):
@@ -149,7 +149,7 @@ def _create(broker: Broker, request: Request[CreateTopicsRequest], config: Broke
                 count = config["num.partitions"] if wanted.num_partitions == -1 else wanted.num_partitions
                 rf = config["default.replication.factor"] if wanted.replication_factor == -1 \
                     else wanted.replication_factor
-            topic = broker.cluster.create_topic(wanted.name, count, rf or 1, configs, assignments=assignments,
+            topic = cluster.metadata.create_topic(wanted.name, count, rf or 1, configs, assignments=assignments,
                                                 validate_only=validate_only)
             shown = [
                 CreateTopicsResponse.CreatableTopicConfigs(
@@ -170,7 +170,7 @@ def _create(broker: Broker, request: Request[CreateTopicsRequest], config: Broke
     return results, records
 
 
-def error_response(broker: Broker, request: Request[CreateTopicsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[CreateTopicsRequest], code: ErrorCode,
                    message: str | None = None) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[
         Result(name=t.name, error_code=code, error_message=None, num_partitions=-1, replication_factor=-1, configs=[])

@@ -17,21 +17,21 @@ from kafkamock.broker.outcome import Close
 from kafkamock.codec.messages import DeleteAclsRequest, DeleteAclsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 31
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
-def handle(broker: Broker, request: Request[DeleteAclsRequest]) -> DeleteAclsResponse | Close:
+def handle(cluster: Cluster, request: Request[DeleteAclsRequest]) -> DeleteAclsResponse | Close:
     parsed = [parse_filter(f) for f in request.body.filters]
     filters = [f for f in parsed if f is not None]
     if len(filters) < len(parsed):
         return Close(f"DeleteAcls with unknown elements: {request.body.filters}")
-    broker.auth.require_cluster(request, AclOperation.ALTER)
-    if not broker.auth.enabled:
-        return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
-    matched = broker.acls.delete(filters)
+    cluster.auth.require_cluster(request, AclOperation.ALTER)
+    if not cluster.auth.enabled:
+        return error_response(cluster, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    matched = cluster.acls.delete(filters)
     return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
         DeleteAclsResponse.DeleteAclsFilterResult(error_code=ErrorCode.NONE, error_message=None, matching_acls=[
             DeleteAclsResponse.DeleteAclsMatchingAcl(
@@ -42,7 +42,7 @@ def handle(broker: Broker, request: Request[DeleteAclsRequest]) -> DeleteAclsRes
         for acls in matched])
 
 
-def error_response(broker: Broker, request: Request[DeleteAclsRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[DeleteAclsRequest], code: ErrorCode, message: str | None = None
                    ) -> DeleteAclsResponse:
     return DeleteAclsResponse(throttle_time_ms=0, filter_results=[
         DeleteAclsResponse.DeleteAclsFilterResult(error_code=code, error_message=message, matching_acls=[])

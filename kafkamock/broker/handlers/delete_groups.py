@@ -23,41 +23,41 @@ from kafkamock.broker.java_hash_order import (
 from kafkamock.codec.messages import DeleteGroupsRequest, DeleteGroupsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 42
 Result = DeleteGroupsResponse.DeletableGroupResult
 
 
-def _delete(broker: Broker, request: Request[DeleteGroupsRequest], group_id: str) -> Result:
+def _delete(cluster: Cluster, request: Request[DeleteGroupsRequest], group_id: str) -> Result:
     try:
-        broker.groups.check_coordinator(request, group_id)
+        cluster.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return Result(group_id=group_id, error_code=exc.code)
-    return Result(group_id=group_id, error_code=broker.groups.delete_group(group_id))
+    return Result(group_id=group_id, error_code=cluster.groups.delete_group(group_id))
 
 
-def handle(broker: Broker, request: Request[DeleteGroupsRequest]) -> DeleteGroupsResponse:
+def handle(cluster: Cluster, request: Request[DeleteGroupsRequest]) -> DeleteGroupsResponse:
     ids = list(dict.fromkeys(request.body.groups_names))
-    denied = [g for g in ids if not broker.auth.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
+    denied = [g for g in ids if not cluster.auth.authorize(request, AclOperation.DELETE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
     results: list[Result] = []
-    for batch in coordinator_batches(allowed, broker.config["offsets.topic.num.partitions"]):
-        answers = {g: _delete(broker, request, g) for g in batch}
+    for batch in coordinator_batches(allowed, cluster.config["offsets.topic.num.partitions"]):
+        answers = {g: _delete(cluster, request, g) for g in batch}
         # Kafka deletes a batch's share groups first: those it refuses are answered before the others.
-        refused = [g for g, a in answers.items() if a.error_code == ErrorCode.NON_EMPTY_GROUP and _is_share(broker, a)]
+        refused = [g for g, a in answers.items() if a.error_code == ErrorCode.NON_EMPTY_GROUP and _is_share(cluster, a)]
         results += [answers[g] for g in java_hash_order(refused, java_string_hash)]
         results += [answers[g] for g in java_hashset_order(batch) if g not in refused]
     return DeleteGroupsResponse(throttle_time_ms=0, results=[
         *results, *(Result(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in denied)])
 
 
-def _is_share(broker: Broker, answer: Result) -> bool:
-    group = broker.groups.groups.get(answer.group_id)
+def _is_share(cluster: Cluster, answer: Result) -> bool:
+    group = cluster.groups.groups.get(answer.group_id)
     return group is not None and group.kind == "share"
 
 
-def error_response(broker: Broker, request: Request[DeleteGroupsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DeleteGroupsRequest], code: ErrorCode,
                    message: str | None = None) -> DeleteGroupsResponse:
     return DeleteGroupsResponse(throttle_time_ms=0, results=[Result(group_id=g, error_code=code)
                                                              for g in request.body.groups_names])

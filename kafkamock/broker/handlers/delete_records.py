@@ -18,17 +18,17 @@ from kafkamock.codec.messages import DeleteRecordsRequest, DeleteRecordsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 21
 HIGH_WATERMARK = -1
 INVALID_LOW_WATERMARK = -1
 
 
-def _delete(broker: Broker, request: Request[DeleteRecordsRequest], topic: Topic | None, index: int, offset: int) -> int:
-    partition = broker.lead(request, topic, index)
+def _delete(cluster: Cluster, request: Request[DeleteRecordsRequest], topic: Topic | None, index: int, offset: int) -> int:
+    partition = cluster.lead(request, topic, index)
     assert topic is not None        # lead refused an unknown topic
-    if "delete" not in str(broker.topic_config(topic, "cleanup.policy", request.node)).split(","):
+    if "delete" not in str(cluster.topic_config(topic, "cleanup.policy", request.node)).split(","):
         raise KafkaError(ErrorCode.POLICY_VIOLATION,
                          f"Records of partition {topic.name}-{index} can not be deleted due to the configured policy")
     plog = partition.log
@@ -40,24 +40,24 @@ def _delete(broker: Broker, request: Request[DeleteRecordsRequest], topic: Topic
         raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
                          f"Cannot increment the log start offset to {target} of partition {topic.name}-{index} since "
                          f"it is larger than the high watermark {plog.high_watermark}")
-    plog.delete_before(target, broker.now_ms())
-    broker.share.log_start_moved(partition, topic)
+    plog.delete_before(target, cluster.now_ms())
+    cluster.share.log_start_moved(partition, topic)
     return plog.log_start_offset
 
 
-def handle(broker: Broker, request: Request[DeleteRecordsRequest]) -> DeleteRecordsResponse:
+def handle(cluster: Cluster, request: Request[DeleteRecordsRequest]) -> DeleteRecordsResponse:
     topics = []
-    deletable = broker.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC,
+    deletable = cluster.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC,
                                        [t.name for t in request.body.topics])
     for t in request.body.topics:
-        topic = broker.cluster.topics.get(t.name)
+        topic = cluster.metadata.topics.get(t.name)
         results = []
         for p in t.partitions:
             low_watermark, code = INVALID_LOW_WATERMARK, ErrorCode.NONE
             try:
                 if t.name not in deletable:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                low_watermark = _delete(broker, request, topic, p.partition_index, p.offset)
+                low_watermark = _delete(cluster, request, topic, p.partition_index, p.offset)
             except KafkaError as exc:
                 code = exc.code
             results.append(DeleteRecordsResponse.DeleteRecordsPartitionResult(
@@ -66,7 +66,7 @@ def handle(broker: Broker, request: Request[DeleteRecordsRequest]) -> DeleteReco
     return DeleteRecordsResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request[DeleteRecordsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DeleteRecordsRequest], code: ErrorCode,
                    message: str | None = None) -> DeleteRecordsResponse:
     """DeleteRecordsRequest.getErrorResponse: every requested partition with the error and no low watermark."""
     return DeleteRecordsResponse(throttle_time_ms=0, topics=[

@@ -20,7 +20,7 @@ from kafkamock.codec.messages import DeleteShareGroupOffsetsRequest, DeleteShare
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 92
 ZERO_UUID = uuid.UUID(int=0)
@@ -35,15 +35,15 @@ def _topic(name: str, topic_id: uuid.UUID, code: int = ErrorCode.NONE, message: 
     return TopicResult(topic_name=name, topic_id=topic_id, error_code=code, error_message=message)
 
 
-def handle(broker: Broker, request: Request[DeleteShareGroupOffsetsRequest]) -> DeleteShareGroupOffsetsResponse:
+def handle(cluster: Cluster, request: Request[DeleteShareGroupOffsetsRequest]) -> DeleteShareGroupOffsetsResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
     if not body.group_id:
         return _top(ErrorCode.INVALID_GROUP_ID, None)
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in body.topics])
     try:
-        broker.groups.check_coordinator(request, body.group_id)
-        group = broker.groups.share.group(body.group_id)
+        cluster.groups.check_coordinator(request, body.group_id)
+        group = cluster.groups.share.group(body.group_id)
         if group.members:
             raise KafkaError(ErrorCode.NON_EMPTY_GROUP, "The group is not empty.")
     except KafkaError as exc:
@@ -55,7 +55,7 @@ def handle(broker: Broker, request: Request[DeleteShareGroupOffsetsRequest]) -> 
     for t in body.topics:
         if t.topic_name not in readable:
             continue
-        topic = broker.cluster.topics.get(t.topic_name)
+        topic = cluster.metadata.topics.get(t.topic_name)
         if topic is None:
             errors.append(_topic(t.topic_name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                  "This server does not host this topic-partition."))
@@ -64,13 +64,13 @@ def handle(broker: Broker, request: Request[DeleteShareGroupOffsetsRequest]) -> 
                                  "There is no offset information to delete."))
         else:
             for index in group.initialized.pop(topic.topic_id):
-                broker.share.delete((body.group_id, topic.topic_id, index))
+                cluster.share.delete((body.group_id, topic.topic_id, index))
             deleted.append(_topic(t.topic_name, topic.topic_id))
     return DeleteShareGroupOffsetsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
                                            responses=denied + deleted + errors)
 
 
-def error_response(broker: Broker, request: Request[DeleteShareGroupOffsetsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DeleteShareGroupOffsetsRequest], code: ErrorCode,
                    message: str | None = None) -> DeleteShareGroupOffsetsResponse:
     """Kafka's getErrorResponse: the error's own message unless a more specific one is given."""
     return _top(code, message if message is not None else default_message(code))

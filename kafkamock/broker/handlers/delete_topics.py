@@ -20,7 +20,7 @@ from kafkamock.codec.messages import DeleteTopicsRequest, DeleteTopicsResponse
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 20
 ZERO_UUID = uuid.UUID(int=0)
@@ -41,10 +41,10 @@ def _wanted(request: Request[DeleteTopicsRequest]) -> list[tuple[str | None, uui
     return [(name, ZERO_UUID) for name in body.topic_names]
 
 
-def handle(broker: Broker, request: Request[DeleteTopicsRequest]) -> DeleteTopicsResponse:
+def handle(cluster: Cluster, request: Request[DeleteTopicsRequest]) -> DeleteTopicsResponse:
     version = request.version
     wanted = _wanted(request)
-    if not broker.node_config(request)["delete.topic.enable"]:
+    if not cluster.node_config(request)["delete.topic.enable"]:
         # Kafka fails the whole request; its error response repeats each entry as given, without a message.
         code = ErrorCode.INVALID_REQUEST if version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
         return DeleteTopicsResponse(throttle_time_ms=0, responses=[_result(name, tid, code) for name, tid in wanted])
@@ -66,12 +66,12 @@ def handle(broker: Broker, request: Request[DeleteTopicsRequest]) -> DeleteTopic
 
     # Authorization (ControllerApis.deleteTopics): DELETE on the cluster, else DELETE on each topic; a topic the
     # principal may not even DESCRIBE is refused without a word on whether it exists (nor its name, asked by id).
-    known = [broker.cluster.topics_by_id[tid].name for tid in ids if tid in broker.cluster.topics_by_id]
-    if broker.auth.authorize(request, AclOperation.DELETE, ResourceType.CLUSTER):
+    known = [cluster.metadata.topics_by_id[tid].name for tid in ids if tid in cluster.metadata.topics_by_id]
+    if cluster.auth.authorize(request, AclOperation.DELETE, ResourceType.CLUSTER):
         describable = deletable = set(names) | set(known)
     else:
-        describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [*names, *known])
-        deletable = broker.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [*names, *known])
+        describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [*names, *known])
+        deletable = cluster.auth.authorized(request, AclOperation.DELETE, ResourceType.TOPIC, [*names, *known])
     denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
     # Ids first, then names (a name that resolves to an id already given is refused, and so is that id).
@@ -79,7 +79,7 @@ def handle(broker: Broker, request: Request[DeleteTopicsRequest]) -> DeleteTopic
     for tid, n in ids.items():
         if n > 1:
             continue
-        topic = broker.cluster.topics_by_id.get(tid)
+        topic = cluster.metadata.topics_by_id.get(tid)
         if topic is None:
             results.append(_result(None, tid, ErrorCode.UNKNOWN_TOPIC_ID))
         elif topic.name not in deletable:
@@ -90,7 +90,7 @@ def handle(broker: Broker, request: Request[DeleteTopicsRequest]) -> DeleteTopic
     for name, n in names.items():
         if n > 1:
             continue
-        topic = broker.cluster.topics.get(name)
+        topic = cluster.metadata.topics.get(name)
         if name not in describable:
             results.append(_result(name, ZERO_UUID, denied))
         elif topic is None:
@@ -106,12 +106,12 @@ def handle(broker: Broker, request: Request[DeleteTopicsRequest]) -> DeleteTopic
             to_delete[topic.topic_id] = name
 
     for tid, name in to_delete.items():
-        broker.delete_topic(broker.cluster.topics_by_id[tid])
+        cluster.delete_topic(cluster.metadata.topics_by_id[tid])
         results.append(_result(name, tid, ErrorCode.NONE))
     return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
 
 
-def error_response(broker: Broker, request: Request[DeleteTopicsRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[DeleteTopicsRequest], code: ErrorCode, message: str | None = None
                    ) -> DeleteTopicsResponse:
     return DeleteTopicsResponse(throttle_time_ms=0, responses=[_result(name, tid, code)
                                                                for name, tid in _wanted(request)])

@@ -23,7 +23,7 @@ from kafkamock.broker.outcome import Close
 from kafkamock.codec.messages import DescribeAclsRequest, DescribeAclsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 29
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
@@ -58,15 +58,15 @@ def parse_filter(f: AclFilterFields) -> AclBindingFilter | None:
                             AclOperation(f.operation), AclPermissionType(f.permission_type))
 
 
-def handle(broker: Broker, request: Request[DescribeAclsRequest]) -> DescribeAclsResponse | Close:
+def handle(cluster: Cluster, request: Request[DescribeAclsRequest]) -> DescribeAclsResponse | Close:
     flt = parse_filter(request.body)
     if flt is None:
         return Close(f"DescribeAcls with unknown elements: {request.body}")
-    broker.auth.require_cluster(request, AclOperation.DESCRIBE)
-    if not broker.auth.enabled:
-        return error_response(broker, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    cluster.auth.require_cluster(request, AclOperation.DESCRIBE)
+    if not cluster.auth.enabled:
+        return error_response(cluster, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     resources: dict[tuple[ResourceType, str, PatternType], list[DescribeAclsResponse.AclDescription]] = {}
-    for acl in broker.acls.describe(flt):
+    for acl in cluster.acls.describe(flt):
         resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(
             DescribeAclsResponse.AclDescription(principal=acl.principal, host=acl.host, operation=acl.operation,
                                                 permission_type=acl.permission))
@@ -76,7 +76,7 @@ def handle(broker: Broker, request: Request[DescribeAclsRequest]) -> DescribeAcl
         for (rtype, name, ptype), acls in resources.items()])
 
 
-def error_response(broker: Broker, request: Request[DescribeAclsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeAclsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeAclsResponse:
     return DescribeAclsResponse(throttle_time_ms=0, error_code=code, error_message=message, resources=[])
 

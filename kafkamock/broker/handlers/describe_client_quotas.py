@@ -11,16 +11,16 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 48
 
 
-def handle(broker: Broker, request: Request[DescribeClientQuotasRequest]) -> DescribeClientQuotasResponse:
+def handle(cluster: Cluster, request: Request[DescribeClientQuotasRequest]) -> DescribeClientQuotasResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)   # as Kafka's KafkaApis
+    cluster.auth.require(request, AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)   # as Kafka's KafkaApis
     try:
-        matched = broker.quotas.describe(body.components, body.strict)
+        matched = cluster.quotas.describe(body.components, body.strict)
     except KafkaError as exc:
         return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=exc.code, error_message=exc.message,
                                             entries=None)
@@ -32,7 +32,7 @@ def handle(broker: Broker, request: Request[DescribeClientQuotasRequest]) -> Des
                                         entries=entries)
 
 
-def error_response(broker: Broker, request: Request[DescribeClientQuotasRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeClientQuotasRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeClientQuotasResponse:
     return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=code, error_message=None, entries=None)
 

@@ -18,7 +18,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import DescribeClusterRequest, DescribeClusterResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 60
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
@@ -33,16 +33,16 @@ def _error(code: int, message: str) -> DescribeClusterResponse:
                                    cluster_authorized_operations=OMITTED_OPERATIONS)
 
 
-def _cluster_operations(broker: Broker, request: Request[DescribeClusterRequest]) -> int:
+def _cluster_operations(cluster: Cluster, request: Request[DescribeClusterRequest]) -> int:
     """As AuthHelper.computeDescribeClusterResponse: the bit field if asked, 0 without DESCRIBE on the cluster."""
     if not request.body.include_cluster_authorized_operations:
         return OMITTED_OPERATIONS
-    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+    if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
         return 0
-    return broker.auth.authorized_operations(request, ResourceType.CLUSTER)
+    return cluster.auth.authorized_operations(request, ResourceType.CLUSTER)
 
 
-def handle(broker: Broker, request: Request[DescribeClusterRequest]) -> DescribeClusterResponse:
+def handle(cluster: Cluster, request: Request[DescribeClusterRequest]) -> DescribeClusterResponse:
     body, version = request.body, request.version
     endpoint_type = body.endpoint_type if version >= 1 else BROKER_ENDPOINT
     if endpoint_type not in ENDPOINT_TYPES:
@@ -52,19 +52,19 @@ def handle(broker: Broker, request: Request[DescribeClusterRequest]) -> Describe
         return _error(ErrorCode.INVALID_REQUEST if version == 0 else MISMATCHED_ENDPOINT_TYPE,
                       "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
                       f"{ENDPOINT_TYPES[endpoint_type]}")
-    cluster = broker.cluster
+    metadata = cluster.metadata
     # A stopped node is fenced: listed as such only when the client asks for fenced brokers (v2).
     include_fenced = version >= 2 and body.include_fenced_brokers
     listener = request.connection.listener
     brokers = [DescribeClusterResponse.DescribeClusterBroker(
         broker_id=n.node_id, host=n.address(listener)[0], port=n.address(listener)[1], rack=n.rack,
-        is_fenced=not n.up) for n in cluster.nodes.values() if n.registered and (n.up or include_fenced)]
-    controller_id = cluster.controller_id
+        is_fenced=not n.up) for n in metadata.nodes.values() if n.registered and (n.up or include_fenced)]
+    controller_id = metadata.controller_id
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
-        endpoint_type=BROKER_ENDPOINT, cluster_id=cluster.cluster_id, controller_id=controller_id,
+        endpoint_type=BROKER_ENDPOINT, cluster_id=metadata.cluster_id, controller_id=controller_id,
         brokers=brokers,
-        cluster_authorized_operations=_cluster_operations(broker, request),
+        cluster_authorized_operations=_cluster_operations(cluster, request),
     )
 
 

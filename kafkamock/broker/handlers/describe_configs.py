@@ -61,7 +61,7 @@ from kafkamock.codec.messages import DescribeConfigsRequest, DescribeConfigsResp
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.node import Node
 
 API_KEY = 32
@@ -91,10 +91,10 @@ def _entry(name: str, value: Any, definition: ConfigDef, synonyms: list[Synonym]
     )
 
 
-def _topic_configs(broker: Broker, request: Request[DescribeConfigsRequest], name: str, include_synonyms: bool
+def _topic_configs(cluster: Cluster, request: Request[DescribeConfigsRequest], name: str, include_synonyms: bool
                    ) -> list[tuple[str, ConfigResult]]:
     validate_topic_name(name)
-    topic = broker.cluster.topics.get(name)
+    topic = cluster.metadata.topics.get(name)
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
     out = []
@@ -107,9 +107,9 @@ def _topic_configs(broker: Broker, request: Request[DescribeConfigsRequest], nam
     return out
 
 
-def _broker_configs(broker: Broker, request: Request[DescribeConfigsRequest], name: str, include_synonyms: bool
+def _broker_configs(cluster: Cluster, request: Request[DescribeConfigsRequest], name: str, include_synonyms: bool
                     ) -> list[tuple[str, ConfigResult]]:
-    cluster_default = check_broker_name(broker, request, name, describe=True)
+    cluster_default = check_broker_name(cluster, request, name, describe=True)
     node = request.arrived_on
     config = node.config
     out = []
@@ -155,12 +155,12 @@ _NODE_SET: dict[str, Callable[[Node, BrokerConfig, list[Synonym]], tuple[Any, li
     "node.id": _node_id, "broker.id": _broker_id, "listeners": _listeners}
 
 
-def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tuple[str, ConfigResult]]:
+def _group_configs(cluster: Cluster, name: str, include_synonyms: bool) -> list[tuple[str, ConfigResult]]:
     """A group's configs as Kafka's ConfigHelper shows them: set on the group (DYNAMIC_GROUP_CONFIG), else the
     default; synonyms the group's own value, then its broker synonym's levels (``groups/group_configs.py``)."""
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
-    configs = broker.groups.configs
+    configs = cluster.groups.configs
     out = []
     for config_name, definition in GROUP_CONFIGS.items():
         value = configs.shown(name, config_name)
@@ -169,21 +169,21 @@ def _group_configs(broker: Broker, name: str, include_synonyms: bool) -> list[tu
     return out
 
 
-def _describe(broker: Broker, request: Request[DescribeConfigsRequest],
+def _describe(cluster: Cluster, request: Request[DescribeConfigsRequest],
               resource: DescribeConfigsRequest.DescribeConfigsResource, include_synonyms: bool
               ) -> DescribeConfigsResponse.DescribeConfigsResult:
     result = DescribeConfigsResponse.DescribeConfigsResult(
         error_code=ErrorCode.NONE, error_message="", resource_type=resource.resource_type,
         resource_name=resource.resource_name, configs=[])
     try:
-        authorize_config(broker, request, resource.resource_type, resource.resource_name,
+        authorize_config(cluster, request, resource.resource_type, resource.resource_name,
                          AclOperation.DESCRIBE_CONFIGS)
         if resource.resource_type == TOPIC:
-            configs = _topic_configs(broker, request, resource.resource_name, include_synonyms)
+            configs = _topic_configs(cluster, request, resource.resource_name, include_synonyms)
         elif resource.resource_type == BROKER:
-            configs = _broker_configs(broker, request, resource.resource_name, include_synonyms)
+            configs = _broker_configs(cluster, request, resource.resource_name, include_synonyms)
         elif resource.resource_type == GROUP:
-            configs = _group_configs(broker, resource.resource_name, include_synonyms)
+            configs = _group_configs(cluster, resource.resource_name, include_synonyms)
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST,
                              f"kafkamock does not support {RESOURCE_TYPES[resource.resource_type]} config resources")
@@ -203,17 +203,17 @@ def _failed(resource: DescribeConfigsRequest.DescribeConfigsResource, code: Erro
         resource_name=resource.resource_name, configs=[])
 
 
-def handle(broker: Broker, request: Request[DescribeConfigsRequest]) -> DescribeConfigsResponse:
+def handle(cluster: Cluster, request: Request[DescribeConfigsRequest]) -> DescribeConfigsResponse:
     body, version = request.body, request.version
     include_synonyms = body.include_synonyms if version >= 1 else False
     if any(r.resource_type not in RESOURCE_TYPES for r in body.resources):
         return DescribeConfigsResponse(throttle_time_ms=0, results=[
             _failed(r, ErrorCode.INVALID_REQUEST, INVALID_REQUEST_MESSAGE) for r in body.resources])
-    return DescribeConfigsResponse(throttle_time_ms=0, results=[_describe(broker, request, r, include_synonyms)
+    return DescribeConfigsResponse(throttle_time_ms=0, results=[_describe(cluster, request, r, include_synonyms)
                                                                 for r in body.resources])
 
 
-def error_response(broker: Broker, request: Request[DescribeConfigsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeConfigsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeConfigsResponse:
     """Kafka's DescribeConfigsRequest.getErrorResponse: every resource with the error and its message, the
     error's default text when there is none (ApiError.messageWithFallback)."""

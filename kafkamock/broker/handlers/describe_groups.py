@@ -17,27 +17,27 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import DescribeGroupsRequest, DescribeGroupsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 15
 
 NOT_ASKED = -(2**31)
 
 
-def _describe(broker: Broker, request: Request[DescribeGroupsRequest], group_id: str
+def _describe(cluster: Cluster, request: Request[DescribeGroupsRequest], group_id: str
               ) -> DescribeGroupsResponse.DescribedGroup:
     version = request.version
     answer = DescribeGroupsResponse.DescribedGroup(
         error_code=ErrorCode.NONE, error_message=None, group_id=group_id, group_state="Dead", protocol_type="",
         protocol_data="", members=[], authorized_operations=NOT_ASKED)
     try:
-        if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        broker.groups.check_coordinator(request, group_id)
+        cluster.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         answer.error_code, answer.error_message = exc.code, exc.message if version >= 6 else None
         return answer
-    group = broker.groups.groups.get(group_id)
+    group = cluster.groups.groups.get(group_id)
     if not isinstance(group, ClassicGroup) or group.state is ClassicState.DEAD:
         if version >= 6:
             answer.error_code = ErrorCode.GROUP_ID_NOT_FOUND
@@ -54,15 +54,15 @@ def _describe(broker: Broker, request: Request[DescribeGroupsRequest], group_id:
             member_assignment=m.assignment) for m in group.members.values()]
     # Kafka fills the operations in for every group answered without an error, a Dead one below v6 included.
     if version >= 3 and request.body.include_authorized_operations and answer.error_code == ErrorCode.NONE:
-        answer.authorized_operations = broker.auth.authorized_operations(request, ResourceType.GROUP, group_id)
+        answer.authorized_operations = cluster.auth.authorized_operations(request, ResourceType.GROUP, group_id)
     return answer
 
 
-def handle(broker: Broker, request: Request[DescribeGroupsRequest]) -> DescribeGroupsResponse:
-    return DescribeGroupsResponse(throttle_time_ms=0, groups=[_describe(broker, request, g) for g in request.body.groups])
+def handle(cluster: Cluster, request: Request[DescribeGroupsRequest]) -> DescribeGroupsResponse:
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=[_describe(cluster, request, g) for g in request.body.groups])
 
 
-def error_response(broker: Broker, request: Request[DescribeGroupsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeGroupsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeGroupsResponse:
     return DescribeGroupsResponse(throttle_time_ms=0, groups=[
         DescribeGroupsResponse.DescribedGroup(error_code=code, group_id=g, group_state="", protocol_type="",

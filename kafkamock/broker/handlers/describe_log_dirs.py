@@ -22,49 +22,49 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 35
 
 
-def log_dir(broker: Broker) -> str:
+def log_dir(cluster: Cluster) -> str:
     """The node's log directory as an absolute path (Kafka reports and matches absolute paths)."""
-    root = getattr(broker.storage, "root", None)
+    root = getattr(cluster.storage, "root", None)
     if root is None:
-        root = (broker.config["log.dirs"] or broker.config["log.dir"] or "/tmp/kafka-logs").split(",")[0].strip()
+        root = (cluster.config["log.dirs"] or cluster.config["log.dir"] or "/tmp/kafka-logs").split(",")[0].strip()
     return os.path.abspath(str(root))
 
 
-def cordoned(broker: Broker, request: Request, path: str) -> bool:
-    dirs = {d.strip() for d in str(broker.node_config(request)["cordoned.log.dirs"] or "").split(",") if d.strip()}
+def cordoned(cluster: Cluster, request: Request, path: str) -> bool:
+    dirs = {d.strip() for d in str(cluster.node_config(request)["cordoned.log.dirs"] or "").split(",") if d.strip()}
     return "*" in dirs or path in dirs
 
 
-def handle(broker: Broker, request: Request[DescribeLogDirsRequest]) -> DescribeLogDirsResponse:
-    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
-        return error_response(broker, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+def handle(cluster: Cluster, request: Request[DescribeLogDirsRequest]) -> DescribeLogDirsResponse:
+    if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return error_response(cluster, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     body = request.body
-    node_id = request.node.node_id if request.node is not None else broker.node_id
+    node_id = request.node.node_id if request.node is not None else cluster.node_id
     wanted = None if body.topics is None else {(t.topic, p) for t in body.topics for p in t.partitions}
     topics: dict[str, list[DescribeLogDirsResponse.DescribeLogDirsPartition]] = {}
-    for topic in broker.cluster.topics.values():
+    for topic in cluster.metadata.topics.values():
         for p in topic.partitions:
             if node_id not in p.replicas or (wanted is not None and (topic.name, p.index) not in wanted):
                 continue
             lag = max(p.log.high_watermark - p.log.log_end_offset, 0)
             topics.setdefault(topic.name, []).append(DescribeLogDirsResponse.DescribeLogDirsPartition(
                 partition_index=p.index, partition_size=p.log.size_bytes, offset_lag=lag, is_future_key=False))
-    path = log_dir(broker)
-    total, usable = broker.storage.space(path)
+    path = log_dir(cluster)
+    total, usable = cluster.storage.space(path)
     return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results=[
         DescribeLogDirsResponse.DescribeLogDirsResult(
             error_code=ErrorCode.NONE, log_dir=path,
             topics=[DescribeLogDirsResponse.DescribeLogDirsTopic(name=name, partitions=partitions)
                     for name, partitions in topics.items()],
-            total_bytes=total, usable_bytes=usable, is_cordoned=cordoned(broker, request, path))])
+            total_bytes=total, usable_bytes=usable, is_cordoned=cordoned(cluster, request, path))])
 
 
-def error_response(broker: Broker, request: Request[DescribeLogDirsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeLogDirsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeLogDirsResponse:
     return DescribeLogDirsResponse(throttle_time_ms=0, error_code=code, results=[])
 

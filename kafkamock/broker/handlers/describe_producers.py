@@ -13,7 +13,7 @@ from kafkamock.codec.messages import DescribeProducersRequest, DescribeProducers
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 61
 PartitionResponse = DescribeProducersResponse.PartitionResponse
@@ -41,14 +41,14 @@ def _topic_error(topic_name: str, readable: set[str], topics: dict[str, Topic]) 
     return None
 
 
-def handle(broker: Broker, request: Request[DescribeProducersRequest]) -> DescribeProducersResponse:
+def handle(cluster: Cluster, request: Request[DescribeProducersRequest]) -> DescribeProducersResponse:
     """Kafka's handleDescribeProducersRequest: a topic's error (invalid name, unauthorized, unknown) answers each of
     its partitions with a message; a partition's own (not here, not led here) comes without one."""
     topics: list[DescribeProducersResponse.TopicResponse] = []
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in request.body.topics])
     for t in request.body.topics:
-        topic = broker.cluster.topics.get(t.name)
-        failed = _topic_error(t.name, readable, broker.cluster.topics)
+        topic = cluster.metadata.topics.get(t.name)
+        failed = _topic_error(t.name, readable, cluster.metadata.topics)
         partitions: list[PartitionResponse] = []
         for index in t.partition_indexes:
             answer = PartitionResponse(partition_index=index, error_code=ErrorCode.NONE, error_message=None,
@@ -57,7 +57,7 @@ def handle(broker: Broker, request: Request[DescribeProducersRequest]) -> Descri
                 answer.error_code, answer.error_message = failed
             else:
                 try:
-                    answer.active_producers = _producers(broker.lead(request, topic, index))
+                    answer.active_producers = _producers(cluster.lead(request, topic, index))
                 except KafkaError as exc:
                     answer.error_code = exc.code
             partitions.append(answer)
@@ -65,7 +65,7 @@ def handle(broker: Broker, request: Request[DescribeProducersRequest]) -> Descri
     return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request[DescribeProducersRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeProducersRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeProducersResponse:
     """DescribeProducersRequest.getErrorResponse: every requested partition with the error and no producers."""
     return DescribeProducersResponse(throttle_time_ms=0, topics=[

@@ -21,7 +21,7 @@ from kafkamock.codec.messages import DescribeQuorumRequest, DescribeQuorumRespon
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 55
 
@@ -31,8 +31,8 @@ def _valid(topics: list[DescribeQuorumRequest.TopicData]) -> bool:
             and topics[0].partitions[0].partition_index == METADATA_PARTITION)
 
 
-def handle(broker: Broker, request: Request[DescribeQuorumRequest]) -> DescribeQuorumResponse:
-    broker.auth.require_cluster(request, AclOperation.DESCRIBE)
+def handle(cluster: Cluster, request: Request[DescribeQuorumRequest]) -> DescribeQuorumResponse:
+    cluster.auth.require_cluster(request, AclOperation.DESCRIBE)
     topics = request.body.topics
     if not _valid(topics):
         code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -42,7 +42,7 @@ def handle(broker: Broker, request: Request[DescribeQuorumRequest]) -> DescribeQ
                     partition_index=p.partition_index, error_code=code, error_message=default_message(code),
                     leader_id=0, leader_epoch=0, high_watermark=0, current_voters=[], observers=[])
                 for p in t.partitions]) for t in topics])
-    quorum = broker.quorum
+    quorum = cluster.quorum
     leader, epoch = quorum.observe()
     voters = quorum.voters()
     return DescribeQuorumResponse(
@@ -56,7 +56,7 @@ def handle(broker: Broker, request: Request[DescribeQuorumRequest]) -> DescribeQ
         if request.version >= 2 else [])
 
 
-def error_response(broker: Broker, request: Request[DescribeQuorumRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeQuorumRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeQuorumResponse:
     """Kafka's getErrorResponse: the error at the top, with its own message."""
     return DescribeQuorumResponse(error_code=code, error_message=default_message(code), topics=[], nodes=[])

@@ -21,7 +21,7 @@ from kafkamock.broker.share.groups import ShareGroup
 from kafkamock.codec.messages import DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 
 API_KEY = 90
@@ -39,26 +39,26 @@ def _partition_entry(index: int, start: int = -1, epoch: int = 0, lag: int = -1,
                       error_message=message)
 
 
-def _group(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest],
+def _group(cluster: Cluster, request: Request[DescribeShareGroupOffsetsRequest],
            g: DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
            ) -> DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup:
     answer = _Group(group_id=g.group_id, topics=[], error_code=ErrorCode.NONE, error_message=None)
     try:
-        if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
+        if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-        broker.groups.check_coordinator(request, g.group_id)
+        cluster.groups.check_coordinator(request, g.group_id)
     except KafkaError as exc:
         answer.error_code, answer.error_message = exc.code, exc.message
         return answer
-    cluster = broker.cluster
-    group = broker.groups.groups.get(g.group_id)
+    metadata = cluster.metadata
+    group = cluster.groups.groups.get(g.group_id)
     initialized = group.initialized if isinstance(group, ShareGroup) and not group.dead else {}
     if g.topics is None:
-        requested = sorted((cluster.topics_by_id[t].name, sorted(ps)) for t, ps in initialized.items()
-                           if t in cluster.topics_by_id)
+        requested = sorted((metadata.topics_by_id[t].name, sorted(ps)) for t, ps in initialized.items()
+                           if t in metadata.topics_by_id)
     else:
         requested = [(t.topic_name, sorted(set(t.partitions))) for t in g.topics]
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [n for n, _ in requested])
+    describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, [n for n, _ in requested])
     missing = []
     for name, indexes in requested:
         if name not in describable:
@@ -66,7 +66,7 @@ def _group(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest],
                 answer.topics.append(_Topic(topic_name=name, topic_id=ZERO_UUID, partitions=[
                     _partition_entry(i, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) for i in indexes]))
             continue
-        topic = cluster.topics.get(name)
+        topic = metadata.topics.get(name)
         if topic is None:
             missing.append(_Topic(topic_name=name, topic_id=ZERO_UUID,
                                   partitions=[_partition_entry(i) for i in indexes]))
@@ -77,18 +77,18 @@ def _group(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest],
                 entry.partitions.append(_partition_entry(index, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                                          message="This server does not host this topic-partition."))
                 continue
-            start, epoch, lag = broker.share.summary((g.group_id, topic.topic_id, index), topic.partitions[index])
+            start, epoch, lag = cluster.share.summary((g.group_id, topic.topic_id, index), topic.partitions[index])
             entry.partitions.append(_partition_entry(index, start, epoch, lag if request.version >= 1 else -1))
         answer.topics.append(entry)
     answer.topics += missing
     return answer
 
 
-def handle(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest]) -> DescribeShareGroupOffsetsResponse:
-    return _Response(throttle_time_ms=0, groups=[_group(broker, request, g) for g in request.body.groups])
+def handle(cluster: Cluster, request: Request[DescribeShareGroupOffsetsRequest]) -> DescribeShareGroupOffsetsResponse:
+    return _Response(throttle_time_ms=0, groups=[_group(cluster, request, g) for g in request.body.groups])
 
 
-def error_response(broker: Broker, request: Request[DescribeShareGroupOffsetsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeShareGroupOffsetsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeShareGroupOffsetsResponse:
     return _Response(throttle_time_ms=0, groups=[_Group(group_id=g.group_id, topics=[], error_code=code,
                                                         error_message=None) for g in request.body.groups])

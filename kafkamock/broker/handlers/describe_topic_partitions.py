@@ -31,7 +31,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 75
 ZERO_UUID = uuid.UUID(int=0)
@@ -39,9 +39,9 @@ ResponseTopic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseT
 ResponsePartition = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition
 
 
-def _partitions(broker: Broker, topic: Topic, start: int, limit: int) -> tuple[list[ResponsePartition], int]:
+def _partitions(cluster: Cluster, topic: Topic, start: int, limit: int) -> tuple[list[ResponsePartition], int]:
     """The partitions of one page from ``start``, and the partition the next page starts at (-1: none left)."""
-    alive = {n.node_id for n in broker.cluster.live_nodes()}
+    alive = {n.node_id for n in cluster.metadata.live_nodes()}
     upper = min(len(topic.partitions), start + limit)
     out = []
     for p in topic.partitions[start:upper]:
@@ -65,14 +65,14 @@ def _missing(name: str, operations: int) -> ResponseTopic:
                          partitions=[], topic_authorized_operations=operations)
 
 
-def handle(broker: Broker, request: Request[DescribeTopicPartitionsRequest]) -> DescribeTopicPartitionsResponse:
+def handle(cluster: Cluster, request: Request[DescribeTopicPartitionsRequest]) -> DescribeTopicPartitionsResponse:
     body = request.body
     cursor = body.cursor
     cursor_topic = cursor.topic_name if cursor is not None else ""
     all_topics = not body.topics
-    names = broker.cluster.topics.keys() if all_topics else [t.name for t in body.topics]
+    names = cluster.metadata.topics.keys() if all_topics else [t.name for t in body.topics]
     selected = sorted({name for name in names if name >= cursor_topic})
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, selected)
+    describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, selected)
     try:
         if cursor is not None and not all_topics and cursor.topic_name not in selected:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest topic list should contain "
@@ -81,9 +81,9 @@ def handle(broker: Broker, request: Request[DescribeTopicPartitionsRequest]) -> 
             raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest cursor partition must be "
                                                         "valid")
     except KafkaError as exc:
-        return error_response(broker, request, exc.code)
+        return error_response(cluster, request, exc.code)
 
-    remaining = max(min(broker.node_config(request)["max.request.partition.size.limit"],
+    remaining = max(min(cluster.node_config(request)["max.request.partition.size.limit"],
                         body.response_partition_limit), 1)
     topics: list[ResponseTopic] = []
     next_cursor = None
@@ -97,16 +97,16 @@ def handle(broker: Broker, request: Request[DescribeTopicPartitionsRequest]) -> 
         if remaining == 0:
             next_cursor = DescribeTopicPartitionsResponse.Cursor(topic_name=name, partition_index=0)
             break
-        topic = broker.cluster.topics.get(name)
+        topic = cluster.metadata.topics.get(name)
         if topic is None:
             if not all_topics:
-                topics.append(_missing(name, broker.auth.authorized_operations(request, ResourceType.TOPIC, name)))
+                topics.append(_missing(name, cluster.auth.authorized_operations(request, ResourceType.TOPIC, name)))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
-        partitions, next_partition = _partitions(broker, topic, start, remaining)
+        partitions, next_partition = _partitions(cluster, topic, start, remaining)
         topics.append(ResponseTopic(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
                                     is_internal=topic.internal or name in INTERNAL_TOPICS, partitions=partitions,
-                                    topic_authorized_operations=broker.auth.authorized_operations(
+                                    topic_authorized_operations=cluster.auth.authorized_operations(
                                         request, ResourceType.TOPIC, name)))
         if next_partition != -1:
             next_cursor = DescribeTopicPartitionsResponse.Cursor(topic_name=name, partition_index=next_partition)
@@ -115,7 +115,7 @@ def handle(broker: Broker, request: Request[DescribeTopicPartitionsRequest]) -> 
     return DescribeTopicPartitionsResponse(throttle_time_ms=0, topics=topics + denied, next_cursor=next_cursor)
 
 
-def error_response(broker: Broker, request: Request[DescribeTopicPartitionsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeTopicPartitionsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeTopicPartitionsResponse:
     return DescribeTopicPartitionsResponse(throttle_time_ms=0, next_cursor=None, topics=[
         ResponseTopic(error_code=code, name=t.name, is_internal=False, partitions=[]) for t in request.body.topics])

@@ -14,28 +14,28 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import DescribeTransactionsRequest, DescribeTransactionsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 65
 State = DescribeTransactionsResponse.TransactionState
 
 
-def _state(broker: Broker, request: Request[DescribeTransactionsRequest], transactional_id: str) -> State:
-    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+def _state(cluster: Cluster, request: Request[DescribeTransactionsRequest], transactional_id: str) -> State:
+    if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         return _unanswered(transactional_id, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if not transactional_id:
         return _unanswered(transactional_id, ErrorCode.INVALID_REQUEST)
     try:
-        broker.transactions.check_coordinator(request, transactional_id)
+        cluster.transactions.check_coordinator(request, transactional_id)
     except KafkaError as exc:
         return _unanswered(transactional_id, exc.code)
-    meta = broker.transactions.txns.get(transactional_id)
+    meta = cluster.transactions.txns.get(transactional_id)
     if meta is None:
         return _unanswered(transactional_id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
     topics: dict[str, list[int]] = {}
     for topic, partition in meta.ordered_partitions():
         topics.setdefault(topic, []).append(partition)
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
+    describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)
     topics = {t: p for t, p in topics.items() if t in describable}   # only the topics the principal may see
     return State(error_code=ErrorCode.NONE, transactional_id=transactional_id,
                  transaction_state=meta.state.wire_name, transaction_timeout_ms=meta.timeout_ms,
@@ -48,12 +48,12 @@ def _unanswered(transactional_id: str, code: ErrorCode) -> State:
                  transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[])
 
 
-def handle(broker: Broker, request: Request[DescribeTransactionsRequest]) -> DescribeTransactionsResponse:
+def handle(cluster: Cluster, request: Request[DescribeTransactionsRequest]) -> DescribeTransactionsResponse:
     return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=[
-        _state(broker, request, tid) for tid in request.body.transactional_ids])
+        _state(cluster, request, tid) for tid in request.body.transactional_ids])
 
 
-def error_response(broker: Broker, request: Request[DescribeTransactionsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[DescribeTransactionsRequest], code: ErrorCode,
                    message: str | None = None) -> DescribeTransactionsResponse:
     return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=[
         _unanswered(tid, code) for tid in request.body.transactional_ids])

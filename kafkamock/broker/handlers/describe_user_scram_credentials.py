@@ -14,7 +14,7 @@ from kafkamock.broker.security.scram import TYPES, ScramCredentials
 from kafkamock.codec.messages import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 50
 Result = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
@@ -25,10 +25,10 @@ def _infos(store: ScramCredentials, user: str) -> list[DescribeUserScramCredenti
             for m, c in store.of_user(user).items()]
 
 
-def handle(broker: Broker, request: Request[DescribeUserScramCredentialsRequest]
+def handle(cluster: Cluster, request: Request[DescribeUserScramCredentialsRequest]
            ) -> DescribeUserScramCredentialsResponse:
-    broker.auth.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)    # as Kafka's KafkaApis
-    store = broker.scram_credentials
+    cluster.auth.require(request, AclOperation.DESCRIBE, ResourceType.CLUSTER)    # as Kafka's KafkaApis
+    store = cluster.scram_credentials
     wanted = request.body.users
     results = []
     if not wanted:

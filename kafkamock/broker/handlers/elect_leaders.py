@@ -28,42 +28,42 @@ from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 43
 PREFERRED, UNCLEAN = 0, 1
 Result = ElectLeadersResponse.PartitionResult
 
 
-def _judge(broker: Broker, topic_name: str, index: int, election_type: int
+def _judge(cluster: Cluster, topic_name: str, index: int, election_type: int
            ) -> tuple[ErrorCode, str | None, Partition | None, int]:
     """(error code, message, partition, new leader) for one entry; the state is not changed."""
-    topic = broker.cluster.topics.get(topic_name)
+    topic = cluster.metadata.topics.get(topic_name)
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}", None, -1
     partition = topic.partition_at(index)
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{index}", None, -1
-    judge = broker.cluster.preferred_election if election_type == PREFERRED else broker.cluster.unclean_election
+    judge = cluster.metadata.preferred_election if election_type == PREFERRED else cluster.metadata.unclean_election
     code, leader = judge(partition)
     return code, default_message(code) if code != ErrorCode.NONE else None, partition, leader
 
 
-def handle(broker: Broker, request: Request[ElectLeadersRequest]) -> ElectLeadersResponse:
-    broker.auth.require_cluster(request, AclOperation.ALTER)
+def handle(cluster: Cluster, request: Request[ElectLeadersRequest]) -> ElectLeadersResponse:
+    cluster.auth.require_cluster(request, AclOperation.ALTER)
     body = request.body
     election_type = body.election_type if request.version >= 1 else PREFERRED
     if body.topic_partitions is not None and not body.topic_partitions:
         return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=[])
     if election_type not in (PREFERRED, UNCLEAN):
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
+        return error_response(cluster, request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
     results: list[ElectLeadersResponse.ReplicaElectionResult] = []
     elected: list[tuple[Partition, int]] = []
     if body.topic_partitions is None:
-        for topic in list(broker.cluster.topics.values()):
+        for topic in list(cluster.metadata.topics.values()):
             partitions = []
             for p in (topic.partitions[i] for i in timeline_hash_order(range(len(topic.partitions)), int)):
-                code, message, partition, leader = _judge(broker, topic.name, p.index, election_type)
+                code, message, partition, leader = _judge(cluster, topic.name, p.index, election_type)
                 if code != ErrorCode.ELECTION_NOT_NEEDED:
                     partitions.append(Result(partition_id=p.index, error_code=code, error_message=message))
                 if code == ErrorCode.NONE and partition is not None:
@@ -73,17 +73,17 @@ def handle(broker: Broker, request: Request[ElectLeadersRequest]) -> ElectLeader
         for wanted in body.topic_partitions:
             partitions = []
             for index in wanted.partitions:
-                code, message, partition, leader = _judge(broker, wanted.topic, index, election_type)
+                code, message, partition, leader = _judge(cluster, wanted.topic, index, election_type)
                 partitions.append(Result(partition_id=index, error_code=code, error_message=message))
                 if code == ErrorCode.NONE and partition is not None:
                     elected.append((partition, leader))
             results.append(ElectLeadersResponse.ReplicaElectionResult(topic=wanted.topic, partition_result=partitions))
     for partition, leader in elected:
-        broker.elect_leader(partition, leader)
+        cluster.elect_leader(partition, leader)
     return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=results)
 
 
-def error_response(broker: Broker, request: Request[ElectLeadersRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ElectLeadersRequest], code: ErrorCode,
                    message: str | None = None) -> ElectLeadersResponse:
     """Kafka's getErrorResponse: the error at the top and for every partition named."""
     topics = request.body.topic_partitions or []

@@ -20,22 +20,22 @@ from kafkamock.broker.transactions.coordinator import (
 from kafkamock.codec.messages import EndTxnRequest, EndTxnResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 26
 FIRST_FENCED_VERSION = 2
 
 
-def handle(broker: Broker, request: Request[EndTxnRequest]) -> EndTxnResponse:
+def handle(cluster: Cluster, request: Request[EndTxnRequest]) -> EndTxnResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
+    cluster.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
     try:
         if body.transactional_id:             # an empty one is INVALID_REQUEST, wherever it is sent
-            broker.transactions.check_coordinator(request, body.transactional_id)
+            cluster.transactions.check_coordinator(request, body.transactional_id)
     except KafkaError as exc:
         return EndTxnResponse(throttle_time_ms=0, error_code=exc.code, producer_id=NO_PRODUCER_ID,
                               producer_epoch=NO_EPOCH)
-    code, producer_id, epoch = broker.transactions.end_txn(body.transactional_id, body.producer_id,
+    code, producer_id, epoch = cluster.transactions.end_txn(body.transactional_id, body.producer_id,
                                                            body.producer_epoch, body.committed, request.version)
     if code == ErrorCode.PRODUCER_FENCED:
         code = fenced_code(request.version, FIRST_FENCED_VERSION)

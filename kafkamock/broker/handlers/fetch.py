@@ -31,7 +31,7 @@ from kafkamock.records import CorruptRecordError, split_batches
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.outcome import Waiter
     from kafkamock.storage.segment import Buffer
 
@@ -54,11 +54,11 @@ def _key(topic_name: str, topic_id: uuid.UUID, partition: int, by_id: bool) -> t
     return (topic_id if by_id else topic_name, partition)
 
 
-def _requested(broker: Broker, topics: list[FetchRequest.FetchTopic], by_id: bool) -> list[PartitionFetch]:
+def _requested(cluster: Cluster, topics: list[FetchRequest.FetchTopic], by_id: bool) -> list[PartitionFetch]:
     wanted = []
     for t in topics:
         if by_id:
-            topic = broker.cluster.topics_by_id.get(t.topic_id)
+            topic = cluster.metadata.topics_by_id.get(t.topic_id)
             name = topic.name if topic else ""
         else:
             name = t.topic
@@ -76,14 +76,14 @@ def _forgotten(forgotten: list[FetchRequest.ForgottenTopic], by_id: bool) -> lis
     return out
 
 
-def handle(broker: Broker, request: Request[FetchRequest]) -> FetchResponse | Waiter:
+def handle(cluster: Cluster, request: Request[FetchRequest]) -> FetchResponse | Waiter:
     body, version = request.body, request.version
     by_id = version >= 13
     if body.replica_id >= 0 or (version >= 15 and body.replica_state.replica_id >= 0):
         return _top_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, 0)  # no followers in this cluster
     sessions = request.arrived_on.fetch_sessions
     session_id, epoch = (body.session_id, body.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
-    requested = _requested(broker, body.topics, by_id)
+    requested = _requested(cluster, body.topics, by_id)
     session: FetchSession | None = None
     incremental = False
     if epoch == FINAL_EPOCH:
@@ -120,47 +120,47 @@ def handle(broker: Broker, request: Request[FetchRequest]) -> FetchResponse | Wa
     response_session = session.id if session is not None else 0
 
     read_committed = version >= 4 and body.isolation_level == 1
-    max_bytes = _max_bytes(broker, request)
+    max_bytes = _max_bytes(cluster, request)
     min_bytes = min(body.min_bytes, max_bytes)
-    deadline = broker.now_ms() + max(0, body.max_wait_ms)
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
+    deadline = cluster.now_ms() + max(0, body.max_wait_ms)
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [pf.topic for pf in fetches if pf.topic])
 
     def complete(final: bool) -> FetchResponse | None:
-        parts, total, leaders = _read(broker, request, fetches, max_bytes, read_committed, version, incremental,
+        parts, total, leaders = _read(cluster, request, fetches, max_bytes, read_committed, version, incremental,
                                       readable)
         if not final and body.max_wait_ms > 0 and total < min_bytes and not _has_error(parts):
             return None
         for pf, data in parts:
             # What the client now knows, so the next incremental reply can leave unchanged partitions out.
-            pf.sent_high_watermark = _hw(broker, pf)
-            pf.sent_log_start = _log_start(broker, pf)
+            pf.sent_high_watermark = _hw(cluster, pf)
+            pf.sent_log_start = _log_start(cluster, pf)
             if incremental and data.records and session is not None:
                 # Kafka's IncrementalFetchContext: a partition that returned records goes to the back of the
                 # session, so the next responses give the others their turn within max_bytes.
                 session.partitions.move_to_end(_key(pf.topic, pf.topic_id, pf.partition, by_id))
         response = _response(parts, response_session, by_id)
         if leaders and version >= 16:
-            response.node_endpoints = _node_endpoints(broker, leaders, request.connection.listener)
+            response.node_endpoints = _node_endpoints(cluster, leaders, request.connection.listener)
         return response
 
     ready = complete(False)
     if ready is not None:
         return ready
-    return broker.wait(tuple(log_key(pf.topic, pf.partition) for pf in fetches), deadline, complete)
+    return cluster.wait(tuple(log_key(pf.topic, pf.partition) for pf in fetches), deadline, complete)
 
 
-def _partition(broker: Broker, pf: PartitionFetch) -> Partition | None:
-    topic = broker.cluster.topics.get(pf.topic)
+def _partition(cluster: Cluster, pf: PartitionFetch) -> Partition | None:
+    topic = cluster.metadata.topics.get(pf.topic)
     return None if topic is None else topic.partition_at(pf.partition)
 
 
-def _hw(broker: Broker, pf: PartitionFetch) -> int | None:
-    partition = _partition(broker, pf)
+def _hw(cluster: Cluster, pf: PartitionFetch) -> int | None:
+    partition = _partition(cluster, pf)
     return None if partition is None else partition.log.high_watermark
 
 
-def _log_start(broker: Broker, pf: PartitionFetch) -> int | None:
-    partition = _partition(broker, pf)
+def _log_start(cluster: Cluster, pf: PartitionFetch) -> int | None:
+    partition = _partition(cluster, pf)
     return None if partition is None else partition.log.log_start_offset
 
 
@@ -168,20 +168,20 @@ def _has_error(parts: list[Part]) -> bool:
     return any(data.error_code for _, data in parts)
 
 
-def _max_bytes(broker: Broker, request: Request[FetchRequest]) -> int:
+def _max_bytes(cluster: Cluster, request: Request[FetchRequest]) -> int:
     """The response's byte budget, as KafkaApis computes it: the request's max_bytes (v3+), the broker's
     ``fetch.max.bytes``, and for a consumer under a fetch quota the most its quota window holds."""
-    configured: int = broker.node_config(request)["fetch.max.bytes"]
+    configured: int = cluster.node_config(request)["fetch.max.bytes"]
     limit: int = min(request.body.max_bytes if request.version >= 3 else 2**31 - 1, configured)
     if request.body.replica_id < 0:
-        window = broker.quotas.max_in_window(quotas.FETCH, quotas.principal_user(request.connection.principal),
+        window = cluster.quotas.max_in_window(quotas.FETCH, quotas.principal_user(request.connection.principal),
                                              request.client_id or "")
         if window is not None:
             limit = min(limit, window)
     return limit
 
 
-def _read(broker: Broker, request: Request[FetchRequest], fetches: list[PartitionFetch], max_bytes: int,
+def _read(cluster: Cluster, request: Request[FetchRequest], fetches: list[PartitionFetch], max_bytes: int,
           read_committed: bool, version: int, incremental: bool, readable: set[str]
           ) -> tuple[list[Part], int, set[int]]:
     parts: list[Part] = []
@@ -197,12 +197,12 @@ def _read(broker: Broker, request: Request[FetchRequest], fetches: list[Partitio
         try:
             if pf.topic and pf.topic not in readable:
                 raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-            topic = broker.cluster.topics.get(pf.topic) if pf.topic else None
+            topic = cluster.metadata.topics.get(pf.topic) if pf.topic else None
             # By topic id, an unknown id is UNKNOWN_TOPIC_ID; a partition the known topic lacks is still
             # UNKNOWN_TOPIC_OR_PARTITION, as for a fetch by name (KafkaApis' metadataCache.contains).
             missing = ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 and topic is None \
                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            partition = broker.lead(request, topic, pf.partition, pf.current_leader_epoch, missing=missing)
+            partition = cluster.lead(request, topic, pf.partition, pf.current_leader_epoch, missing=missing)
             plog = partition.log
             producers = partition.producers
             stable = producers.last_stable_offset(plog.high_watermark)
@@ -309,12 +309,12 @@ def _response(parts: list[Part], session_id: int, by_id: bool) -> FetchResponse:
     return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=session_id, responses=topics)
 
 
-def _node_endpoints(broker: Broker, leader_ids: set[int], listener: str | None) -> list[FetchResponse.NodeEndpoint]:
+def _node_endpoints(cluster: Cluster, leader_ids: set[int], listener: str | None) -> list[FetchResponse.NodeEndpoint]:
     """NodeEndpoints (KIP-951) of the leaders the response names that are up, on the request's listener (as
-    ``Cluster.leader_endpoints``)."""
+    ``ClusterMetadata.leader_endpoints``)."""
     endpoints = []
     for node_id in sorted(leader_ids):
-        node = broker.cluster.nodes.get(node_id)
+        node = cluster.metadata.nodes.get(node_id)
         if node is not None and node.up:
             host, port = node.address(listener)
             endpoints.append(FetchResponse.NodeEndpoint(node_id=node.node_id, host=host, port=port, rack=node.rack))
@@ -325,7 +325,7 @@ def _top_error(code: ErrorCode, session_id: int) -> FetchResponse:
     return FetchResponse(throttle_time_ms=0, error_code=code, session_id=session_id, responses=[])
 
 
-def error_response(broker: Broker, request: Request[FetchRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[FetchRequest], code: ErrorCode, message: str | None = None
                    ) -> FetchResponse:
     """FetchRequest.getErrorResponse: the top-level error, and before v13 every requested partition with it too
     (clients without a top-level error code read it there)."""

@@ -32,7 +32,7 @@ from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.node import Node
 
 API_KEY = 10
@@ -41,10 +41,10 @@ KEY_TYPES = {GROUP: "group", TRANSACTION: "transaction", SHARE: "share"}
 Coordinator = FindCoordinatorResponse.Coordinator
 
 
-def coordinator_partition(broker: Broker, key_type: int, key: str) -> Partition | None:
+def coordinator_partition(cluster: Cluster, key_type: int, key: str) -> Partition | None:
     """The partition whose leader coordinates ``key`` (None for a share key naming no partition)."""
     if key_type in (GROUP, TRANSACTION):
-        topic = broker.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
+        topic = cluster.internal_topic(GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC)
         return topic.partitions[partition_for_key(key, len(topic.partitions))]
     tokens = key.split(":")
     if len(tokens) < 3 or not ":".join(tokens[:-2]).strip():
@@ -54,35 +54,35 @@ def coordinator_partition(broker: Broker, key_type: int, key: str) -> Partition 
         index = int(tokens[-1])
     except ValueError:
         raise KafkaError(ErrorCode.INVALID_REQUEST, None) from None
-    named = broker.cluster.topics_by_id.get(topic_id)
+    named = cluster.metadata.topics_by_id.get(topic_id)
     return None if named is None else named.partition_at(index)
 
 
-def _coordinator_node(broker: Broker, key_type: int, key: str) -> Node | None:
+def _coordinator_node(cluster: Cluster, key_type: int, key: str) -> Node | None:
     """The node coordinating ``key`` (None when its partition has no leader)."""
-    partition = coordinator_partition(broker, key_type, key)
+    partition = coordinator_partition(cluster, key_type, key)
     if partition is None:              # a share key naming no partition: no state anywhere, any live node will do
-        live = sorted(broker.cluster.live_nodes(), key=lambda n: n.node_id)
+        live = sorted(cluster.metadata.live_nodes(), key=lambda n: n.node_id)
         return live[partition_for_key(key, len(live))] if live else None
-    return broker.cluster.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
+    return cluster.metadata.nodes.get(partition.leader_id) if partition.leader_id != NO_LEADER else None
 
 
-def _answer(broker: Broker, request: Request[FindCoordinatorRequest], key: str, key_type: int, version: int
+def _answer(cluster: Cluster, request: Request[FindCoordinatorRequest], key: str, key_type: int, version: int
             ) -> Coordinator:
     listener = request.connection.listener          # the coordinator's address on the client's listener
     try:
-        if key_type == GROUP and not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        if key_type == GROUP and not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, key):
             raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        if key_type == TRANSACTION and not broker.auth.authorize(request, AclOperation.DESCRIBE,
+        if key_type == TRANSACTION and not cluster.auth.authorize(request, AclOperation.DESCRIBE,
                                                             ResourceType.TRANSACTIONAL_ID, key):
             raise KafkaError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         if key_type == SHARE and version >= 6:
-            broker.auth.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+            cluster.auth.require(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
         if key_type not in KEY_TYPES or (key_type == SHARE and version < 6):
             # (Kafka's InvalidRequestException for an unknown key type carries the error's default message)
             raise KafkaError(ErrorCode.INVALID_REQUEST, default_message(ErrorCode.INVALID_REQUEST)
                              if key_type not in KEY_TYPES else "share coordinators need FindCoordinator v6+")
-        node = _coordinator_node(broker, key_type, key)
+        node = _coordinator_node(cluster, key_type, key)
         if node is None or not node.up:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         host, port = node.address(listener)
@@ -103,15 +103,15 @@ def _single(answer: Coordinator) -> FindCoordinatorResponse:
                                    error_code=answer.error_code, error_message=answer.error_message)
 
 
-def handle(broker: Broker, request: Request[FindCoordinatorRequest]) -> FindCoordinatorResponse:
+def handle(cluster: Cluster, request: Request[FindCoordinatorRequest]) -> FindCoordinatorResponse:
     body = request.body
     if request.version >= 4:
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
-            _answer(broker, request, key, body.key_type, request.version) for key in body.coordinator_keys])
-    return _single(_answer(broker, request, body.key, body.key_type, request.version))
+            _answer(cluster, request, key, body.key_type, request.version) for key in body.coordinator_keys])
+    return _single(_answer(cluster, request, body.key, body.key_type, request.version))
 
 
-def error_response(broker: Broker, request: Request[FindCoordinatorRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[FindCoordinatorRequest], code: ErrorCode,
                    message: str | None = None) -> FindCoordinatorResponse:
     if request.version >= 4:
         return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[

@@ -10,17 +10,17 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import HeartbeatRequest, HeartbeatResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 12
 
 
-def handle(broker: Broker, request: Request[HeartbeatRequest]) -> HeartbeatResponse:
+def handle(cluster: Cluster, request: Request[HeartbeatRequest]) -> HeartbeatResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
-        broker.groups.check_coordinator(request, body.group_id)
-        code = broker.groups.heartbeat(body, request.version)
+        cluster.groups.check_coordinator(request, body.group_id)
+        code = cluster.groups.heartbeat(body, request.version)
     except KafkaError as exc:
         code = exc.code
     return HeartbeatResponse(throttle_time_ms=0, error_code=code)

@@ -31,7 +31,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -82,7 +82,7 @@ def response(resource_type: int, name: str, code: ErrorCode = ErrorCode.NONE, me
         error_code=code, error_message=message, resource_type=resource_type, resource_name=name)
 
 
-def handle(broker: Broker, request: Request[IncrementalAlterConfigsRequest]) -> IncrementalAlterConfigsResponse:
+def handle(cluster: Cluster, request: Request[IncrementalAlterConfigsRequest]) -> IncrementalAlterConfigsResponse:
     body = request.body
     duplicates = duplicate_resources(body.resources)
     responses = []
@@ -90,18 +90,18 @@ def handle(broker: Broker, request: Request[IncrementalAlterConfigsRequest]) -> 
         try:
             if (r.resource_type, r.resource_name) in duplicates:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-            authorize_config(broker, request, r.resource_type, r.resource_name, AclOperation.ALTER_CONFIGS)
+            authorize_config(cluster, request, r.resource_type, r.resource_name, AclOperation.ALTER_CONFIGS)
             check_names(r.configs, null_allowed=lambda c: c.config_operation == DELETE)
-            resource = resolve(broker, request, r.resource_type, r.resource_name)
-            new_configs = parse_all(resource, edit(resource, r.configs), broker)
-            apply(broker, request, resource, new_configs, body.validate_only)
+            resource = resolve(cluster, request, r.resource_type, r.resource_name)
+            new_configs = parse_all(resource, edit(resource, r.configs), cluster)
+            apply(cluster, request, resource, new_configs, body.validate_only)
             responses.append(response(r.resource_type, r.resource_name))
         except KafkaError as exc:
             responses.append(response(r.resource_type, r.resource_name, exc.code, exc.message))
     return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
-def error_response(broker: Broker, request: Request[IncrementalAlterConfigsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[IncrementalAlterConfigsRequest], code: ErrorCode,
                    message: str | None = None) -> IncrementalAlterConfigsResponse:
     """IncrementalAlterConfigsRequest.getErrorResponse: every resource with the error (ApiError's message: none
     for UNKNOWN_SERVER_ERROR)."""

@@ -23,7 +23,7 @@ from kafkamock.broker.transactions.coordinator import (
 from kafkamock.codec.messages import InitProducerIdRequest, InitProducerIdResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 22
 FIRST_FENCED_VERSION = 4
@@ -34,15 +34,15 @@ def _answer(code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_
                                   ongoing_txn_producer_id=NO_PRODUCER_ID, ongoing_txn_producer_epoch=NO_EPOCH)
 
 
-def handle(broker: Broker, request: Request[InitProducerIdRequest]) -> InitProducerIdResponse:
+def handle(cluster: Cluster, request: Request[InitProducerIdRequest]) -> InitProducerIdResponse:
     body, version = request.body, request.version
     # A transactional producer needs WRITE on its id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on
     # some topic (Kafka's handleInitProducerIdRequest).
     if body.transactional_id is not None:
-        if not broker.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+        if not cluster.auth.authorize(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
             return _answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    elif not (broker.auth.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
-              or broker.auth.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
+    elif not (cluster.auth.authorize(request, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
+              or cluster.auth.authorize_by_resource_type(request, AclOperation.WRITE, ResourceType.TOPIC)):
         return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     expected = None
     if version >= 3:
@@ -57,12 +57,12 @@ def handle(broker: Broker, request: Request[InitProducerIdRequest]) -> InitProdu
         return _answer(ErrorCode.INVALID_REQUEST)
     transactional_id = body.transactional_id
     if transactional_id is None:
-        return _answer(ErrorCode.NONE, broker.next_producer_id(), 0)
+        return _answer(ErrorCode.NONE, cluster.next_producer_id(), 0)
     try:
-        broker.transactions.check_coordinator(request, transactional_id)
+        cluster.transactions.check_coordinator(request, transactional_id)
     except KafkaError as exc:
         return _answer(exc.code)
-    code, producer_id, epoch = broker.transactions.init_producer_id(transactional_id, body.transaction_timeout_ms,
+    code, producer_id, epoch = cluster.transactions.init_producer_id(transactional_id, body.transaction_timeout_ms,
                                                                     expected)
     if code == ErrorCode.PRODUCER_FENCED:
         code = fenced_code(version, FIRST_FENCED_VERSION)

@@ -17,7 +17,7 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.codec.messages import JoinGroupRequest, JoinGroupResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.groups.coordinator import Answer
 
 API_KEY = 11
@@ -38,19 +38,19 @@ def shape(answer: Answer, version: int) -> JoinGroupResponse:
                                                            metadata=m["metadata"]) for m in answer["members"]])
 
 
-def handle(broker: Broker, request: Request[JoinGroupRequest]) -> HandlerResult:
+def handle(cluster: Cluster, request: Request[JoinGroupRequest]) -> HandlerResult:
     body, version = request.body, request.version
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
-        broker.groups.check_coordinator(request, body.group_id)
+        cluster.groups.check_coordinator(request, body.group_id)
     except KafkaError as exc:
         return shape(join_error(exc.code, body.member_id), version)
     peer = request.connection.peer.rsplit(":", 1)[0]
-    answer = broker.groups.join(body, version, request.client_id or "", "/" + peer)
-    return reply(broker, answer, lambda a: shape(a, version))
+    answer = cluster.groups.join(body, version, request.client_id or "", "/" + peer)
+    return reply(cluster, answer, lambda a: shape(a, version))
 
 
-def error_response(broker: Broker, request: Request[JoinGroupRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[JoinGroupRequest], code: ErrorCode,
                    message: str | None = None) -> JoinGroupResponse:
     return shape(join_error(code, request.body.member_id), request.version)
 

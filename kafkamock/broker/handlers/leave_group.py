@@ -11,26 +11,26 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import LeaveGroupRequest, LeaveGroupResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 13
 
 
-def handle(broker: Broker, request: Request[LeaveGroupRequest]) -> LeaveGroupResponse:
+def handle(cluster: Cluster, request: Request[LeaveGroupRequest]) -> LeaveGroupResponse:
     body, version = request.body, request.version
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if version >= 3:
         identities = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in body.members]
     else:
         identities = [(body.member_id, None, None)]
     if not body.group_id:
-        return error_response(broker, request, ErrorCode.INVALID_GROUP_ID)
+        return error_response(cluster, request, ErrorCode.INVALID_GROUP_ID)
     try:
-        broker.groups.check_coordinator(request, body.group_id)
-        errors = broker.groups.leave(body.group_id, identities)
+        cluster.groups.check_coordinator(request, body.group_id)
+        errors = cluster.groups.leave(body.group_id, identities)
     except KafkaError as exc:
         if exc.code != ErrorCode.UNKNOWN_MEMBER_ID:
-            return error_response(broker, request, exc.code)
+            return error_response(cluster, request, exc.code)
         errors = [exc.code] * len(identities)   # no such group: each member is unknown (Kafka's leaveGroup)
     if version < 3:
         return LeaveGroupResponse(throttle_time_ms=0, error_code=errors[0])
@@ -41,7 +41,7 @@ def handle(broker: Broker, request: Request[LeaveGroupRequest]) -> LeaveGroupRes
                  for (member_id, instance_id, _), error in zip(identities, errors, strict=True)])
 
 
-def error_response(broker: Broker, request: Request[LeaveGroupRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[LeaveGroupRequest], code: ErrorCode,
                    message: str | None = None) -> LeaveGroupResponse:
     return LeaveGroupResponse(throttle_time_ms=0, error_code=code, members=[])
 

@@ -15,7 +15,7 @@ from kafkamock.codec.messages import ListOffsetsRequest, ListOffsetsResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 2
 READ_COMMITTED = 1
@@ -27,7 +27,7 @@ SPECIAL_SINCE = {EARLIEST: 1, LATEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LA
 PartitionResponse = ListOffsetsResponse.ListOffsetsPartitionResponse
 
 
-def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, read_committed: bool = False
+def _lookup(cluster: Cluster, partition: Partition, timestamp: int, version: int, read_committed: bool = False
             ) -> tuple[int, int, int]:
     """(timestamp, offset, leader epoch) as Kafka's UnifiedLog.fetchOffsetByTimestamp answers (epoch -1: none)."""
     plog = partition.log
@@ -45,24 +45,24 @@ def _lookup(broker: Broker, partition: Partition, timestamp: int, version: int, 
     return (found[1], found[0], plog.epoch_for_offset(found[0])) if found and found[0] < limit else (-1, -1, -1)
 
 
-def handle(broker: Broker, request: Request[ListOffsetsRequest]) -> ListOffsetsResponse:
+def handle(cluster: Cluster, request: Request[ListOffsetsRequest]) -> ListOffsetsResponse:
     body, version = request.body, request.version
     topics = []
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC,
+    describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC,
                                          [t.name for t in body.topics])
     read_committed = version >= 2 and body.isolation_level == READ_COMMITTED
     for t in body.topics:
         results = []
-        topic = broker.cluster.topics.get(t.name)
+        topic = cluster.metadata.topics.get(t.name)
         for p in t.partitions:
             code, timestamp, offset, epoch = ErrorCode.NONE, -1, -1, -1
             try:
                 if t.name not in describable:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                partition = broker.lead(request, topic, p.partition_index, p.current_leader_epoch)
+                partition = cluster.lead(request, topic, p.partition_index, p.current_leader_epoch)
                 if p.timestamp < 0 and version < SPECIAL_SINCE.get(p.timestamp, 2**15):
                     raise KafkaError(ErrorCode.UNSUPPORTED_VERSION)
-                timestamp, offset, epoch = _lookup(broker, partition, p.timestamp, version, read_committed)
+                timestamp, offset, epoch = _lookup(cluster, partition, p.timestamp, version, read_committed)
                 if version < 4:  # LeaderEpoch is a v4+ field (not ignorable): older versions must leave it -1
                     epoch = -1
             except KafkaError as exc:
@@ -73,7 +73,7 @@ def handle(broker: Broker, request: Request[ListOffsetsRequest]) -> ListOffsetsR
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request[ListOffsetsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ListOffsetsRequest], code: ErrorCode,
                    message: str | None = None) -> ListOffsetsResponse:
     """ListOffsetsRequest.getErrorResponse: every requested partition with the error, unknown timestamp, offset and
     leader epoch."""

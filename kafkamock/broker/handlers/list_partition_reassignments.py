@@ -18,7 +18,7 @@ from kafkamock.codec.messages import ListPartitionReassignmentsRequest, ListPart
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 46
 Ongoing = ListPartitionReassignmentsResponse.OngoingPartitionReassignment
@@ -30,18 +30,18 @@ def _ongoing(partition: Partition) -> Ongoing:
                    adding_replicas=list(partition.adding), removing_replicas=list(partition.removing))
 
 
-def handle(broker: Broker, request: Request[ListPartitionReassignmentsRequest]) -> ListPartitionReassignmentsResponse:
-    broker.auth.require_cluster(request, AclOperation.DESCRIBE)
-    cluster = broker.cluster
+def handle(cluster: Cluster, request: Request[ListPartitionReassignmentsRequest]) -> ListPartitionReassignmentsResponse:
+    cluster.auth.require_cluster(request, AclOperation.DESCRIBE)
+    metadata = cluster.metadata
     topics = []
     if request.body.topics is None:
-        for topic in cluster.topics.values():
+        for topic in metadata.topics.values():
             partitions = [_ongoing(p) for p in topic.partitions if p.reassigning]
             if partitions:
                 topics.append(OngoingTopic(name=topic.name, partitions=partitions))
     else:
         for wanted in request.body.topics:
-            named = cluster.topics.get(wanted.name)
+            named = metadata.topics.get(wanted.name)
             if named is None:
                 continue
             found = (named.partition_at(i) for i in wanted.partition_indexes)
@@ -52,7 +52,7 @@ def handle(broker: Broker, request: Request[ListPartitionReassignmentsRequest]) 
                                               topics=topics)
 
 
-def error_response(broker: Broker, request: Request[ListPartitionReassignmentsRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ListPartitionReassignmentsRequest], code: ErrorCode,
                    message: str | None = None) -> ListPartitionReassignmentsResponse:
     """Kafka's getErrorResponse: the error, and each named partition with nothing else."""
     return ListPartitionReassignmentsResponse(throttle_time_ms=0, error_code=code, error_message=message, topics=[

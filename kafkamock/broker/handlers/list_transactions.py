@@ -16,12 +16,12 @@ from kafkamock.broker.transactions import TxnState
 from kafkamock.codec.messages import ListTransactionsRequest, ListTransactionsResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 66
 
 
-def handle(broker: Broker, request: Request[ListTransactionsRequest]) -> ListTransactionsResponse:
+def handle(cluster: Cluster, request: Request[ListTransactionsRequest]) -> ListTransactionsResponse:
     body, version = request.body, request.version
     states = set(body.state_filters)
     unknown = sorted(s for s in states if TxnState.from_wire_name(s) is None)
@@ -34,9 +34,9 @@ def handle(broker: Broker, request: Request[ListTransactionsRequest]) -> ListTra
             return ListTransactionsResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION,
                                             unknown_state_filters=[], transaction_states=[])
     duration = body.duration_filter if version >= 1 else -1
-    node_id = request.node.node_id if request.node is not None else broker.node_id
-    found = [m for m in broker.transactions.list(node_id, states, set(body.producer_id_filters), duration, regex)
-             if broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)]
+    node_id = request.node.node_id if request.node is not None else cluster.node_id
+    found = [m for m in cluster.transactions.list(node_id, states, set(body.producer_id_filters), duration, regex)
+             if cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)]
     return ListTransactionsResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, unknown_state_filters=unknown,
         transaction_states=[ListTransactionsResponse.TransactionState(

@@ -31,7 +31,7 @@ from kafkamock.codec.messages import MetadataRequest, MetadataResponse
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 3
 log = logging.getLogger("kafkamock.broker.metadata")
@@ -40,8 +40,8 @@ ZERO_UUID = uuid.UUID(int=0)
 ResponseTopic = MetadataResponse.MetadataResponseTopic
 
 
-def describe_partition(broker: Broker, p: Partition) -> MetadataResponse.MetadataResponsePartition:
-    live = {n.node_id for n in broker.cluster.live_nodes()}
+def describe_partition(cluster: Cluster, p: Partition) -> MetadataResponse.MetadataResponsePartition:
+    live = {n.node_id for n in cluster.metadata.live_nodes()}
     return MetadataResponse.MetadataResponsePartition(
         error_code=ErrorCode.LEADER_NOT_AVAILABLE if p.leader_id == NO_LEADER else ErrorCode.NONE,
         partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
@@ -50,10 +50,10 @@ def describe_partition(broker: Broker, p: Partition) -> MetadataResponse.Metadat
     )
 
 
-def describe_topic(broker: Broker, topic: Topic, version: int) -> ResponseTopic:
+def describe_topic(cluster: Cluster, topic: Topic, version: int) -> ResponseTopic:
     return ResponseTopic(
         error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=topic.internal,
-        partitions=[describe_partition(broker, p) for p in topic.partitions],
+        partitions=[describe_partition(cluster, p) for p in topic.partitions],
         topic_authorized_operations=OMITTED_OPERATIONS,
     )
 
@@ -63,30 +63,30 @@ def _error_topic(name: str | None, topic_id: uuid.UUID, code: ErrorCode, interna
                          topic_authorized_operations=OMITTED_OPERATIONS)
 
 
-def _brokers(broker: Broker, listener: str | None) -> list[MetadataResponse.MetadataResponseBroker]:
+def _brokers(cluster: Cluster, listener: str | None) -> list[MetadataResponse.MetadataResponseBroker]:
     """The brokers that are up, at their addresses on ``listener`` (Kafka's
     MetadataCache.getAliveBrokerNodes(listenerName))."""
     brokers = []
-    for n in broker.cluster.live_nodes():
+    for n in cluster.metadata.live_nodes():
         host, port = n.address(listener)
         brokers.append(MetadataResponse.MetadataResponseBroker(node_id=n.node_id, host=host, port=port, rack=n.rack))
     return brokers
 
 
-def _frame(broker: Broker, topics: list[ResponseTopic], listener: str | None = None) -> MetadataResponse:
+def _frame(cluster: Cluster, topics: list[ResponseTopic], listener: str | None = None) -> MetadataResponse:
     """The response around ``topics``: the brokers' endpoints on the request's listener."""
-    cluster = broker.cluster
+    metadata = cluster.metadata
     return MetadataResponse(
-        throttle_time_ms=0, brokers=_brokers(broker, listener),
-        cluster_id=cluster.cluster_id, controller_id=cluster.controller_id, topics=topics,
+        throttle_time_ms=0, brokers=_brokers(cluster, listener),
+        cluster_id=metadata.cluster_id, controller_id=metadata.controller_id, topics=topics,
         cluster_authorized_operations=OMITTED_OPERATIONS,
     )
 
 
-def handle(broker: Broker, request: Request[MetadataRequest]) -> MetadataResponse:
+def handle(cluster: Cluster, request: Request[MetadataRequest]) -> MetadataResponse:
     body, version = request.body, request.version
-    cluster = broker.cluster
-    config = broker.node_config(request)
+    metadata = cluster.metadata
+    config = cluster.node_config(request)
     requested = body.topics
     if version == 0 and requested == []:
         requested = None  # v0: an empty list means all topics
@@ -103,37 +103,37 @@ def handle(broker: Broker, request: Request[MetadataRequest]) -> MetadataRespons
     denied: list[ResponseTopic] = []
     by_id = version >= 10 and requested is not None and any(t.topic_id != ZERO_UUID for t in requested)
     if requested is None:
-        names = list(cluster.topics)
+        names = list(metadata.topics)
     elif by_id:
-        names = [cluster.topics_by_id[t.topic_id].name for t in requested if t.topic_id in cluster.topics_by_id]
+        names = [metadata.topics_by_id[t.topic_id].name for t in requested if t.topic_id in metadata.topics_by_id]
     else:
         # A null name (v12+, without an id) is looked up, authorized and validated as the empty name, which no
         # topic and no ACL has (the authorizer cannot match None), and answered with its null name.
         names = [t.name or "" for t in requested]
-    describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     if requested is None:
-        topics = [describe_topic(broker, t, version) for t in cluster.topics.values() if t.name in describable]
+        topics = [describe_topic(cluster, t, version) for t in metadata.topics.values() if t.name in describable]
     elif by_id:
         # As Kafka's handleTopicMetadataRequest: any topic id in the request means a lookup by ids, names
         # ignored (the Java admin client sends the name "" beside each id). No auto-creation by id.
         for wanted in requested:
-            topic = cluster.topics_by_id.get(wanted.topic_id)
+            topic = metadata.topics_by_id.get(wanted.topic_id)
             if topic is None:
                 topics.append(_error_topic(None, wanted.topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
             elif topic.name not in describable:   # ids are not secret: the id comes back, the name does not
                 denied.append(_error_topic(None, wanted.topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             else:
-                topics.append(describe_topic(broker, topic, version))
+                topics.append(describe_topic(cluster, topic, version))
     else:
         for wanted in requested:
             name = wanted.name or ""
             if name not in describable:           # no word on whether it exists
                 denied.append(_error_topic(wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
-            topic = cluster.topics.get(name)
+            topic = metadata.topics.get(name)
             if topic is None and allow_create and config["auto.create.topics.enable"] and not (
-                    broker.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER)
-                    or broker.auth.authorize(request, AclOperation.CREATE, ResourceType.TOPIC, name)):
+                    cluster.auth.authorize(request, AclOperation.CREATE, ResourceType.CLUSTER)
+                    or cluster.auth.authorize(request, AclOperation.CREATE, ResourceType.TOPIC, name)):
                 denied.append(_error_topic(wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                            internal=name in INTERNAL_TOPICS))
                 continue
@@ -147,7 +147,7 @@ def handle(broker: Broker, request: Request[MetadataRequest]) -> MetadataRespons
                     # As Kafka 4's AutoTopicCreationManager: the topic is created (Kafka asks its controller), and
                     # the request that triggered it is answered UNKNOWN_TOPIC_OR_PARTITION; the next one sees it.
                     try:
-                        cluster.create_topic(name, config["num.partitions"], config["default.replication.factor"])
+                        metadata.create_topic(name, config["num.partitions"], config["default.replication.factor"])
                     except KafkaError as exc:  # e.g. more replicas than nodes up: Kafka's controller logs it
                         log.warning("auto topic creation of %s failed: %s", name, exc)
                     topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -156,30 +156,30 @@ def handle(broker: Broker, request: Request[MetadataRequest]) -> MetadataRespons
                 else:
                     topics.append(_error_topic(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
-            topics.append(describe_topic(broker, topic, version))
-    response = _frame(broker, topics + denied, request.connection.listener)
+            topics.append(describe_topic(cluster, topic, version))
+    response = _frame(cluster, topics + denied, request.connection.listener)
     if version >= 8:
         if version <= 10 and body.include_cluster_authorized_operations:
             response.cluster_authorized_operations = (
-                broker.auth.authorized_operations(request, ResourceType.CLUSTER)
-                if broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER) else 0)
+                cluster.auth.authorized_operations(request, ResourceType.CLUSTER)
+                if cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.CLUSTER) else 0)
         if body.include_topic_authorized_operations:
             for t in topics:
                 if t.name is not None:
-                    t.topic_authorized_operations = broker.auth.authorized_operations(request, ResourceType.TOPIC,
+                    t.topic_authorized_operations = cluster.auth.authorized_operations(request, ResourceType.TOPIC,
                                                                                       t.name)
     return response
 
 
-def error_response(broker: Broker, request: Request[MetadataRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[MetadataRequest], code: ErrorCode,
                    message: str | None = None) -> MetadataResponse:
     """A fault from the control API: every requested topic (every topic, when all are asked for) gets ``code``."""
     requested = request.body.topics
     if requested is None or (request.version == 0 and requested == []):
-        wanted: list[tuple[str | None, uuid.UUID]] = [(t.name, t.topic_id) for t in broker.cluster.topics.values()]
+        wanted: list[tuple[str | None, uuid.UUID]] = [(t.name, t.topic_id) for t in cluster.metadata.topics.values()]
     else:
         wanted = [(t.name if t.name is not None or request.version >= 12 else "", t.topic_id) for t in requested]
-    return _frame(broker, [_error_topic(name, topic_id, code) for name, topic_id in wanted],
+    return _frame(cluster, [_error_topic(name, topic_id, code) for name, topic_id in wanted],
                   request.connection.listener)
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import uuid
 
     from kafkamock.broker.cluster import Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.groups.coordinator import OffsetEntry
 
     TopicKey = tuple[uuid.UUID] | tuple[str]         # a topic of the request: by id (v10+) or by name
@@ -48,18 +48,18 @@ def _all_failed(body: OffsetCommitRequest, version: int, code: ErrorCode) -> Off
         _topic_result(t, version, _failed(t.partitions, code)) for t in body.topics])
 
 
-def handle(broker: Broker, request: Request[OffsetCommitRequest]) -> OffsetCommitResponse:
+def handle(cluster: Cluster, request: Request[OffsetCommitRequest]) -> OffsetCommitResponse:
     """As KafkaApis.handleOffsetCommitRequest: topics and partitions the cluster does not have (or the principal
     may not read) are answered first, without the group; only when some remain does the group check who
     commits, and an error there (or a partition refused by KIP-1251's check) fails every partition asked."""
     body, version = request.body, request.version
-    groups = broker.groups
+    groups = cluster.groups
     instance_id = body.group_instance_id if version >= 7 else None
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
-    cluster = broker.cluster
-    resolved = [cluster.topics_by_id.get(t.topic_id) if version >= 10 else cluster.topics.get(t.name)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    metadata = cluster.metadata
+    resolved = [metadata.topics_by_id.get(t.topic_id) if version >= 10 else metadata.topics.get(t.name)
                 for t in body.topics]
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC,
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC,
                                  [topic.name if version >= 10 and topic is not None else t.name
                                   for t, topic in zip(body.topics, resolved, strict=True)
                                   if topic is not None or version < 10])
@@ -91,7 +91,7 @@ def handle(broker: Broker, request: Request[OffsetCommitRequest]) -> OffsetCommi
             groups.check_coordinator(request, body.group_id)
             check = groups.validate_commit(body.group_id, body.generation_id_or_member_epoch, body.member_id,
                                            instance_id, version)
-            max_metadata = broker.config["offset.metadata.max.bytes"]
+            max_metadata = cluster.config["offset.metadata.max.bytes"]
             entries: list[OffsetEntry] = []
             results: list[tuple[TopicKey, int, ErrorCode]] = []
             for key, topic, partitions in valid:
@@ -112,7 +112,7 @@ def handle(broker: Broker, request: Request[OffsetCommitRequest]) -> OffsetCommi
         retention = body.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
         # OffsetMetadataManager's expireTimestampMs: currentTimeMs + retentionTimeMs, a Java long (an extreme
         # retention wraps into the past, and the offset goes at the next cleanup)
-        expire = java_long(broker.now_ms() + retention) if retention != DEFAULT_RETENTION else None
+        expire = java_long(cluster.now_ms() + retention) if retention != DEFAULT_RETENTION else None
         groups.commit(body.group_id, entries, expire)
         for key, index, code in results:
             answered.setdefault(key, []).append(PartitionResult(partition_index=index, error_code=code))
@@ -129,7 +129,7 @@ def _failed(partitions: Iterable[RequestPartition], code: ErrorCode) -> list[Par
     return [PartitionResult(partition_index=p.partition_index, error_code=code) for p in partitions]
 
 
-def error_response(broker: Broker, request: Request[OffsetCommitRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[OffsetCommitRequest], code: ErrorCode, message: str | None = None
                    ) -> OffsetCommitResponse:
     return _all_failed(request.body, request.version, code)
 

@@ -15,26 +15,26 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import OffsetDeleteRequest, OffsetDeleteResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 47
 Partition = OffsetDeleteResponse.OffsetDeleteResponsePartition
 
 
-def handle(broker: Broker, request: Request[OffsetDeleteRequest]) -> OffsetDeleteResponse:
+def handle(cluster: Cluster, request: Request[OffsetDeleteRequest]) -> OffsetDeleteResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
-    topics_now = broker.cluster.topics
+    cluster.auth.require(request, AclOperation.DELETE, ResourceType.GROUP, body.group_id)
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
+    topics_now = cluster.metadata.topics
     known = [t for t in body.topics if t.name in topics_now and t.name in readable]
     try:
-        broker.groups.check_coordinator(request, body.group_id)
-        results = broker.groups.delete_offsets(
+        cluster.groups.check_coordinator(request, body.group_id)
+        results = cluster.groups.delete_offsets(
             body.group_id, [(t.name, [p.partition_index for p in t.partitions
                                       if topics_now[t.name].partition_at(p.partition_index) is not None])
                             for t in known])
     except KafkaError as exc:
-        return error_response(broker, request, exc.code)
+        return error_response(cluster, request, exc.code)
     topics: dict[str, list[Partition]] = {}
     for t in body.topics:                    # unknown topics are answered without asking the group (KafkaApis)
         if t.name not in readable:
@@ -53,7 +53,7 @@ def handle(broker: Broker, request: Request[OffsetDeleteRequest]) -> OffsetDelet
         OffsetDeleteResponse.OffsetDeleteResponseTopic(name=name, partitions=parts) for name, parts in topics.items()])
 
 
-def error_response(broker: Broker, request: Request[OffsetDeleteRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[OffsetDeleteRequest], code: ErrorCode,
                    message: str | None = None) -> OffsetDeleteResponse:
     return OffsetDeleteResponse(error_code=code, throttle_time_ms=0, topics=[])
 

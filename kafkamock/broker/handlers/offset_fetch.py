@@ -20,7 +20,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import OffsetFetchRequest, OffsetFetchResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.groups.offsets import CommittedOffset
 
 API_KEY = 9
@@ -37,15 +37,15 @@ def _partition(cls: type[P], index: int, committed: CommittedOffset | None, code
                metadata=committed.metadata, error_code=code)
 
 
-def _fetch_group(broker: Broker, request: Request[OffsetFetchRequest], cls: type[P], group_id: str,
+def _fetch_group(cluster: Cluster, request: Request[OffsetFetchRequest], cls: type[P], group_id: str,
                  topics: Sequence[AskedTopic] | None, member_id: str | None, member_epoch: int, by_id: bool,
                  require_stable: bool = False) -> tuple[ErrorCode, list[tuple[str, uuid.UUID | None, list[P]]]]:
     """(error, [(topic name, topic id, partition answers)]) for one group: the id (not None) names the topic in the
     answer (v10, ``by_id``), else the name does. Before v8 ``topics`` are the request's OffsetFetchRequestTopic,
     the same without the topic id that only v10 reads."""
-    if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+    if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
-    cluster = broker.cluster
+    metadata = cluster.metadata
     denied: list[tuple[str, uuid.UUID | None, list[P]]] = []
     asked: list[tuple[str, list[int]]] | None = None
     unknown: list[tuple[str, uuid.UUID | None, list[P]]] = []
@@ -54,7 +54,7 @@ def _fetch_group(broker: Broker, request: Request[OffsetFetchRequest], cls: type
         asked = []
         for t in topics:
             if by_id and isinstance(t, OffsetFetchRequest.OffsetFetchRequestTopics):
-                topic = cluster.topics_by_id.get(t.topic_id)
+                topic = metadata.topics_by_id.get(t.topic_id)
                 if topic is None:
                     unknown.append(("", t.topic_id, [_partition(cls, p, None, ErrorCode.UNKNOWN_TOPIC_ID)
                                                      for p in t.partition_indexes]))
@@ -64,31 +64,31 @@ def _fetch_group(broker: Broker, request: Request[OffsetFetchRequest], cls: type
             else:
                 names_to_ids[t.name] = None
                 asked.append((t.name, list(t.partition_indexes)))
-        describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names_to_ids)
+        describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names_to_ids)
         denied = [(name, names_to_ids[name], [_partition(cls, p, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                                               for p in indexes])
                   for name, indexes in asked if name not in describable]
         asked = [(name, indexes) for name, indexes in asked if name in describable]
     try:
-        broker.groups.check_coordinator(request, group_id)
-        found = broker.groups.fetch_offsets(group_id, asked, member_id, member_epoch)
+        cluster.groups.check_coordinator(request, group_id)
+        found = cluster.groups.fetch_offsets(group_id, asked, member_id, member_epoch)
     except KafkaError as exc:
         return exc.code, []
     by_topic: dict[str, list[P]] = {}
     for name, index, committed in found:
-        if require_stable and broker.groups.has_pending_offset(group_id, name, index):
+        if require_stable and cluster.groups.has_pending_offset(group_id, name, index):
             by_topic.setdefault(name, []).append(_partition(cls, index, None, ErrorCode.UNSTABLE_OFFSET_COMMIT))
             continue
         by_topic.setdefault(name, []).append(_partition(cls, index, committed))
     answers: list[tuple[str, uuid.UUID | None, list[P]]] = []
     if topics is None:       # all of the group's topics: the ones the principal may not describe are left out
-        describable = broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
+        describable = cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, by_topic)
         by_topic = {name: parts for name, parts in by_topic.items() if name in describable}
     for name, partitions in by_topic.items():
         if name in names_to_ids:
             topic_id = names_to_ids[name]
         elif by_id:
-            topic = cluster.topics.get(name)
+            topic = metadata.topics.get(name)
             if topic is None:
                 continue              # the topic is gone: v10 cannot name it
             topic_id = topic.topic_id
@@ -107,18 +107,18 @@ def _group_topic(name: str, topic_id: uuid.UUID | None,
     return OffsetFetchResponse.OffsetFetchResponseTopics(name=name, partitions=partitions)
 
 
-def handle(broker: Broker, request: Request[OffsetFetchRequest]) -> OffsetFetchResponse:
+def handle(cluster: Cluster, request: Request[OffsetFetchRequest]) -> OffsetFetchResponse:
     body, version = request.body, request.version
     if version >= 8:
         groups = []
         for g in body.groups:
-            code, found = _fetch_group(broker, request, OffsetFetchResponse.OffsetFetchResponsePartitions, g.group_id,
+            code, found = _fetch_group(cluster, request, OffsetFetchResponse.OffsetFetchResponsePartitions, g.group_id,
                                        g.topics, g.member_id if version >= 9 else None,
                                        g.member_epoch if version >= 9 else -1, version >= 10, body.require_stable)
             groups.append(OffsetFetchResponse.OffsetFetchResponseGroup(
                 group_id=g.group_id, topics=[_group_topic(*t) for t in found], error_code=code))
         return OffsetFetchResponse(throttle_time_ms=0, groups=groups)
-    code, found_v0 = _fetch_group(broker, request, OffsetFetchResponse.OffsetFetchResponsePartition, body.group_id,
+    code, found_v0 = _fetch_group(cluster, request, OffsetFetchResponse.OffsetFetchResponsePartition, body.group_id,
                                   body.topics, None, -1, False, version >= 7 and body.require_stable)
     if version < 2 and code:            # no top-level error: each partition asked for carries it
         return OffsetFetchResponse(throttle_time_ms=0, topics=_v0_error_topics(body, code), error_code=ErrorCode.NONE)
@@ -133,7 +133,7 @@ def _v0_error_topics(body: OffsetFetchRequest, code: ErrorCode) -> list[OffsetFe
         for t in body.topics or []]
 
 
-def error_response(broker: Broker, request: Request[OffsetFetchRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[OffsetFetchRequest], code: ErrorCode,
                    message: str | None = None) -> OffsetFetchResponse:
     body, version = request.body, request.version
     if version >= 8:

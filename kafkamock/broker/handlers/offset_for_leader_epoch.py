@@ -26,7 +26,7 @@ from kafkamock.codec.messages import OffsetForLeaderEpochRequest, OffsetForLeade
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 23
 UNDEFINED_EPOCH = -1
@@ -51,26 +51,26 @@ def end_offset_for(partition: Partition, requested: int) -> tuple[int, int]:
     return entries[higher - 1][0], entries[higher][1]
 
 
-def _answer(broker: Broker, request: Request[OffsetForLeaderEpochRequest], topic: Topic | None, index: int,
+def _answer(cluster: Cluster, request: Request[OffsetForLeaderEpochRequest], topic: Topic | None, index: int,
             current_leader_epoch: int, leader_epoch: int) -> tuple[int, int]:
-    return end_offset_for(broker.lead(request, topic, index, current_leader_epoch), leader_epoch)
+    return end_offset_for(cluster.lead(request, topic, index, current_leader_epoch), leader_epoch)
 
 
-def handle(broker: Broker, request: Request[OffsetForLeaderEpochRequest]) -> OffsetForLeaderEpochResponse:
+def handle(cluster: Cluster, request: Request[OffsetForLeaderEpochRequest]) -> OffsetForLeaderEpochResponse:
     topics = []
     names = [t.topic for t in request.body.topics]
     # Once inter-broker only (CLUSTER_ACTION); since KIP-320 consumers ask too, with DESCRIBE on the topic.
-    allowed = set(names) if broker.auth.authorize(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER) else \
-        broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+    allowed = set(names) if cluster.auth.authorize(request, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER) else \
+        cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     for t in request.body.topics:
-        topic = broker.cluster.topics.get(t.topic)
+        topic = cluster.metadata.topics.get(t.topic)
         results = []
         for p in t.partitions:
             code, leader_epoch, end_offset = ErrorCode.NONE, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
             try:
                 if t.topic not in allowed:
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                leader_epoch, end_offset = _answer(broker, request, topic, p.partition, p.current_leader_epoch,
+                leader_epoch, end_offset = _answer(cluster, request, topic, p.partition, p.current_leader_epoch,
                                                    p.leader_epoch)
             except KafkaError as exc:
                 code = exc.code
@@ -80,7 +80,7 @@ def handle(broker: Broker, request: Request[OffsetForLeaderEpochRequest]) -> Off
     return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics)
 
 
-def error_response(broker: Broker, request: Request[OffsetForLeaderEpochRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[OffsetForLeaderEpochRequest], code: ErrorCode,
                    message: str | None = None) -> OffsetForLeaderEpochResponse:
     """OffsetsForLeaderEpochRequest.getErrorResponse: every requested partition with the error, no epoch, no
     end offset."""

@@ -35,7 +35,7 @@ from kafkamock.records.layout import (
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.node import Node
     from kafkamock.codec.message import RecordsValue
     from kafkamock.records.view import BatchView
@@ -116,7 +116,7 @@ class AppendRefused(KafkaError):
         self.log_start_offset, self.detail = log_start_offset, detail
 
 
-def _verify_transaction(broker: Broker, transactional_id: str, topic: Topic, partition: Partition, batch: BatchView,
+def _verify_transaction(cluster: Cluster, transactional_id: str, topic: Topic, partition: Partition, batch: BatchView,
                         version: int | None) -> bool:
     """A transaction's first batch on a partition needs the partition in the producer's transaction (KIP-890 part 1,
     ``transaction.partition.verification.enable``); a Produce v12+ on ``transaction.version`` 2 adds it itself
@@ -127,9 +127,9 @@ def _verify_transaction(broker: Broker, transactional_id: str, topic: Topic, par
     NOT_ENOUGH_REPLICAS (which every client retries without a metadata refresh). True when this Produce added the
     partition itself."""
     version = version or 0
-    coordinator = broker.transactions
-    adds = version >= IMPLICIT_ADD_VERSION and broker.features.level(TRANSACTION_VERSION) >= 2
-    if not adds and not broker.config["transaction.partition.verification.enable"]:
+    coordinator = cluster.transactions
+    adds = version >= IMPLICIT_ADD_VERSION and cluster.features.level(TRANSACTION_VERSION) >= 2
+    if not adds and not cluster.config["transaction.partition.verification.enable"]:
         return False
     entry = partition.producers.entries.get(batch.producer_id)
     if entry is not None and batch.producer_epoch < entry.epoch:
@@ -156,7 +156,7 @@ def _verify_transaction(broker: Broker, transactional_id: str, topic: Topic, par
     return adds
 
 
-def append(broker: Broker, topic: Topic, partition: Partition, records: RecordsValue | None,
+def append(cluster: Cluster, topic: Topic, partition: Partition, records: RecordsValue | None,
            version: int | None = None, *, acks: int = -1, node: Node | None = None,
            transactional_id: str | None = None) -> PartitionResult:
     """Validate and append one partition's records; the per-partition response. ``version`` is the Produce
@@ -178,7 +178,7 @@ def append(broker: Broker, topic: Topic, partition: Partition, records: RecordsV
     (batch,) = views
 
     def config(name: str) -> Any:       # a topic config's value: its type is the config's
-        return broker.topic_config(topic, name, node)
+        return cluster.topic_config(topic, name, node)
 
     log_validator.check_batch(batch, version, config("max.message.bytes"))
     if partial:
@@ -189,7 +189,7 @@ def append(broker: Broker, topic: Topic, partition: Partition, records: RecordsV
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"The size of the current ISR {partition.isr} is insufficient to satisfy the min.isr "
                          f"requirement of {config('min.insync.replicas')} for partition {topic.name}-{index}")
-    now = broker.now_ms()
+    now = cluster.now_ms()
     log_append = config("message.timestamp.type") == "LogAppendTime"
     log_validator.check_records(batch, now=now, before_ms=config("message.timestamp.before.max.ms"),
                                 after_ms=config("message.timestamp.after.max.ms"), check_times=not log_append,
@@ -198,7 +198,7 @@ def append(broker: Broker, topic: Topic, partition: Partition, records: RecordsV
     producer_id = batch.producer_id
     transactional = batch.is_transactional
     added = transactional and transactional_id is not None and _verify_transaction(
-        broker, transactional_id, topic, partition, batch, version)
+        cluster, transactional_id, topic, partition, batch, version)
     if producer_id >= 0:
         try:
             duplicate = partition.producers.check(producer_id, batch.producer_epoch, batch.base_sequence,
@@ -264,13 +264,13 @@ def _has_transactional_records(body: ProduceRequest) -> bool:
     return False
 
 
-def _endpoints(broker: Broker, request: Request[ProduceRequest], leaders: set[int]
+def _endpoints(cluster: Cluster, request: Request[ProduceRequest], leaders: set[int]
                ) -> list[ProduceResponse.NodeEndpoint]:
     return [ProduceResponse.NodeEndpoint(**endpoint)
-            for endpoint in broker.cluster.leader_endpoints(leaders, request.connection.listener)]
+            for endpoint in cluster.metadata.leader_endpoints(leaders, request.connection.listener)]
 
 
-def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse | Close | None:
+def handle(cluster: Cluster, request: Request[ProduceRequest]) -> ProduceResponse | Close | None:
     body, version = request.body, request.version
     acks = body.acks
     node = request.node
@@ -279,16 +279,16 @@ def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse 
     except MalformedBatches as exc:
         if acks == 0:
             return Close(f"acks=0 produce failed: {exc.message}")
-        return error_response(broker, request, exc.code, exc.message)
+        return error_response(cluster, request, exc.code, exc.message)
     if transactional and (
-            body.transactional_id is None or not broker.auth.authorize(request, AclOperation.WRITE,
+            body.transactional_id is None or not cluster.auth.authorize(request, AclOperation.WRITE,
                                                                   ResourceType.TRANSACTIONAL_ID,
                                                                   body.transactional_id)):
         if acks == 0:
             return Close("acks=0 produce failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
-        return error_response(broker, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    topics = [broker.cluster.topics_by_id.get(t.topic_id) if version >= 13 else None for t in body.topic_data]
-    writable = broker.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
+        return error_response(cluster, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    topics = [cluster.metadata.topics_by_id.get(t.topic_id) if version >= 13 else None for t in body.topic_data]
+    writable = cluster.auth.authorized(request, AclOperation.WRITE, ResourceType.TOPIC,
                                  [t.name if t is not None else td.name for t, td in zip(topics, body.topic_data, strict=True)])
     responses: list[ProduceResponse.TopicProduceResponse] = []
     failed = None
@@ -298,7 +298,7 @@ def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse 
             topic, name = by_id, by_id.name if by_id is not None else None
             missing = ErrorCode.UNKNOWN_TOPIC_ID
         else:
-            topic, name = broker.cluster.topics.get(topic_data.name), topic_data.name
+            topic, name = cluster.metadata.topics.get(topic_data.name), topic_data.name
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         results: list[PartitionResult] = []
         for pd in topic_data.partition_data:
@@ -308,23 +308,23 @@ def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse 
                     raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 if acks not in (-1, 0, 1):
                     raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks={acks}")
-                if topic is None:               # what Broker.lead answers for a topic the cluster does not have
+                if topic is None:               # what Cluster.lead answers for a topic the cluster does not have
                     raise KafkaError(missing)
                 if topic.internal and topic.partition_at(pd.index) is not None:
                     # ReplicaManager.appendToLocalLog: only the coordinators write there (no message, no offsets)
                     raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
-                partition = broker.lead(request, topic, pd.index, missing=missing)
+                partition = cluster.lead(request, topic, pd.index, missing=missing)
                 records = pd.records
                 if version < 3:  # only reachable with kafkamock.legacy.protocol.enable
-                    stored_in = broker.cluster.topics[partition.topic]     # (lead found it)
+                    stored_in = cluster.metadata.topics[partition.topic]     # (lead found it)
                     if records is not None and not isinstance(records, (bytes, bytearray, memoryview)):
                         # stored batches (the encoder's form); a decoded request has a buffer
                         records = b"".join(records)
-                    records = legacy.up_convert(records, broker.topic_config(stored_in, "compression.type", node))
-                result = append(broker, topic, partition, records, version, acks=acks, node=node,
+                    records = legacy.up_convert(records, cluster.topic_config(stored_in, "compression.type", node))
+                result = append(cluster, topic, partition, records, version, acks=acks, node=node,
                                 transactional_id=body.transactional_id)
                 if result.base_offset >= 0:
-                    broker.appended(partition)
+                    cluster.appended(partition)
             except KafkaError as exc:
                 if exc.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD):
                     # The message, not the exception: its traceback pins the frames that decompressed the batch
@@ -346,11 +346,11 @@ def handle(broker: Broker, request: Request[ProduceRequest]) -> ProduceResponse 
         return Close(f"acks=0 produce failed: {failed}") if failed is not None else None
     response = ProduceResponse(responses=responses, throttle_time_ms=0)
     if leaders and version >= 10:
-        response.node_endpoints = _endpoints(broker, request, leaders)
+        response.node_endpoints = _endpoints(cluster, request, leaders)
     return response
 
 
-def error_response(broker: Broker, request: Request[ProduceRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[ProduceRequest], code: ErrorCode, message: str | None = None
                    ) -> ProduceResponse:
     """Every partition of the request answered with ``code`` (ProduceRequest.getErrorResponse, which carries the
     exception's message)."""

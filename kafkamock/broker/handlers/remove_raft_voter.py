@@ -20,7 +20,7 @@ from kafkamock.codec.messages import RemoveRaftVoterRequest, RemoveRaftVoterResp
 from kafkamock.errors import default_message
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 81
 
@@ -29,15 +29,15 @@ def answer(code: int, message: str | None) -> RemoveRaftVoterResponse:
     return RemoveRaftVoterResponse(throttle_time_ms=0, error_code=code, error_message=message)
 
 
-def handle(broker: Broker, request: Request[RemoveRaftVoterRequest]) -> RemoveRaftVoterResponse:
-    refused = voter_refusal(broker, request, "Remove")
+def handle(cluster: Cluster, request: Request[RemoveRaftVoterRequest]) -> RemoveRaftVoterResponse:
+    refused = voter_refusal(cluster, request, "Remove")
     if refused is not None:
         return answer(*refused)
     return answer(ErrorCode.UNSUPPORTED_VERSION, "Cluster doesn't support removing voter because the kraft.version "
-                                                  f"feature is {broker.features.level(KRAFT_VERSION)}")
+                                                  f"feature is {cluster.features.level(KRAFT_VERSION)}")
 
 
-def error_response(broker: Broker, request: Request[RemoveRaftVoterRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[RemoveRaftVoterRequest], code: ErrorCode,
                    message: str | None = None) -> RemoveRaftVoterResponse:
     """Kafka's getErrorResponse: the error with its own message."""
     return answer(code, default_message(code))

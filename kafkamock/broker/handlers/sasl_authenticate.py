@@ -25,7 +25,7 @@ from kafkamock.broker.security.session import State
 from kafkamock.codec.messages import SaslAuthenticateRequest, SaslAuthenticateResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.node import Node
     from kafkamock.broker.request import ConnectionInfo
 
@@ -33,7 +33,7 @@ API_KEY = 36
 log = logging.getLogger("kafkamock.security")
 
 
-def handle(broker: Broker, request: Request[SaslAuthenticateRequest]
+def handle(cluster: Cluster, request: Request[SaslAuthenticateRequest]
            ) -> SaslAuthenticateResponse | Respond | Close:
     session = request.connection.sasl
     if session is None or session.state is not State.AUTHENTICATE:
@@ -45,7 +45,7 @@ def handle(broker: Broker, request: Request[SaslAuthenticateRequest]
     if session.bad_mechanism is not None:
         session.step("fail")
         return Close(session.bad_mechanism)
-    outcome = evaluate(broker, request.connection, request.node or broker.first_node(), bytes(request.body.auth_bytes))
+    outcome = evaluate(cluster, request.connection, request.node or cluster.first_node(), bytes(request.body.auth_bytes))
     if isinstance(outcome, Failure):
         return Respond(SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
                                                 error_message=outcome.message, auth_bytes=b"",
@@ -61,9 +61,9 @@ class Failure:
     reason: str            # what the broker's log says when it closes the connection
 
 
-def evaluate(broker: Broker, connection: ConnectionInfo, node: Node, token: bytes) -> tuple[bytes, int] | Failure:
+def evaluate(cluster: Cluster, connection: ConnectionInfo, node: Node, token: bytes) -> tuple[bytes, int] | Failure:
     """Feed one token to the session's SaslServer: (challenge, session lifetime ms) or the failure.
-    Shared with the raw-token mode of SaslHandshake v0 (``Broker.sasl_raw_token``)."""
+    Shared with the raw-token mode of SaslHandshake v0 (``Cluster.sasl_raw_token``)."""
     session = connection.sasl
     server = session.server if session is not None else None
     # Both callers take a token only in an AUTHENTICATE state, which the SaslHandshake that chose the server set.
@@ -71,7 +71,7 @@ def evaluate(broker: Broker, connection: ConnectionInfo, node: Node, token: byte
     reauth_of = session.reauth_of
     what = "re-authentication" if reauth_of is not None else "authentication"
     try:
-        challenge = server.evaluate(token, broker.now_ms())
+        challenge = server.evaluate(token, cluster.now_ms())
         if server.complete and reauth_of is not None and sasl_principal(server.authorization_id) != reauth_of[1]:
             old, new = reauth_of[1].split(":", 1), ["User", server.authorization_id]
             raise AuthenticationFailed(f"Cannot change principals during re-authentication from {old[0]}.{old[1]}: "
@@ -88,7 +88,7 @@ def evaluate(broker: Broker, connection: ConnectionInfo, node: Node, token: byte
         return challenge, 0
     session.step("complete")
     max_reauth = listener_config(node.config, session.listener, "connections.max.reauth.ms", session.mechanism)
-    lifetime = session.session_lifetime_ms(broker.now_ms(), max_reauth)
+    lifetime = session.session_lifetime_ms(cluster.now_ms(), max_reauth)
     session.principal = connection.principal = sasl_principal(server.authorization_id)
     session.reauth_of = None
     log.debug("connection %d from %s: %s as %s (%s), session lifetime %d ms", connection.id, connection.peer,

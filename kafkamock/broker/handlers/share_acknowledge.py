@@ -23,26 +23,26 @@ from kafkamock.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kafkamock.codec.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 79
 
 
-def error_response(broker: Broker, request: Request[ShareAcknowledgeRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ShareAcknowledgeRequest], code: ErrorCode,
                    message: str | None = None) -> ShareAcknowledgeResponse:
     """ShareAcknowledgeRequest.getErrorResponse: the code alone."""
     return ShareAcknowledgeResponse(throttle_time_ms=0, error_code=code, error_message=None,
                                     acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
 
 
-def handle(broker: Broker, request: Request[ShareAcknowledgeRequest]) -> ShareAcknowledgeResponse:
+def handle(cluster: Cluster, request: Request[ShareAcknowledgeRequest]) -> ShareAcknowledgeResponse:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
+        return error_response(cluster, request, ErrorCode.INVALID_REQUEST)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not member_id or len(member_id) > MAX_MEMBER_ID:
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
+        return error_response(cluster, request, ErrorCode.INVALID_REQUEST)
     sessions = request.arrived_on.share_sessions
     try:
         if epoch == INITIAL_EPOCH:
@@ -51,14 +51,14 @@ def handle(broker: Broker, request: Request[ShareAcknowledgeRequest]) -> ShareAc
         if epoch != FINAL_EPOCH:
             sessions.update(session, (), ())
     except KafkaError as exc:
-        return error_response(broker, request, exc.code)
+        return error_response(cluster, request, exc.code)
     leaders: set[int] = set()
     renew = version >= 2 and body.is_renew_ack
-    outcome = acknowledge_partitions(broker, request, group_id, member_id, [
+    outcome = acknowledge_partitions(cluster, request, group_id, member_id, [
         (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
         version, renew, leaders)
     if epoch == FINAL_EPOCH:
-        broker.share.release_session(group_id, member_id, request.arrived_on)
+        cluster.share.release_session(group_id, member_id, request.arrived_on)
     topics: dict[uuid.UUID, list[ShareAcknowledgeResponse.PartitionData]] = {}
     for (topic_id, index), (code, message, leader) in outcome.items():
         topics.setdefault(topic_id, []).append(ShareAcknowledgeResponse.PartitionData(
@@ -67,10 +67,10 @@ def handle(broker: Broker, request: Request[ShareAcknowledgeRequest]) -> ShareAc
                                                                      leader_epoch=leader[1] if leader else 0)))
     return ShareAcknowledgeResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
-        acquisition_lock_timeout_ms=broker.share.lock_duration_ms(group_id),
+        acquisition_lock_timeout_ms=cluster.share.lock_duration_ms(group_id),
         responses=[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse(topic_id=t, partitions=ps)
                    for t, ps in topics.items()],
-        node_endpoints=node_endpoints(broker, request, leaders, ShareAcknowledgeResponse.NodeEndpoint))
+        node_endpoints=node_endpoints(cluster, request, leaders, ShareAcknowledgeResponse.NodeEndpoint))
 
 
 HANDLER = ApiHandler(API_KEY, handle, error_response, partitioned=True)

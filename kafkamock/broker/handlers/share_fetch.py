@@ -43,7 +43,7 @@ from kafkamock.codec.messages import (
 
 if TYPE_CHECKING:
     from kafkamock.broker.cluster import Partition, Topic
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.outcome import Waiter
     from kafkamock.broker.share.sessions import PartitionKey, ShareSession
     from kafkamock.codec.message import RecordsValue
@@ -69,10 +69,10 @@ class AckBatch(Protocol):
     def acknowledge_types(self) -> Sequence[int]: ...
 
 
-def check_read(broker: Broker, request: ShareRequest, topic_id: uuid.UUID) -> None:
+def check_read(cluster: Cluster, request: ShareRequest, topic_id: uuid.UUID) -> None:
     """READ on the topic an id names (an unknown id is left to the partition lookup): TOPIC_AUTHORIZATION_FAILED."""
-    topic = broker.cluster.topics_by_id.get(topic_id)
-    if topic is not None and not broker.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
+    topic = cluster.metadata.topics_by_id.get(topic_id)
+    if topic is not None and not cluster.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC, topic.name):
         raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
 
 
@@ -80,7 +80,7 @@ Outcome = tuple[ErrorCode, str | None, tuple[int, int] | None]
 """A partition's acknowledgement outcome: error code, message, and the current leader (id, epoch) if known."""
 
 
-def acknowledge_partitions(broker: Broker, request: ShareRequest, group_id: str, member_id: str,
+def acknowledge_partitions(cluster: Cluster, request: ShareRequest, group_id: str, member_id: str,
                            parts: Iterable[tuple[uuid.UUID, int, Sequence[AckBatch]]], version: int, renew: bool,
                            leaders: set[int]) -> dict[PartitionKey, Outcome]:
     """One request's acknowledgements, as KafkaApis.handleAcknowledgements (for ShareFetch and ShareAcknowledge):
@@ -94,13 +94,13 @@ def acknowledge_partitions(broker: Broker, request: ShareRequest, group_id: str,
     interested: list[tuple[PartitionKey, Topic, list[Ack]]] = []
     for topic_id, index, batches in parts:
         key = (topic_id, index)
-        topic = broker.cluster.topics_by_id.get(topic_id)
+        topic = cluster.metadata.topics_by_id.get(topic_id)
         if topic is None:
             out[key] = (ErrorCode.UNKNOWN_TOPIC_ID, None, None)
             continue
         try:
             acks = validated_acks(batches, version, renew)
-            check_read(broker, request, topic_id)
+            check_read(cluster, request, topic_id)
             if topic.partition_at(index) is None:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
             if not acks:
@@ -111,8 +111,8 @@ def acknowledge_partitions(broker: Broker, request: ShareRequest, group_id: str,
             out[key] = (exc.code, exc.message, None)
     for key, topic, acks in interested:
         try:
-            partition = broker.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            broker.share.acknowledge(group_id, member_id, topic, partition, acks)
+            partition = cluster.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            cluster.share.acknowledge(group_id, member_id, topic, partition, acks)
             out[key] = (ErrorCode.NONE, None, None)
         except NotLeader as exc:
             out[key] = (exc.code, exc.message, (exc.leader_id, exc.leader_epoch))
@@ -143,20 +143,20 @@ def validated_acks(batches: Iterable[AckBatch], version: int, renew: bool = Fals
     return acks
 
 
-def node_endpoints(broker: Broker, request: ShareRequest, leaders: set[int], cls: type[Endpoint]) -> list[Endpoint]:
+def node_endpoints(cluster: Cluster, request: ShareRequest, leaders: set[int], cls: type[Endpoint]) -> list[Endpoint]:
     """NodeEndpoints (KIP-951) of the leaders named that are up, on the listener the request came in on (as
-    ``Cluster.leader_endpoints``)."""
+    ``ClusterMetadata.leader_endpoints``)."""
     listener = request.connection.listener
     out: list[Endpoint] = []
     for node_id in sorted(leaders):
-        node = broker.cluster.nodes.get(node_id)
+        node = cluster.metadata.nodes.get(node_id)
         if node is not None and node.up:
             host, port = node.address(listener)
             out.append(cls(node_id=node.node_id, host=host, port=port, rack=node.rack))
     return out
 
 
-def error_response(broker: Broker, request: Request[ShareFetchRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[ShareFetchRequest], code: ErrorCode, message: str | None = None
                    ) -> ShareFetchResponse:
     """ShareFetchRequest.getErrorResponse: the code alone."""
     return ShareFetchResponse(throttle_time_ms=0, error_code=code, error_message=None, acquisition_lock_timeout_ms=0,
@@ -170,17 +170,17 @@ def renew_limits_error(body: ShareFetchRequest) -> str | None:
     return "".join(f"{t} must be set to 0, " for t in wrong) + "if isRenewAck is true." if wrong else None
 
 
-def handle(broker: Broker, request: Request[ShareFetchRequest]) -> ShareFetchResponse | Waiter:
+def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchResponse | Waiter:
     body, version = request.body, request.version
     group_id, member_id, epoch = body.group_id, body.member_id, body.share_session_epoch
     if group_id is None:
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
+        return error_response(cluster, request, ErrorCode.INVALID_REQUEST)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, group_id)
     if not member_id or len(member_id) > MAX_MEMBER_ID:
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
+        return error_response(cluster, request, ErrorCode.INVALID_REQUEST)
     renew = version >= 2 and body.is_renew_ack
     if renew and renew_limits_error(body):
-        return error_response(broker, request, ErrorCode.INVALID_REQUEST)
+        return error_response(cluster, request, ErrorCode.INVALID_REQUEST)
     has_acks = any(p.acknowledgement_batches for t in body.topics for p in t.partitions)
     requested = [(t.topic_id, p.partition_index) for t in body.topics for p in t.partitions]
     forgotten = [(f.topic_id, index) for f in body.forgotten_topics_data for index in f.partitions]
@@ -195,33 +195,33 @@ def handle(broker: Broker, request: Request[ShareFetchRequest]) -> ShareFetchRes
             if epoch != FINAL_EPOCH:
                 sessions.update(session, requested, forgotten)
     except KafkaError as exc:
-        return error_response(broker, request, exc.code)
-    share = broker.share
+        return error_response(cluster, request, exc.code)
+    share = cluster.share
     acks: dict[PartitionKey, Outcome] = {}
     leaders: set[int] = set()
 
     # Acknowledgements first, so what they release can be acquired by this very fetch.
     if has_acks:
-        acks = acknowledge_partitions(broker, request, group_id, member_id, [
+        acks = acknowledge_partitions(cluster, request, group_id, member_id, [
             (t.topic_id, p.partition_index, p.acknowledgement_batches) for t in body.topics for p in t.partitions],
             version, renew, leaders)
     lock_ms = share.lock_duration_ms(group_id)
     fetching = [] if renew or epoch == FINAL_EPOCH else rotated(list(session.partitions), epoch)
     record_limit = version >= 2 and body.share_acquire_mode == RECORD_LIMIT
-    deadline = broker.now_ms() + max(0, body.max_wait_ms)
+    deadline = cluster.now_ms() + max(0, body.max_wait_ms)
     errors: dict[PartitionKey, PartitionData] = {}
     targets: dict[PartitionKey, tuple[Topic, Partition]] = {}
     for key in fetching:
-        topic = broker.cluster.topics_by_id.get(key[0])
+        topic = cluster.metadata.topics_by_id.get(key[0])
         if topic is None or topic.partition_at(key[1]) is None:
             # Kafka 4.3.1 fails the whole request while the session holds an unknown topic id or partition
             # (UNKNOWN_SERVER_ERROR, the session's epoch moved on all the same), until a request forgets it.
-            return error_response(broker, request, ErrorCode.UNKNOWN_SERVER_ERROR)
+            return error_response(cluster, request, ErrorCode.UNKNOWN_SERVER_ERROR)
         try:
-            check_read(broker, request, key[0])
+            check_read(cluster, request, key[0])
             if not group_id:        # Kafka's persister cannot load a share-partition of the group "": the load fails
                 raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
-            targets[key] = (topic, broker.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            targets[key] = (topic, cluster.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
         except NotLeader as exc:
             errors[key] = _fetch_entry(key[1], exc.code, None, leader=(exc.leader_id, exc.leader_epoch))
             if exc.leader_id >= 0:
@@ -274,7 +274,7 @@ def handle(broker: Broker, request: Request[ShareFetchRequest]) -> ShareFetchRes
             else:
                 results[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
         answer = _response(session, epoch, results, acquired, errors.keys(), acks, lock_ms,
-                           node_endpoints(broker, request, leaders, ShareFetchResponse.NodeEndpoint))
+                           node_endpoints(cluster, request, leaders, ShareFetchResponse.NodeEndpoint))
         if epoch == FINAL_EPOCH:
             share.release_session(group_id, member_id, request.arrived_on)
         return answer
@@ -288,8 +288,8 @@ def handle(broker: Broker, request: Request[ShareFetchRequest]) -> ShareFetchRes
     keys = tuple(log_key(topic.name, partition.index) for topic, partition in targets.values())
     for key in waking:                          # loaded now: the waiting request looks at once
         topic, partition = targets[key]
-        broker.timers.schedule(("share-loaded", group_id, *key), broker.now_ms(), partial(broker.appended, partition))
-    return broker.wait(keys, deadline, complete)
+        cluster.timers.schedule(("share-loaded", group_id, *key), cluster.now_ms(), partial(cluster.appended, partition))
+    return cluster.wait(keys, deadline, complete)
 
 
 def rotated(partitions: list[PartitionKey], epoch: int) -> list[PartitionKey]:

@@ -16,7 +16,7 @@ from kafkamock.broker.share.groups import NOT_ASKED
 from kafkamock.codec.messages import ShareGroupDescribeRequest, ShareGroupDescribeResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 77
 _Group = ShareGroupDescribeResponse.DescribedGroup
@@ -27,28 +27,28 @@ def _empty(code: ErrorCode, group_id: str, message: str | None = None) -> ShareG
                   assignment_epoch=0, assignor_name="", members=[], authorized_operations=NOT_ASKED)
 
 
-def _describe(broker: Broker, request: Request[ShareGroupDescribeRequest], group_id: str
+def _describe(cluster: Cluster, request: Request[ShareGroupDescribeRequest], group_id: str
               ) -> ShareGroupDescribeResponse.DescribedGroup:
     try:
-        broker.groups.check_coordinator(request, group_id)
+        cluster.groups.check_coordinator(request, group_id)
     except KafkaError as exc:
         return _empty(exc.code, group_id, exc.message)
-    return authorized_view(broker, request, broker.groups.share.describe(group_id), lambda m: (m.assignment,))
+    return authorized_view(cluster, request, cluster.groups.share.describe(group_id), lambda m: (m.assignment,))
 
 
-def handle(broker: Broker, request: Request[ShareGroupDescribeRequest]) -> ShareGroupDescribeResponse:
+def handle(cluster: Cluster, request: Request[ShareGroupDescribeRequest]) -> ShareGroupDescribeResponse:
     """Kafka's order: groups the principal may not describe, then empty ids, then the rest."""
     ids = request.body.group_ids
-    denied = [g for g in ids if not broker.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
+    denied = [g for g in ids if not cluster.auth.authorize(request, AclOperation.DESCRIBE, ResourceType.GROUP, g)]
     allowed = [g for g in ids if g not in denied]
     return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
         *(_empty(ErrorCode.GROUP_AUTHORIZATION_FAILED, g) for g in denied),
         *(_empty(ErrorCode.INVALID_GROUP_ID, "") for g in allowed if not g),
-        *(_describe(broker, request, g) for batch in coordinator_batches(
-            [g for g in allowed if g], broker.config["offsets.topic.num.partitions"]) for g in batch)])
+        *(_describe(cluster, request, g) for batch in coordinator_batches(
+            [g for g in allowed if g], cluster.config["offsets.topic.num.partitions"]) for g in batch)])
 
 
-def error_response(broker: Broker, request: Request[ShareGroupDescribeRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ShareGroupDescribeRequest], code: ErrorCode,
                    message: str | None = None) -> ShareGroupDescribeResponse:
     return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
         _Group(error_code=code, group_id=g, group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",

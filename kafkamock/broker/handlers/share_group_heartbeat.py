@@ -15,7 +15,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 76
 
@@ -26,23 +26,23 @@ def _error(code: int, message: str | None) -> ShareGroupHeartbeatResponse:
                                        member_epoch=0, heartbeat_interval_ms=0, assignment=None)
 
 
-def handle(broker: Broker, request: Request[ShareGroupHeartbeatRequest]) -> ShareGroupHeartbeatResponse:
+def handle(cluster: Cluster, request: Request[ShareGroupHeartbeatRequest]) -> ShareGroupHeartbeatResponse:
     body = request.body
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     if not body.member_id or len(body.member_id) > 36:      # KafkaApis.isMemberIdValid; the code alone
         return _error(ErrorCode.INVALID_REQUEST, None)
     subscribed = set(body.subscribed_topic_names or ())
-    if subscribed and broker.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
+    if subscribed and cluster.auth.authorized(request, AclOperation.DESCRIBE, ResourceType.TOPIC, subscribed) != subscribed:
         return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
     try:
-        broker.groups.check_coordinator(request, body.group_id)
+        cluster.groups.check_coordinator(request, body.group_id)
         peer = request.connection.peer.rsplit(":", 1)[0]
-        return broker.groups.share.heartbeat(body, request.client_id or "", "/" + peer)
+        return cluster.groups.share.heartbeat(body, request.client_id or "", "/" + peer)
     except KafkaError as exc:
         return _error(exc.code, exc.message)
 
 
-def error_response(broker: Broker, request: Request[ShareGroupHeartbeatRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[ShareGroupHeartbeatRequest], code: ErrorCode,
                    message: str | None = None) -> ShareGroupHeartbeatResponse:
     return _error(code, None)
 

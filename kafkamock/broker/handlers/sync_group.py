@@ -15,7 +15,7 @@ from kafkamock.broker.handlers.contract import ApiHandler, HandlerResult
 from kafkamock.codec.messages import SyncGroupRequest, SyncGroupResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 14
 
@@ -28,17 +28,17 @@ def shape(answer: Answer, version: int) -> SyncGroupResponse:
     return response
 
 
-def handle(broker: Broker, request: Request[SyncGroupRequest]) -> HandlerResult:
+def handle(cluster: Cluster, request: Request[SyncGroupRequest]) -> HandlerResult:
     body, version = request.body, request.version
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
     try:
-        broker.groups.check_coordinator(request, body.group_id)
+        cluster.groups.check_coordinator(request, body.group_id)
     except KafkaError as exc:
         return shape(sync_error(exc.code), version)
-    return reply(broker, broker.groups.sync(body, version), lambda a: shape(a, version))
+    return reply(cluster, cluster.groups.sync(body, version), lambda a: shape(a, version))
 
 
-def error_response(broker: Broker, request: Request[SyncGroupRequest], code: ErrorCode, message: str | None = None
+def error_response(cluster: Cluster, request: Request[SyncGroupRequest], code: ErrorCode, message: str | None = None
                    ) -> SyncGroupResponse:
     return shape(sync_error(code), request.version)
 

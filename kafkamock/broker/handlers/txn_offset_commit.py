@@ -21,7 +21,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
     from kafkamock.broker.groups.coordinator import OffsetEntry
 
 API_KEY = 28
@@ -38,19 +38,19 @@ def _all(body: TxnOffsetCommitRequest, code: ErrorCode) -> TxnOffsetCommitRespon
                                              for p in t.partitions]) for t in body.topics])
 
 
-def _verify(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> None:
+def _verify(cluster: Cluster, request: Request[TxnOffsetCommitRequest]) -> None:
     """The group's ``__consumer_offsets`` partition must be in the transaction (KIP-890 part 1's verification, or
     part 2's implicit add for v5), checked as Kafka's ReplicaManager does for a coordinator's write: an epoch older
     than the partition's is INVALID_PRODUCER_EPOCH, an open transaction of this producer there needs nothing, and the
     transaction coordinator's answer comes back as producers know it (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, a
     partition not in the transaction TRANSACTION_ABORTABLE, INVALID_TXN_STATE before v4)."""
     body, version = request.body, request.version
-    coordinator = broker.transactions
-    adds = version >= IMPLICIT_ADD_VERSION and broker.features.level(TRANSACTION_VERSION) >= 2
-    if not adds and not broker.config["transaction.partition.verification.enable"]:
+    coordinator = cluster.transactions
+    adds = version >= IMPLICIT_ADD_VERSION and cluster.features.level(TRANSACTION_VERSION) >= 2
+    if not adds and not cluster.config["transaction.partition.verification.enable"]:
         return
     topic, index = coordinator.offsets_partition(body.group_id)
-    producers = broker.internal_topic(topic).partitions[index].producers
+    producers = cluster.internal_topic(topic).partitions[index].producers
     entry = producers.entries.get(body.producer_id)
     if entry is not None and body.producer_epoch < entry.epoch:
         raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH)
@@ -70,13 +70,13 @@ def _verify(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> None:
         raise KafkaError(code)
 
 
-def _validate(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> None:
+def _validate(cluster: Cluster, request: Request[TxnOffsetCommitRequest]) -> None:
     body, version = request.body, request.version
-    groups = broker.groups
+    groups = cluster.groups
     groups.check_coordinator(request, body.group_id)
     if not body.group_id:
         raise KafkaError(ErrorCode.INVALID_GROUP_ID)
-    _verify(broker, request)
+    _verify(cluster, request)
     generation = body.generation_id if version >= 3 else UNKNOWN_GENERATION
     member_id = body.member_id if version >= 3 else ""
     instance_id = body.group_instance_id if version >= 3 else None
@@ -87,19 +87,19 @@ def _validate(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> None:
     groups.validate_commit(body.group_id, generation, member_id, instance_id, 0, transactional=True)
 
 
-def handle(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
+def handle(cluster: Cluster, request: Request[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     """Kafka's handleTxnOffsetCommitRequest: partitions of unreadable or unknown topics are answered at once (first
     in the answer); the others go to the group coordinator, whose errors (verification, membership) are theirs
     alone. With no such partition left, the coordinator is not asked at all."""
     body, version = request.body, request.version
-    broker.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
-    broker.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
-    cluster = broker.cluster
+    cluster.auth.require(request, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id)
+    cluster.auth.require(request, AclOperation.READ, ResourceType.GROUP, body.group_id)
+    metadata = cluster.metadata
     answer: dict[str, list[PartitionResult]] = {}
     valid: list[tuple[str, TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition]] = []
-    readable = broker.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
+    readable = cluster.auth.authorized(request, AclOperation.READ, ResourceType.TOPIC, [t.name for t in body.topics])
     for t in body.topics:
-        topic = cluster.topics.get(t.name)
+        topic = metadata.topics.get(t.name)
         for p in t.partitions:
             code = ErrorCode.NONE
             if t.name not in readable:
@@ -113,11 +113,11 @@ def handle(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> TxnOffse
                 valid.append((t.name, p))
     if valid:
         try:
-            _validate(broker, request)
+            _validate(cluster, request)
             failed = None
         except KafkaError as exc:
             failed = exc.code
-        max_metadata = broker.config["offset.metadata.max.bytes"]
+        max_metadata = cluster.config["offset.metadata.max.bytes"]
         entries: list[OffsetEntry] = []
         for name, p in valid:
             code = failed or ErrorCode.NONE
@@ -128,12 +128,12 @@ def handle(broker: Broker, request: Request[TxnOffsetCommitRequest]) -> TxnOffse
                                 p.committed_leader_epoch if version >= 2 else -1, p.committed_metadata))
             answer.setdefault(name, []).append(PartitionResult(partition_index=p.partition_index, error_code=code))
         if entries:
-            broker.groups.txn_commit(body.group_id, body.producer_id, body.producer_epoch, entries)
+            cluster.groups.txn_commit(body.group_id, body.producer_id, body.producer_epoch, entries)
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[TopicResult(name=name, partitions=parts)
                                                                for name, parts in answer.items()])
 
 
-def error_response(broker: Broker, request: Request[TxnOffsetCommitRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[TxnOffsetCommitRequest], code: ErrorCode,
                    message: str | None = None) -> TxnOffsetCommitResponse:
     return _all(request.body, code)
 

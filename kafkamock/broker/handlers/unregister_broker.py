@@ -19,21 +19,21 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import UnregisterBrokerRequest, UnregisterBrokerResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 64
 
 
-def handle(broker: Broker, request: Request[UnregisterBrokerRequest]) -> UnregisterBrokerResponse:
-    broker.auth.require_cluster(request, AclOperation.ALTER)
+def handle(cluster: Cluster, request: Request[UnregisterBrokerRequest]) -> UnregisterBrokerResponse:
+    cluster.auth.require_cluster(request, AclOperation.ALTER)
     try:
-        broker.unregister_broker(request.body.broker_id)
+        cluster.unregister_broker(request.body.broker_id)
     except KafkaError as exc:
-        return error_response(broker, request, exc.code, exc.message)
+        return error_response(cluster, request, exc.code, exc.message)
     return UnregisterBrokerResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="")
 
 
-def error_response(broker: Broker, request: Request[UnregisterBrokerRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[UnregisterBrokerRequest], code: ErrorCode,
                    message: str | None = None) -> UnregisterBrokerResponse:
     return UnregisterBrokerResponse(throttle_time_ms=0, error_code=code, error_message=message)
 

@@ -21,17 +21,17 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import UpdateFeaturesRequest, UpdateFeaturesResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 57
 
 
-def handle(broker: Broker, request: Request[UpdateFeaturesRequest]) -> UpdateFeaturesResponse:
-    broker.auth.require_cluster(request, AclOperation.ALTER)
+def handle(cluster: Cluster, request: Request[UpdateFeaturesRequest]) -> UpdateFeaturesResponse:
+    cluster.auth.require_cluster(request, AclOperation.ALTER)
     body, version = request.body, request.version
     updates = [FeatureUpdate(u.feature, u.max_version_level, u.upgrade_type) for u in body.feature_updates]
     try:
-        broker.features.update(updates, version >= 1 and body.validate_only, broker.cluster.controller_id)
+        cluster.features.update(updates, version >= 1 and body.validate_only, cluster.metadata.controller_id)
     except UpdateRefused as exc:
         return UpdateFeaturesResponse(
             throttle_time_ms=0, error_code=exc.code, results=[],
@@ -44,7 +44,7 @@ def handle(broker: Broker, request: Request[UpdateFeaturesRequest]) -> UpdateFea
     return UpdateFeaturesResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, results=results)
 
 
-def error_response(broker: Broker, request: Request[UpdateFeaturesRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[UpdateFeaturesRequest], code: ErrorCode,
                    message: str | None = None) -> UpdateFeaturesResponse:
     """Kafka's UpdateFeaturesResponse.createWithErrors: the error at the top, no per-feature results."""
     return UpdateFeaturesResponse(throttle_time_ms=0, error_code=code, error_message=message, results=[])

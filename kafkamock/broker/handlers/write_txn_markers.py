@@ -13,7 +13,7 @@ from kafkamock.broker.handlers.contract import ApiHandler
 from kafkamock.codec.messages import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 
 if TYPE_CHECKING:
-    from kafkamock.broker.core import Broker, Request
+    from kafkamock.broker.core import Cluster, Request
 
 API_KEY = 27
 
@@ -23,21 +23,21 @@ TopicResult = WriteTxnMarkersResponse.WritableTxnMarkerTopicResult
 PartitionResult = WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult
 
 
-def handle(broker: Broker, request: Request[WriteTxnMarkersRequest]) -> WriteTxnMarkersResponse:
+def handle(cluster: Cluster, request: Request[WriteTxnMarkersRequest]) -> WriteTxnMarkersResponse:
     # from transaction coordinators: ALTER on the cluster, else CLUSTER_ACTION (else the whole request fails)
-    if not broker.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
-        broker.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
+    if not cluster.auth.authorize(request, AclOperation.ALTER, ResourceType.CLUSTER):
+        cluster.auth.require_cluster(request, AclOperation.CLUSTER_ACTION)
     markers: list[Result] = []
     for marker in request.body.markers:
         topics: list[TopicResult] = []
         for t in marker.topics:
-            topic = broker.cluster.topics.get(t.name)
+            topic = cluster.metadata.topics.get(t.name)
             results: list[PartitionResult] = []
             for index in t.partition_indexes:
                 code = ErrorCode.NONE
                 try:
-                    partition = broker.lead(request, topic, index)
-                    broker.transactions.write_marker(partition, marker.producer_id, marker.producer_epoch,
+                    partition = cluster.lead(request, topic, index)
+                    cluster.transactions.write_marker(partition, marker.producer_id, marker.producer_epoch,
                                                      marker.transaction_result, marker.coordinator_epoch,
                                                      marker.transaction_version if request.version >= 2 else 0)
                 except KafkaError as exc:
@@ -48,7 +48,7 @@ def handle(broker: Broker, request: Request[WriteTxnMarkersRequest]) -> WriteTxn
     return WriteTxnMarkersResponse(markers=markers)
 
 
-def error_response(broker: Broker, request: Request[WriteTxnMarkersRequest], code: ErrorCode,
+def error_response(cluster: Cluster, request: Request[WriteTxnMarkersRequest], code: ErrorCode,
                    message: str | None = None) -> WriteTxnMarkersResponse:
     """Every partition of every marker answered with ``code`` (WriteTxnMarkersRequest.getErrorResponse)."""
     return WriteTxnMarkersResponse(markers=[Result(producer_id=m.producer_id, topics=[

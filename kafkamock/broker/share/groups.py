@@ -166,7 +166,7 @@ class ShareGroups:
                                                     f"({member.previous_member_epoch}). The member must abandon all "
                                                     "its partitions and rejoin.")
         group.members[member_id] = member
-        existing = self.services.cluster.topics_by_id
+        existing = self.services.metadata.topics_by_id
         for topic_id in [t for t in group.initialized if t not in existing]:     # deleted topics
             del group.initialized[topic_id]
         before = dict(member.assigned)
@@ -249,12 +249,12 @@ class ShareGroups:
     # -- the target assignment ------------------------------------------------------------------------------------
 
     def _topic_ids(self, names: Iterable[str]) -> set[uuid.UUID]:
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         return {topics[n].topic_id for n in names if n in topics}
 
     def _metadata_hash(self, group: ShareGroup) -> int:
         """The subscribed topics' metadata (ModernGroup.computeMetadataHash): 0 when none exists."""
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         found = sorted((n, str(topics[n].topic_id), len(topics[n].partitions))
                        for n in group.subscribed_topics() if n in topics)
         return hash(tuple(found)) if found else 0
@@ -292,7 +292,7 @@ class ShareGroups:
     def _initialize(self, group: ShareGroup) -> None:
         """The share state of subscribed partitions not yet initialized is initialized (Kafka: asynchronously, by the
         persister, once the heartbeat is answered; here nothing is written until a share-partition has state)."""
-        topics = self.services.cluster.topics
+        topics = self.services.metadata.topics
         for name in group.subscribed_topics():
             topic = topics.get(name)
             if topic is None or name.startswith("__"):
@@ -342,7 +342,7 @@ class ShareGroups:
             return described(error_code=exc.code, error_message=exc.message, group_id=group_id, group_state="",
                              group_epoch=0, assignment_epoch=0, assignor_name="", members=[],
                              authorized_operations=NOT_ASKED)
-        names = {t.topic_id: name for name, t in self.services.cluster.topics.items()}
+        names = {t.topic_id: name for name, t in self.services.metadata.topics.items()}
         return described(
             error_code=E.NONE, error_message=None, group_id=group_id, group_state=group.state_name,
             group_epoch=group.group_epoch, assignment_epoch=group.assignment_epoch,

@@ -152,7 +152,7 @@ class ShareManager:
         """A client connection closed: on each node, the share session it opened goes as if its member left, and a
         group left without share sessions there has its share-partitions unloaded (Kafka's ShareSessionCache
         disconnect listener, onMemberLeave and onGroupEmpty)."""
-        for node in list(self.services.cluster.nodes.values()):
+        for node in list(self.services.metadata.nodes.values()):
             key, group_id = node.share_sessions.disconnected(conn_id)
             if key is not None:
                 self.release_session(key[0], key[1], node)
@@ -297,7 +297,7 @@ class ShareManager:
     # -- locks ----------------------------------------------------------------------------------------------------
 
     def _partition(self, key: Key) -> Partition | None:
-        topic = self.services.cluster.topics_by_id.get(key[1])
+        topic = self.services.metadata.topics_by_id.get(key[1])
         return None if topic is None else topic.partition_at(key[2])
 
     def _schedule_locks(self, key: Key, share: SharePartition) -> None:

@@ -96,7 +96,7 @@ class TransactionCoordinator:
     def check_coordinator(self, request: Request, transactional_id: str) -> None:
         """NOT_COORDINATOR unless the request reached the leader of the id's ``__transaction_state`` partition."""
         partition = self._partition(transactional_id)
-        if partition.leader_id == NO_LEADER or not self.services.cluster.nodes[partition.leader_id].up:
+        if partition.leader_id == NO_LEADER or not self.services.metadata.nodes[partition.leader_id].up:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
         node = request.node if request.node is not None else self.services.first_node()
         if node.node_id != partition.leader_id:
@@ -362,7 +362,7 @@ class TransactionCoordinator:
     def _write_markers(self, meta: TxnMetadata, commit: bool) -> None:
         coordinator_epoch = self.coordinator_epoch(meta.transactional_id)
         for topic_name, index in sorted(meta.partitions):
-            topic = self.services.cluster.topics.get(topic_name)
+            topic = self.services.metadata.topics.get(topic_name)
             partition = None if topic is None else topic.partition_at(index)
             if partition is None:
                 log.info("transaction %r: %s-%d is gone; no marker", meta.transactional_id, topic_name, index)
@@ -472,7 +472,7 @@ class TransactionCoordinator:
     def load(self) -> None:
         """Feed every record of ``__transaction_state`` to ``_replay``, in log order (Kafka's
         loadTransactionsForTxnTopicPartition); writes nothing."""
-        topic = self.services.cluster.topics.get(TRANSACTION_STATE_TOPIC)
+        topic = self.services.metadata.topics.get(TRANSACTION_STATE_TOPIC)
         if topic is None:
             return
         for partition, batch in logged_batches(topic):

@@ -148,7 +148,7 @@ class AdminRun:
     """The broker, its wire log and the result of each ADMIN_OPS entry by label."""
 
     def __init__(self, handle, wire, results: list[dict]):
-        self.handle, self.broker, self.wire = handle, handle.broker, wire
+        self.handle, self.cluster, self.wire = handle, handle.cluster, wire
         self.results = {label: entry for (label, _), entry in zip(ADMIN_OPS, results, strict=True)}
 
     def __getitem__(self, label: str) -> dict:
@@ -164,7 +164,7 @@ def admin_run(java_clients):
     from kafkamock.testing import start_broker
 
     with start_broker() as handle:
-        wire = WireTap(handle.broker)
+        wire = WireTap(handle.cluster)
         results = java_clients.admin(handle.bootstrap_servers, [op for _, op in ADMIN_OPS], check=False)
         yield AdminRun(handle, wire, results)
 
@@ -172,13 +172,13 @@ def admin_run(java_clients):
 def test_admin_describe_cluster(admin_run):
     cluster = admin_run["cluster"]
     host, port = admin_run.handle.bootstrap_servers.rsplit(":", 1)
-    assert cluster["cluster_id"] == admin_run.broker.cluster.cluster_id
-    assert cluster["nodes"] == [{"id": admin_run.broker.node_id, "host": host, "port": int(port), "rack": None}]
+    assert cluster["cluster_id"] == admin_run.cluster.metadata.cluster_id
+    assert cluster["nodes"] == [{"id": admin_run.cluster.node_id, "host": host, "port": int(port), "rack": None}]
     assert cluster["controller"] in ({}, cluster["nodes"][0])
 
 
 def test_admin_create_topics(admin_run):
-    topic = admin_run.handle.call(lambda: admin_run.broker.cluster.topic("ledger"))
+    topic = admin_run.handle.call(lambda: admin_run.cluster.metadata.topic("ledger"))
     created = admin_run["create"]["ledger"]
     assert "error" not in created, created
     assert created["topic_id"] == kafka_uuid_string(topic.topic_id)
@@ -190,7 +190,7 @@ def test_admin_create_topics(admin_run):
         "org.apache.kafka.common.errors.TopicExistsException"
     assert "error" not in admin_run["create_dry_run"]["dry-run"], admin_run["create_dry_run"]
     assert admin_run["create_dry_run"]["dry-run"]["partitions"] == 3
-    assert "dry-run" not in admin_run.handle.call(lambda: list(admin_run.broker.cluster.topics))
+    assert "dry-run" not in admin_run.handle.call(lambda: list(admin_run.cluster.metadata.topics))
 
 
 def test_admin_list_topics(admin_run):
@@ -198,8 +198,8 @@ def test_admin_list_topics(admin_run):
 
 
 def _ledger_description(admin_run) -> dict:
-    node = admin_run.broker.node_id
-    topic = admin_run.handle.call(lambda: admin_run.broker.cluster.topic("ledger"))
+    node = admin_run.cluster.node_id
+    topic = admin_run.handle.call(lambda: admin_run.cluster.metadata.topic("ledger"))
     return {"name": "ledger", "topic_id": kafka_uuid_string(topic.topic_id), "internal": False,
             "partitions": [{"partition": p, "leader": node, "replicas": [node], "isr": [node]} for p in (0, 1)]}
 
@@ -223,16 +223,16 @@ def test_admin_describe_configs_of_a_topic(admin_run):
     assert configs["retention.ms"]["source"] == "DYNAMIC_TOPIC_CONFIG"
     assert not configs["retention.ms"]["default"]
     assert configs["cleanup.policy"]["value"] == "delete"
-    assert configs["max.message.bytes"]["value"] == str(admin_run.broker.config["message.max.bytes"])
+    assert configs["max.message.bytes"]["value"] == str(admin_run.cluster.config["message.max.bytes"])
     assert configs["max.message.bytes"]["source"] in ("DEFAULT_CONFIG", "STATIC_BROKER_CONFIG")
     assert configs["retention.ms"]["type"] == "LONG"
 
 
 def test_admin_describe_configs_of_the_broker(admin_run):
-    configs = admin_run["configs"][f"broker:{admin_run.broker.node_id}"]
+    configs = admin_run["configs"][f"broker:{admin_run.cluster.node_id}"]
     assert "error" not in configs, configs
     for name in ("num.partitions", "message.max.bytes", "log.retention.hours"):
-        assert configs[name]["value"] == str(admin_run.broker.config[name]), configs[name]
+        assert configs[name]["value"] == str(admin_run.cluster.config[name]), configs[name]
     # log.retention.ms has no default in Kafka (the retention comes from log.retention.hours): null, DEFAULT_CONFIG
     assert configs["log.retention.ms"]["value"] is None, configs["log.retention.ms"]
     assert configs["log.retention.ms"]["source"] == "DEFAULT_CONFIG"

@@ -228,7 +228,7 @@ def test_send_offsets_to_transaction_commits_the_groups_offsets_with_the_transac
         # The consumer's first OffsetFetch (where its positions start) answered after the join's poll returns: the
         # window in which a join that did not settle its positions left that fetch pending, and committed-pending
         # took its stale, pre-transaction answer (no offsets) instead of timing out. Held here every time.
-        kafka_target.broker.control.push_fault("OffsetFetch", latency_ms=200)
+        kafka_target.cluster.control.push_fault("OffsetFetch", latency_ms=200)
     got = run_txn(java_clients, kafka_target, tid, steps,
                   failing={"committed-pending", "stale-generation", "left-member"})
 

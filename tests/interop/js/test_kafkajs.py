@@ -30,7 +30,7 @@ def stored_batches(handle, topic: str, partition: int = 0):
 def tap_produce(handle) -> list[tuple[int, list[tuple[str, int]]]]:
     """``(node id, [(topic, partition)...])`` of every Produce request the cluster handles, in order."""
     seen: list[tuple[int, list[tuple[str, int]]]] = []
-    broker = handle.broker
+    broker = handle.cluster
     original = broker.handle
 
     def traced(request):
@@ -70,13 +70,13 @@ def test_admin_topics_metadata_offsets_and_configs(kafka_broker, wire, kafkajs):
     created, again, dry_run, listed, metadata, cluster, offsets, configs, _, after = results
     assert (created, again, dry_run) == (True, False, True)
     assert listed == ["audit", "ledger"] and after == ["ledger"]
-    assert "dry-run" not in kafka_broker.broker.cluster.topics
+    assert "dry-run" not in kafka_broker.cluster.metadata.topics
     (ledger,) = metadata
     assert [(p["partition"], p["leader"], p["replicas"], p["errorCode"]) for p in ledger["partitions"]] == [
         (0, 1, [1], 0), (1, 1, [1], 0), (2, 1, [1], 0)]
     port = int(bootstrap.rsplit(":", 1)[1])
     assert cluster["brokers"] == [{"nodeId": 1, "host": "127.0.0.1", "port": port}]
-    assert cluster["controller"] == 1 and cluster["clusterId"] == kafka_broker.broker.cluster.cluster_id
+    assert cluster["controller"] == 1 and cluster["clusterId"] == kafka_broker.cluster.metadata.cluster_id
     assert offsets == [{"partition": p, "offset": 0, "high": 0, "low": 0} for p in range(3)]
 
     topic, node = configs
@@ -309,7 +309,7 @@ def move_leader_on_first_produce(handle, topic: str, partition: int, old: int, n
     """On the first Produce that reaches node ``old``, move ``partition``'s leader to ``new`` before the broker
     handles it (a leader move racing a send): that request is answered NOT_LEADER_OR_FOLLOWER for the partition.
     Returns the list the move's result goes in."""
-    broker = handle.broker
+    broker = handle.cluster
     original = broker.handle
     moved: list[dict] = []
 

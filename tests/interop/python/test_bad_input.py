@@ -30,7 +30,7 @@ class Live:
     """A confluent-kafka producer connected for the whole test, and what it wrote (the data that must survive)."""
 
     def __init__(self, broker):
-        self.broker = broker
+        self.cluster = broker
         broker.create_topic("steady", 1)
         self.producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
                                   "acks": "all", "linger.ms": 0, "message.timeout.ms": 15000})
@@ -50,8 +50,8 @@ class Live:
 
     def verify(self) -> None:
         """A fresh consumer on a new connection reads back exactly what was written, in order."""
-        assert log_end_offset(self.broker, "steady") == len(self.sent)
-        c = Consumer({"bootstrap.servers": self.broker.bootstrap_servers, "group.id": "verify",
+        assert log_end_offset(self.cluster, "steady") == len(self.sent)
+        c = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "verify",
                       "enable.auto.commit": False, "auto.offset.reset": "error", "fetch.wait.max.ms": 100})
         c.assign([TopicPartition("steady", 0, OFFSET_BEGINNING)])
         got: list = []
@@ -122,7 +122,7 @@ def recrc(batch: bytearray) -> bytearray:
 
 def test_random_bytes(live):
     rng = random.Random(20240611)
-    bootstrap = live.broker.bootstrap_servers
+    bootstrap = live.cluster.bootstrap_servers
     payloads = [bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300))) for _ in range(25)]
     # Plausible size prefixes followed by random bodies reach the request decoder instead of the size check.
     for _ in range(25):
@@ -145,7 +145,7 @@ def test_random_bytes(live):
 
 
 def test_truncated_frames(live):
-    bootstrap = live.broker.bootstrap_servers
+    bootstrap = live.cluster.bootstrap_servers
     whole = api_versions_frame()
     batch = records.encode_batch([{"key": b"k", "value": b"v" * 500, "timestamp": BASE_TS}])
     produce = codec.encode_request("Produce", 9, 2, "bad", produce_body("steady", batch))
@@ -162,14 +162,14 @@ def test_truncated_frames(live):
     assert send_and_half_close(bootstrap, whole) != b""
     live.produce()
     live.verify()
-    assert log_end_offset(live.broker, "steady") == len(live.sent)           # no truncated Produce landed
+    assert log_end_offset(live.cluster, "steady") == len(live.sent)           # no truncated Produce landed
 
 
 def test_oversize_and_negative_size_prefixes(live):
     """A size prefix over socket.request.max.bytes (or negative) closes the connection at once, before the body
     is read, as Kafka's NetworkReceive does (InvalidReceiveException)."""
     for size in (MAX_REQUEST + 1, 2**31 - 1, -1, -(2**31)):
-        with RawClient(live.broker.bootstrap_servers) as raw:
+        with RawClient(live.cluster.bootstrap_servers) as raw:
             raw.send_frame(struct.pack(">i", size) + b"\x00" * 16)
             assert raw.closed_by_peer(), size
         live.produce(1)
@@ -206,7 +206,7 @@ def test_corrupt_record_batch_is_refused_with_corrupt_message(live):
         bad = bytearray(good)
         bad[position] ^= 0x5A
         for version in (3, 9, 11):
-            with RawClient(live.broker.bootstrap_servers) as raw:
+            with RawClient(live.cluster.bootstrap_servers) as raw:
                 _, response = raw.request("Produce", version, produce_body("steady", bytes(bad)))
                 result = response.responses[0].partition_responses[0]
                 # CORRUPT_MESSAGE; flipping the attributes also sets the transactional bit, which Kafka's
@@ -230,7 +230,7 @@ def test_batch_length_lies(live):
     shorter = bytearray(good)
     struct.pack_into(">i", shorter, 8, len(good) - 12 - 30)     # claims fewer: the CRC no longer matches
     two = good + good                                           # two batches in one partition's records
-    with RawClient(live.broker.bootstrap_servers) as raw:
+    with RawClient(live.cluster.bootstrap_servers) as raw:
         codes = [raw.request("Produce", 9, produce_body("steady", bytes(data)))[1]
                  .responses[0].partition_responses[0].error_code for data in (longer, shorter, two, b"")]
     # Kafka 4.3.1: a batch claiming more bytes than follow is no batch at all, INVALID_RECORD as more than one batch
@@ -260,7 +260,7 @@ def test_malformed_records_with_a_valid_crc_are_refused(live):
     bad = bytearray(records.encode_batch([{"key": b"k", "value": b"v" * 50, "timestamp": BASE_TS}]))
     bad[RECORDS_START:RECORDS_START + 6] = b"\xff" * 6      # the first record's length varint and attributes
     recrc(bad)
-    with RawClient(live.broker.bootstrap_servers) as raw:
+    with RawClient(live.cluster.bootstrap_servers) as raw:
         _, response = raw.request("Produce", 9, produce_body("steady", bytes(bad)))
         assert response.responses[0].partition_responses[0].error_code == 87
         short = bytearray(records.encode_batch([{"value": b"a", "timestamp": BASE_TS}] * 3))
@@ -278,7 +278,7 @@ def test_unknown_or_unsupported_api_closes_the_connection(live, wire_log, caplog
     answer. Produce v2 decodes (the codec keeps the removed versions) and is refused by the broker's range."""
     caplog.set_level(logging.INFO, logger="kafkamock")
     for api_key, version in [(999, 0), (-1, 0), (32767, 3), (11, 5), (0, 2), (1, 3), (0, 99)]:
-        with RawClient(live.broker.bootstrap_servers) as raw:
+        with RawClient(live.cluster.bootstrap_servers) as raw:
             raw.send_frame(frame(api_key, version, 5, b"\x00" * 12))
             assert raw.closed_by_peer(), (api_key, version)
         live.produce(1)
@@ -292,7 +292,7 @@ def test_unsupported_api_versions_version_gets_a_v0_answer(live):
     UNSUPPORTED_VERSION (35) that lists the supported versions, so the client can retry lower (KIP-511)."""
     body = b"\x04bad\x021\x00"                         # compact strings "bad" and "1", empty tagged fields
     for version in (5, 99, 32767):
-        with RawClient(live.broker.bootstrap_servers) as raw:
+        with RawClient(live.cluster.bootstrap_servers) as raw:
             raw.send_frame(frame(API_VERSIONS, version, 42, body, flexible_header=True))
             header, response = codec.decode_response("ApiVersions", 0, raw.recv_frame())
             assert header.correlation_id == 42
@@ -311,7 +311,7 @@ def test_pipelined_requests_then_garbage(live):
     """Valid requests pipelined on one connection are all answered in order before the garbage that follows
     closes it."""
     frames = b"".join(api_versions_frame(correlation_id=i) for i in range(1, 6))
-    received = send_and_half_close(live.broker.bootstrap_servers, frames + b"\x00\x00\x00\x10garbage-garbage!")
+    received = send_and_half_close(live.cluster.bootstrap_servers, frames + b"\x00\x00\x00\x10garbage-garbage!")
     ids = []
     while received:
         (size,) = struct.unpack_from(">i", received)
@@ -335,7 +335,7 @@ def test_a_broker_bug_costs_one_connection_only(live, monkeypatch):
 
     request = {"replica_id": -1, "topics": [{"name": "steady", "partitions": [{"partition_index": 0,
                                                                             "timestamp": -1}]}]}
-    with RawClient(live.broker.bootstrap_servers) as raw:
+    with RawClient(live.cluster.bootstrap_servers) as raw:
         _, response = raw.request("ListOffsets", 2, request)
         assert response.topics[0].partitions[0].offset == len(live.sent)
 
@@ -349,11 +349,11 @@ def test_a_broker_bug_costs_one_connection_only(live, monkeypatch):
     for broken in (unencodable, raising):
         monkeypatch.setitem(handlers.BY_KEY, list_offsets.API_KEY,
                             dataclasses.replace(list_offsets.HANDLER, handle=broken))
-        with RawClient(live.broker.bootstrap_servers) as raw:
+        with RawClient(live.cluster.bootstrap_servers) as raw:
             raw.send_frame(codec.encode_request("ListOffsets", 2, 1, "bad", request))
             assert raw.closed_by_peer()
         live.produce(1)
     monkeypatch.undo()                                     # the verifying consumer needs ListOffsets
     live.verify()
-    assert [type(e.error).__name__ for e in live.broker.internal_errors] == ["EncodeError", "RuntimeError"]
-    assert all(e.where.startswith("ListOffsets v2 on connection ") for e in live.broker.internal_errors)
+    assert [type(e.error).__name__ for e in live.cluster.internal_errors] == ["EncodeError", "RuntimeError"]
+    assert all(e.where.startswith("ListOffsets v2 on connection ") for e in live.cluster.internal_errors)

@@ -222,9 +222,9 @@ def test_admin_create_topics_and_list_topics(kafka_broker, wire_log):
     for partition in metadata.topics["payments"].partitions.values():
         assert partition.leader == broker_id and partition.replicas == [broker_id] and partition.isrs == [broker_id]
         assert partition.error is None
-    assert metadata.cluster_id == kafka_broker.broker.cluster.cluster_id
+    assert metadata.cluster_id == kafka_broker.cluster.metadata.cluster_id
     assert metadata.controller_id == broker_id
-    assert kafka_broker.call(lambda: kafka_broker.broker.cluster.topics["audit"].configs) == {"retention.ms": 3600000}
+    assert kafka_broker.call(lambda: kafka_broker.cluster.metadata.topics["audit"].configs) == {"retention.ms": 3600000}
 
     # Errors come back per topic, as Kafka sends them.
     futures = admin.create_topics([NewTopic("payments", 3, 1), NewTopic("bad name!", 1, 1),
@@ -249,7 +249,7 @@ def test_auto_create_on_produce(kafka_broker):
     p = producer(kafka_broker)
     reports = produce_all(p, "created-on-demand", [{"value": b"hello"}])
     assert [(r.partition(), r.offset()) for r in reports] == [(0, 0)]
-    assert "created-on-demand" in kafka_broker.broker.cluster.topics
+    assert "created-on-demand" in kafka_broker.cluster.metadata.topics
 
 
 # -- seeking, offsets out of range ---------------------------------------------------------------------------------
@@ -284,7 +284,7 @@ def test_assign_and_seek_to_mid_batch_offsets(kafka_broker, wire_log):
 
 def fetched_offsets(wire_log, broker, topic: str) -> list[int]:
     """Every fetch offset asked for on ``topic`` (Fetch v12 and older name the topic, v13+ send its id)."""
-    topic_id = broker.broker.cluster.topics[topic].topic_id
+    topic_id = broker.cluster.metadata.topics[topic].topic_id
     return [p.fetch_offset for r in wire_log.requests_of(FETCH) for t in r.body.topics
             if t.topic == topic or t.topic_id == topic_id for p in t.partitions]
 

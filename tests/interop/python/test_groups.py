@@ -131,7 +131,7 @@ class Raw:
     """A raw connection to one broker; each call names the request in its failure message."""
 
     def __init__(self, cluster: GroupCluster, address: str | None = None):
-        self.cluster = cluster
+        self.metadata = cluster
         self.address = address or cluster.bootstrap_servers.split(",")[0]
         self.client = RawClient(self.address, timeout=GROUP_DEADLINE_S)
 
@@ -142,7 +142,7 @@ class Raw:
         try:
             return self.client.request(api, version, body)[1]
         except (ConnectionError, TimeoutError) as exc:
-            gap = group_api_gap(self.cluster.bootstrap_servers, api, version)
+            gap = group_api_gap(self.metadata.bootstrap_servers, api, version)
             raise AssertionError(f"{api} v{version} to {self.address}: {exc!r}" + (f"; {gap}" if gap else "")) \
                 from None
 

@@ -69,7 +69,7 @@ class Group:
     with who read it, and its offset committed synchronously right after (``enable.auto.commit=false``)."""
 
     def __init__(self, cluster, topic: str, consumers: list[Consumer]):
-        self.cluster, self.topic = cluster, topic
+        self.metadata, self.topic = cluster, topic
         self.consumers = list(consumers)
         self.seen: list[tuple[int, int, bytes, int]] = []       # (partition, offset, value, consumer index)
         self.errors: list[str] = []
@@ -113,10 +113,10 @@ class Group:
                     sorted(map(len, current)) == sorted(want):
                 return current
             return None
-        return wait_for(self.cluster, balanced, what, step=self.poll_once, detail=self.describe)
+        return wait_for(self.metadata, balanced, what, step=self.poll_once, detail=self.describe)
 
     def wait_seen(self, count: int, what: str) -> None:
-        wait_for(self.cluster, lambda: len(self.seen) >= count, what, step=self.poll_once, detail=self.describe)
+        wait_for(self.metadata, lambda: len(self.seen) >= count, what, step=self.poll_once, detail=self.describe)
 
     def close(self) -> None:
         for c in self.consumers:

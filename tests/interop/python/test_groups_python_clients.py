@@ -81,7 +81,7 @@ class AioMember(threading.Thread):
 
     def __init__(self, cluster, group: str, topic: str, seen: Seen):
         super().__init__(name="aiokafka-member", daemon=True)
-        self.cluster, self.group, self.topic, self.seen = cluster, group, topic, seen
+        self.metadata, self.group, self.topic, self.seen = cluster, group, topic, seen
         self.assigned: set[int] = set()
         self.error: BaseException | None = None
         self.commit_errors: list[str] = []
@@ -98,7 +98,7 @@ class AioMember(threading.Thread):
 
     async def main(self) -> None:
         consumer = AIOKafkaConsumer(
-            self.topic, bootstrap_servers=self.cluster.bootstrap_servers, group_id=self.group,
+            self.topic, bootstrap_servers=self.metadata.bootstrap_servers, group_id=self.group,
             client_id="aiokafka-member", enable_auto_commit=False, auto_offset_reset="earliest",
             partition_assignment_strategy=(AioRoundRobin,), session_timeout_ms=10000, heartbeat_interval_ms=500,
             fetch_max_wait_ms=100, request_timeout_ms=15000)

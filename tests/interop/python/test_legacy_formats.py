@@ -33,12 +33,12 @@ def append_raw(broker, topic: str, data: bytes, partition: int = 0) -> None:
     assert partial == 0
 
     def run():
-        p = broker.broker.cluster.partition(topic, partition)
+        p = broker.cluster.metadata.partition(topic, partition)
         for view in views:
             (batch,) = records.decode_batches(view.bytes())
             first, last = batch.records[0].offset, batch.records[-1].offset
-            p.log.append(view.bytes(), first, last, max(r.timestamp for r in batch.records), broker.broker.now_ms())
-        broker.broker.appended(p)
+            p.log.append(view.bytes(), first, last, max(r.timestamp for r in batch.records), broker.cluster.now_ms())
+        broker.cluster.appended(p)
     broker.call(run)
 
 

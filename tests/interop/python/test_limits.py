@@ -121,7 +121,7 @@ def test_max_connections_holds_a_new_connection_until_a_slot_frees(kafka_broker)
 
 
 def open_connections(handle) -> int:
-    return handle.call(lambda: len(handle.broker.connections.open))
+    return handle.call(lambda: len(handle.cluster.connections.open))
 
 
 def test_idle_half_sent_and_never_reading_connections_close_on_the_injected_clock(caplog):

@@ -24,7 +24,7 @@ def share_consumer(bootstrap: str, group: str, topic: str, mode: str = "implicit
 def started(kafka_broker, group: str, consumers: list[ShareConsumer], partitions: int) -> None:
     """Poll until the group's share-partitions exist (its first ShareFetch sets their start: "latest")."""
     def ready():
-        return kafka_broker.call(lambda b=kafka_broker.broker: sum(1 for k in b.share.partitions if k[0] == group)) == partitions
+        return kafka_broker.call(lambda b=kafka_broker.cluster: sum(1 for k in b.share.partitions if k[0] == group)) == partitions
 
     wait_until(ready, 30, f"share group {group} to start its share-partitions",
                step=lambda: [c.poll(0.2) for c in consumers])
@@ -60,7 +60,7 @@ def test_implicit_mode_two_consumers_share_every_record_once(kafka_broker):
     finally:
         for c in consumers:
             c.close()
-    share = kafka_broker.call(lambda b=kafka_broker.broker: {k[2]: (s.start_offset, s.end_offset) for k, s in b.share.partitions.items()
+    share = kafka_broker.call(lambda b=kafka_broker.cluster: {k[2]: (s.start_offset, s.end_offset) for k, s in b.share.partitions.items()
                                          if k[0] == group})
     assert all(start == end for start, end in share.values()), share          # everything acknowledged
 
@@ -99,9 +99,9 @@ def test_plain_consumers_skip_share_state_batches_and_reach_the_end(kafka_broker
         sharer.commit_sync()                               # the acknowledgements are written down: a control
     finally:                                               # batch is now the last batch of the log
         sharer.close()
-    kinds = kafka_broker.call(lambda b=kafka_broker.broker: _control_kinds(b, topic))
+    kinds = kafka_broker.call(lambda b=kafka_broker.cluster: _control_kinds(b, topic))
     assert kinds[0] == "SHARE_CHECKPOINT" and set(kinds) <= {"SHARE_CHECKPOINT", "SHARE_DELTA"}
-    end = kafka_broker.call(lambda b=kafka_broker.broker: b.cluster.topics[topic].partitions[0].log.high_watermark)
+    end = kafka_broker.call(lambda b=kafka_broker.cluster: b.metadata.topics[topic].partitions[0].log.high_watermark)
     assert end > 5
     reader = Consumer({"bootstrap.servers": bootstrap, "group.id": "plain-reader", "enable.partition.eof": True,
                        "auto.offset.reset": "earliest"})
@@ -128,7 +128,7 @@ def _control_kinds(broker, topic: str) -> list[str]:
     from kafkamock.records import decode_batches, decode_control
 
     kinds = []
-    for stored in broker.cluster.topics[topic].partitions[0].log.batches(0):
+    for stored in broker.metadata.topics[topic].partitions[0].log.batches(0):
         for batch in decode_batches(bytes(stored.data)):
             if batch.is_control:
                 kinds.extend(decode_control(r.key, r.value)[0] for r in batch.records)

@@ -37,7 +37,7 @@ def batch(first, last, *types):
 def test_bad_share_requests_get_kafkas_codes_and_the_broker_keeps_serving(kafka_broker):
     bootstrap = kafka_broker.bootstrap_servers
     kafka_broker.create_topic("raw-share", 1)
-    topic_id = kafka_broker.call(lambda: kafka_broker.broker.cluster.topics["raw-share"].topic_id)
+    topic_id = kafka_broker.call(lambda: kafka_broker.cluster.metadata.topics["raw-share"].topic_id)
     with RawClient(bootstrap) as raw:
         _, joined = raw.request("ShareGroupHeartbeat", 1, {"group_id": "raw-sg", "member_id": "m1",
                                                            "member_epoch": 0, "rack_id": None,
