@@ -7,6 +7,7 @@ serialises to JSON as is; attribute access (``msg.group_id``) keeps handler code
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 
@@ -99,3 +100,17 @@ if TYPE_CHECKING:
         __slots__ = ()
 else:
     Struct = Message
+
+
+def fields(cls: type[Struct], **defaults: object) -> None:
+    """Give a generated class an attribute per field: reading it is one C-level ``dict.get`` (a class attribute,
+    so Python never falls back to ``__getattr__``, whose failed lookup costs ten times as much), and a field the
+    value does not hold reads as its default, as in Kafka's generated classes. Defaults are immutable (an absent
+    array reads as ``()``, an absent struct as its shared read-only default), so reading never builds anything."""
+    for key, default in defaults.items():
+        setattr(cls, key, property(methodcaller("get", key, default), doc=f"the {key} field"))
+
+
+def struct_default(cls: type[Struct], **defaults: object) -> DefaultMessage:
+    """The read-only default a generated class's struct field reads as when the value does not hold it."""
+    return shared_default(cls, defaults)

@@ -3,7 +3,8 @@
 Each message is a class (``FetchRequest``) and each of its structs a class nested in it (``FetchRequest.FetchTopic``),
 as Kafka's Java generator nests them in ``FetchRequestData``. They are ``Message`` subclasses: the decoder builds
 them, so ``isinstance`` tells what a value is, and they cost nothing more than the plain dicts they are. Their fields
-are the union over every version (a field a version lacks decodes as its default), typed for mypy: reading a field
+are the union over every version (a field a version lacks decodes as its default, and a field a constructed value
+does not hold reads as its default), each a class attribute reading the dict in C, typed for mypy: reading a field
 that does not exist, or constructing a message with a misspelt keyword, is a type error; encoding a value with a key
 the message does not have is an ``EncodeError`` at run time whatever its type.
 
@@ -15,11 +16,12 @@ from __future__ import annotations
 import argparse
 import keyword
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 from kafkamock.schema import MessageSpec, SchemaSet, load_schemas
-from kafkamock.schema.model import ArrayType, FieldSpec, FieldType, StructRef, StructSpec
+from kafkamock.schema.model import DEFAULT_STRUCT, ArrayType, FieldSpec, FieldType, StructRef, StructSpec
 
 TARGET = Path(__file__).resolve().parent / "messages.py"
 _INTS = ("int8", "int16", "uint16", "int32", "uint32", "int64")
@@ -28,9 +30,9 @@ HEADER = '''"""Typed definitions of every Kafka message kafkamock's codec knows:
 from ``kafkamock/schemas``; do not edit (``python -m kafkamock.codec.typegen`` rewrites it).
 
 A message is a class and its structs are classes nested in it, as in Kafka's ``*Data`` classes; the decoder returns
-them. Fields are the union over the message's versions. Construct with keywords (``ApiVersionsResponse(
-error_code=0, api_keys=[ApiVersionsResponse.ApiVersion(api_key=0, min_version=0, max_version=13)])``): a misspelt
-keyword is a type error, and an unknown key an ``EncodeError``.
+them. Fields are the union over the message's versions; one a value does not hold reads as its default.
+Construct with keywords (``ApiVersionsResponse(error_code=0, api_keys=[ApiVersionsResponse.ApiVersion(api_key=0,
+min_version=0, max_version=13)])``): a misspelt keyword is a type error, and an unknown key an ``EncodeError``.
 """
 
 # ruff: noqa: E501
@@ -41,7 +43,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kafkamock.codec.message import RecordsValue, Struct
+from kafkamock.codec.message import RecordsValue, Struct, fields, struct_default
 '''
 
 
@@ -113,6 +115,24 @@ def _struct_class(message: str, struct: StructSpec, indent: str, about: str, nes
     yield f"{inner}    def __init__(self{', ' if star else ''}{star}) -> None: ..."
 
 
+def _default(message: str, f: FieldSpec) -> str:
+    """The default a field reads as when a value does not hold it, as an immutable Python expression."""
+    d = f.default
+    if d is DEFAULT_STRUCT:
+        inner = _struct_of(f.type)
+        assert inner is not None
+        return f"struct_default({_type(message, f.type, building=False)}, {_defaults(message, inner)})"
+    if d == () and f.type.kind == "array":
+        return "()"
+    if isinstance(d, uuid.UUID):
+        return f"uuid.UUID(int={d.int})"
+    return repr(d)
+
+
+def _defaults(message: str, struct: StructSpec) -> str:
+    return ", ".join(f"{f.key}={_default(message, f)}" for f in struct.fields if f.key not in _DICT_NAMES)
+
+
 def render(schemas: SchemaSet) -> str:
     lines = [HEADER]
     names: list[str] = []
@@ -133,6 +153,12 @@ def render(schemas: SchemaSet) -> str:
             lines.append(f"    ({spec.name!r}, {struct.name!r}): {spec.name}.{struct.name},")
     lines.append("}")
     lines.append('"""(message, struct) -> the class the decoder builds for it."""')
+    lines.append("")
+    lines.append("# Each field an attribute of its class (message.fields): fast to read, its default when absent.")
+    for spec in sorted(schemas, key=lambda s: s.name):
+        for struct in [spec.struct, *structs_of(spec)]:
+            name = spec.name if struct is spec.struct else f"{spec.name}.{struct.name}"
+            lines.append(f"fields({name}, {_defaults(spec.name, struct)})")
     lines.append("")
     lines.append(f"__all__ = {sorted(names)!r}")
     return "\n".join(lines) + "\n"

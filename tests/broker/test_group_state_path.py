@@ -320,3 +320,19 @@ def test_an_append_that_fails_leaves_the_state_as_it_was(clock):
     services.fail = False
     assert heartbeat("b", 0)["member_epoch"] == 3              # the same operation, appended this time
     assert state(coordinator)["groups"]["k"] != before["groups"]["k"]
+
+
+def test_a_v0_group_metadata_record_loads_its_members_with_the_session_timeout_as_rebalance_timeout(clock):
+    """GroupMetadataValue v0 (Kafka 0.9's) has no rebalance timeout: it reads -1, and Kafka's
+    ClassicGroup.fromRecord takes the member's session timeout instead."""
+    broker = Cluster(clock=clock)
+    member = {"member_id": "m", "client_id": "c", "client_host": "/h", "session_timeout": 7_000,
+              "subscription": b"", "assignment": b""}
+    written = [records.GroupRecord(records.GROUP_METADATA, {"group": "old"}, {
+        "protocol_type": "consumer", "generation": 3, "protocol": "range", "leader": "m", "members": [member]},
+        version=0)]
+    broker.groups._append("old", written)
+    fresh = GroupCoordinator(OwnServices(broker))
+    fresh.replay()
+    loaded = fresh.groups["old"].members["m"]
+    assert (loaded.session_timeout_ms, loaded.rebalance_timeout_ms) == (7_000, 7_000)

@@ -219,3 +219,22 @@ def test_every_shape_of_a_value_encodes_the_same_fields_alike():
         "ProduceRequest", 2, base)
     with pytest.raises(EncodeError, match="TransactionalId: set to a non-default value, but version 2 does not"):
         codec.encode("ProduceRequest", 2, base | {"transactional_id": "tx"})
+
+
+def test_a_field_a_value_does_not_hold_reads_as_its_default():
+    """As in Kafka's generated classes: a constructed value reads an unset field as the schema's default (an array
+    as an empty tuple, a struct as its shared read-only default), and an unknown name is still an AttributeError."""
+    partition = m.ProduceResponse.PartitionProduceResponse(index=2)
+    assert (partition.index, partition.error_code, partition.log_append_time_ms, partition.error_message) == (
+        2, 0, -1, None)
+    assert partition.record_errors == ()
+    assert (partition.current_leader.leader_id, partition.current_leader.leader_epoch) == (-1, -1)
+    with pytest.raises(TypeError):
+        partition.current_leader.leader_id = 3      # the shared default is read-only: assign a new struct instead
+    partition.current_leader = m.ProduceResponse.LeaderIdAndEpoch(leader_id=3, leader_epoch=1)
+    assert partition["current_leader"]["leader_id"] == 3 and partition.current_leader.leader_id == 3
+    assert m.FetchRequest().replica_state.replica_epoch == -1
+    assert m.MetadataResponse.MetadataResponseTopic().topic_id == uuid.UUID(int=0)
+    with pytest.raises(AttributeError):
+        _ = partition.no_such_field  # type: ignore[attr-defined]
+    assert "error_code" not in partition          # reading a default never stores it

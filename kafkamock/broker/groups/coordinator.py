@@ -929,8 +929,8 @@ class GroupCoordinator:
             if offsets is not None and offsets.remove(key.topic, key.partition) and not offsets:
                 del self.offsets[group_id]
             return
-        expire = getattr(value, "expire_timestamp", -1)
-        committed = CommittedOffset(value.offset, getattr(value, "leader_epoch", -1), value.metadata,
+        expire = value.expire_timestamp        # (a version without it reads -1, its default)
+        committed = CommittedOffset(value.offset, value.leader_epoch, value.metadata,
                                     value.commit_timestamp, None if expire == -1 else expire, offset)
         self._simple_group(group_id)
         if producer_id != NO_PRODUCER_ID:
@@ -948,11 +948,13 @@ class GroupCoordinator:
             return
         group = ClassicGroup(group_id, generation=value.generation, protocol_type=value.protocol_type or None,
                              protocol=value.protocol, leader_id=value.leader,
-                             state_timestamp_ms=getattr(value, "current_state_timestamp", -1))
+                             state_timestamp_ms=value.current_state_timestamp)
         for m in value.members:
-            group.add_member(ClassicMember(m.member_id, getattr(m, "group_instance_id", None), m.client_id,
-                                           m.client_host, getattr(m, "rebalance_timeout", m.session_timeout),
-                                           m.session_timeout, value.protocol_type,
+            # A v0 record has no rebalance timeout (it reads -1): Kafka's ClassicGroup.fromRecord takes the
+            # session timeout then.
+            rebalance_timeout = m.session_timeout if m.rebalance_timeout == -1 else m.rebalance_timeout
+            group.add_member(ClassicMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                                           rebalance_timeout, m.session_timeout, value.protocol_type,
                                            [(value.protocol, bytes(m.subscription))], bytes(m.assignment)))
         group.leader_id = value.leader if value.leader in group.members else group.leader_id
         if group.members:
