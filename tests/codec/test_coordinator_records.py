@@ -389,6 +389,38 @@ def test_share_group_records_match_kafkas_bytes(name):
     assert read_record(hx(key_hex), None) == (key_schema, key, None, None)        # its tombstone
 
 
+def test_share_groups_write_these_records_as_kafka_does():
+    """The records the share group coordinator writes (``broker/share/groups.py``'s builders), byte for byte the
+    vectors above; and a member leaving writes Kafka's three tombstones in Kafka's order."""
+    from kafkamock.broker.groups import records
+    from kafkamock.broker.share.groups import Initializing, ShareGroup, ShareMember
+
+    group = ShareGroup("g", group_epoch=7, metadata_hash=0x0102030405060708, assignment_epoch=3,
+                       assignment_timestamp=1_700_000_000_000, target={"m": {TOPIC_T: frozenset({1, 0})}},
+                       initialized={TOPIC_T: frozenset({0, 1})}, initializing={TOPIC_U: Initializing(frozenset({0}), 5)})
+    member = ShareMember("m", member_epoch=3, previous_member_epoch=2, client_id="c", client_host="/h",
+                         subscribed_topic_names=["t", "u"], assigned={TOPIC_T: frozenset({1, 0})})
+    names = {TOPIC_T: "t", TOPIC_U: "u"}
+    for built, name in ((group.group_record(), "ShareGroupMetadata"),
+                        (group.member_record(member), "ShareGroupMemberMetadata"),
+                        (group.assignment_record(member), "ShareGroupCurrentMemberAssignment"),
+                        (group.target_member_record("m"), "ShareGroupTargetAssignmentMember"),
+                        (group.target_metadata_record(), "ShareGroupTargetAssignmentMetadata"),
+                        (group.state_record(names), "ShareGroupStatePartitionMetadata")):
+        _, _, key_hex, _, _, value_hex = SHARE_VECTORS[name]
+        assert built.encode() == (hx(key_hex), hx(value_hex)), name
+    group.initialized, group.initializing, group.deleting = {}, {}, frozenset({TOPIC_T})
+    _, _, key_hex, _, _, value_hex = SHARE_VECTORS["ShareGroupStatePartitionMetadata-deleting"]
+    assert group.state_record(names).encode() == (hx(key_hex), hx(value_hex))
+    tombstones = [r.encode() for r in group.member_tombstones("m")]
+    assert tombstones == [(hx("000e 0001 67 0001 6d"), None), (hx("000d 0001 67 0001 6d"), None),
+                          (hx("000a 0001 67 0001 6d"), None)]
+    assert [r.kind for r in ShareGroup("g", members={"m": member}, target={"m": {}}).tombstones()] == [
+        records.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, records.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
+        records.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, records.SHARE_GROUP_MEMBER_METADATA,
+        records.SHARE_GROUP_STATE_PARTITION_METADATA, records.SHARE_GROUP_METADATA]   # ShareGroup's own order
+
+
 # ---- properties --------------------------------------------------------------------------------------------------
 
 RECORD_VERSIONS = [(t, v) for t in sorted(RECORD_TYPES)
