@@ -270,8 +270,9 @@ KIPS: tuple[Kip, ...] = (
              "`__share_group_state` is never created and its inter-broker RPCs (InitializeShareGroupState, "
              "ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState, ReadShareGroupStateSummary) are not "
              "served, and the control batches take offsets, so records produced after a state write sit further on "
-             "than on Kafka. Share groups are not written to `__consumer_offsets`, so after a restart their members "
-             "rejoin; only the simple share assignor is served.",
+             "than on Kafka. Share group membership is Kafka's ShareGroup* records in `__consumer_offsets`, so a "
+             "restart keeps groups and members (each member's session starts again at the load); only the simple "
+             "share assignor is served.",
     ),
     Kip(
         983, "Full speed async processing during rebalance",

@@ -439,7 +439,7 @@ class Cluster:
         """DeleteTopics: the topic and its logs go, and the coordinators forget what they kept of it (an internal
         topic's deletion takes every group or transaction its log held, as Kafka's coordinators resign)."""
         self.metadata.delete_topic(topic)
-        self.groups.topic_deleted(topic.name)
+        self.groups.topic_deleted(topic.name, topic.topic_id)
         if topic.name == TRANSACTION_STATE_TOPIC:
             self.transactions.unload()
 

@@ -3931,6 +3931,40 @@ class ShareFetchResponse(Struct):
         def __init__(self, *, throttle_time_ms: int = ..., error_code: int = ..., error_message: str | None = ..., acquisition_lock_timeout_ms: int = ..., responses: Sequence[ShareFetchResponse.ShareFetchableTopicResponse] = ..., node_endpoints: Sequence[ShareFetchResponse.NodeEndpoint] = ...) -> None: ...
 
 
+class ShareGroupCurrentMemberAssignmentKey(Struct):
+    """ShareGroupCurrentMemberAssignmentKey (coordinator-key, versions 0)."""
+
+    __slots__ = ()
+    group_id: str
+    member_id: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, group_id: str = ..., member_id: str = ...) -> None: ...
+
+
+class ShareGroupCurrentMemberAssignmentValue(Struct):
+    """ShareGroupCurrentMemberAssignmentValue (coordinator-value, versions 0)."""
+
+    __slots__ = ()
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned_partitions: list[ShareGroupCurrentMemberAssignmentValue.TopicPartitions]
+
+    class TopicPartitions(Struct):
+        """ShareGroupCurrentMemberAssignmentValue.TopicPartitions (0+)."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID
+        partitions: list[int]
+
+        if TYPE_CHECKING:
+            def __init__(self, *, topic_id: uuid.UUID = ..., partitions: Sequence[int] = ...) -> None: ...
+
+    if TYPE_CHECKING:
+        def __init__(self, *, member_epoch: int = ..., previous_member_epoch: int = ..., state: int = ..., assigned_partitions: Sequence[ShareGroupCurrentMemberAssignmentValue.TopicPartitions] = ...) -> None: ...
+
+
 class ShareGroupDescribeRequest(Struct):
     """ShareGroupDescribeRequest (request, API key 77, versions 1)."""
 
@@ -4052,6 +4086,146 @@ class ShareGroupHeartbeatResponse(Struct):
 
     if TYPE_CHECKING:
         def __init__(self, *, throttle_time_ms: int = ..., error_code: int = ..., error_message: str | None = ..., member_id: str | None = ..., member_epoch: int = ..., heartbeat_interval_ms: int = ..., assignment: ShareGroupHeartbeatResponse.Assignment | None = ...) -> None: ...
+
+
+class ShareGroupMemberMetadataKey(Struct):
+    """ShareGroupMemberMetadataKey (coordinator-key, versions 0)."""
+
+    __slots__ = ()
+    group_id: str
+    member_id: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, group_id: str = ..., member_id: str = ...) -> None: ...
+
+
+class ShareGroupMemberMetadataValue(Struct):
+    """ShareGroupMemberMetadataValue (coordinator-value, versions 0)."""
+
+    __slots__ = ()
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+
+    if TYPE_CHECKING:
+        def __init__(self, *, rack_id: str | None = ..., client_id: str = ..., client_host: str = ..., subscribed_topic_names: Sequence[str] = ...) -> None: ...
+
+
+class ShareGroupMetadataKey(Struct):
+    """ShareGroupMetadataKey (coordinator-key, versions 0)."""
+
+    __slots__ = ()
+    group_id: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, group_id: str = ...) -> None: ...
+
+
+class ShareGroupMetadataValue(Struct):
+    """ShareGroupMetadataValue (coordinator-value, versions 0)."""
+
+    __slots__ = ()
+    epoch: int
+    metadata_hash: int
+
+    if TYPE_CHECKING:
+        def __init__(self, *, epoch: int = ..., metadata_hash: int = ...) -> None: ...
+
+
+class ShareGroupStatePartitionMetadataKey(Struct):
+    """ShareGroupStatePartitionMetadataKey (coordinator-key, versions 0)."""
+
+    __slots__ = ()
+    group_id: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, group_id: str = ...) -> None: ...
+
+
+class ShareGroupStatePartitionMetadataValue(Struct):
+    """ShareGroupStatePartitionMetadataValue (coordinator-value, versions 0)."""
+
+    __slots__ = ()
+    initializing_topics: list[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo]
+    initialized_topics: list[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo]
+    deleting_topics: list[ShareGroupStatePartitionMetadataValue.TopicInfo]
+
+    class TopicPartitionsInfo(Struct):
+        """ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo (0+)."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID
+        topic_name: str
+        partitions: list[int]
+
+        if TYPE_CHECKING:
+            def __init__(self, *, topic_id: uuid.UUID = ..., topic_name: str = ..., partitions: Sequence[int] = ...) -> None: ...
+
+    class TopicInfo(Struct):
+        """ShareGroupStatePartitionMetadataValue.TopicInfo (0+)."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID
+        topic_name: str
+
+        if TYPE_CHECKING:
+            def __init__(self, *, topic_id: uuid.UUID = ..., topic_name: str = ...) -> None: ...
+
+    if TYPE_CHECKING:
+        def __init__(self, *, initializing_topics: Sequence[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo] = ..., initialized_topics: Sequence[ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo] = ..., deleting_topics: Sequence[ShareGroupStatePartitionMetadataValue.TopicInfo] = ...) -> None: ...
+
+
+class ShareGroupTargetAssignmentMemberKey(Struct):
+    """ShareGroupTargetAssignmentMemberKey (coordinator-key, versions 0)."""
+
+    __slots__ = ()
+    group_id: str
+    member_id: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, group_id: str = ..., member_id: str = ...) -> None: ...
+
+
+class ShareGroupTargetAssignmentMemberValue(Struct):
+    """ShareGroupTargetAssignmentMemberValue (coordinator-value, versions 0)."""
+
+    __slots__ = ()
+    topic_partitions: list[ShareGroupTargetAssignmentMemberValue.TopicPartition]
+
+    class TopicPartition(Struct):
+        """ShareGroupTargetAssignmentMemberValue.TopicPartition (0+)."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID
+        partitions: list[int]
+
+        if TYPE_CHECKING:
+            def __init__(self, *, topic_id: uuid.UUID = ..., partitions: Sequence[int] = ...) -> None: ...
+
+    if TYPE_CHECKING:
+        def __init__(self, *, topic_partitions: Sequence[ShareGroupTargetAssignmentMemberValue.TopicPartition] = ...) -> None: ...
+
+
+class ShareGroupTargetAssignmentMetadataKey(Struct):
+    """ShareGroupTargetAssignmentMetadataKey (coordinator-key, versions 0)."""
+
+    __slots__ = ()
+    group_id: str
+
+    if TYPE_CHECKING:
+        def __init__(self, *, group_id: str = ...) -> None: ...
+
+
+class ShareGroupTargetAssignmentMetadataValue(Struct):
+    """ShareGroupTargetAssignmentMetadataValue (coordinator-value, versions 0)."""
+
+    __slots__ = ()
+    assignment_epoch: int
+    assignment_timestamp: int
+
+    if TYPE_CHECKING:
+        def __init__(self, *, assignment_epoch: int = ..., assignment_timestamp: int = ...) -> None: ...
 
 
 class SyncGroupRequest(Struct):
@@ -4683,6 +4857,9 @@ STRUCTS: dict[tuple[str, str], type[Struct]] = {
     ('ShareFetchResponse', 'LeaderIdAndEpoch'): ShareFetchResponse.LeaderIdAndEpoch,
     ('ShareFetchResponse', 'AcquiredRecords'): ShareFetchResponse.AcquiredRecords,
     ('ShareFetchResponse', 'NodeEndpoint'): ShareFetchResponse.NodeEndpoint,
+    ('ShareGroupCurrentMemberAssignmentKey', 'ShareGroupCurrentMemberAssignmentKey'): ShareGroupCurrentMemberAssignmentKey,
+    ('ShareGroupCurrentMemberAssignmentValue', 'ShareGroupCurrentMemberAssignmentValue'): ShareGroupCurrentMemberAssignmentValue,
+    ('ShareGroupCurrentMemberAssignmentValue', 'TopicPartitions'): ShareGroupCurrentMemberAssignmentValue.TopicPartitions,
     ('ShareGroupDescribeRequest', 'ShareGroupDescribeRequest'): ShareGroupDescribeRequest,
     ('ShareGroupDescribeResponse', 'ShareGroupDescribeResponse'): ShareGroupDescribeResponse,
     ('ShareGroupDescribeResponse', 'DescribedGroup'): ShareGroupDescribeResponse.DescribedGroup,
@@ -4693,6 +4870,19 @@ STRUCTS: dict[tuple[str, str], type[Struct]] = {
     ('ShareGroupHeartbeatResponse', 'ShareGroupHeartbeatResponse'): ShareGroupHeartbeatResponse,
     ('ShareGroupHeartbeatResponse', 'Assignment'): ShareGroupHeartbeatResponse.Assignment,
     ('ShareGroupHeartbeatResponse', 'TopicPartitions'): ShareGroupHeartbeatResponse.TopicPartitions,
+    ('ShareGroupMemberMetadataKey', 'ShareGroupMemberMetadataKey'): ShareGroupMemberMetadataKey,
+    ('ShareGroupMemberMetadataValue', 'ShareGroupMemberMetadataValue'): ShareGroupMemberMetadataValue,
+    ('ShareGroupMetadataKey', 'ShareGroupMetadataKey'): ShareGroupMetadataKey,
+    ('ShareGroupMetadataValue', 'ShareGroupMetadataValue'): ShareGroupMetadataValue,
+    ('ShareGroupStatePartitionMetadataKey', 'ShareGroupStatePartitionMetadataKey'): ShareGroupStatePartitionMetadataKey,
+    ('ShareGroupStatePartitionMetadataValue', 'ShareGroupStatePartitionMetadataValue'): ShareGroupStatePartitionMetadataValue,
+    ('ShareGroupStatePartitionMetadataValue', 'TopicPartitionsInfo'): ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo,
+    ('ShareGroupStatePartitionMetadataValue', 'TopicInfo'): ShareGroupStatePartitionMetadataValue.TopicInfo,
+    ('ShareGroupTargetAssignmentMemberKey', 'ShareGroupTargetAssignmentMemberKey'): ShareGroupTargetAssignmentMemberKey,
+    ('ShareGroupTargetAssignmentMemberValue', 'ShareGroupTargetAssignmentMemberValue'): ShareGroupTargetAssignmentMemberValue,
+    ('ShareGroupTargetAssignmentMemberValue', 'TopicPartition'): ShareGroupTargetAssignmentMemberValue.TopicPartition,
+    ('ShareGroupTargetAssignmentMetadataKey', 'ShareGroupTargetAssignmentMetadataKey'): ShareGroupTargetAssignmentMetadataKey,
+    ('ShareGroupTargetAssignmentMetadataValue', 'ShareGroupTargetAssignmentMetadataValue'): ShareGroupTargetAssignmentMetadataValue,
     ('SyncGroupRequest', 'SyncGroupRequest'): SyncGroupRequest,
     ('SyncGroupRequest', 'SyncGroupRequestAssignment'): SyncGroupRequest.SyncGroupRequestAssignment,
     ('SyncGroupResponse', 'SyncGroupResponse'): SyncGroupResponse,
@@ -5056,6 +5246,9 @@ fields(ShareFetchResponse.PartitionData, partition_index=0, error_code=0, error_
 fields(ShareFetchResponse.LeaderIdAndEpoch, leader_id=0, leader_epoch=0)
 fields(ShareFetchResponse.AcquiredRecords, first_offset=0, last_offset=0, delivery_count=0)
 fields(ShareFetchResponse.NodeEndpoint, node_id=0, host='', port=0, rack=None)
+fields(ShareGroupCurrentMemberAssignmentKey, group_id='', member_id='')
+fields(ShareGroupCurrentMemberAssignmentValue, member_epoch=0, previous_member_epoch=0, state=0, assigned_partitions=())
+fields(ShareGroupCurrentMemberAssignmentValue.TopicPartitions, topic_id=uuid.UUID(int=0), partitions=())
 fields(ShareGroupDescribeRequest, group_ids=(), include_authorized_operations=False)
 fields(ShareGroupDescribeResponse, throttle_time_ms=0, groups=())
 fields(ShareGroupDescribeResponse.DescribedGroup, error_code=0, error_message=None, group_id='', group_state='', group_epoch=0, assignment_epoch=0, assignor_name='', members=(), authorized_operations=-2147483648)
@@ -5066,6 +5259,19 @@ fields(ShareGroupHeartbeatRequest, group_id='', member_id='', member_epoch=0, ra
 fields(ShareGroupHeartbeatResponse, throttle_time_ms=0, error_code=0, error_message=None, member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)
 fields(ShareGroupHeartbeatResponse.Assignment, topic_partitions=())
 fields(ShareGroupHeartbeatResponse.TopicPartitions, topic_id=uuid.UUID(int=0), partitions=())
+fields(ShareGroupMemberMetadataKey, group_id='', member_id='')
+fields(ShareGroupMemberMetadataValue, rack_id='', client_id='', client_host='', subscribed_topic_names=())
+fields(ShareGroupMetadataKey, group_id='')
+fields(ShareGroupMetadataValue, epoch=0, metadata_hash=0)
+fields(ShareGroupStatePartitionMetadataKey, group_id='')
+fields(ShareGroupStatePartitionMetadataValue, initializing_topics=(), initialized_topics=(), deleting_topics=())
+fields(ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo, topic_id=uuid.UUID(int=0), topic_name='', partitions=())
+fields(ShareGroupStatePartitionMetadataValue.TopicInfo, topic_id=uuid.UUID(int=0), topic_name='')
+fields(ShareGroupTargetAssignmentMemberKey, group_id='', member_id='')
+fields(ShareGroupTargetAssignmentMemberValue, topic_partitions=())
+fields(ShareGroupTargetAssignmentMemberValue.TopicPartition, topic_id=uuid.UUID(int=0), partitions=())
+fields(ShareGroupTargetAssignmentMetadataKey, group_id='')
+fields(ShareGroupTargetAssignmentMetadataValue, assignment_epoch=0, assignment_timestamp=0)
 fields(SyncGroupRequest, group_id='', generation_id=0, member_id='', group_instance_id=None, protocol_type=None, protocol_name=None, assignments=())
 fields(SyncGroupRequest.SyncGroupRequestAssignment, member_id='', assignment=b'')
 fields(SyncGroupResponse, throttle_time_ms=0, error_code=0, protocol_type=None, protocol_name=None, assignment=b'')
@@ -5092,4 +5298,4 @@ fields(WriteTxnMarkersResponse.WritableTxnMarkerResult, producer_id=0, topics=()
 fields(WriteTxnMarkersResponse.WritableTxnMarkerTopicResult, name='', partitions=())
 fields(WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult, partition_index=0, error_code=0)
 
-__all__ = ['AddOffsetsToTxnRequest', 'AddOffsetsToTxnResponse', 'AddPartitionsToTxnRequest', 'AddPartitionsToTxnResponse', 'AddRaftVoterRequest', 'AddRaftVoterResponse', 'AlterClientQuotasRequest', 'AlterClientQuotasResponse', 'AlterConfigsRequest', 'AlterConfigsResponse', 'AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsResponse', 'AlterReplicaLogDirsRequest', 'AlterReplicaLogDirsResponse', 'AlterShareGroupOffsetsRequest', 'AlterShareGroupOffsetsResponse', 'AlterUserScramCredentialsRequest', 'AlterUserScramCredentialsResponse', 'ApiVersionsRequest', 'ApiVersionsResponse', 'ConsumerGroupCurrentMemberAssignmentKey', 'ConsumerGroupCurrentMemberAssignmentValue', 'ConsumerGroupDescribeRequest', 'ConsumerGroupDescribeResponse', 'ConsumerGroupHeartbeatRequest', 'ConsumerGroupHeartbeatResponse', 'ConsumerGroupMemberMetadataKey', 'ConsumerGroupMemberMetadataValue', 'ConsumerGroupMetadataKey', 'ConsumerGroupMetadataValue', 'ConsumerGroupPartitionMetadataKey', 'ConsumerGroupPartitionMetadataValue', 'ConsumerGroupRegularExpressionKey', 'ConsumerGroupRegularExpressionValue', 'ConsumerGroupTargetAssignmentMemberKey', 'ConsumerGroupTargetAssignmentMemberValue', 'ConsumerGroupTargetAssignmentMetadataKey', 'ConsumerGroupTargetAssignmentMetadataValue', 'ConsumerProtocolAssignment', 'ConsumerProtocolSubscription', 'ControlRecordTypeSchema', 'CreateAclsRequest', 'CreateAclsResponse', 'CreatePartitionsRequest', 'CreatePartitionsResponse', 'CreateTopicsRequest', 'CreateTopicsResponse', 'DeleteAclsRequest', 'DeleteAclsResponse', 'DeleteGroupsRequest', 'DeleteGroupsResponse', 'DeleteRecordsRequest', 'DeleteRecordsResponse', 'DeleteShareGroupOffsetsRequest', 'DeleteShareGroupOffsetsResponse', 'DeleteTopicsRequest', 'DeleteTopicsResponse', 'DescribeAclsRequest', 'DescribeAclsResponse', 'DescribeClientQuotasRequest', 'DescribeClientQuotasResponse', 'DescribeClusterRequest', 'DescribeClusterResponse', 'DescribeConfigsRequest', 'DescribeConfigsResponse', 'DescribeGroupsRequest', 'DescribeGroupsResponse', 'DescribeLogDirsRequest', 'DescribeLogDirsResponse', 'DescribeProducersRequest', 'DescribeProducersResponse', 'DescribeQuorumRequest', 'DescribeQuorumResponse', 'DescribeShareGroupOffsetsRequest', 'DescribeShareGroupOffsetsResponse', 'DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsResponse', 'DescribeTransactionsRequest', 'DescribeTransactionsResponse', 'DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsResponse', 'ElectLeadersRequest', 'ElectLeadersResponse', 'EndTxnMarker', 'EndTxnRequest', 'EndTxnResponse', 'FetchRequest', 'FetchResponse', 'FindCoordinatorRequest', 'FindCoordinatorResponse', 'GroupMetadataKey', 'GroupMetadataValue', 'HeartbeatRequest', 'HeartbeatResponse', 'IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsResponse', 'InitProducerIdRequest', 'InitProducerIdResponse', 'JoinGroupRequest', 'JoinGroupResponse', 'LeaveGroupRequest', 'LeaveGroupResponse', 'ListConfigResourcesRequest', 'ListConfigResourcesResponse', 'ListGroupsRequest', 'ListGroupsResponse', 'ListOffsetsRequest', 'ListOffsetsResponse', 'ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsResponse', 'ListTransactionsRequest', 'ListTransactionsResponse', 'MetadataRequest', 'MetadataResponse', 'OffsetCommitKey', 'OffsetCommitRequest', 'OffsetCommitResponse', 'OffsetCommitValue', 'OffsetDeleteRequest', 'OffsetDeleteResponse', 'OffsetFetchRequest', 'OffsetFetchResponse', 'OffsetForLeaderEpochRequest', 'OffsetForLeaderEpochResponse', 'ProduceRequest', 'ProduceResponse', 'RemoveRaftVoterRequest', 'RemoveRaftVoterResponse', 'RequestHeader', 'ResponseHeader', 'SaslAuthenticateRequest', 'SaslAuthenticateResponse', 'SaslHandshakeRequest', 'SaslHandshakeResponse', 'ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 'ShareCheckpointValue', 'ShareDeltaValue', 'ShareFetchRequest', 'ShareFetchResponse', 'ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 'ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 'SyncGroupRequest', 'SyncGroupResponse', 'TransactionLogKey', 'TransactionLogValue', 'TxnOffsetCommitRequest', 'TxnOffsetCommitResponse', 'UnregisterBrokerRequest', 'UnregisterBrokerResponse', 'UpdateFeaturesRequest', 'UpdateFeaturesResponse', 'WriteTxnMarkersRequest', 'WriteTxnMarkersResponse']
+__all__ = ['AddOffsetsToTxnRequest', 'AddOffsetsToTxnResponse', 'AddPartitionsToTxnRequest', 'AddPartitionsToTxnResponse', 'AddRaftVoterRequest', 'AddRaftVoterResponse', 'AlterClientQuotasRequest', 'AlterClientQuotasResponse', 'AlterConfigsRequest', 'AlterConfigsResponse', 'AlterPartitionReassignmentsRequest', 'AlterPartitionReassignmentsResponse', 'AlterReplicaLogDirsRequest', 'AlterReplicaLogDirsResponse', 'AlterShareGroupOffsetsRequest', 'AlterShareGroupOffsetsResponse', 'AlterUserScramCredentialsRequest', 'AlterUserScramCredentialsResponse', 'ApiVersionsRequest', 'ApiVersionsResponse', 'ConsumerGroupCurrentMemberAssignmentKey', 'ConsumerGroupCurrentMemberAssignmentValue', 'ConsumerGroupDescribeRequest', 'ConsumerGroupDescribeResponse', 'ConsumerGroupHeartbeatRequest', 'ConsumerGroupHeartbeatResponse', 'ConsumerGroupMemberMetadataKey', 'ConsumerGroupMemberMetadataValue', 'ConsumerGroupMetadataKey', 'ConsumerGroupMetadataValue', 'ConsumerGroupPartitionMetadataKey', 'ConsumerGroupPartitionMetadataValue', 'ConsumerGroupRegularExpressionKey', 'ConsumerGroupRegularExpressionValue', 'ConsumerGroupTargetAssignmentMemberKey', 'ConsumerGroupTargetAssignmentMemberValue', 'ConsumerGroupTargetAssignmentMetadataKey', 'ConsumerGroupTargetAssignmentMetadataValue', 'ConsumerProtocolAssignment', 'ConsumerProtocolSubscription', 'ControlRecordTypeSchema', 'CreateAclsRequest', 'CreateAclsResponse', 'CreatePartitionsRequest', 'CreatePartitionsResponse', 'CreateTopicsRequest', 'CreateTopicsResponse', 'DeleteAclsRequest', 'DeleteAclsResponse', 'DeleteGroupsRequest', 'DeleteGroupsResponse', 'DeleteRecordsRequest', 'DeleteRecordsResponse', 'DeleteShareGroupOffsetsRequest', 'DeleteShareGroupOffsetsResponse', 'DeleteTopicsRequest', 'DeleteTopicsResponse', 'DescribeAclsRequest', 'DescribeAclsResponse', 'DescribeClientQuotasRequest', 'DescribeClientQuotasResponse', 'DescribeClusterRequest', 'DescribeClusterResponse', 'DescribeConfigsRequest', 'DescribeConfigsResponse', 'DescribeGroupsRequest', 'DescribeGroupsResponse', 'DescribeLogDirsRequest', 'DescribeLogDirsResponse', 'DescribeProducersRequest', 'DescribeProducersResponse', 'DescribeQuorumRequest', 'DescribeQuorumResponse', 'DescribeShareGroupOffsetsRequest', 'DescribeShareGroupOffsetsResponse', 'DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsResponse', 'DescribeTransactionsRequest', 'DescribeTransactionsResponse', 'DescribeUserScramCredentialsRequest', 'DescribeUserScramCredentialsResponse', 'ElectLeadersRequest', 'ElectLeadersResponse', 'EndTxnMarker', 'EndTxnRequest', 'EndTxnResponse', 'FetchRequest', 'FetchResponse', 'FindCoordinatorRequest', 'FindCoordinatorResponse', 'GroupMetadataKey', 'GroupMetadataValue', 'HeartbeatRequest', 'HeartbeatResponse', 'IncrementalAlterConfigsRequest', 'IncrementalAlterConfigsResponse', 'InitProducerIdRequest', 'InitProducerIdResponse', 'JoinGroupRequest', 'JoinGroupResponse', 'LeaveGroupRequest', 'LeaveGroupResponse', 'ListConfigResourcesRequest', 'ListConfigResourcesResponse', 'ListGroupsRequest', 'ListGroupsResponse', 'ListOffsetsRequest', 'ListOffsetsResponse', 'ListPartitionReassignmentsRequest', 'ListPartitionReassignmentsResponse', 'ListTransactionsRequest', 'ListTransactionsResponse', 'MetadataRequest', 'MetadataResponse', 'OffsetCommitKey', 'OffsetCommitRequest', 'OffsetCommitResponse', 'OffsetCommitValue', 'OffsetDeleteRequest', 'OffsetDeleteResponse', 'OffsetFetchRequest', 'OffsetFetchResponse', 'OffsetForLeaderEpochRequest', 'OffsetForLeaderEpochResponse', 'ProduceRequest', 'ProduceResponse', 'RemoveRaftVoterRequest', 'RemoveRaftVoterResponse', 'RequestHeader', 'ResponseHeader', 'SaslAuthenticateRequest', 'SaslAuthenticateResponse', 'SaslHandshakeRequest', 'SaslHandshakeResponse', 'ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 'ShareCheckpointValue', 'ShareDeltaValue', 'ShareFetchRequest', 'ShareFetchResponse', 'ShareGroupCurrentMemberAssignmentKey', 'ShareGroupCurrentMemberAssignmentValue', 'ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 'ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 'ShareGroupMemberMetadataKey', 'ShareGroupMemberMetadataValue', 'ShareGroupMetadataKey', 'ShareGroupMetadataValue', 'ShareGroupStatePartitionMetadataKey', 'ShareGroupStatePartitionMetadataValue', 'ShareGroupTargetAssignmentMemberKey', 'ShareGroupTargetAssignmentMemberValue', 'ShareGroupTargetAssignmentMetadataKey', 'ShareGroupTargetAssignmentMetadataValue', 'SyncGroupRequest', 'SyncGroupResponse', 'TransactionLogKey', 'TransactionLogValue', 'TxnOffsetCommitRequest', 'TxnOffsetCommitResponse', 'UnregisterBrokerRequest', 'UnregisterBrokerResponse', 'UpdateFeaturesRequest', 'UpdateFeaturesResponse', 'WriteTxnMarkersRequest', 'WriteTxnMarkersResponse']

@@ -1,5 +1,6 @@
 """The group coordinator's one state path, on a ManualClock: operations only build records; ``_append_and_replay``
 appends them and applies each through ``replay_record``, the function that loads ``__consumer_offsets`` at a restart.
+Classic, KIP-848 and share groups alike.
 
 So a fresh coordinator that loads the log the serving one wrote holds the same offsets, pending transactional
 offsets and groups (what their records describe), whatever ran; with ``replay_record`` replaced by a recorder,
@@ -79,6 +80,12 @@ def _group(group) -> tuple:
                 {m.member_id: (m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
                                m.session_timeout_ms, m.metadata(group.protocol), m.assignment)
                  for m in group.members.values()})
+    if group.kind == "share":
+        return ("share", group.state_name, group.group_epoch, group.assignment_epoch, group.assignment_timestamp,
+                group.metadata_hash, {m: t for m, t in group.target.items() if t}, dict(group.initialized),
+                {t: i.partitions for t, i in group.initializing.items()}, group.deleting,
+                {m.member_id: (m.member_epoch, m.previous_member_epoch, m.client_id, m.client_host, m.rack_id,
+                               tuple(m.subscribed_topic_names), dict(m.assigned)) for m in group.members.values()})
     assert group.kind == "consumer"
     return ("consumer", group.state_name, group.group_epoch, group.assignment_epoch, group.assignment_timestamp_ms,
             group.metadata_hash, group.creation_time_ms, group.regex_refresh_ms, dict(group.regexes),
@@ -336,3 +343,187 @@ def test_a_v0_group_metadata_record_loads_its_members_with_the_session_timeout_a
     fresh.replay()
     loaded = fresh.groups["old"].members["m"]
     assert (loaded.session_timeout_ms, loaded.rebalance_timeout_ms) == (7_000, 7_000)
+
+
+# -- share groups ------------------------------------------------------------------------------------------------
+
+SESSION = 45_000                                            # group.share.session.timeout.ms
+
+
+def share_beat(broker, group, member, epoch, topics=("t",)):
+    answer = call(broker, "ShareGroupHeartbeat", 1, {
+        "group_id": group, "member_id": member, "member_epoch": epoch, "rack_id": None,
+        "subscribed_topic_names": list(topics) if topics is not None else None})
+    assert answer.error_code == E.NONE, answer
+    return answer
+
+
+def share_records(broker) -> list[LoggedRecord]:
+    return [r for _, _, r in logged(broker) if r.kind in records.SHARE_GROUP_RECORD_TYPES]
+
+
+def test_share_groups_a_coordinator_loading_the_log_holds_what_the_serving_one_holds(served, clock):
+    broker = served
+    broker.groups.configs.set("sg", {"share.assignment.interval.ms": 0})
+    # three members; a changes its subscription, d stops heartbeating and is fenced by its session, c leaves
+    a = share_beat(broker, "sg", "a", 0)
+    b = share_beat(broker, "sg", "b", 0)
+    d = share_beat(broker, "sg", "d", 0)
+    a = share_beat(broker, "sg", "a", a.member_epoch, topics=None)         # t initialized: assigned now
+    assert a.assignment is not None and a.assignment.topic_partitions
+    a = share_beat(broker, "sg", "a", a.member_epoch, topics=("t", "u"))
+    clock.advance(SESSION - 10_000)
+    b = share_beat(broker, "sg", "b", b.member_epoch, topics=None)
+    a = share_beat(broker, "sg", "a", a.member_epoch, topics=None)
+    c = share_beat(broker, "sg", "c", 0)
+    assert share_beat(broker, "sg", "c", -1, topics=None).member_epoch == -1
+    clock.advance(10_000)
+    broker.tick()                                           # d's session ran out; a's and b's did not
+    described = broker.groups.share.describe("sg")
+    assert sorted(m.member_id for m in described.members) == ["a", "b"] and d.member_epoch and c.member_epoch
+    b = share_beat(broker, "sg", "b", b.member_epoch, topics=None)
+    # a share group whose offsets were altered, then deleted for one topic (Admin's share offsets calls)
+    assert call(broker, "AlterShareGroupOffsets", 0, {"group_id": "alt", "topics": [
+        {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 0},
+                                           {"partition_index": 1, "start_offset": 0}]},
+        {"topic_name": "u", "partitions": [{"partition_index": 1, "start_offset": 0}]}]}).error_code == E.NONE
+    assert call(broker, "DeleteShareGroupOffsets", 0, {"group_id": "alt", "topics": [
+        {"topic_name": "u"}]}).responses[0].error_code == E.NONE
+    # a share group that is deleted: its records are tombstoned
+    x = share_beat(broker, "doomed", "x", 0)
+    share_beat(broker, "doomed", "x", x.member_epoch, topics=None)
+    share_beat(broker, "doomed", "x", -1, topics=None)
+    assert call(broker, "DeleteGroups", 2, {"groups_names": ["doomed"]}).results[0].error_code == E.NONE
+
+    served_state = state(broker.groups)
+    assert set(served_state["groups"]) == {"sg", "alt"}
+    sg, alt = served_state["groups"]["sg"], served_state["groups"]["alt"]
+    assert sg[1] == "Stable" and sorted(sg[-1]) == ["a", "b"] and sg[2] == sg[3]
+    t, u = (broker.metadata.topics[n].topic_id for n in ("t", "u"))
+    assert sg[7] == {t: frozenset({0, 1}), u: frozenset({0, 1})} and sg[8] == {} and sg[9] == frozenset()
+    assert alt[1] == "Empty" and alt[7] == {t: frozenset({0, 1})} and alt[9] == frozenset()
+    assert (alt[2], alt[3]) == (1, 1)                       # made by its records: ModernGroup's epoch 1, target 1
+    kinds = {r.kind for r in share_records(broker)}
+    assert kinds == records.SHARE_GROUP_RECORD_TYPES        # every share record type was written
+
+    fresh = GroupCoordinator(OwnServices(broker))
+    fresh.replay()
+    assert state(fresh) == served_state
+    # and, as Kafka's onLoaded, every loaded member's session runs again from the load
+    for member in ("a", "b"):
+        assert fresh.services.timers.scheduled(("share-session", "sg", member)) == clock.now_ms() + SESSION
+
+
+def test_a_restarted_share_group_fences_members_that_do_not_come_back(served, clock):
+    """After a load, the members are there (epochs and assignments as they were) until their sessions, started again
+    at the load, run out; one that heartbeats keeps its epoch and assignment."""
+    broker = served
+    broker.groups.configs.set("sg", {"share.assignment.interval.ms": 0})
+    a = share_beat(broker, "sg", "a", 0)
+    b = share_beat(broker, "sg", "b", 0)
+    a = share_beat(broker, "sg", "a", a.member_epoch, topics=None)
+    b = share_beat(broker, "sg", "b", b.member_epoch, topics=None)
+    epoch = a.member_epoch
+    assert b.member_epoch == epoch and broker.groups.groups["sg"].group_epoch == epoch
+    held = {m.member_id: dict(m.assigned) for m in broker.groups.groups["sg"].members.values()}
+    assert sorted(p for ps in held.values() for t in ps.values() for p in t) == [0, 1]
+    fresh = GroupCoordinator(OwnServices(broker))           # the serving coordinator's log, loaded
+    fresh.replay()
+    assert {m.member_id: (m.member_epoch, dict(m.assigned)) for m in fresh.groups["sg"].members.values()} == {
+        m: (epoch, ps) for m, ps in held.items()}
+    body = codec.decode("ShareGroupHeartbeatRequest", 1, codec.encode("ShareGroupHeartbeatRequest", 1, {
+        "group_id": "sg", "member_id": "a", "member_epoch": epoch, "rack_id": None, "subscribed_topic_names": None}))
+    clock.advance(SESSION - 1)
+    again = fresh.share.heartbeat(body, "test", "/127.0.0.1")
+    assert again.member_epoch == epoch and again.assignment is None    # nothing changed for a: no bump
+    clock.advance(1)
+    fresh.services.timers.tick(clock.now_ms())              # b never came back: fenced, the epoch moves on
+    group = fresh.groups["sg"]
+    assert list(group.members) == ["a"] and group.group_epoch == epoch + 1
+
+
+def test_a_share_heartbeat_that_changes_nothing_writes_nothing(served, clock):
+    broker = served
+    broker.groups.configs.set("sg", {"share.assignment.interval.ms": 0})
+    a = share_beat(broker, "sg", "a", 0)
+    a = share_beat(broker, "sg", "a", a.member_epoch, topics=None)
+    written = len(logged(broker))
+    for _ in range(3):
+        clock.advance(1000)
+        a = share_beat(broker, "sg", "a", a.member_epoch, topics=None)
+        a = share_beat(broker, "sg", "a", a.member_epoch, topics=("t",))     # the same subscription, in full
+    assert len(logged(broker)) == written
+    share_beat(broker, "sg", "a", a.member_epoch, topics=("t", "u"))         # a change: records
+    assert len(logged(broker)) > written
+
+
+def test_share_operations_change_state_only_by_replaying_what_they_appended(served, clock):
+    """With ``replay_record`` replaced by a recorder, a leave, the share offsets admin calls and DeleteGroups change
+    nothing themselves. (A heartbeat reads its answer from the group its records left, so it is checked by the
+    failing append below: it raises before anything is replayed, and nothing has changed.)"""
+    broker = served
+    coordinator = broker.groups
+    share_beat(broker, "sg", "a", 0)
+    alter = {"group_id": "alt", "topics": [{"topic_name": "t", "partitions": [{"partition_index": 0,
+                                                                               "start_offset": 0}]}]}
+    assert call(broker, "AlterShareGroupOffsets", 0, alter).error_code == E.NONE
+    before = state(coordinator)
+    seen: list[LoggedRecord] = []
+    coordinator.replay_record = lambda record, offset, producer_id=-1: seen.append(record)
+    assert share_beat(broker, "sg", "a", -1, topics=None).member_epoch == -1
+    assert call(broker, "AlterShareGroupOffsets", 0, {**alter, "group_id": "alt2"}).error_code == E.NONE
+    assert call(broker, "DeleteShareGroupOffsets", 0, {"group_id": "alt", "topics": [
+        {"topic_name": "t"}]}).responses[0].error_code == E.NONE
+    assert call(broker, "DeleteGroups", 2, {"groups_names": ["alt"]}).results[0].error_code == E.NONE
+    assert state(coordinator) == before                       # nothing changed but through replay_record
+    kinds = [r.kind for r in seen]
+    assert kinds[:4] == [records.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, records.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                         records.SHARE_GROUP_MEMBER_METADATA, records.SHARE_GROUP_METADATA]      # the leave
+    assert kinds[-1] == records.SHARE_GROUP_METADATA and seen[-1].value is None                  # the deletion
+    del coordinator.replay_record
+    for record in seen:                                       # what was appended, applied: the operations' effect
+        coordinator.replay_record(record, 0)
+    assert set(coordinator.groups) == {"sg", "alt2"} and not coordinator.groups["sg"].members
+    fresh = GroupCoordinator(OwnServices(broker))
+    fresh.replay()
+    assert state(fresh) == state(coordinator)
+
+
+def test_a_deleted_topic_leaves_the_share_groups_records(served, clock):
+    broker = served
+    broker.groups.configs.set("sg", {"share.assignment.interval.ms": 0})
+    a = share_beat(broker, "sg", "a", 0, topics=("t", "gone"))
+    share_beat(broker, "sg", "a", a.member_epoch, topics=None)
+    gone = broker.metadata.topics["gone"].topic_id
+    assert gone in broker.groups.groups["sg"].initialized
+    broker.delete_topic(broker.metadata.topics["gone"])
+    assert gone not in broker.groups.groups["sg"].initialized
+    fresh = GroupCoordinator(OwnServices(broker))
+    fresh.replay()
+    assert state(fresh) == state(broker.groups)
+
+
+def test_a_failed_share_append_leaves_the_state_as_it_was(clock):
+    broker = Cluster({}, clock=clock)
+    broker.metadata.create_topic("t", 2, 1)
+    services = OwnServices(broker)
+    coordinator = GroupCoordinator(services)
+
+    def heartbeat(member: str, epoch: int, topics=("t",), group="sg"):
+        body = codec.decode("ShareGroupHeartbeatRequest", 1, codec.encode("ShareGroupHeartbeatRequest", 1, {
+            "group_id": group, "member_id": member, "member_epoch": epoch, "rack_id": None,
+            "subscribed_topic_names": list(topics) if topics else None}))
+        return coordinator.share.heartbeat(body, "client", "/127.0.0.1")
+
+    assert heartbeat("a", 0).member_epoch == 2
+    heartbeat("e", 0, group="empty")
+    heartbeat("e", -1, None, group="empty")
+    before, log_end = state(coordinator), len(logged(broker))
+    services.fail = True
+    for operation in (lambda: heartbeat("b", 0), lambda: heartbeat("a", -1, None),
+                      lambda: heartbeat("a", 2, ("t", "u")), lambda: heartbeat("n", 0, group="new"),
+                      lambda: coordinator.delete_group("empty")):
+        with pytest.raises(OSError):
+            operation()
+        assert state(coordinator) == before
+    assert len(logged(broker)) == log_end and "new" not in coordinator.groups

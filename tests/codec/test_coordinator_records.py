@@ -4,7 +4,9 @@ and hand-written byte vectors.
 Kafka writes a coordinator record's key as the int16 record type (the schema's ``apiKey``) then the key struct at
 version 0, and its value as an int16 version then the value struct at that version; a null value is a tombstone.
 Every byte below is written out from the schemas by hand and checked both ways. The group-coordinator classes are
-not in kafka-clients, so the Java oracle has nothing to compare these records with (see test_differential.py).
+not in kafka-clients, so the Java oracle has nothing to compare these records with (see test_differential.py); the
+share group records' vectors are the bytes Kafka 4.3.1's GroupCoordinatorRecordHelpers and
+GroupCoordinatorRecordSerde wrote for the same records (kafka-group-coordinator-4.3.1.jar), annotated by hand.
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ RECORD_TYPES = {
     6: ("ConsumerGroupTargetAssignmentMetadataKey", "ConsumerGroupTargetAssignmentMetadataValue", "0", "0+"),
     7: ("ConsumerGroupTargetAssignmentMemberKey", "ConsumerGroupTargetAssignmentMemberValue", "0", "0+"),
     8: ("ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue", "0", "0+"),
+    10: ("ShareGroupMemberMetadataKey", "ShareGroupMemberMetadataValue", "0", "0+"),
+    11: ("ShareGroupMetadataKey", "ShareGroupMetadataValue", "0", "0+"),
+    12: ("ShareGroupTargetAssignmentMetadataKey", "ShareGroupTargetAssignmentMetadataValue", "0", "0+"),
+    13: ("ShareGroupTargetAssignmentMemberKey", "ShareGroupTargetAssignmentMemberValue", "0", "0+"),
+    14: ("ShareGroupCurrentMemberAssignmentKey", "ShareGroupCurrentMemberAssignmentValue", "0", "0+"),
+    15: ("ShareGroupStatePartitionMetadataKey", "ShareGroupStatePartitionMetadataValue", "0", "0+"),
     16: ("ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue", "0", "0+"),
 }
 
@@ -82,7 +90,7 @@ def test_record_types_and_versions():
 
 
 def test_unknown_record_types_are_refused():
-    for bad in (0, 9, 17, -1, "1", None):
+    for bad in (0, 9, 17, -1, "1", None):      # 9: ShareGroupPartitionMetadata, which Kafka 4.3 no longer has
         with pytest.raises(UnknownMessageError, match="coordinator record type"):
             REGISTRY.coordinator_record(bad)
 
@@ -290,6 +298,127 @@ def test_current_member_assignment_epochs_null_empty_and_set():
         value = {**base, "assigned_partitions": [{**topic, "assignment_epochs": epochs}]}
         assert codec.encode("ConsumerGroupCurrentMemberAssignmentValue", 0, value) == head + hx(tags) + tail
         assert codec.decode("ConsumerGroupCurrentMemberAssignmentValue", 0, head + hx(tags) + tail) == value
+
+
+# ---- share groups (record types 10-15) --------------------------------------------------------------------------
+
+TOPIC_T, TOPIC_U = uuid.UUID(int=1), uuid.UUID(int=2)
+SHARE_VECTORS = {
+    # name: (key schema, key, key bytes, value schema, value, value bytes)
+    "ShareGroupMetadata": ("ShareGroupMetadataKey", {"group_id": "g"}, "000b 0001 67",
+                           "ShareGroupMetadataValue", {"epoch": 7, "metadata_hash": 0x0102030405060708}, """
+        0000                # value version 0
+        00000007            # Epoch 7
+        0102030405060708    # MetadataHash: a plain int64 here (tagged in ConsumerGroupMetadataValue)
+        00                  # tagged fields: none
+    """),
+    "ShareGroupMemberMetadata": ("ShareGroupMemberMetadataKey", {"group_id": "g", "member_id": "m"},
+                                 "000a 0001 67 0001 6d", "ShareGroupMemberMetadataValue",
+                                 {"rack_id": None, "client_id": "c", "client_host": "/h",
+                                  "subscribed_topic_names": ["t", "u"]}, """
+        0000                # value version 0
+        00                  # RackId: null
+        02 63               # ClientId "c"
+        03 2f68             # ClientHost "/h"
+        03 0274 0275        # SubscribedTopicNames: compact array of 2, "t", "u" (Kafka sorts them)
+        00                  # tagged fields: none
+    """),
+    "ShareGroupCurrentMemberAssignment": ("ShareGroupCurrentMemberAssignmentKey",
+                                          {"group_id": "g", "member_id": "m"}, "000e 0001 67 0001 6d",
+                                          "ShareGroupCurrentMemberAssignmentValue",
+                                          {"member_epoch": 3, "previous_member_epoch": 2, "state": 0,
+                                           "assigned_partitions": [{"topic_id": TOPIC_T, "partitions": [0, 1]}]}, """
+        0000                # value version 0
+        00000003            # MemberEpoch 3
+        00000002            # PreviousMemberEpoch 2
+        00                  # State: Stable
+        02                  # AssignedPartitions: compact array of 1
+        00000000000000000000000000000001   # TopicId
+        03 00000000 00000001               # Partitions [0, 1]
+        00                  #   tagged fields of the entry: none
+        00                  # tagged fields: none
+    """),
+    "ShareGroupTargetAssignmentMember": ("ShareGroupTargetAssignmentMemberKey", {"group_id": "g", "member_id": "m"},
+                                         "000d 0001 67 0001 6d", "ShareGroupTargetAssignmentMemberValue",
+                                         {"topic_partitions": [{"topic_id": TOPIC_T, "partitions": [0, 1]}]}, """
+        0000                # value version 0
+        02 00000000000000000000000000000001 03 00000000 00000001 00   # [TopicId 1: 0, 1]
+        00                  # tagged fields: none
+    """),
+    "ShareGroupTargetAssignmentMetadata": ("ShareGroupTargetAssignmentMetadataKey", {"group_id": "g"},
+                                           "000c 0001 67", "ShareGroupTargetAssignmentMetadataValue",
+                                           {"assignment_epoch": 3, "assignment_timestamp": 1_700_000_000_000}, """
+        0000                # value version 0
+        00000003            # AssignmentEpoch 3
+        01 00 08 0000018bcfe56800   # tagged fields: 1, tag 0 AssignmentTimestamp (KIP-1263), 8 bytes
+    """),
+    "ShareGroupTargetAssignmentMetadata-no-timestamp": (
+        "ShareGroupTargetAssignmentMetadataKey", {"group_id": "g"}, "000c 0001 67",
+        "ShareGroupTargetAssignmentMetadataValue", {"assignment_epoch": 3, "assignment_timestamp": 0}, """
+        0000 00000003 00    # AssignmentTimestamp 0 is the default: not written
+    """),
+    "ShareGroupStatePartitionMetadata": ("ShareGroupStatePartitionMetadataKey", {"group_id": "g"}, "000f 0001 67",
+                                         "ShareGroupStatePartitionMetadataValue", {
+        "initializing_topics": [{"topic_id": TOPIC_U, "topic_name": "u", "partitions": [0]}],
+        "initialized_topics": [{"topic_id": TOPIC_T, "topic_name": "t", "partitions": [0, 1]}],
+        "deleting_topics": []}, """
+        0000                # value version 0
+        02 00000000000000000000000000000002 02 75 02 00000000 00   # InitializingTopics: [u (id 2): 0]
+        02 00000000000000000000000000000001 02 74 03 00000000 00000001 00   # InitializedTopics: [t (id 1): 0, 1]
+        01                  # DeletingTopics: empty
+        00                  # tagged fields: none
+    """),
+    "ShareGroupStatePartitionMetadata-deleting": (
+        "ShareGroupStatePartitionMetadataKey", {"group_id": "g"}, "000f 0001 67",
+        "ShareGroupStatePartitionMetadataValue", {
+            "initializing_topics": [], "initialized_topics": [],
+            "deleting_topics": [{"topic_id": TOPIC_T, "topic_name": "t"}]}, """
+        0000 01 01          # value version 0; no initializing, no initialized topics
+        02 00000000000000000000000000000001 02 74 00   # DeletingTopics: [t (id 1)]
+        00
+    """),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARE_VECTORS))
+def test_share_group_records_match_kafkas_bytes(name):
+    key_schema, key, key_hex, value_schema, value, value_hex = SHARE_VECTORS[name]
+    assert record_key(key_schema, key) == hx(key_hex)
+    assert record_value(value_schema, 0, value) == hx(value_hex)
+    assert read_record(hx(key_hex), hx(value_hex)) == (key_schema, key, 0, value)
+    assert read_record(hx(key_hex), None) == (key_schema, key, None, None)        # its tombstone
+
+
+def test_share_groups_write_these_records_as_kafka_does():
+    """The records the share group coordinator writes (``broker/share/groups.py``'s builders), byte for byte the
+    vectors above; and a member leaving writes Kafka's three tombstones in Kafka's order."""
+    from kafkamock.broker.groups import records
+    from kafkamock.broker.share.groups import Initializing, ShareGroup, ShareMember
+
+    group = ShareGroup("g", group_epoch=7, metadata_hash=0x0102030405060708, assignment_epoch=3,
+                       assignment_timestamp=1_700_000_000_000, target={"m": {TOPIC_T: frozenset({1, 0})}},
+                       initialized={TOPIC_T: frozenset({0, 1})}, initializing={TOPIC_U: Initializing(frozenset({0}), 5)})
+    member = ShareMember("m", member_epoch=3, previous_member_epoch=2, client_id="c", client_host="/h",
+                         subscribed_topic_names=["t", "u"], assigned={TOPIC_T: frozenset({1, 0})})
+    names = {TOPIC_T: "t", TOPIC_U: "u"}
+    for built, name in ((group.group_record(), "ShareGroupMetadata"),
+                        (group.member_record(member), "ShareGroupMemberMetadata"),
+                        (group.assignment_record(member), "ShareGroupCurrentMemberAssignment"),
+                        (group.target_member_record("m"), "ShareGroupTargetAssignmentMember"),
+                        (group.target_metadata_record(), "ShareGroupTargetAssignmentMetadata"),
+                        (group.state_record(names), "ShareGroupStatePartitionMetadata")):
+        _, _, key_hex, _, _, value_hex = SHARE_VECTORS[name]
+        assert built.encode() == (hx(key_hex), hx(value_hex)), name
+    group.initialized, group.initializing, group.deleting = {}, {}, frozenset({TOPIC_T})
+    _, _, key_hex, _, _, value_hex = SHARE_VECTORS["ShareGroupStatePartitionMetadata-deleting"]
+    assert group.state_record(names).encode() == (hx(key_hex), hx(value_hex))
+    tombstones = [r.encode() for r in group.member_tombstones("m")]
+    assert tombstones == [(hx("000e 0001 67 0001 6d"), None), (hx("000d 0001 67 0001 6d"), None),
+                          (hx("000a 0001 67 0001 6d"), None)]
+    assert [r.kind for r in ShareGroup("g", members={"m": member}, target={"m": {}}).tombstones()] == [
+        records.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, records.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
+        records.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, records.SHARE_GROUP_MEMBER_METADATA,
+        records.SHARE_GROUP_STATE_PARTITION_METADATA, records.SHARE_GROUP_METADATA]   # ShareGroup's own order
 
 
 # ---- properties --------------------------------------------------------------------------------------------------

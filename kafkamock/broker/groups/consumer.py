@@ -24,7 +24,7 @@ import enum
 import logging
 import uuid
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
@@ -40,6 +40,7 @@ from kafkamock.broker.re2_pattern import CompiledPattern, Re2SyntaxError, compil
 from kafkamock.codec.messages import ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse
 
 if TYPE_CHECKING:
+    from kafkamock.broker.cluster import Topic
     from kafkamock.broker.config import BrokerConfig
     from kafkamock.broker.groups.coordinator import GroupCoordinator
     from kafkamock.broker.services import CoordinatorServices
@@ -341,6 +342,18 @@ class ConsumerGroup:
             coordinator.consumer.session_ok(self, member)
             if member.state is MemberState.UNREVOKED_PARTITIONS:
                 coordinator.consumer.schedule_revocation(self, member)
+
+
+def metadata_hash(topics: Mapping[str, Topic], names: Iterable[str]) -> int:
+    """A hash of the subscribed topics' ids and partition counts (KIP-1101's metadata hash, ModernGroup's
+    computeMetadataHash): a change bumps the group epoch. Stable across restarts, as the one in the group's record
+    must be; 0 when no subscribed topic exists."""
+    parts = []
+    for name in sorted(names):
+        topic = topics.get(name)
+        if topic is not None:
+            parts.append(f"{name}:{topic.topic_id}:{len(topic.partitions)}")
+    return zlib.crc32("|".join(parts).encode()) if parts else 0
 
 
 def _partitions_out(partitions: Partitions) -> list[dict[str, Any]]:
@@ -906,14 +919,7 @@ class ConsumerGroups:
             live.regex_names_seen.update(dict.fromkeys(resolved, names))
 
     def _metadata_hash(self, group: ConsumerGroup) -> int:
-        """A hash of the subscribed topics' ids and partition counts (KIP-1101): a change bumps the epoch."""
-        topics = self.services.metadata.topics
-        parts = []
-        for name in sorted(group.subscribed_topics()):
-            topic = topics.get(name)
-            if topic is not None:
-                parts.append(f"{name}:{topic.topic_id}:{len(topic.partitions)}")
-        return zlib.crc32("|".join(parts).encode()) if parts else 0
+        return metadata_hash(self.services.metadata.topics, group.subscribed_topics())
 
     def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
         topics = self.services.metadata.topics

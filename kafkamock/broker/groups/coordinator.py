@@ -153,7 +153,7 @@ class GroupCoordinator:
         return result.response
 
     def write_records(self, group_id: str, written: Sequence[GroupRecord]) -> None:
-        """For the KIP-848 groups: their records go through the same append and replay."""
+        """For the KIP-848 and share groups: their records go through the same append and replay."""
         self._append_and_replay(group_id, written)
 
     def _notify(self, pending: Pending | None, value: Answer) -> None:
@@ -762,6 +762,10 @@ class GroupCoordinator:
         replaying them removes the group and its offsets. ``keep_offsets``: an empty group of one kind gives way
         to the other kind, and its committed offsets stay (Kafka converts it)."""
         group = self.groups.get(group_id)
+        if isinstance(group, ShareGroup):
+            # Kafka's deleteShareGroups before the tombstones: the group's share state is being deleted (a record),
+            # and the share coordinator forgets its share-partitions (the persister's deleteState).
+            self.share.delete_state(group_id)
         offsets = None if keep_offsets else self.offsets.get(group_id)
         tombstones = [_offset_tombstone(group_id, t, p) for t, p, _ in (offsets.items() if offsets else [])]
         if group is not None:
@@ -770,9 +774,6 @@ class GroupCoordinator:
             else:
                 tombstones.extend(group.tombstones())
         self._append_and_replay(group_id, tombstones)
-        if group is not None and group.kind == "share":
-            # Share groups are not written to __consumer_offsets yet (no record, no tombstone): they go here.
-            self._group_removed(self.groups.pop(group_id))
 
     def drop_group(self, group_id: str) -> None:
         """A group's tombstone was replayed: the group leaves the table."""
@@ -807,6 +808,8 @@ class GroupCoordinator:
         removed_offsets = 0
         for group_id in list(self.groups.keys() | self.offsets.keys()):
             group = self.groups.get(group_id)
+            if isinstance(group, ShareGroup):           # Kafka's ShareGroup.shouldExpire: never
+                continue
             offsets = self.offsets.get(group_id)
             all_gone = True
             if offsets:
@@ -826,16 +829,19 @@ class GroupCoordinator:
         if removed_offsets or removed_groups:
             log.info("offsets cleanup: %d offset(s) expired, %d group(s) removed", removed_offsets, removed_groups)
 
-    def topic_deleted(self, name: str) -> None:
+    def topic_deleted(self, name: str, topic_id: uuid.UUID | None = None) -> None:
         """A topic was deleted. ``__consumer_offsets`` itself takes every group and offset with it (Kafka's
         coordinator resigns its partitions; FindCoordinator creates the topic again, empty); another topic's
-        committed offsets are deleted with tombstones, as Kafka's onPartitionsDeleted does."""
+        committed offsets are deleted with tombstones, as Kafka's onPartitionsDeleted does, and the share groups'
+        share-state bookkeeping forgets the topic (``topic_id``; Kafka's maybeCleanupShareGroupState)."""
         if name == GROUP_METADATA_TOPIC:
             self._unload()
             return
         for group_id, offsets in list(self.offsets.items()):
             self._append_and_replay(group_id, [_offset_tombstone(group_id, topic, partition)
                                                for topic, partition, _ in offsets.items() if topic == name])
+        if topic_id is not None:
+            self.share.topic_deleted(topic_id)
 
     def _unload(self) -> None:
         """Forget every group (their timers, their parked JoinGroup and SyncGroup answered NOT_COORDINATOR) and
@@ -910,13 +916,15 @@ class GroupCoordinator:
     def replay_record(self, record: LoggedRecord, offset: int, producer_id: int = NO_PRODUCER_ID) -> None:
         """Apply one record of ``__consumer_offsets`` (Kafka's GroupCoordinatorShard.replay), right after its append
         at run time and when the log is loaded alike: the only place committed and pending offsets, the groups'
-        existence and the KIP-848 groups' records change state. ``offset`` is the record's place in the log,
+        existence and the KIP-848 and share groups' records change state. ``offset`` is the record's place in the log,
         ``producer_id`` the transactional producer that wrote it (NO_PRODUCER_ID outside a transaction)."""
         kind, key, value = record
         if kind in (records.OFFSET_COMMIT, records.OFFSET_COMMIT_LEGACY):
             self._replay_offset_commit(key, value, offset, producer_id)
         elif kind == records.GROUP_METADATA:
             self._replay_group_metadata(key, value)
+        elif kind in records.SHARE_GROUP_RECORD_TYPES:
+            self.share.replay(kind, key, value)
         else:
             self.consumer.replay(kind, key, value)
 

@@ -23,6 +23,11 @@ OFFSET_COMMIT_LEGACY, OFFSET_COMMIT, GROUP_METADATA = 0, 1, 2
 CONSUMER_GROUP_METADATA, CONSUMER_GROUP_PARTITION_METADATA, CONSUMER_GROUP_MEMBER_METADATA = 3, 4, 5
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 6, 7
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, CONSUMER_GROUP_REGULAR_EXPRESSION = 8, 16
+# Share groups (KIP-932); type 9 (ShareGroupPartitionMetadata before KIP-1101's metadata hash) is unused in 4.3.
+SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 10, 11, 12
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 13, 14
+SHARE_GROUP_STATE_PARTITION_METADATA = 15
+SHARE_GROUP_RECORD_TYPES = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_STATE_PARTITION_METADATA + 1))
 RECORD_TYPES: dict[int, tuple[str, str]] = {
     OFFSET_COMMIT_LEGACY: ("OffsetCommitKey", "OffsetCommitValue"),
     OFFSET_COMMIT: ("OffsetCommitKey", "OffsetCommitValue"),
@@ -37,6 +42,15 @@ RECORD_TYPES: dict[int, tuple[str, str]] = {
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: ("ConsumerGroupCurrentMemberAssignmentKey",
                                                "ConsumerGroupCurrentMemberAssignmentValue"),
     CONSUMER_GROUP_REGULAR_EXPRESSION: ("ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"),
+    SHARE_GROUP_MEMBER_METADATA: ("ShareGroupMemberMetadataKey", "ShareGroupMemberMetadataValue"),
+    SHARE_GROUP_METADATA: ("ShareGroupMetadataKey", "ShareGroupMetadataValue"),
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA: ("ShareGroupTargetAssignmentMetadataKey",
+                                             "ShareGroupTargetAssignmentMetadataValue"),
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: ("ShareGroupTargetAssignmentMemberKey", "ShareGroupTargetAssignmentMemberValue"),
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: ("ShareGroupCurrentMemberAssignmentKey",
+                                            "ShareGroupCurrentMemberAssignmentValue"),
+    SHARE_GROUP_STATE_PARTITION_METADATA: ("ShareGroupStatePartitionMetadataKey",
+                                           "ShareGroupStatePartitionMetadataValue"),
 }
 _INT16 = struct.Struct(">h")
 # The value versions Kafka 4.3 writes (OffsetCommitValue: 1 when the offset has its own expire timestamp).

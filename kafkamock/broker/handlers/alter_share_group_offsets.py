@@ -52,13 +52,22 @@ def handle(cluster: Cluster, request: Request[AlterShareGroupOffsetsRequest]) ->
                     for p in t.partitions]))
         else:
             wanted.append((t, topic))
+    share_groups = cluster.groups.share
     try:
         cluster.groups.check_coordinator(request, body.group_id)
-        group = cluster.groups.share.empty_group(body.group_id, create=bool(wanted))
+        share_groups.empty_group(body.group_id, create=bool(wanted))
     except KafkaError as exc:
         if exc.code == ErrorCode.GROUP_ID_NOT_FOUND and not wanted:
             return _Response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, responses=first)
         return _top(exc.code, "The group is not empty." if exc.code == ErrorCode.NON_EMPTY_GROUP else exc.message)
+    # The named partitions are being initialized (a record, which makes the group when there is none), the share
+    # coordinator starts them over, and then they are initialized: Kafka's alterShareGroupOffsets, the persister's
+    # initializeState, and initializeShareGroupState.
+    initializing: dict[uuid.UUID, frozenset[int]] = {}
+    for t, topic in wanted:
+        initializing[topic.topic_id] = initializing.get(topic.topic_id, frozenset()) | {
+            p.partition_index for p in t.partitions if topic.partition_at(p.partition_index) is not None}
+    share_groups.begin_initializing(body.group_id, initializing)
     responses = list(first)
     for t, topic in wanted:
         partitions = []
@@ -66,8 +75,6 @@ def handle(cluster: Cluster, request: Request[AlterShareGroupOffsetsRequest]) ->
             partition = topic.partition_at(p.partition_index)
             if partition is not None:
                 cluster.share.reset(body.group_id, topic, partition, p.start_offset)
-                group.initialized[topic.topic_id] = group.initialized.get(topic.topic_id, frozenset()) | {
-                    p.partition_index}
                 partitions.append(_Response.AlterShareGroupOffsetsResponsePartition(
                     partition_index=p.partition_index, error_code=ErrorCode.NONE, error_message=None))
             else:
@@ -76,6 +83,7 @@ def handle(cluster: Cluster, request: Request[AlterShareGroupOffsetsRequest]) ->
                     error_message=UNKNOWN))
         responses.append(_Response.AlterShareGroupOffsetsResponseTopic(
             topic_name=t.topic_name, topic_id=topic.topic_id, partitions=partitions))
+    share_groups.finish_initializing(body.group_id, initializing)
     return _Response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, responses=responses)
 
 

@@ -52,6 +52,7 @@ def handle(cluster: Cluster, request: Request[DeleteShareGroupOffsetsRequest]) -
                      "Topic authorization failed.") for t in body.topics if t.topic_name not in readable]
     deleted: list[TopicResult] = []
     errors: list[TopicResult] = []
+    partitions: dict[uuid.UUID, frozenset[int]] = {}
     for t in body.topics:
         if t.topic_name not in readable:
             continue
@@ -59,13 +60,22 @@ def handle(cluster: Cluster, request: Request[DeleteShareGroupOffsetsRequest]) -
         if topic is None:
             errors.append(_topic(t.topic_name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                  "This server does not host this topic-partition."))
-        elif topic.topic_id not in group.initialized:
+        elif topic.topic_id in group.initialized or topic.topic_id in group.deleting:
+            # initialized: its partitions; still being deleted (an earlier delete cut short): all of them
+            partitions[topic.topic_id] = group.initialized.get(topic.topic_id) or frozenset(
+                range(len(topic.partitions)))
+            deleted.append(_topic(t.topic_name, topic.topic_id))
+        else:
             errors.append(_topic(t.topic_name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                  "There is no offset information to delete."))
-        else:
-            for index in group.initialized.pop(topic.topic_id):
-                cluster.share.delete((body.group_id, topic.topic_id, index))
-            deleted.append(_topic(t.topic_name, topic.topic_id))
+    # The topics' state is being deleted (a record), the share coordinator forgets it, and the deletion is complete
+    # (another): Kafka's sharePartitionsEligibleForOffsetDeletion, the persister's deleteState and
+    # completeDeleteShareGroupOffsets.
+    cluster.groups.share.begin_deleting(body.group_id, partitions)
+    for topic_id, indexes in partitions.items():
+        for index in sorted(indexes):
+            cluster.share.delete((body.group_id, topic_id, index))
+    cluster.groups.share.finish_deleting(body.group_id, partitions)
     return DeleteShareGroupOffsetsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
                                            responses=denied + deleted + errors)
 

@@ -3,7 +3,9 @@ was using it are both killed (SIGKILL) mid-stream; after the restart the group r
 not acknowledged, with the delivery counts the KIP-932 page's rule gives (a released record counts its delivery; an
 acquired one is persisted as Available with its count less one). The SHARE_CHECKPOINT / SHARE_DELTA control batches
 are in the partition's own segment files (located by its share snapshot file), and plain consumers (librdkafka, kcat)
-never show them and still reach the end of the partition.
+never show them and still reach the end of the partition. And the share group itself (Kafka's ShareGroup* records in
+``__consumer_offsets``): after a restart its epochs and members are as they were, and members that do not come back
+are fenced when their sessions run out.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from client_support import RawClient, wait_until
@@ -138,3 +141,63 @@ def read_plain(bootstrap: str) -> list[bytes]:
     finally:
         reader.close()
     return values
+
+
+MEMBERS_GROUP = "members"
+SHORT_SESSIONS = ["--config", "group.share.min.heartbeat.interval.ms=100", "--config",
+                  "group.share.heartbeat.interval.ms=200", "--config", "group.share.min.session.timeout.ms=1000",
+                  "--config", "group.share.session.timeout.ms=3000", "--config",
+                  "group.share.assignment.interval.ms=0"]
+
+
+def describe(bootstrap: str, group: str):
+    with RawClient(bootstrap, timeout=10) as raw:
+        _, answer = raw.request("ShareGroupDescribe", 1, {"group_ids": [group], "include_authorized_operations":
+                                                          False})
+    return answer.groups[0]
+
+
+def beat(raw: RawClient, member: str, epoch: int, topics=None):
+    _, answer = raw.request("ShareGroupHeartbeat", 1, {"group_id": MEMBERS_GROUP, "member_id": member,
+                                                       "member_epoch": epoch, "rack_id": None,
+                                                       "subscribed_topic_names": topics})
+    assert answer.error_code == 0, answer
+    return answer
+
+
+def test_share_group_membership_survives_a_restart_and_members_not_back_are_fenced(tmp_path):
+    """Share groups are in ``__consumer_offsets`` (Kafka's ShareGroup* records): after a restart the group is there
+    with its epochs and its members, their epochs and assignments; a member that heartbeats goes on at its epoch, one
+    that does not is fenced when its session, started again at the load, runs out."""
+    with ServeProcess(["--data-dir", str(tmp_path), *SHORT_SESSIONS]) as broker:
+        bootstrap = broker.bootstrap
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(TOPIC, 2, 1)])[TOPIC].result(30)
+        with RawClient(bootstrap, timeout=10) as raw:
+            a = beat(raw, "a", 0, [TOPIC])
+            b = beat(raw, "b", 0, [TOPIC])
+            a = beat(raw, "a", a.member_epoch)
+            b = beat(raw, "b", b.member_epoch)
+            assert a.member_epoch == b.member_epoch
+        before = describe(bootstrap, MEMBERS_GROUP)
+        members = {m.member_id: (m.member_epoch, sorted(p for t in m.assignment.topic_partitions
+                                                        for p in t.partitions)) for m in before.members}
+        assert sorted(p for _, ps in members.values() for p in ps) == [0, 1]      # the partitions are shared out
+
+        broker.stop()
+        broker.start()
+
+        after = describe(bootstrap, MEMBERS_GROUP)
+        assert (after.error_code, after.group_state, after.group_epoch, after.assignment_epoch) == (
+            0, "Stable", before.group_epoch, before.assignment_epoch)
+        assert {m.member_id: (m.member_epoch, sorted(p for t in m.assignment.topic_partitions for p in t.partitions))
+                for m in after.members} == members
+        epoch = [members["a"][0]]                                    # a heartbeats at the epoch it had
+
+        def only_a_left() -> bool:
+            with RawClient(bootstrap, timeout=10) as raw:
+                epoch[0] = beat(raw, "a", epoch[0]).member_epoch
+            return [m.member_id for m in describe(bootstrap, MEMBERS_GROUP).members] == ["a"]
+        wait_until(only_a_left, 30, "b's session to run out after the restart", step=lambda: time.sleep(0.3))
+        final = describe(bootstrap, MEMBERS_GROUP)
+        assert final.group_epoch > before.group_epoch                 # fencing b moved the epoch on
