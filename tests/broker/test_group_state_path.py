@@ -527,3 +527,18 @@ def test_a_failed_share_append_leaves_the_state_as_it_was(clock):
             operation()
         assert state(coordinator) == before
     assert len(logged(broker)) == log_end and "new" not in coordinator.groups
+
+
+def test_a_member_assignment_record_carries_kafkas_member_state_byte(served):
+    """ConsumerGroupCurrentMemberAssignmentValue.State holds Kafka's MemberState value (STABLE 0,
+    UNREVOKED_PARTITIONS 1, UNRELEASED_PARTITIONS 2): a Kafka broker reading the log reads the same state."""
+    a = beat(served, "k", "a", 0, owned=[])
+    holds = owned(served, a)
+    a = beat(served, "k", "a", a.member_epoch, owned=holds)
+    beat(served, "k", "b", 0, owned=[])                                     # b joins: a must give a partition up
+    beat(served, "k", "a", a.member_epoch, owned=holds)
+    states = [(r.key.member_id, r.value.state) for _, _, r in logged(served)
+              if r.kind == records.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT and r.value is not None]
+    assert ("a", 0) in states            # STABLE, alone in the group
+    assert ("a", 1) in states            # UNREVOKED_PARTITIONS: it must give a partition up first
+    assert ("b", 2) in states            # UNRELEASED_PARTITIONS: it waits for that partition

@@ -32,9 +32,9 @@ Epochs = dict[uuid.UUID, dict[int, int]]          # topic id -> partition -> the
 
 class MemberState(enum.IntEnum):
     """Kafka's MemberState, with its record values (ConsumerGroupCurrentMemberAssignmentValue.State)."""
-    UNRELEASED_PARTITIONS = 0
+    STABLE = 0
     UNREVOKED_PARTITIONS = 1
-    STABLE = 2
+    UNRELEASED_PARTITIONS = 2
 
 
 @dataclass(frozen=True)
