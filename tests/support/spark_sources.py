@@ -70,7 +70,7 @@ class Source:
         from support.targets import BrokerTarget
 
         config = {"retention.ms": "-1", **{k: str(v) for k, v in (config or {}).items()}}
-        BrokerTarget(self.cluster, self.bootstrap_servers, self.handle).create_topic(name, partitions, config)
+        BrokerTarget(self.broker, self.bootstrap_servers, self.handle).create_topic(name, partitions, config)
         return name
 
     def read(self, *, stream: bool = False, **options: str) -> Any:
