@@ -298,7 +298,7 @@ class ConsumerGroup:
     def target_member_record(self, member_id: str) -> GroupRecord:
         return records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                               {"group_id": self.group_id, "member_id": member_id},
-                              {"topic_partitions": _partitions_out(self.target.get(member_id, {}))})
+                              {"topic_partitions": partitions_out(self.target.get(member_id, {}))})
 
     def target_metadata_record(self) -> GroupRecord:
         return records.record(records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": self.group_id},
@@ -356,7 +356,8 @@ def metadata_hash(topics: Mapping[str, Topic], names: Iterable[str]) -> int:
     return zlib.crc32("|".join(parts).encode()) if parts else 0
 
 
-def _partitions_out(partitions: Partitions) -> list[dict[str, Any]]:
+def partitions_out(partitions: Mapping[uuid.UUID, frozenset[int]]) -> list[dict[str, Any]]:
+    """Partitions as the group records hold them: by topic id, sorted, empty topics left out."""
     return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(partitions.items(), key=lambda i: str(i[0]))
             if ps]
 
@@ -381,7 +382,8 @@ class _TopicPartitions(Protocol):
     def partitions(self) -> list[int]: ...
 
 
-def _partitions_in(entries: Iterable[_TopicPartitions] | None) -> Partitions:
+def partitions_in(entries: Iterable[_TopicPartitions] | None) -> Partitions:
+    """A record's or heartbeat's (topic id, partitions) entries, merged by topic."""
     out: Partitions = {}
     for entry in entries or ():
         if entry.partitions:
@@ -402,7 +404,7 @@ def _epochs_in(entries: Iterable[_TopicPartitions] | None, default_epoch: int) -
 
 
 def _owned(entries: Iterable[_TopicPartitions] | None) -> Partitions | None:
-    return None if entries is None else _partitions_in(entries)
+    return None if entries is None else partitions_in(entries)
 
 
 def _is_subset(owned: Partitions | None, assigned: Epochs) -> bool:
@@ -1239,7 +1241,7 @@ class ConsumerGroups:
             if value is None:
                 group.target.pop(member_id, None)
             else:
-                group.target[member_id] = _partitions_in(value.topic_partitions)
+                group.target[member_id] = partitions_in(value.topic_partitions)
         elif kind == records.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
             if value is not None:
                 group.assignment_epoch = value.assignment_epoch

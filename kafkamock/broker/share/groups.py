@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from kafkamock.broker.errors import ErrorCode, KafkaError
 from kafkamock.broker.groups import records
 from kafkamock.broker.groups.assignors import SHARE_ASSIGNOR
-from kafkamock.broker.groups.consumer import metadata_hash
+from kafkamock.broker.groups.consumer import metadata_hash, partitions_in, partitions_out
 from kafkamock.codec.messages import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
 
 if TYPE_CHECKING:
@@ -162,11 +162,11 @@ class ShareGroup:
     def assignment_record(self, member: ShareMember) -> GroupRecord:
         return records.record(records.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, self._member_key(member.member_id), {
             "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
-            "state": STABLE, "assigned_partitions": _partitions_out(member.assigned)})
+            "state": STABLE, "assigned_partitions": partitions_out(member.assigned)})
 
     def target_member_record(self, member_id: str) -> GroupRecord:
         return records.record(records.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, self._member_key(member_id),
-                              {"topic_partitions": _partitions_out(self.target.get(member_id, {}))})
+                              {"topic_partitions": partitions_out(self.target.get(member_id, {}))})
 
     def target_metadata_record(self) -> GroupRecord:
         return records.record(records.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": self.group_id},
@@ -220,19 +220,6 @@ class ShareGroup:
         heartbeat again is fenced when it runs out."""
         for member_id in self.members:
             coordinator.share.session_ok(self.group_id, member_id)
-
-
-def _partitions_out(partitions: Mapping[uuid.UUID, frozenset[int]]) -> list[dict[str, Any]]:
-    return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(partitions.items(), key=lambda i: str(i[0]))
-            if ps]
-
-
-def _partitions_in(entries: Iterable[Any] | None) -> Partitions:
-    out: Partitions = {}
-    for entry in entries or ():
-        if entry.partitions:
-            out[entry.topic_id] = out.get(entry.topic_id, frozenset()) | frozenset(entry.partitions)
-    return out
 
 
 def _plain(partitions: Mapping[uuid.UUID, Iterable[int]]) -> Partitions:
@@ -645,12 +632,12 @@ class ShareGroups:
                 return
             member = existing if existing is not None else group.members.setdefault(member_id, ShareMember(member_id))
             member.member_epoch, member.previous_member_epoch = value.member_epoch, value.previous_member_epoch
-            member.assigned = _partitions_in(value.assigned_partitions)
+            member.assigned = partitions_in(value.assigned_partitions)
         elif kind == records.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER:
             if value is None:
                 group.target.pop(member_id, None)
             else:
-                group.target[member_id] = _partitions_in(value.topic_partitions)
+                group.target[member_id] = partitions_in(value.topic_partitions)
         elif kind == records.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA:
             if value is None:
                 group.assignment_epoch = -1
@@ -663,8 +650,8 @@ class ShareGroups:
                 return
             now = self.coordinator.now()
             group.initializing = {t: Initializing(ps, now)
-                                  for t, ps in _partitions_in(value.initializing_topics).items()}
-            group.initialized = _partitions_in(value.initialized_topics)
+                                  for t, ps in partitions_in(value.initializing_topics).items()}
+            group.initialized = partitions_in(value.initialized_topics)
             group.deleting = frozenset(t.topic_id for t in value.deleting_topics)
 
     # -- ShareGroupDescribe ---------------------------------------------------------------------------------------
