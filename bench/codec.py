@@ -111,6 +111,47 @@ def fetch_response() -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 123_456, "responses": responses}
 
 
+def small_produce_request() -> dict[str, Any]:
+    """ProduceRequest v11 as a producer sends it at low volume: one partition, one 1 KB record batch."""
+    return {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
+        {"name": "events", "partition_data": [{"index": 0, "records": _rng(6).randbytes(1024)}]}]}
+
+
+def small_fetch_request() -> dict[str, Any]:
+    """FetchRequest v16 of a consumer on one partition (topic id, no session)."""
+    return {"replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 52_428_800, "isolation_level": 1,
+            "session_id": 0, "session_epoch": -1, "topics": [
+                {"topic_id": uuid.UUID(int=_rng(7).getrandbits(128)), "partitions": [
+                    {"partition": 0, "current_leader_epoch": 3, "fetch_offset": 123_456, "last_fetched_epoch": 3,
+                     "log_start_offset": -1, "partition_max_bytes": 1_048_576}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+
+
+def heartbeat_request() -> dict[str, Any]:
+    """HeartbeatRequest v4 of a classic group member."""
+    return {"group_id": "analytics-consumers", "generation_id": 42,
+            "member_id": "consumer-1-5e0c6c1a-1f1e-4b7e-9d5c-2f3a4b5c6d7e", "group_instance_id": None}
+
+
+def small_offset_commit_request() -> dict[str, Any]:
+    """OffsetCommitRequest v9 committing one partition (a synchronous commit after each record)."""
+    return {"group_id": "analytics-consumers", "generation_id_or_member_epoch": 42,
+            "member_id": "consumer-1-5e0c6c1a-1f1e-4b7e-9d5c-2f3a4b5c6d7e", "group_instance_id": None,
+            "topics": [{"name": "clickstream-0", "partitions": [
+                {"partition_index": 7, "committed_offset": 10_000_137, "committed_leader_epoch": 3,
+                 "committed_metadata": ""}]}]}
+
+
+def small_share_fetch_request() -> dict[str, Any]:
+    """ShareFetchRequest v1 of a share consumer on one partition, acknowledging one batch of 10 records."""
+    return {"group_id": "share-group-bench", "member_id": "Oq0dyr1FRmO0EB7FAXR8Bw", "share_session_epoch": 5,
+            "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 52_428_800, "max_records": 500, "batch_size": 500,
+            "topics": [{"topic_id": uuid.UUID(int=_rng(8).getrandbits(128)), "partitions": [
+                {"partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": 1000, "last_offset": 1009, "acknowledge_types": [1]}]}]}],
+            "forgotten_topics_data": []}
+
+
 # --- the few fields every library must agree on (attribute access works on all three decoded forms) -----------------
 
 def _metadata_facts(m):
@@ -124,7 +165,7 @@ def _share_fetch_facts(m):
     return (m.member_id, m.share_session_epoch, m.topics[-1].topic_id, part.partition_index,
             sum(len(p.acknowledgement_batches) for t in m.topics for p in t.partitions),
             part.acknowledgement_batches[-1].first_offset, part.acknowledgement_batches[-1].acknowledge_types,
-            part.acknowledgement_batches[-3].acknowledge_types)
+            part.acknowledgement_batches[0].acknowledge_types)
 
 
 def _offset_commit_facts(m):
@@ -142,6 +183,15 @@ def _fetch_facts(m):
     last = m.responses[-1].partitions[-1]
     return (m.session_id, sum(len(t.partitions) for t in m.responses), m.responses[-1].topic_id, last.partition_index,
             last.high_watermark, bytes(last.records))
+
+
+def _fetch_request_facts(m):
+    part = m.topics[0].partitions[0]
+    return (m.isolation_level, m.topics[0].topic_id, part.fetch_offset, part.partition_max_bytes)
+
+
+def _heartbeat_facts(m):
+    return (m.group_id, m.generation_id, m.member_id, m.group_instance_id)
 
 
 @dataclass(frozen=True)
@@ -165,6 +215,17 @@ CASES = (
          _produce_facts, "kafka.protocol.producer"),
     Case("FetchResponse v16 (100 partitions x 10 KB)", "FetchResponse", 16, fetch_response,
          _fetch_facts, "kafka.protocol.consumer"),
+    # The small messages of the hot path: one per request a client sends over and over.
+    Case("ProduceRequest v11 (1 partition, 1 KB batch)", "ProduceRequest", 11, small_produce_request,
+         _produce_facts, "kafka.protocol.producer"),
+    Case("FetchRequest v16 (1 partition)", "FetchRequest", 16, small_fetch_request,
+         _fetch_request_facts, "kafka.protocol.consumer"),
+    Case("HeartbeatRequest v4", "HeartbeatRequest", 4, heartbeat_request, _heartbeat_facts,
+         "kafka.protocol.consumer"),
+    Case("OffsetCommitRequest v9 (1 partition)", "OffsetCommitRequest", 9, small_offset_commit_request,
+         _offset_commit_facts, "kafka.protocol.consumer"),
+    Case("ShareFetchRequest v1 (1 partition, 1 ack batch)", "ShareFetchRequest", 1, small_share_fetch_request,
+         _share_fetch_facts, "kafka.protocol.consumer"),
 )
 
 
@@ -301,10 +362,13 @@ def _kio_reader_kind() -> str:
     return "pure Python"
 
 
-def measure(repeats: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """One record per (message, op, library), and each message's size in bytes."""
+def measure(repeats: int, only: str | None = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """One record per (message, op, library), and each message's size in bytes (``only``: the cases whose label
+    contains it)."""
     results, sizes = [], {}
     for case in CASES:
+        if only and only not in case.label:
+            continue
         data, subjects = prepare(case)
         sizes[case.label] = len(data)
         print(f"timing {case.label} ...", file=sys.stderr, flush=True)
@@ -346,13 +410,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="PATH", help="also write the raw numbers to PATH")
     parser.add_argument("--quick", action="store_true", help="one run per case instead of five (smoke run)")
+    parser.add_argument("--only", metavar="TEXT", help="only the messages whose label contains TEXT")
     args = parser.parse_args(argv)
     repeats = 1 if args.quick else 5
     meta = {"python": f"{platform.python_implementation()} {platform.python_version()}", "platform": platform.platform(),
             "kafkamock": _version("kafkamock"), "kio": _version("kio"), "kafka-python": _version("kafka-python"),
             "kio_reader": _kio_reader_kind(), "kio_writer": "pure Python (kio.serial.entity_writer)",
             "repeats": repeats, "quick": args.quick}
-    results, sizes = measure(repeats)
+    results, sizes = measure(repeats, args.only)
     print(render(results, sizes, meta))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -17,6 +17,7 @@ drops a replica or moves the leader bumps the leader epoch.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 import uuid
@@ -94,8 +95,11 @@ def parse_kafka_uuid(text: str) -> uuid.UUID:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
 
 
+@functools.lru_cache(maxsize=65536)
 def partition_for_key(key: str, partitions: int) -> int:
-    """Kafka's coordinator partitioning: ``Utils.abs(key.hashCode()) % partitions`` (abs(MIN_VALUE) is 0)."""
+    """Kafka's coordinator partitioning: ``Utils.abs(key.hashCode()) % partitions`` (abs(MIN_VALUE) is 0).
+    Cached: every group and transaction request asks it again for the same few ids, and Java's string hash is a
+    loop over the id's characters in Python."""
     h = java_string_hash(key)
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 

@@ -11,12 +11,14 @@ replays each as a ``LoggedRecord``, the very form ``decode`` gives when the log 
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kafkamock import codec
-from kafkamock.codec import Message
+from kafkamock.codec import Codec, Message
+from kafkamock.codec.errors import DecodeError
 
 # record type -> (key schema, value schema): Kafka's CoordinatorRecordType for the group coordinator.
 OFFSET_COMMIT_LEGACY, OFFSET_COMMIT, GROUP_METADATA = 0, 1, 2
@@ -61,13 +63,20 @@ class UnknownRecord(ValueError):
     """A record this broker does not read (another coordinator's, or a newer type): replay skips it."""
 
 
+@functools.cache
+def _codec(name: str, version: int) -> Codec:
+    """The compiled codec of a record's key or value schema (looked up once: the commit path asks per record)."""
+    return codec.codec_for(name, version)
+
+
 def encode_key(record_type: int, key: dict[str, Any]) -> bytes:
-    name = RECORD_TYPES[record_type][0]
-    return _INT16.pack(record_type) + codec.encode(name, 0, key)
+    out = bytearray(_INT16.pack(record_type))
+    return bytes(_codec(RECORD_TYPES[record_type][0], 0).write(key, out))
 
 
 def encode_value(record_type: int, version: int, value: dict[str, Any]) -> bytes:
-    return _INT16.pack(version) + codec.encode(RECORD_TYPES[record_type][1], version, value)
+    out = bytearray(_INT16.pack(version))
+    return bytes(_codec(RECORD_TYPES[record_type][1], version).write(value, out))
 
 
 def latest_value_version(record_type: int) -> int:
@@ -114,8 +123,19 @@ def decode(key: bytes | None, value: bytes | None) -> LoggedRecord:
     names = RECORD_TYPES.get(record_type)
     if names is None:
         raise UnknownRecord(f"record type {record_type}")
-    decoded_key = codec.decode(names[0], 0, memoryview(key)[2:])
+    decoded_key = _decode_whole(_codec(names[0], 0), key)
     if value is None:
         return LoggedRecord(record_type, decoded_key, None)
     version = _INT16.unpack_from(value)[0]
-    return LoggedRecord(record_type, decoded_key, codec.decode(names[1], version, memoryview(value)[2:]))
+    return LoggedRecord(record_type, decoded_key, _decode_whole(_codec(names[1], version), value))
+
+
+def _decode_whole(schema: Codec, data: bytes) -> Message:
+    """The struct after a record's 2-byte type or version prefix; bytes left after it are an error, as in
+    ``Codec.decode``."""
+    if type(data) is not bytes:
+        data = bytes(data)
+    message, end = schema.decode_from(data, 2)
+    if end != len(data):
+        raise DecodeError(schema.name, schema.version, end, f"{len(data) - end} trailing bytes after the message")
+    return message
