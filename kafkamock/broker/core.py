@@ -281,7 +281,7 @@ class Cluster:
                          f"{'handshake' if session.state in (State.HANDSHAKE_OR_VERSIONS, State.HANDSHAKE) else 'authentication'}"
                          f" (state {session.state.value})")
         self.requests.add(LoggedRequest(
-            self.now_ms(), node.node_id, request.api_key, self.registry.requests[request.api_key].api_name,
+            self.now_ms(), node.node_id, request.api_key, self.registry.api_names[request.api_key],
             request.version, request.correlation_id, request.client_id, request.connection.id,
             request.connection.peer, request.connection.listener, request.connection.principal))
         faults = self.faults.matching(request.api_key, node.node_id)

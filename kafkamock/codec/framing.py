@@ -43,6 +43,14 @@ def encode_response_parts(api: int | str, version: int, correlation_id: int, bod
                           registry: Registry | None = None) -> list[bytes | bytearray | memoryview]:
     """The same frame as a list of buffers (record batches are not copied): for scatter-gather sends."""
     reg = registry or default_registry()
+    if type(api) is int:       # a broker's path: the API's codecs in one lookup
+        exchange = reg.exchange(api, version)
+        out = bytearray(4)
+        big: Blobs = []
+        exchange.response_header.write({"correlation_id": correlation_id}, out)
+        exchange.response.write(body, out, big)
+        _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
+        return blob_parts(out, big)
     return blob_parts(*_frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id},
                               body))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,20 @@ class Codec:
         return f"<Codec {self.name} v{self.version}>"
 
 
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One API at one version as it crosses a connection: the codecs of the request's header and body and of the
+    response's, looked up once (a broker frames every request and response with them)."""
+
+    api_key: int
+    version: int
+    api_name: str
+    request_header: Codec
+    request: Codec
+    response_header: Codec
+    response: Codec
+
+
 class Registry:
     """Messages loaded from one schema directory, with their codecs compiled on first use.
 
@@ -92,9 +107,11 @@ class Registry:
         self.schemas = schemas
         self.classes = classes
         self._codecs: dict[tuple[str, int], Codec] = {}
+        self._exchanges: dict[tuple[int, int], Exchange] = {}
         self.requests: dict[int, MessageSpec] = {}
         self.responses: dict[int, MessageSpec] = {}
         self._api_names: dict[str, int] = {}
+        self.api_names: dict[int, str] = {}          # api key -> API name (ShareFetch)
         self._coordinator: dict[str, dict[int, MessageSpec]] = {t: {} for t in COORDINATOR_TYPES}
         for spec in schemas:
             if spec.record_type is not None:
@@ -103,6 +120,7 @@ class Registry:
                 continue
             (self.requests if spec.type == "request" else self.responses)[spec.api_key] = spec
             self._api_names[spec.api_name] = spec.api_key
+            self.api_names[spec.api_key] = spec.api_name
         keys, values = self._coordinator["coordinator-key"], self._coordinator["coordinator-value"]
         self.coordinator_records: dict[int, tuple[str, str]] = {
             t: (keys[t].name, values[t].name) for t in sorted(keys.keys() & values.keys())
@@ -134,6 +152,18 @@ class Registry:
                 )
             codec = self._codecs[(name, version)] = Codec(spec, version, self.classes)
         return codec
+
+    def exchange(self, api_key: int, version: int) -> Exchange:
+        """The codecs of API ``api_key`` at ``version`` (cached); an unknown API or version raises
+        UnknownMessageError or UnsupportedVersionError as ``codec`` does."""
+        exchange = self._exchanges.get((api_key, version))
+        if exchange is None:
+            request, response = self.request(api_key), self.response(api_key)
+            exchange = self._exchanges[(api_key, version)] = Exchange(
+                api_key, version, request.api_name,
+                self.codec("RequestHeader", request.header_version(version)), self.codec(request.name, version),
+                self.codec("ResponseHeader", response.header_version(version)), self.codec(response.name, version))
+        return exchange
 
     def api_key(self, api: int | str) -> int:
         """Resolve an API given as a key (``78``) or a name (``"ShareFetch"``, ``"ShareFetchRequest"``)."""

@@ -38,13 +38,16 @@ from kafkamock.codec import (
     encode_response,
 )
 from kafkamock.codec.framing import encode_response_parts
-from kafkamock.codec.registry import default_registry
+from kafkamock.codec.registry import Exchange, default_registry
 
 if TYPE_CHECKING:
     from kafkamock.server.server import Server
 
 log = logging.getLogger("kafkamock.server")
 _SIZE = struct.Struct(">i")
+_KEY_VERSION = struct.Struct(">hh")
+# (api key, version) -> the codecs of every request already read at that version: one lookup per request.
+_EXCHANGES: dict[tuple[int, int], Exchange] = {}
 API_VERSIONS = 18
 IOV_MAX = 1024
 # A response as the buffers to send (record batches as views of the stored ones, not joined).
@@ -59,15 +62,20 @@ def read_request(frame: bytes | bytearray) -> tuple[Message, Message]:
     keeps a 4-byte int32 placeholder where the compact-array null is one byte (librdkafka issue #5049), so the
     frame ends with three extra bytes. The codec's own ``decode_request`` is strict; the broker is not.
     """
-    header, pos = decode_request_header(frame)
-    spec = default_registry().requests[header.request_api_key]
+    exchange = None
+    if len(frame) >= 8:
+        exchange = _EXCHANGES.get(_KEY_VERSION.unpack_from(frame, 4))
+    if exchange is None:                     # not seen yet, or not an API and version the codec knows
+        header, _ = decode_request_header(frame)
+        exchange = _EXCHANGES[header.request_api_key, header.request_api_version] = default_registry().exchange(
+            header.request_api_key, header.request_api_version)
+    header, pos = exchange.request_header.decode_from(frame, 4)
     # Records come back as writable views of the frame: the broker rewrites a produced batch's header in place
     # and keeps it, so a produced byte is copied once, from the socket into the frame.
-    body, end = default_registry().codec(spec.name, header.request_api_version).decode_from(frame, pos,
-                                                                                           memoryview(frame))
+    body, end = exchange.request.decode_from(frame, pos, memoryview(frame))
     if end != len(frame):
-        log.debug("ignoring %d trailing byte(s) after %s v%d (as Kafka does)", len(frame) - end, spec.name,
-                  header.request_api_version)
+        log.debug("ignoring %d trailing byte(s) after %s v%d (as Kafka does)", len(frame) - end,
+                  exchange.request.name, header.request_api_version)
     return header, body
 
 
