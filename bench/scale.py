@@ -33,18 +33,20 @@ which the clients share with the broker; one turn per cell. RLIMIT_NOFILE is rai
 the bench and (inherited) the brokers.
 
 **Partitions** (``--partitions N``, default 10,000), in two layouts (``--layouts``), each on a fresh broker:
-``topics`` = N/100 topics of 100 partitions, ``one`` = one topic of N partitions. CreateTopics (confluent-kafka's
-AdminClient, one request per 10,000 partitions: Kafka's controller refuses more in one; operation_timeout 60 s)
-is timed from the request to its answer; then, from the same start, to the first Metadata (AdminClient.
-list_topics, back to back) that shows every topic with all its partitions, each with a leader and no error; then
-to the first ListOffsets(latest) for every partition (one request, back to back) that has no partition error:
-Kafka names a leader in Metadata seconds before that leader has made the partition's log and can serve it. Then
-a confluent-kafka Producer (acks=all, linger.ms=5) sends one record to every partition, timed from the first
-produce() to the end of flush(): every delivery report must be free of error, at offset 0, one per partition.
-Then a Consumer assign()s every partition at offset 0 (fetch.wait.max.ms=50) and is timed until it holds one
-record from every partition, each checked (partition, offset 0, its value "topic/partition", none twice). RSS
-before creation, once every partition is served, and after the produce and fetch; RSS per partition = (after
-all - before) / N.
+``topics`` = N/100 topics of 100 partitions, ``one`` = one topic of N partitions. They are made with
+confluent-kafka's AdminClient (operation_timeout 60 s), in CreateTopics requests of at most 10,000 metadata records
+each, one per topic and one per partition: Kafka 4.3.1's controller refuses a request that makes more
+(POLICY_VIOLATION "Unable to perform excessively large batch operation.", as kafkamock does), so 100 × 100 takes two
+requests (99 topics, then 1) and one topic of 10,000 partitions is made with 9,999 and grown to 10,000 by a
+CreatePartitions. Timed from the first request to the last answer; then, from the same start, to the first Metadata
+(AdminClient.list_topics, back to back) that shows every topic with all its partitions, each with a leader and no
+error; then to the first ListOffsets(latest) for every partition (one request, back to back) that has no partition
+error: Kafka names a leader in Metadata seconds before that leader has made the partition's log and can serve it.
+Then a confluent-kafka Producer (acks=all, linger.ms=5) sends one record to every partition, timed from the first
+produce() to the end of flush(): every delivery report must be free of error, at offset 0, one per partition. Then a
+Consumer assign()s every partition at offset 0 (fetch.wait.max.ms=50) and is timed until it holds one record from
+every partition, each checked (partition, offset 0, its value "topic/partition", none twice). RSS before creation,
+once every partition is served, and after the produce and fetch; RSS per partition = (after all - before) / N.
 
 **Connections** (``--connections N``, default 1,000): N TCP connections, opened by this process on trio with
 kafkamock's codec (raw requests, no client library), at most ``--connect-parallel`` (default 50, Kafka's
@@ -116,7 +118,15 @@ from typing import Any
 import confluent_kafka
 import trio
 from confluent_kafka import Consumer, Producer, ShareConsumer, TopicPartition
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -126,7 +136,8 @@ from kafkamock.codec import api_versions, decode_response, default_registry, enc
 
 REPO = Path(__file__).resolve().parent.parent
 READY = re.compile(r"kafkamock broker ready: bootstrap\.servers=(\S+)")
-MAX_PARTITIONS_PER_REQUEST = 10_000     # Kafka's controller refuses a CreateTopics of more
+MAX_RECORDS_PER_REQUEST = 10_000        # Kafka's controller refuses a request that makes more (one per topic,
+#                                         one per partition): QuorumController.MAX_RECORDS_PER_USER_OP
 DEADLINE_S = 300.0                      # give up on a phase after this long (a failure, never a figure)
 SIZE = struct.Struct(">i")
 ROWS = ("partitions", "connections", "share")
@@ -162,24 +173,40 @@ class Broker:
         return memory[0] if memory else None
 
     def create_topics(self, topics: dict[str, int]) -> int:
-        """CreateTopics for {name: partitions}, at most 10,000 partitions a request; returns the request count."""
+        """{name: partitions} made with CreateTopics requests of at most 10,000 metadata records each (one per
+        topic, one per partition: Kafka's controller refuses more), a topic too big for one grown by
+        CreatePartitions; returns the number of requests."""
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         requests = 0
+
+        def wait(futures: dict[str, Any], what: str) -> None:
+            for topic, future in futures.items():
+                try:
+                    future.result(180)
+                except Exception as exc:
+                    raise BenchError(f"{what} {topic}: {exc}") from None
+
         batch: list[NewTopic] = []
-        size = 0
-        for name, partitions in [*topics.items(), (None, 0)]:
-            if batch and (name is None or size + partitions > MAX_PARTITIONS_PER_REQUEST):
-                futures = admin.create_topics(batch, operation_timeout=60, request_timeout=120)
-                for topic, future in futures.items():
-                    try:
-                        future.result(180)
-                    except Exception as exc:
-                        raise BenchError(f"CreateTopics {topic}: {exc}") from None
+        records = 0
+        grow: dict[str, int] = {}
+        for name, partitions in [*topics.items(), ("", 0)]:
+            first = min(partitions, MAX_RECORDS_PER_REQUEST - 1)
+            if batch and (not name or records + 1 + first > MAX_RECORDS_PER_REQUEST):
+                wait(admin.create_topics(batch, operation_timeout=60, request_timeout=120), "CreateTopics")
                 requests += 1
-                batch, size = [], 0
-            if name is not None:
-                batch.append(NewTopic(name, num_partitions=partitions, replication_factor=1))
-                size += partitions
+                batch, records = [], 0
+            if name:
+                batch.append(NewTopic(name, num_partitions=first, replication_factor=1))
+                records += 1 + first
+                if partitions > first:
+                    grow[name] = partitions
+        for name, total in grow.items():
+            count = MAX_RECORDS_PER_REQUEST - 1
+            while count < total:
+                count = min(total, count + MAX_RECORDS_PER_REQUEST - 1)
+                wait(admin.create_partitions([NewPartitions(name, count)], operation_timeout=60, request_timeout=120),
+                     "CreatePartitions")
+                requests += 1
         return requests
 
     def share_earliest(self, group: str) -> None:
@@ -1037,7 +1064,8 @@ def main() -> int:
                 what = (f"{n // min(100, n):,} topics × {min(100, n)} partitions" if layout == "topics"
                         else f"1 topic × {n:,} partitions")
                 print(table(f"## {n:,} partitions: {what} (seconds from the CreateTopics request)", results, [
-                    ("created_s", "CreateTopics answered (s)", ".3f"),
+                    ("requests", "requests to make them (CreateTopics, CreatePartitions)", "d"),
+                    ("created_s", "every creating request answered (s)", ".3f"),
                     ("led_s", "every partition led in Metadata (s)", ".3f"),
                     ("served_s", "every partition served: ListOffsets without error (s)", ".3f"),
                     ("produce_s", "1 record to every partition, produced and flushed (s)", ".3f"),
