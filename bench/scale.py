@@ -88,11 +88,13 @@ Ratios are peer ÷ kafkamock of the same metric in the same run: every metric he
     .venv/bin/python bench/scale.py --partitions 1000 --connections 100 --share-consumers 10 --share-records 10000
     .venv/bin/python bench/scale.py --only partitions,kafkamock,mock      # rows and/or brokers
     .venv/bin/python bench/scale.py --only connections --json scale.json
+    .venv/bin/python bench/scale.py --only kafkamock --profile /tmp/scale-prof     # py-spy kafkamock's phases
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import ctypes
 import gc
 import glob
@@ -103,6 +105,7 @@ import platform
 import queue
 import re
 import resource
+import signal
 import socket
 import struct
 import subprocess
@@ -158,6 +161,7 @@ class Broker:
     name = ""
     in_process = False                  # its memory cannot be told apart from the bench's
     created_by_request = True           # False: create_topics is not a CreateTopics request (marked †)
+    python = False                      # a Python process, which --profile can sample with py-spy
     bootstrap = ""
     pid: int | None = None
 
@@ -226,6 +230,7 @@ class Broker:
 
 class KafkamockBroker(Broker):
     name = "kafkamock"
+    python = True
 
     def start(self, configs: dict[str, str]) -> None:
         self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-scale-", suffix=".log", delete=False)
@@ -496,6 +501,64 @@ def wait_served(wire: Wire, topics: dict[str, int], deadline_s: float = DEADLINE
     raise BenchError(f"not every partition is served after {deadline_s:.0f} s (error codes: {errors})")
 
 
+PROFILE_DIR: Path | None = None         # --profile
+PROFILES: list[tuple[str, Path]] = []
+
+
+class profiled:  # noqa: N801 - used as a context manager, named like one
+    """py-spy recording the broker's process through one phase (``--profile DIR``; kafkamock only: a Python
+    process). It attaches for 1 s before the phase's clock starts; figures taken under sampling are not the
+    benchmark's."""
+
+    def __init__(self, broker: Broker, phase: str) -> None:
+        self.broker, self.phase = broker, phase
+        self.spy: subprocess.Popen | None = None
+
+    def __enter__(self) -> profiled:
+        if PROFILE_DIR is not None and self.broker.python and self.broker.pid:
+            self.path = PROFILE_DIR / f"{self.phase}.txt"
+            py_spy = Path(sys.executable).parent / "py-spy"
+            self.spy = subprocess.Popen([str(py_spy), "record", "--pid", str(self.broker.pid), "--rate", "250",
+                                         "--format", "raw", "--nonblocking", "-o", str(self.path)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self.spy is not None:
+            self.spy.send_signal(signal.SIGINT)
+            self.spy.wait(60)
+            self.spy = None
+            PROFILES.append((self.phase, self.path))
+
+
+def profile_summary(phase: str, path: Path, top: int = 12) -> str:
+    """Where the broker's samples fall: the functions most often on top of the stack, and kafkamock's functions
+    most often anywhere on it."""
+    on_top: collections.Counter[str] = collections.Counter()
+    anywhere: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        total += int(count)
+        on_top[frames[-1]] += int(count)
+        for frame in set(frames):
+            if "kafkamock/" in frame and "kafkamock/cli.py" not in frame:
+                anywhere[frame] += int(count)
+    if not total:
+        return f"\n### {phase}: no samples"
+    rows = [f"\n### kafkamock under py-spy, {phase}: {total:,} samples ({path})\n", "| on top of the stack | % |",
+            "|---|---:|"]
+    rows += [f"| {f} | {100 * n / total:.1f} |" for f, n in on_top.most_common(top)]
+    rows += ["", "| kafkamock's, anywhere on the stack | % |", "|---|---:|"]
+    rows += [f"| {f} | {100 * n / total:.1f} |" for f, n in anywhere.most_common(top)]
+    return "\n".join(rows)
+
+
 def mb(n: int | None) -> float | None:
     return None if n is None else n / 1e6
 
@@ -536,13 +599,14 @@ def partitions_row(broker: Broker, total: int, layout: str) -> dict[str, Any]:
     admin.list_topics(timeout=30)               # connected before the clock
     wire = Wire(broker.bootstrap)
     rss_before = broker.rss()
-    start = time.perf_counter()
-    out["requests"] = broker.create_topics(topics)
-    created = time.perf_counter() - start
-    wait_led(admin, topics)
-    led = time.perf_counter() - start
-    wait_served(wire, topics)
-    served = time.perf_counter() - start
+    with profiled(broker, f"partitions-{layout}-create"):
+        start = time.perf_counter()
+        out["requests"] = broker.create_topics(topics)
+        created = time.perf_counter() - start
+        wait_led(admin, topics)
+        led = time.perf_counter() - start
+        wait_served(wire, topics)
+        served = time.perf_counter() - start
     wire.close()
     if broker.created_by_request:
         out.update(created_s=created, led_s=led, served_s=served)
@@ -555,17 +619,18 @@ def partitions_row(broker: Broker, total: int, layout: str) -> dict[str, Any]:
     def on_delivery(err, msg) -> None:
         reports.append((msg.topic(), msg.partition(), msg.offset(), err))
 
-    start = time.perf_counter()
-    for name, partitions in topics.items():
-        for p in range(partitions):
-            while True:
-                try:
-                    producer.produce(name, f"{name}/{p}".encode(), partition=p, on_delivery=on_delivery)
-                    break
-                except BufferError:
-                    producer.poll(0.01)
-    left = producer.flush(DEADLINE_S)
-    out["produce_s"] = time.perf_counter() - start
+    with profiled(broker, f"partitions-{layout}-produce"):
+        start = time.perf_counter()
+        for name, partitions in topics.items():
+            for p in range(partitions):
+                while True:
+                    try:
+                        producer.produce(name, f"{name}/{p}".encode(), partition=p, on_delivery=on_delivery)
+                        break
+                    except BufferError:
+                        producer.poll(0.01)
+        left = producer.flush(DEADLINE_S)
+        out["produce_s"] = time.perf_counter() - start
     errors = [r for r in reports if r[3] is not None or r[2] != 0]
     if left or errors or len({(t, p) for t, p, _, _ in reports}) != total:
         raise BenchError(f"produce: {left} undelivered, {len(reports)} reports for {total} partitions, "
@@ -576,19 +641,20 @@ def partitions_row(broker: Broker, total: int, layout: str) -> dict[str, Any]:
                          "client.id": "bench-scale"})
     seen: set[tuple[str, int]] = set()
     try:
-        start = time.perf_counter()
-        consumer.assign([TopicPartition(name, p, 0) for name, n in topics.items() for p in range(n)])
-        deadline = start + DEADLINE_S
-        while len(seen) < total and time.perf_counter() < deadline:
-            for m in consumer.consume(num_messages=min(total - len(seen), 1_000_000), timeout=1.0):
-                if m.error() is not None:
-                    raise BenchError(f"fetch: {m.error()}")
-                key = (m.topic(), m.partition())
-                if key in seen or m.offset() != 0 or m.value() != f"{key[0]}/{key[1]}".encode():
-                    raise BenchError(f"fetch: {key} at offset {m.offset()} is {m.value()!r} "
-                                     f"({'twice' if key in seen else 'wrong'})")
-                seen.add(key)
-        out["fetch_s"] = time.perf_counter() - start
+        with profiled(broker, f"partitions-{layout}-fetch"):
+            start = time.perf_counter()
+            consumer.assign([TopicPartition(name, p, 0) for name, n in topics.items() for p in range(n)])
+            deadline = start + DEADLINE_S
+            while len(seen) < total and time.perf_counter() < deadline:
+                for m in consumer.consume(num_messages=min(total - len(seen), 1_000_000), timeout=1.0):
+                    if m.error() is not None:
+                        raise BenchError(f"fetch: {m.error()}")
+                    key = (m.topic(), m.partition())
+                    if key in seen or m.offset() != 0 or m.value() != f"{key[0]}/{key[1]}".encode():
+                        raise BenchError(f"fetch: {key} at offset {m.offset()} is {m.value()!r} "
+                                         f"({'twice' if key in seen else 'wrong'})")
+                    seen.add(key)
+            out["fetch_s"] = time.perf_counter() - start
     finally:
         consumer.close()
     if len(seen) != total:
@@ -711,7 +777,8 @@ def connections_row(broker: Broker, count: int, parallel: int) -> dict[str, Any]
         if rss_before is not None and rss_open is not None:
             out["rss_per_connection_kb"] = (rss_open - rss_before) / count / 1e3
 
-    trio.run(run)
+    with profiled(broker, "connections"):
+        trio.run(run)
     return out
 
 
@@ -799,6 +866,7 @@ def share_row(broker: Broker, members: int, partitions: int, records: int) -> di
         except Exception as exc:
             view["error"] = f"{exc!r}"
 
+    profile = profiled(broker, "share").__enter__()
     start = time.perf_counter()
     threads = [threading.Thread(target=run, args=(me,), daemon=True) for me in state]
     watcher = threading.Thread(target=watch_group, args=(start,), daemon=True)
@@ -817,8 +885,10 @@ def share_row(broker: Broker, members: int, partitions: int, records: int) -> di
             raise BenchError(f"{len(errors)} members failed, {sum(me.committed_at is None for me in state)} did "
                              f"not commit in 60 s; first error: {errors[:1]}")
         out["acked_s"] = max(me.committed_at for me in state if me.committed_at) - start
+        profile.stop()
         watcher.join(WATCH_GRACE_S)
     finally:
+        profile.stop()
         stop.set()
         watcher.join(10)
         wire.close()
@@ -1034,7 +1104,14 @@ def main() -> int:
     parser.add_argument("--share-heartbeat-ms", type=int, default=500,
                         help="group.share.heartbeat.interval.ms (and its minimum); 0: the brokers' defaults")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--profile", type=Path, metavar="DIR",
+                        help="py-spy kafkamock through each timed phase, keep the samples in DIR and summarize them "
+                             "(figures taken so are not the benchmark's)")
     args = parser.parse_args()
+    global PROFILE_DIR
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        PROFILE_DIR = args.profile
     only = [w for w in args.only.split(",") if w]
     unknown = [w for w in only if w not in ROWS and w not in BROKERS]
     if unknown:
@@ -1114,6 +1191,8 @@ def main() -> int:
                     print("‡ no ShareGroupDescribe: the time every member was in the group (the mock cluster's "
                           "rd_kafka_mock_sharegroup_get_member_ids); its assignments cannot be seen.")
                 print(rss_note(results))
+    for phase, path in PROFILES:
+        print(profile_summary(phase, path))
     if args.json:
         args.json.write_text(json.dumps(everything, indent=1))
     return 1 if failed else 0
