@@ -154,9 +154,11 @@ class BenchError(Exception):
 # --- the brokers ---------------------------------------------------------------------------------------------------
 
 class Broker:
-    """A broker under test. ``start`` leaves it ready at ``bootstrap``; ``rss`` is its process's resident memory
-    in bytes (None when it shares this process); ``stop`` raises BenchError when it exited uncleanly or logged an
-    error. Creating topics and the share group's config go through the requests any Kafka broker takes."""
+    """A broker under test. ``start`` leaves it ready at ``bootstrap`` (and sets ``pid`` to its process, whose
+    VmRSS ``rss`` reads; None when it shares this process); ``stop`` raises BenchError when it exited uncleanly or
+    logged an error. Creating topics and the share group's config go through the requests any Kafka broker takes.
+    A peer (franz-go's kfake, say) is a subclass with ``name``, ``start`` and ``stop``, and one entry in
+    ``BROKERS``; the rows find out from its ApiVersions what it lacks (share groups, ShareGroupDescribe)."""
 
     name = ""
     in_process = False                  # its memory cannot be told apart from the bench's
@@ -601,7 +603,7 @@ def partitions_row(broker: Broker, total: int, layout: str) -> dict[str, Any]:
     rss_before = broker.rss()
     with profiled(broker, f"partitions-{layout}-create"):
         start = time.perf_counter()
-        out["requests"] = broker.create_topics(topics)
+        requests = broker.create_topics(topics)
         created = time.perf_counter() - start
         wait_led(admin, topics)
         led = time.perf_counter() - start
@@ -609,7 +611,7 @@ def partitions_row(broker: Broker, total: int, layout: str) -> dict[str, Any]:
         served = time.perf_counter() - start
     wire.close()
     if broker.created_by_request:
-        out.update(created_s=created, led_s=led, served_s=served)
+        out.update(requests=requests, created_s=created, led_s=led, served_s=served)
     rss_created = broker.rss()
 
     reports: list[tuple[str, int, int, Any]] = []
@@ -1043,7 +1045,7 @@ def turn(name: str, row: str, args: argparse.Namespace, layout: str = "") -> dic
     return out
 
 
-CREATION = ("created_s", "led_s", "served_s")
+CREATION = ("requests", "created_s", "led_s", "served_s")
 
 
 def cell(result: dict[str, Any], key: str, fmt: str, broker: str) -> str:
