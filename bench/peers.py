@@ -484,7 +484,7 @@ def kfake_version() -> str:
 
 def versions(names: list[str]) -> str:
     """One line naming the client and the version of every peer in ``names``."""
-    parts = [f"confluent-kafka {confluent_kafka.version()[0]} / librdkafka {confluent_kafka.libversion()[0]}"]
+    parts = [f"confluent-kafka {confluent_kafka.__version__} / librdkafka {confluent_kafka.libversion()[0]}"]
     if any(is_kafkamock(n) for n in names):
         parts.append(f"kafkamock {kafkamock_revision()}")
     if any(n.startswith("kfake") for n in names):
@@ -507,3 +507,51 @@ def kafkamock_revision() -> str:
     except (OSError, subprocess.CalledProcessError):
         return dist_version("kafkamock")
     return f"{dist_version('kafkamock')} (git {head}{' + local changes' if dirty else ''})"
+
+
+# --- the tables of the group, transaction and share scripts ----------------------------------------------------------
+
+def failed(exc: BaseException) -> str:
+    """A cell that failed, with its reason on one line."""
+    return "FAILED: " + " ".join(str(exc).split()).replace("|", "/")[:300]
+
+
+def comparison_table(rows: list[tuple[str, str, str, bool]], names: list[str],
+                     results: Mapping[str, Mapping[str, object]]) -> str:
+    """A markdown table: one row per (label, key, format, higher_is_better), a column per broker in ``names``,
+    then kafkamock over each peer and over the best peer of the row (the fastest one, named), every ratio
+    oriented so that above 1 kafkamock is better. A cell of ``results[name][key]`` is a number, a (number, note)
+    pair or a string (why there is no number: FAILED with the reason, or what the broker cannot do)."""
+    ours = next((n for n in names if is_kafkamock(n)), None)
+    peers = [n for n in names if not is_kafkamock(n)] if ours else []
+
+    def number(value: object) -> float | None:
+        value = value[0] if isinstance(value, tuple) else value
+        return value if isinstance(value, float) and value > 0 else None
+
+    def text(value: object, fmt: str) -> str:
+        if isinstance(value, tuple):
+            return f"{format(value[0], fmt)} ({value[1]})"
+        return format(value, fmt) if isinstance(value, float) else str(value)
+
+    def ratio(a: float | None, b: float | None, higher_is_better: bool) -> float | None:
+        return None if a is None or b is None else a / b if higher_is_better else b / a
+
+    heads = [LABELS[n] for n in names] + [f"kafkamock/{LABELS[n]}" for n in peers]
+    heads += ["kafkamock/best peer"] if peers else []
+    lines = ["| metric | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+    for label, key, fmt, higher_is_better in rows:
+        cells = [text(results[n].get(key, "-"), fmt) for n in names]
+        if ours:
+            mine = number(results[ours].get(key))
+            values = {n: number(results[n].get(key)) for n in peers}
+            for n in peers:
+                r = ratio(mine, values[n], higher_is_better)
+                cells.append("n/a" if r is None else f"{r:.2f}")
+            measured = {n: v for n, v in values.items() if v is not None}
+            if peers:
+                best = (max if higher_is_better else min)(measured, key=measured.__getitem__, default=None)
+                r = ratio(mine, measured.get(best), higher_is_better) if best else None
+                cells.append("n/a" if r is None else f"{r:.2f} ({LABELS[best]})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
