@@ -23,8 +23,8 @@ messages in the same run, each one broker on 127.0.0.1:
   written through the page cache, synced only when a segment rolls and at shutdown (kfake's default, as Kafka's).
 - Kafka 4.3.1: Apache Kafka itself, one KRaft node (broker and controller in one JVM) from .cache/kafka/jars
   (``make kafka``), started by tests/support/kafka_cluster.py as the tests start it: ``-Xmx512m``, the serial GC
-  and ``-XX:TieredStopAtLevel=1`` (C1 only: a quick start, but no C2-compiled hot paths, so its 100 KB rows are
-  below what a production JVM gets), internal topics with one replica. Its log is on disk (page cache, no fsync);
+  and ``-XX:TieredStopAtLevel=1`` (C1 only, for a quick start; with C2 as well, two ``--quick`` runs were no faster
+  on this 2-core machine, where the JIT's threads share the cores), internal topics with one replica. Its log is on disk (page cache, no fsync);
   CreateTopics answers before the partition is served, so a turn waits until the leader answers ListOffsets.
   Stopped with SIGTERM (a controlled shutdown: exit 143), its server.log must have no ERROR line.
 - mock cluster: librdkafka's own mock broker, a C broker that clients already use in tests, made through
