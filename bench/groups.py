@@ -1,5 +1,5 @@
-"""Consumer-group speed: many librdkafka consumers joining one group, then committing, on kafkamock and on
-librdkafka's mock cluster in the same run.
+"""Consumer-group speed: many librdkafka consumers joining one group, then committing, on kafkamock, franz-go's
+kfake, Apache Kafka 4.3.1 and librdkafka's mock cluster in the same run.
 
 What is measured (confluent-kafka, the classic protocol with the ``range`` assignor):
 - **time to a stable assignment**: from the first ``subscribe()`` of N consumers (default 100) on a topic of P
@@ -7,119 +7,49 @@ What is measured (confluent-kafka, the classic protocol with the ``range`` assig
   share (``on_assign`` callbacks, all consumers polled round-robin from one thread);
 - **commit throughput**: for a fixed time (default 5 s), synchronous commits of one partition each
   (``commit(offsets=[TopicPartition(topic, p, offset)], asynchronous=False)``) from the members, driven by T
-  threads (default 8), as commits per second.
+  threads (default 8), as commits per second. Afterwards (untimed) every member reads its partitions' committed
+  offsets back (OffsetFetch), and each must be the last one committed to it, or the broker's cell fails.
 
-Both brokers run with ``group.initial.rebalance.delay.ms`` 0 (kafkamock: ``--config``; the mock cluster: its
-``rd_kafka_mock_set_group_initial_rebalance_delay_ms``), and the consumers with ``heartbeat.interval.ms`` 100, so
-the rounds are not paced by Kafka's 3 s defaults and the figures compare the brokers, not the timers. The mock
-cluster has no CreateTopics and auto-creates 4 partitions, so its topic is made with ``rd_kafka_mock_topic_create``
-through ctypes on the librdkafka that confluent-kafka ships. kafkamock runs as ``kafkamock serve`` in its own
-process; the mock cluster runs inside this process (its threads share the client's CPU, as in bench/broker.py).
+The brokers (bench/peers.py starts them, one node on 127.0.0.1 each, a fresh one per broker; ``--brokers`` picks
+some, of kafkamock, kafkamock-disk, kfake, kfake-disk, kafka, mock, tansu):
+- kafkamock: ``kafkamock serve`` in its own process, ``--config group.initial.rebalance.delay.ms=0``;
+- kfake: franz-go's fake cluster (pkg/kfake, the pseudo-version bench/kfake/go.mod pins) as one broker through
+  bench/kfake/main.go (``make kfake``), in its own process; it has no initial rebalance delay at all (a join
+  completes as soon as every known member has joined);
+- Kafka 4.3.1: one KRaft node from .cache/kafka/jars through tests/support/kafka_cluster.py (its JVM settings:
+  ``-Xmx512m``, serial GC, C1 only), with ``group.initial.rebalance.delay.ms=0``, its offsets topic of one replica;
+- mock cluster: librdkafka's mock broker in this process (its threads share the client's CPU), its topic made with
+  ``rd_kafka_mock_topic_create``. It keeps its default initial rebalance delay of 3 s: set to 0 with
+  ``rd_kafka_mock_group_initial_rebalance_delay_ms`` (or to 100 ms or 1 s), a group of 10 or 100 consumers took 29
+  or 58 s to be stable (members waited out session.timeout.ms), and at 3 s it takes about 3 s. (Before bench/peers.py
+  this script looked the setter up under a name librdkafka does not export and silently kept the 3 s too.)
+The consumers use ``heartbeat.interval.ms`` 100, so rounds are not paced by the client's 3 s default.
 
 Limits: one run per broker (the time to stable is dominated by the clients' rejoin rounds, so it is noisy); the
-commit figure is per-request latency-bound with T threads, not the broker's ceiling.
+commit figure is per-request latency-bound with T threads, not the broker's ceiling. The ratios are
+kafkamock/peer and kafkamock/best peer (the fastest peer of the row), oriented so that above 1 kafkamock is faster.
+The exit status is 1 when any cell failed.
 
     .venv/bin/python bench/groups.py                      # 100 consumers, 100 partitions, 5 s of commits
-    .venv/bin/python bench/groups.py --consumers 20 --partitions 40 --seconds 3
+    .venv/bin/python bench/groups.py --consumers 20 --partitions 40 --seconds 3 --brokers kafkamock,kfake
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
-import glob
-import os
-import re
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
-import confluent_kafka
 from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from peers import PEERS, BenchError, comparison_table, failed, pick, versions
 
-REPO = Path(__file__).resolve().parent.parent
-READY = re.compile(r"kafkamock broker ready: bootstrap\.servers=(\S+)")
 TOPIC = "bench-groups"
-
-
-class BenchError(RuntimeError):
-    pass
-
-
-class Kafkamock:
-    name = "kafkamock"
-
-    def __init__(self, partitions: int, topic: str = TOPIC) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-bench-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0",
-             "--config", "group.initial.rebalance.delay.ms=0"],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=self.log, text=True)
-        deadline = time.monotonic() + 30
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if m := READY.search(line):
-                self.bootstrap = m.group(1)
-                break
-            if time.monotonic() > deadline:
-                break
-        else:
-            raise BenchError(f"kafkamock exited before it was ready; log {self.log.name}")
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        text = Path(self.log.name).read_text(errors="replace")
-        if "Traceback" in text or " ERROR " in text:
-            raise BenchError(f"kafkamock logged an error:\n{text[-3000:]}")
-        os.unlink(self.log.name)
-
-
-class MockCluster:
-    """librdkafka's mock cluster, created through its C API (ctypes) so the topic can have P partitions."""
-
-    name = "mock cluster"
-
-    def __init__(self, partitions: int, topic: str = TOPIC) -> None:
-        libs = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__), "..", "confluent_kafka.libs",
-                                      "librdkafka*.so*"))
-        if not libs:
-            raise BenchError("no librdkafka shared library next to confluent_kafka")
-        lib = self.lib = ctypes.CDLL(libs[0])
-        lib.rd_kafka_conf_new.restype = ctypes.c_void_p
-        lib.rd_kafka_new.restype = ctypes.c_void_p
-        lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p
-        lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        lib.rd_kafka_mock_cluster_destroy.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
-        lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-        error = ctypes.create_string_buffer(512)
-        self.rk = lib.rd_kafka_new(1, lib.rd_kafka_conf_new(), error, len(error))
-        self.metadata = lib.rd_kafka_mock_cluster_new(self.rk, 1)
-        self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.metadata).decode()
-        if lib.rd_kafka_mock_topic_create(self.metadata, topic.encode(), partitions, 1) != 0:
-            raise BenchError("rd_kafka_mock_topic_create failed")
-        setter = getattr(lib, "rd_kafka_mock_set_group_initial_rebalance_delay_ms", None)
-        if setter is not None:
-            setter.argtypes = [ctypes.c_void_p, ctypes.c_int]
-            setter(self.metadata, 0)
-
-    def stop(self) -> None:
-        self.lib.rd_kafka_mock_cluster_destroy(self.metadata)
-        self.lib.rd_kafka_destroy(self.rk)
+DEFAULT_BROKERS = ["kafkamock", "kfake", "kafka", "mock"]
+BROKER_CONFIGS = {"group.initial.rebalance.delay.ms": "0"}
+# The mock cluster keeps its default initial delay of 3 s: at 0 (or 100 ms, 1 s) a group of 10 or 100 consumers took
+# 29 s or 58 s to be stable (members waiting out session.timeout.ms), at 3 s about 3 s.
+CONFIGS_FOR = {"mock": {}}
 
 
 def time_to_stable(bootstrap: str, consumers: int, partitions: int, deadline_s: float):
@@ -155,9 +85,12 @@ def time_to_stable(bootstrap: str, consumers: int, partitions: int, deadline_s: 
 
 
 def commit_rate(members, owned, seconds: float, threads: int) -> float:
+    """Commits/s; then every partition's committed offset read back (untimed), which must be the last one
+    committed to it."""
     stop = time.monotonic() + seconds
     counts = [0] * threads
     failures: list[BaseException] = []
+    last: dict[int, int] = {}   # partition -> the offset last committed to it (each partition has one member)
 
     def run(k: int) -> None:
         mine = [(members[i], sorted(owned[i])) for i in range(k, len(members), threads) if owned[i]]
@@ -166,8 +99,9 @@ def commit_rate(members, owned, seconds: float, threads: int) -> float:
             while time.monotonic() < stop:
                 for member, partitions in mine:
                     offset += 1
-                    member.commit(offsets=[TopicPartition(TOPIC, partitions[offset % len(partitions)], offset)],
-                                  asynchronous=False)
+                    partition = partitions[offset % len(partitions)]
+                    member.commit(offsets=[TopicPartition(TOPIC, partition, offset)], asynchronous=False)
+                    last[partition] = offset
                     counts[k] += 1
         except BaseException as exc:  # noqa: BLE001 - reported in the table's cell
             failures.append(exc)
@@ -178,26 +112,41 @@ def commit_rate(members, owned, seconds: float, threads: int) -> float:
         w.start()
     for w in workers:
         w.join()
+    rate = sum(counts) / (time.monotonic() - started)
     if failures:
         raise BenchError(f"commit failed: {failures[0]!r}")
-    return sum(counts) / (time.monotonic() - started)
+    for i, member in enumerate(members):
+        if not owned[i]:
+            continue
+        for tp in member.committed([TopicPartition(TOPIC, p) for p in sorted(owned[i])], timeout=30):
+            if tp.error is not None or tp.offset != last.get(tp.partition, -1001):
+                raise BenchError(f"partition {tp.partition}: committed offset read back {tp.offset} ({tp.error}), "
+                                 f"last committed {last.get(tp.partition)}")
+    return rate
 
 
-def measure(kind, args) -> dict[str, float | str]:
-    out: dict[str, float | str] = {}
-    broker = kind(args.partitions)
+def measure(name: str, args) -> dict[str, object]:
+    """Both figures on a fresh broker; a figure that could not be had says why (the other brokers go on)."""
+    out: dict[str, object] = {}
     members: list = []
+    broker = None
     try:
+        broker = PEERS[name](CONFIGS_FOR.get(name, BROKER_CONFIGS))
+        broker.create_topic(TOPIC, args.partitions)
         seconds, members, owned = time_to_stable(broker.bootstrap, args.consumers, args.partitions, args.deadline)
         out["stable"] = seconds
         out["commits"] = commit_rate(members, owned, args.seconds, args.threads)
-    except BenchError as exc:
-        out.setdefault("stable", f"failed: {exc}")
-        out.setdefault("commits", "failed")
+    except Exception as exc:  # noqa: BLE001 - reported in the table's cell
+        out.setdefault("stable", failed(exc))
+        out.setdefault("commits", failed(exc))
     finally:
         for member in members:
             member.close()
-        broker.stop()
+        if broker is not None:
+            try:
+                broker.stop()
+            except BenchError as exc:  # an error in its log, or an unclean exit: its figures do not count
+                out = {"stable": failed(exc), "commits": failed(exc)}
     return out
 
 
@@ -208,26 +157,22 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="how long to commit")
     parser.add_argument("--threads", type=int, default=8, help="threads driving the commits")
     parser.add_argument("--deadline", type=float, default=120.0, help="give up on a stable assignment after")
+    parser.add_argument("--brokers", "--only", dest="brokers", metavar="NAMES",
+                        help=f"comma-separated, of: {', '.join(PEERS)} (default: {','.join(DEFAULT_BROKERS)})")
     args = parser.parse_args()
-    results = {kind.name: measure(kind, args) for kind in (Kafkamock, MockCluster)}
-    ours, peer = results["kafkamock"], results["mock cluster"]
-
-    def cell(value, fmt):
-        return fmt.format(value) if isinstance(value, float) else str(value)
-
-    def ratio(a, b, higher_is_better):
-        if not isinstance(a, float) or not isinstance(b, float) or not a or not b:
-            return "n/a"
-        return f"{(a / b if higher_is_better else b / a):.2f}"
-
-    print(f"\n{args.consumers} consumers, {args.partitions} partitions, confluent-kafka "
-          f"{confluent_kafka.__version__} / librdkafka {confluent_kafka.libversion()[0]}\n")
-    print("| metric | kafkamock | mock cluster | kafkamock/mock cluster (higher is better) |")
-    print("|---|---:|---:|---:|")
-    print(f"| time to a stable assignment (s) | {cell(ours['stable'], '{:.2f}')} | "
-          f"{cell(peer['stable'], '{:.2f}')} | {ratio(ours['stable'], peer['stable'], False)} |")
-    print(f"| sync commits/s, one partition each, {args.threads} threads | {cell(ours['commits'], '{:,.0f}')} | "
-          f"{cell(peer['commits'], '{:,.0f}')} | {ratio(ours['commits'], peer['commits'], True)} |")
+    names = pick(args.brokers or ",".join(DEFAULT_BROKERS), list(PEERS), parser)
+    results = {}
+    for name in names:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        results[name] = measure(name, args)
+    print(f"\n{args.consumers} consumers, {args.partitions} partitions; {versions(names)}\n")
+    print(comparison_table([
+        ("time to a stable assignment (s)", "stable", ".2f", False),
+        (f"sync commits/s, one partition each, {args.threads} threads", "commits", ",.0f", True)], names, results))
+    print("\nkafkamock/peer: above 1, kafkamock is faster (for the time to stable, the peer's time over "
+          "kafkamock's).")
+    if any(isinstance(v, str) for r in results.values() for v in r.values()):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
