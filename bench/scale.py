@@ -134,7 +134,11 @@ from confluent_kafka.admin import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from broker import _memory, _tansu_binary, _tansu_version, _terminate  # noqa: E402
+import peers  # noqa: E402
+from peers import memory as _memory  # noqa: E402
+from peers import tansu_binary as _tansu_binary  # noqa: E402
+from peers import tansu_version as _tansu_version  # noqa: E402
+from peers import terminate as _terminate  # noqa: E402
 
 from kafkamock.codec import api_versions, decode_response, default_registry, encode_request  # noqa: E402
 
@@ -336,6 +340,25 @@ class TansuBroker(Broker):
         os.unlink(self.log.name)
 
 
+class KfakeBroker(Broker):
+    """franz-go's kfake (one broker, in memory) through bench/peers.py's launcher (``make kfake`` builds it)."""
+
+    name = "kfake"
+
+    def start(self, configs: dict[str, str]) -> None:
+        try:
+            self.peer = peers.KfakeBroker(configs)
+        except peers.BenchError as exc:
+            raise BenchError(str(exc)) from None
+        self.bootstrap, self.pid = self.peer.bootstrap, self.peer.pid
+
+    def stop(self) -> None:
+        try:
+            self.peer.stop()
+        except peers.BenchError as exc:
+            raise BenchError(str(exc)) from None
+
+
 class MockClusterBroker(Broker):
     """librdkafka's mock cluster through its C API, in this process."""
 
@@ -404,7 +427,8 @@ class MockClusterBroker(Broker):
         return count.value
 
 
-BROKERS: dict[str, type[Broker]] = {"kafkamock": KafkamockBroker, "kafka": KafkaBroker, "tansu": TansuBroker,
+BROKERS: dict[str, type[Broker]] = {"kafkamock": KafkamockBroker, "kfake": KfakeBroker, "kafka": KafkaBroker,
+                                    "tansu": TansuBroker,
                                     "mock": MockClusterBroker}
 
 
