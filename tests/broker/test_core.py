@@ -329,3 +329,31 @@ def test_flush_ms_and_flush_messages_make_appends_durable_on_time(clock):
     clock.advance(1)
     broker.tick()                                                 # flush.ms: the flusher runs that often
     assert f.recovery_point == 1
+
+
+def test_one_request_saves_its_metadata_changes_once(clock, tmp_path):
+    """A CreateTopics of many topics saves the metadata once, when it is done (each change used to save every
+    topic, quadratic in the topics); the metadata log still counts one record per change, and a restart finds
+    every topic."""
+    from kafkamock.storage import DiskStorage
+
+    storage = DiskStorage(tmp_path)
+    saves = []
+    save = storage.save_metadata
+    storage.save_metadata = lambda snapshot: (saves.append(len(snapshot["topics"])), save(snapshot))[1]
+    broker = Cluster(clock=clock, storage=storage)
+    before, records_before = len(saves), broker.quorum.high_watermark
+
+    call(broker, "CreateTopics", 4, {"timeout_ms": 5000, "topics": [
+        {"name": "alone", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}]})
+    one_topic_records = broker.quorum.high_watermark - records_before
+    answer = call(broker, "CreateTopics", 4, {"timeout_ms": 5000, "topics": [
+        {"name": f"t{i}", "num_partitions": 3, "replication_factor": 1, "assignments": [], "configs": []}
+        for i in range(20)]})
+
+    assert [t.error_code for t in answer.topics] == [E.NONE] * 20
+    assert saves[before:] == [1, 21]                  # one save per request, the second with all 21 topics
+    assert broker.quorum.high_watermark - records_before == 21 * one_topic_records
+    broker.close()
+    again = Cluster(clock=clock, storage=DiskStorage(tmp_path))
+    assert sorted(again.metadata.topics) == sorted(["alone", *(f"t{i}" for i in range(20))])
