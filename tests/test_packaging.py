@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_the_wheel_and_sdist_build_and_the_wheel_runs_a_broker_on_its_own(tmp_path):
     source = tmp_path / "source"           # a copy: setuptools writes build/ and *.egg-info into the tree it builds
-    shutil.copytree(ROOT / "kafkamock", source / "kafkamock", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):
+    shutil.copytree(ROOT / "kafkamock", source / "kafkamock", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "NOTICE"):
         if (ROOT / name).exists():
             shutil.copy(ROOT / name, source / name)
     out = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel", "--sdist", "--outdir",
@@ -34,13 +34,16 @@ def test_the_wheel_and_sdist_build_and_the_wheel_runs_a_broker_on_its_own(tmp_pa
     assert {"kafkamock/kafka_errors.json", "kafkamock/broker/kafka_configs.json", "kafkamock/broker/kafka_releases.json",
             "kafkamock/py.typed", "kafkamock/schemas/ProduceRequest.json"} <= names
     assert len([n for n in names if n.startswith("kafkamock/schemas/")]) > 150
+    # the compiled record framing walk (a C compiler is there wherever the tests run)
+    assert [n for n in names if n.startswith("kafkamock/records/_framing.") and n.endswith(".so")]
     assert "kafkamock = kafkamock.cli:main" in entry_points and "kafkamock = kafkamock.pytest_plugin" in entry_points
     for line in ("Requires-Python: >=3.11", "Provides-Extra: spark", "Requires-Dist: trio>=0.25",
                  "License: Apache-2.0", "Classifier: Framework :: Pytest"):
         assert line in metadata, line
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
-    assert {"pyproject.toml", "README.md", "kafkamock/schemas/ProduceRequest.json"} <= members
+    assert {"pyproject.toml", "setup.py", "README.md", "kafkamock/schemas/ProduceRequest.json",
+            "kafkamock/records/_framing.c"} <= members
     # The unpacked wheel, not this checkout, serves a broker that answers a real request.
     code = ("import kafkamock, json; from kafkamock.testing import start_broker; "
             "from kafkamock.client import KafkaClient; "

@@ -15,6 +15,7 @@ from crc32c import crc32c
 
 from kafkamock.records.compression import CODECS, DEFAULT_MAX_DECOMPRESSED, decompress
 from kafkamock.records.errors import CorruptRecordError
+from kafkamock.records.framing import walk_records
 from kafkamock.records.layout import (
     COMPRESSION_MASK,
     CONTROL_BIT,
@@ -193,36 +194,7 @@ class BatchView:
         else:
             body = decompress(CODECS[codec], memoryview(self.buffer)[start:self.end], max_decompressed)
             p, stop = 0, len(body)
-        count = fields[12]
-        try:
-            for _ in range(count):
-                x = body[p]
-                if x < 0x80:                      # one- and two-byte lengths inline: this runs once per record
-                    p += 1
-                    length = (x >> 1) ^ -(x & 1)
-                elif body[p + 1] < 0x80:
-                    x = (x & 0x7F) | (body[p + 1] << 7)
-                    p += 2
-                    length = (x >> 1) ^ -(x & 1)
-                else:
-                    value = shift = 0
-                    for _ in range(5):
-                        x = body[p]
-                        p += 1
-                        value |= (x & 0x7F) << shift
-                        if x < 0x80:
-                            break
-                        shift += 7
-                    else:
-                        raise CorruptRecordError("record length varint is too long", self.start)
-                    length = (value >> 1) ^ -(value & 1)
-                if length < 6 or p + length > stop:  # attributes, 4 varints, header count: 6 bytes at the least
-                    raise CorruptRecordError(f"record length {length} does not fit the batch", self.start)
-                p += length
-        except IndexError:
-            raise CorruptRecordError("records run past the end of the batch", self.start) from None
-        if p != stop:
-            raise CorruptRecordError(f"{count} records end {stop - p} bytes before the batch does", self.start)
+        walk_records(body, p, stop, fields[12], self.start)
 
     def set_base_offset(self, base_offset: int) -> None:
         """Rewrite the base offset in place (the CRC does not cover it)."""
