@@ -93,6 +93,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import functools
 import importlib.metadata
 import importlib.util
 import json
@@ -109,6 +111,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -423,29 +426,200 @@ def _prepare(broker, label: str) -> tuple[str, Consumer]:
     return topic, consumer
 
 
-def warm_up(broker) -> None:
-    """A few messages through each path first, so no workload pays for one-off work (kafkamock compiles each
-    message version's codec on first use)."""
-    topic, consumer = _prepare(broker, "warmup")
+# --- the two clients -----------------------------------------------------------------------------------------------
+
+class ConfluentKafkaClient:
+    """confluent-kafka in this process: the broker's Producer (made with the broker, as the mock cluster lives in
+    it) and a Consumer per topic. Its CPU time is this whole process's (with the mock cluster's threads, for it)."""
+
+    name = "confluent-kafka"
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.consumer: Consumer | None = None
+
+    def open_topic(self, label: str, size: int, filler: bytes | None = None) -> None:
+        self.close_topic()
+        self.topic, self.consumer = _prepare(self.broker, label)
+        self.size, self.filler = size, os.urandom(size - 10) if filler is None else filler
+
+    def prepare_round(self, base: int, count: int) -> None:
+        """The round's values, built before its clock starts."""
+        self.base, self.values = base, [_value(i, self.filler) for i in range(base, base + count)]
+
+    def produce(self) -> dict[str, float]:
+        cpu = time.process_time()
+        elapsed, enqueued = _produce_round(self.broker.producer, self.topic, self.values, self.base)
+        return {"seconds": elapsed, "enqueue_seconds": enqueued, "cpu_seconds": time.process_time() - cpu}
+
+    def consume(self) -> dict[str, float]:
+        cpu = time.process_time()
+        elapsed, self.got = _consume_round(self.consumer, self.topic, self.base, len(self.values))
+        return {"seconds": elapsed, "cpu_seconds": time.process_time() - cpu}
+
+    def check(self) -> None:
+        got, self.got = self.got, []
+        _check_round(self.topic, got, self.values, self.base, self.size)
+
+    def close_topic(self) -> None:
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
+
+    def stop(self) -> None:
+        self.close_topic()
+
+
+JAVA_SOURCE = REPO / "bench" / "java" / "BenchClient.java"
+JAVA_ARGS = ("-Xmx1g", "-Dslf4j.internal.verbosity=ERROR")  # the JVM's own defaults otherwise (GC, JIT)
+JAVA_REPLY_S = PHASE_TIMEOUT_S + 30  # the longest wait for one answer of the JVM (its own deadlines come first)
+
+
+@functools.cache
+def java_runtime() -> tuple[str, str]:
+    """The ``java`` command and bench/java/BenchClient.java's classpath: the source compiled against kafka-clients 4.3.1 and its dependencies, by the tests' own
+    machinery (tests/support/oracle.py: jars resolved once into .cache/java/jars, classes cached by source hash
+    under .cache/java/classes-bench/)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from support.oracle import compile_java, find_java
+
+    found = find_java()
+    if found is None:
+        raise BenchError("the Java client needs a JDK 17 (java and javac on PATH or in $JAVA_HOME/bin)")
     try:
-        values = [_value(i, bytes(90)) for i in range(100)]
-        _produce_round(broker.producer, topic, values, 0)
-        _, got = _consume_round(consumer, topic, 0, len(values))
-        _check_round(topic, got, values, 0, 100)
+        with contextlib.redirect_stdout(sys.stderr):  # fetch_jars reports on stdout; the report owns it
+            return found[0], os.pathsep.join(compile_java(JAVA_SOURCE, "BenchClient", "classes-bench"))
+    except (OSError, RuntimeError, SystemExit) as exc:  # no jars (fetch_jars exits), or javac failed
+        raise BenchError(f"the Java client could not be built: {exc}") from exc
+
+
+class JavaClient:
+    """kafka-clients 4.3.1 in a JVM of its own (bench/java/BenchClient.java), started per turn once the broker is up,
+    driven one phase at a time over its standard input; it builds, times and checks the rounds itself."""
+
+    name = "java"
+    info: dict[str, Any] = {}  # versions and settings, from the first JVM's ready line
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-java-", suffix=".log", delete=False)
+        java, classpath = java_runtime()
+        self.proc = subprocess.Popen([java, *JAVA_ARGS, "-cp", classpath, "BenchClient", broker.bootstrap],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.replies: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.replies.put(line)
+            self.replies.put(None)
+
+        threading.Thread(target=pump, name="java-stdout", daemon=True).start()
+        ready = self._reply("start", 60)
+        if not ready.get("ready"):
+            raise BenchError(f"the Java client did not start: {ready}")
+        if not JavaClient.info:
+            JavaClient.info.update({k: v for k, v in ready.items() if k != "ready"}, jvm_args=" ".join(JAVA_ARGS))
+
+    def _reply(self, what: str, timeout: float = JAVA_REPLY_S) -> dict[str, Any]:
+        try:
+            line = self.replies.get(timeout=timeout)
+        except queue.Empty:
+            raise BenchError(f"the Java client gave no answer to {what} in {timeout:.0f} s{self._stderr()}") from None
+        if line is None:
+            raise BenchError(f"the Java client exited ({self.proc.poll()}) at {what}{self._stderr()}")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise BenchError(f"Java client, {what}: {reply['error']}")
+        return reply
+
+    def _command(self, *words: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
+        self.proc.stdin.flush()
+        return self._reply(str(words[0]))
+
+    def _stderr(self) -> str:
+        text = Path(self.log.name).read_text(encoding="utf-8", errors="replace").strip()
+        return f"; its stderr: {text[-3000:]}" if text else ""
+
+    def open_topic(self, label: str, size: int, filler: bytes | None = None) -> None:
+        """A fresh topic (made by the broker's own means, as for confluent-kafka) and a fresh KafkaConsumer; the
+        filler is the JVM's own random bytes."""
+        self.topic = f"bench-{label}-{uuid.uuid4().hex[:8]}"
+        self.broker.create_topic(self.topic)
+        self._command("topic", self.topic, size)
+
+    def prepare_round(self, base: int, count: int) -> None:
+        self.base, self.count = base, count  # the JVM builds the values before its clock starts
+
+    def produce(self) -> dict[str, float]:
+        return self._command("produce", self.base, self.count)
+
+    def consume(self) -> dict[str, float]:
+        return self._command("consume", self.base, self.count)  # checked in the JVM after its clock stops
+
+    def check(self) -> None:
+        pass
+
+    def close_topic(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        """"quit", then a clean exit within 30 s, or the turn fails."""
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise BenchError(f"the Java client did not exit within 30 s of quit{self._stderr()}") from None
+        finally:
+            self.log.close()
+        if self.proc.returncode != 0:
+            raise BenchError(f"the Java client exited with {self.proc.returncode}{self._stderr()}")
+        os.unlink(self.log.name)
+
+
+CLIENTS = {"confluent-kafka": ConfluentKafkaClient, "java": JavaClient}
+# (broker, client) pairs that cannot talk at all, so they are not run: their cells say n/a, with the reason.
+UNSUPPORTED = {("mock", "java"): "the Java client never gets past ApiVersions with librdkafka's mock cluster: the "
+               "mock (librdkafka 2.16) answers its ApiVersions v4 with an UNSUPPORTED_VERSION body that kafka-clients "
+               "parses as v4 with throttle_time_ms 1,179,648, so it throttles the connection for 20 minutes and never "
+               "sends a Metadata request (seen in its debug log)"}
+
+
+# --- one workload against one broker, with one client ---------------------------------------------------------------
+
+def warm_up(client) -> None:
+    """A few messages through each path first, so no workload pays for one-off work (kafkamock compiles each
+    message version's codec on first use; the JVM starts compiling its hot paths)."""
+    try:
+        client.open_topic("warmup", 100, bytes(90))
+        client.prepare_round(0, 100)
+        client.produce()
+        client.consume()
+        client.check()
     finally:
-        consumer.close()
+        client.close_topic()
 
 
-def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
-    topic, consumer = _prepare(broker, f"{wl.size}b")
-    producer: Producer = broker.producer
-    filler = os.urandom(wl.size - 10)
+def run_workload(broker, client, wl: Workload) -> list[dict[str, Any]]:
+    client.open_topic(f"{wl.size}b", wl.size)
     seconds = dict.fromkeys(PHASES, 0.0)
+    client_cpu = dict.fromkeys(PHASES, 0.0)
     cpu: dict[str, list[float] | None] = {phase: [0.0, 0.0] for phase in PHASES}  # on a CPU, waiting for one
     enqueue = 0.0
     rounds = 0
 
-    def add_cpu(phase: str, before: tuple[float, float] | None) -> None:
+    def add_cpu(phase: str, before: tuple[float, float] | None, measured: dict[str, float]) -> None:
+        seconds[phase] += measured["seconds"]
+        client_cpu[phase] += measured["cpu_seconds"]
         after, total = broker.cpu_seconds(), cpu[phase]
         if before is None or after is None or total is None:
             cpu[phase] = None
@@ -455,32 +629,30 @@ def run_workload(broker, wl: Workload) -> list[dict[str, Any]]:
 
     try:
         for base in range(0, wl.count, wl.per_round):
-            values = [_value(i, filler) for i in range(base, min(wl.count, base + wl.per_round))]
+            client.prepare_round(base, min(wl.count, base + wl.per_round) - base)
             before = broker.cpu_seconds()
-            elapsed, enqueued = _produce_round(producer, topic, values, base)
-            add_cpu("produce", before)
-            seconds["produce"] += elapsed
-            enqueue += enqueued
+            produced = client.produce()
+            add_cpu("produce", before, produced)
+            enqueue += produced["enqueue_seconds"]
             time.sleep(2 * FETCH_WAIT_MS / 1000)
             before = broker.cpu_seconds()
-            elapsed, got = _consume_round(consumer, topic, base, len(values))
-            add_cpu("consume", before)
-            seconds["consume"] += elapsed
-            _check_round(topic, got, values, base, wl.size)
-            del got
+            consumed = client.consume()
+            add_cpu("consume", before, consumed)
+            client.check()
             rounds += 1
             time.sleep(2 * FETCH_WAIT_MS / 1000)
     finally:
-        consumer.close()
+        client.close_topic()
     mem = broker.memory()  # its peak so far: start, warm-up and this workload (each workload has a fresh broker)
     results = []
     for phase in PHASES:
         s, used = seconds[phase], cpu[phase]
-        results.append({"broker": broker.name, "workload": wl.label, "count": wl.count, "size": wl.size,
-                        "phase": phase, "rounds": rounds, "seconds": s, "msgs_per_s": wl.count / s,
+        results.append({"broker": broker.name, "client": client.name, "workload": wl.label, "count": wl.count,
+                        "size": wl.size, "phase": phase, "rounds": rounds, "seconds": s, "msgs_per_s": wl.count / s,
                         "mb_per_s": wl.count * wl.size / s / 1e6,
                         "broker_cpu_seconds": used[0] if used else None,
                         "broker_cpu_wait_seconds": used[1] if used else None,
+                        "client_cpu_seconds": client_cpu[phase],
                         "produce_loop_seconds": enqueue if phase == "produce" else None,
                         "broker_peak_rss": mem[1] if mem else None})
     return results
@@ -490,43 +662,58 @@ BROKERS = {"kafkamock": KafkamockBroker, "kafkamock-disk": KafkamockDiskBroker, 
            "tansu": TansuBroker}
 
 
-def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str]) -> tuple[list[dict], list[dict]]:
-    """``repeats`` rounds of turns: each workload on each broker in turn, a fresh broker (and, on disk, a fresh
-    data directory) for every turn, so a slow spell of the machine hits them all alike and no workload inherits
-    another's log. A turn counts only if the broker started, passed the warm-up, delivered and returned every
-    message intact and stopped cleanly; otherwise it is recorded as a failure (its cells say so) and the turns
-    go on."""
+def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str],
+            clients: Sequence[str] = ("confluent-kafka",)) -> tuple[list[dict], list[dict]]:
+    """``repeats`` rounds of turns: each workload on each broker with each client in turn, a fresh broker (and, on
+    disk, a fresh data directory) for every turn, so a slow spell of the machine hits them all alike and no workload
+    inherits another's log. A turn counts only if the broker and the client started, passed the warm-up, delivered
+    and returned every message intact and stopped cleanly; otherwise it is recorded as a failure (its cells say so)
+    and the turns go on."""
     results: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     for run in range(1, repeats + 1):
         for wl in workloads:
             for name in names:
-                print(f"run {run}/{repeats}: {wl.label} on {name}, in rounds of {wl.per_round:,} ...",
-                      file=sys.stderr, flush=True)
-                done = _turn(name, wl, run, failures)
-                results += [{**r, "run": run} for r in done]
+                for client in clients:
+                    if (name, client) in UNSUPPORTED:
+                        continue
+                    print(f"run {run}/{repeats}: {wl.label} on {name} with {client}, in rounds of {wl.per_round:,} "
+                          "...", file=sys.stderr, flush=True)
+                    done = _turn(name, wl, run, failures, client)
+                    results += [{**r, "run": run} for r in done]
     return results, failures
 
 
-def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One workload on a fresh broker: its results, or [] with the failure(s) appended to ``failures``."""
+def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]],
+          client_name: str = "confluent-kafka") -> list[dict[str, Any]]:
+    """One workload on a fresh broker with one client: its results, or [] with the failure(s) appended to
+    ``failures``."""
 
     def fail(at: str, exc: BaseException) -> None:
-        print(f"  {name} failed at {at}: {str(exc)[:2000]}", file=sys.stderr, flush=True)
-        failures.append({"broker": name, "run": run, "workload": wl.label, "at": at, "error": str(exc)[:2000]})
+        print(f"  {name} with {client_name} failed at {at}: {str(exc)[:2000]}", file=sys.stderr, flush=True)
+        failures.append({"broker": name, "client": client_name, "run": run, "workload": wl.label, "at": at,
+                         "error": str(exc)[:2000]})
 
-    broker = None
+    broker = client = None
     at = "start"
     done: list[dict[str, Any]] = []
     try:
         broker = BROKERS[name]()
+        at = "client start"
+        client = CLIENTS[client_name](broker)
         at = "warm-up"
-        warm_up(broker)
+        warm_up(client)
         at = "workload"
-        done = run_workload(broker, wl)
+        done = run_workload(broker, client, wl)
     except Exception as exc:  # any error ends this turn only; its cells report it
         fail(at, exc)
         done = []
+    if client is not None:
+        try:
+            client.stop()
+        except Exception as exc:  # e.g. the JVM did not exit cleanly
+            fail("client stop", exc)
+            done = []
     if broker is not None:
         try:
             broker.stop()
@@ -540,14 +727,13 @@ def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]]) -> 
 
 
 def best_runs(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The fastest run of each (workload, phase, broker)."""
+    """The fastest run of each (workload, phase, broker, client)."""
     best: dict[tuple, dict[str, Any]] = {}
     for r in results:
-        key = (r["workload"], r["phase"], r["broker"])
+        key = (r["workload"], r["phase"], r["broker"], r.get("client", "confluent-kafka"))
         if key not in best or r["msgs_per_s"] > best[key]["msgs_per_s"]:
             best[key] = r
     return list(best.values())
-
 
 # --- profiling kafkamock (py-spy) ------------------------------------------------------------------------------------
 
@@ -566,7 +752,7 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
     broker = KafkamockBroker()
     profiles = []
     try:
-        warm_up(broker)
+        warm_up(ConfluentKafkaClient(broker))
         topic, consumer = _prepare(broker, f"profile-{wl.size}b")
         filler = os.urandom(wl.size - 10)
         values = [_value(i, filler) for i in range(wl.count)]
@@ -687,30 +873,40 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+CLIENT_LABELS = {"confluent-kafka": "confluent-kafka", "java": "Java"}
+
+
 def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: dict[str, Any],
            names: list[str]) -> str:
-    cell = {(r["workload"], r["phase"], r["broker"]): r for r in best_runs(results)}
-    failed_runs: dict[tuple[str, str], set[int]] = collections.defaultdict(set)
+    clients = meta.get("clients", ["confluent-kafka"])
+    cell = {(r["workload"], r["phase"], r["broker"], r["client"]): r for r in best_runs(results)}
+    failed_runs: dict[tuple[str, str, str], set[int]] = collections.defaultdict(set)
     for f in failures:
-        failed_runs[f["workload"], f["broker"]].add(f["run"])
+        failed_runs[f["workload"], f["broker"], f["client"]].add(f["run"])
     spread = collections.defaultdict(list)
     for r in results:
-        spread[r["workload"], r["phase"], r["broker"]].append(r["msgs_per_s"])
+        spread[r["workload"], r["phase"], r["broker"], r["client"]].append(r["msgs_per_s"])
     workloads = meta["workloads"]
     repeats = meta["repeats"]
     ratios = [(a, b, label) for a, b, label in RATIOS if a in names and b in names]
     lines = [f"{meta['python']} on {meta['platform']}, {meta['cpus']} CPUs; confluent-kafka {meta['confluent-kafka']}, "
              f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; {meta['tansu']}; kafkamock's data "
              f"directories on {meta['data_dir_fs']}",
-             f"producer {meta['producer']}; consumer {meta['consumer']}; rounds of {ROUND_BYTES / 1e6:g} MB of values; "
-             f"a fresh broker per turn; best of {repeats} turn(s) per cell; msgs/s (MB/s of values)",
-             "",
-             "| workload | phase | " + " | ".join(LABELS[n] for n in names) + " | "
-             + " | ".join(label for _, _, label in ratios) + " |",
-             "|---|---|" + "---:|" * (len(names) + len(ratios))]
+             f"confluent-kafka: producer {meta['producer']}; consumer {meta['consumer']}"]
+    if java := meta.get("java"):
+        lines.append(f"Java: kafka-clients {java['kafka_clients']} on {java['java']} ({java['jvm_args']}), one JVM per "
+                     f"turn: producer {java['producer']}; consumer {java['consumer']}")
+    lines += [f"rounds of {ROUND_BYTES / 1e6:g} MB of values; a fresh broker per turn; best of {repeats} turn(s) per "
+              "cell; msgs/s (MB/s of values)",
+              "",
+              "| workload | phase | client | " + " | ".join(LABELS[n] for n in names) + " | "
+              + " | ".join(label for _, _, label in ratios) + " |",
+              "|---|---|---|" + "---:|" * (len(names) + len(ratios))]
 
-    def show(wl: str, phase: str, name: str) -> str:
-        r, bad = cell.get((wl, phase, name)), len(failed_runs.get((wl, name), ()))
+    def show(wl: str, phase: str, name: str, client: str) -> str:
+        if (name, client) in UNSUPPORTED:
+            return "n/a"
+        r, bad = cell.get((wl, phase, name, client)), len(failed_runs.get((wl, name, client), ()))
         if r is None:
             return f"FAILED ({bad}/{repeats})" if bad else "-"
         text = f"{_rate(r['msgs_per_s'])} ({_mb(r['mb_per_s'])})"
@@ -718,21 +914,26 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
 
     for wl in workloads:
         for phase in PHASES:
-            row = [show(wl, phase, n) for n in names]
-            for a, b, _ in ratios:
-                ra, rb = cell.get((wl, phase, a)), cell.get((wl, phase, b))
-                row.append(f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-")
-            lines.append(f"| {wl} | {phase} | " + " | ".join(row) + " |")
-    lines += ["", "A ratio is the first broker's msgs/s over the second's: below 1, the first is slower. "
-              "MB = 10^6 bytes of message values. FAILED k/n: k of the n turns lost or changed a message, met a "
-              "client error or left an error in the broker's log; the numbers beside it are from the clean turns."]
+            for client in clients:
+                row = [show(wl, phase, n, client) for n in names]
+                for a, b, _ in ratios:
+                    ra, rb = cell.get((wl, phase, a, client)), cell.get((wl, phase, b, client))
+                    row.append(f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-")
+                lines.append(f"| {wl} | {phase} | {CLIENT_LABELS[client]} | " + " | ".join(row) + " |")
+    lines += ["", "A ratio is the first broker's msgs/s over the second's, both with the row's client: below 1, the "
+              "first is slower. MB = 10^6 bytes of message values. FAILED k/n: k of the n turns lost or changed a "
+              "message, met a client error or left an error in the broker's log; the numbers beside it are from the "
+              "clean turns."]
+    for (name, client), why in UNSUPPORTED.items():
+        if name in names and client in clients:
+            lines.append(f"- n/a: {LABELS[name]} with {CLIENT_LABELS[client]} is not run: {why}.")
     for f in failures:
-        lines.append(f"- {LABELS[f['broker']]}, {f['workload']}, turn {f['run']}, failed at {f['at']}: "
-                     f"{_one_line(f['error'])}")
+        lines.append(f"- {LABELS[f['broker']]} with {CLIENT_LABELS[f['client']]}, {f['workload']}, turn {f['run']}, "
+                     f"failed at {f['at']}: {_one_line(f['error'])}")
     if repeats > 1:
         lines += ["", "Slowest/fastest turn, msgs/s: " + "; ".join(
-            f"{wl.split(' x ')[1]} {phase} {LABELS[name]} {min(v):,.0f}/{max(v):,.0f}"
-            for (wl, phase, name), v in spread.items())]
+            f"{wl.split(' x ')[1]} {phase} {LABELS[name]} with {CLIENT_LABELS[client]} {min(v):,.0f}/{max(v):,.0f}"
+            for (wl, phase, name, client), v in spread.items())]
     for name in names:
         warned = [r for r in results if r["broker"] == name and r["phase"] == PHASES[0] and r["broker_warnings"]]
         if warned:
@@ -746,25 +947,30 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
             peaks.append(f"{LABELS[name]} " + ", ".join(f"{wl.split(' x ')[1]} {v / 1e6:,.0f}"
                                                           for wl, v in per_wl if v is not None))
     if peaks:
-        lines += ["", "Peak RSS of the broker process over a turn (VmHWM, MB; in memory, kafkamock and Tansu keep "
-                  "the whole log of the turn): " + "; ".join(peaks) + ". The mock cluster lives in the client process."]
-    lines += ["", "Where the time goes, in the fastest turns (the client's own cost bounds every column):"]
+        lines += ["", "Peak RSS of the broker process over a turn, the largest with any client (VmHWM, MB; in memory, "
+                  "kafkamock and Tansu keep the whole log of the turn): " + "; ".join(peaks)
+                  + ". The mock cluster lives in the client process."]
+    lines += ["", "Where the time goes, in the fastest turns (the client's own cost bounds every column): the broker "
+              "process on a CPU, the client's process on a CPU (all its threads: confluent-kafka's is this Python "
+              "process, with the mock cluster's threads when that is the broker; Java's is its JVM, JIT and GC "
+              "included) and the produce loop (produce() or send() until the last message is queued), each as a "
+              "share of the phase:"]
     for wl in workloads:
         for phase in PHASES:
-            parts = []
-            for name in names:
-                r = cell.get((wl, phase, name))
-                if r is None:
-                    continue
-                bits = []
-                if r["broker_cpu_seconds"] is not None:
-                    on = 100 * r["broker_cpu_seconds"] / r["seconds"]
-                    bits.append(f"its process on a CPU {on:.0f}% of the phase")
-                if phase == "produce":
-                    bits.append(f"produce() loop {100 * r['produce_loop_seconds'] / r['seconds']:.0f}%")
-                if bits:
+            for client in clients:
+                parts = []
+                for name in names:
+                    r = cell.get((wl, phase, name, client))
+                    if r is None:
+                        continue
+                    bits = []
+                    if r["broker_cpu_seconds"] is not None:
+                        bits.append(f"broker {100 * r['broker_cpu_seconds'] / r['seconds']:.0f}%")
+                    bits.append(f"client {100 * r['client_cpu_seconds'] / r['seconds']:.0f}%")
+                    if phase == "produce":
+                        bits.append(f"produce loop {100 * r['produce_loop_seconds'] / r['seconds']:.0f}%")
                     parts.append(f"{LABELS[name]}: " + ", ".join(bits))
-            lines.append(f"- {wl} {phase}: {'; '.join(parts) or 'no clean turn'}.")
+                lines.append(f"- {wl} {phase}, {CLIENT_LABELS[client]}: {'; '.join(parts) or 'no clean turn'}.")
     return "\n".join(lines)
 
 
@@ -961,6 +1167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, metavar="N", help="turns per cell, best kept (default 3; 1 with --quick)")
     parser.add_argument("--only", "--brokers", dest="only", metavar="NAMES",
                         help=f"comma-separated brokers to measure, of: {', '.join(BROKERS)} (default: all)")
+    parser.add_argument("--clients", metavar="NAMES", default=",".join(CLIENTS),
+                        help=f"comma-separated clients of the produce/consume rows, of: {', '.join(CLIENTS)} "
+                        "(default: all)")
     parser.add_argument("--memory-check", action="store_true", help="only the memory check")
     parser.add_argument("--profile", metavar="DIR", help="also profile the kafkamock broker with py-spy during a "
                         "one-pass produce and consume of each workload; collapsed stacks go to DIR")
@@ -972,13 +1181,16 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not names:
         parser.error(f"unknown broker(s) {unknown}; choose from {list(BROKERS)}")
     names = list(dict.fromkeys(names))
+    clients = list(dict.fromkeys(n.strip() for n in args.clients.split(",") if n.strip()))
+    if not clients or any(c not in CLIENTS for c in clients):
+        parser.error(f"unknown client(s) in {args.clients!r}; choose from {list(CLIENTS)}")
     meta = {"python": f"{platform.python_implementation()} {platform.python_version()}", "platform": platform.platform(),
             "cpus": os.cpu_count(), "kafkamock": _kafkamock_revision(), "tansu": _tansu_version(),
             "confluent-kafka": _version("confluent-kafka"), "librdkafka": confluent_kafka.libversion()[0],
             "data_dir_fs": _filesystem(tempfile.gettempdir()),
             "producer": ", ".join(f"{k}={v}" for k, v in PRODUCER_CONF.items() if k != "client.id"),
             "consumer": ", ".join(f"{k}={v}" for k, v in CONSUMER_CONF.items() if k != "client.id"),
-            "round_bytes": ROUND_BYTES, "repeats": repeats, "quick": args.quick, "brokers": names,
+            "round_bytes": ROUND_BYTES, "repeats": repeats, "quick": args.quick, "brokers": names, "clients": clients,
             "workloads": [wl.label for wl in workloads]}
     started = time.monotonic()
     results: list[dict[str, Any]] = []
@@ -989,7 +1201,11 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         if not args.memory_check:
-            results, failures = measure(workloads, repeats, names)
+            if "java" in clients:
+                java_runtime()  # compiled once, before any turn: a missing JDK or a compile error stops here
+            results, failures = measure(workloads, repeats, names, clients)
+            if JavaClient.info:
+                meta["java"] = dict(JavaClient.info)
             parts.append(render(results, failures, meta, names))
         for disk in (False, True):  # the memory check is part of every run but --only ones
             if args.memory_check or not args.only:
@@ -1002,7 +1218,7 @@ def main(argv: list[str] | None = None) -> int:
             for wl in workloads:
                 profiles += profile_kafkamock(wl, Path(args.profile))
             parts.append(render_profiles(profiles))
-    except BenchError as exc:  # only --profile raises: the numbers so far are still printed
+    except BenchError as exc:  # only --profile and the Java client's build raise: the numbers so far are printed
         print(f"bench/broker.py: {exc}", file=sys.stderr)
         status = 1
     meta["wall_seconds"] = time.monotonic() - started
