@@ -1,12 +1,12 @@
 """Broker speed: kafkamock (in memory and on disk) against librdkafka's mock cluster and Tansu, produce then
-consume with confluent-kafka; and kafkamock's memory under a long produce with retention.
+consume with confluent-kafka and with the Java clients; and kafkamock's memory under a long produce with retention.
 
 Why this exists: kafkamock's broker is meant to stand in for Kafka under real clients, so it must not be the
 bottleneck of the suites that use it. It is a measurement, not a test: a cell fails only when a message goes
 missing or comes back wrong, a client reports an error, or the broker logs one, and the cell then says FAILED
 (no broker is ever timed on an error path); the other brokers go on.
 
-The peers, each measured with the same client, settings and messages in the same run:
+The peers, each measured with the same clients, settings and messages in the same run:
 
 - kafkamock (memory): ``python -m kafkamock.cli serve --host 127.0.0.1 --port 0`` in its own process, default
   broker configs, the log in memory.
@@ -34,14 +34,36 @@ The peers, each measured with the same client, settings and messages in the same
 Method: kafkamock is ready when it prints its ready line (the bootstrap address is read from it), Tansu when its
 port accepts connections; both stop with SIGTERM and must exit cleanly with no error (nor, for Tansu, a panic)
 in their log, or the turn fails. The benchmark runs in turns: for each of N rounds (best of 3 by default), for
-each workload, each broker in turn on a fresh broker (a fresh process, or mock cluster, per turn), so a slow spell
-of the machine hits them all alike and no workload inherits another's log. Each turn first passes 100 messages
-through both paths untimed (kafkamock compiles a message version's codec on first use), then writes to a fresh
-topic, partition 0 (kafkamock and Tansu: a one-partition topic made with CreateTopics). The Producer
+each workload, each broker with each client in turn on a fresh broker (a fresh process, or mock cluster, per turn),
+so a slow spell of the machine hits them all alike and no workload inherits another's log. Each turn first passes
+100 messages through both paths of its client untimed (kafkamock compiles a message version's codec on first use;
+the JVM starts compiling its hot paths), then writes to a fresh topic, partition 0 (kafkamock and Tansu: a
+one-partition topic made with CreateTopics). The confluent-kafka Producer
 (linger.ms=5, acks=all, compression none, librdkafka's defaults otherwise: no idempotence,
 batch.num.messages=10000, batch.size=1000000) produces and then flushes; the Consumer (group.id set but unused:
 assign() to partition 0, no auto commit, auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch
 defaults: max.partition.fetch.bytes 1 MB, fetch.max.bytes 50 MB) reads until it has every message.
+
+The Java client (``--clients``; both by default) is Apache Kafka's own KafkaProducer and KafkaConsumer
+(kafka-clients 4.3.1): ``bench/java/BenchClient.java``, compiled with javac against ``.cache/java/jars`` by the
+tests' machinery (tests/support/oracle.py; the classes cached under ``.cache/java/classes-bench/``), in a JVM of its
+own per turn (the JVM's defaults but -Xmx1g), started once the broker is up and stopped (``quit``, and a clean exit,
+or the turn fails) before it. This script drives it one phase at a time over its standard input, keeping the gaps
+and sampling the broker's CPU as for confluent-kafka; the JVM builds a round's values before its clock, times the
+phase and checks it after the clock, as this script does for confluent-kafka. Its settings are confluent-kafka's
+as far as kafka-clients allows: the producer acks=all, linger.ms=5, compression none, enable.idempotence=false
+(Java's default is true), batch.size=1000000 (there is no batch.num.messages; batches are bounded by bytes),
+buffer.memory 64 MiB, max.request.size its default 1 MiB (a 100 KB value fits); it send()s each value to partition
+0 with a callback and flush()es, and every record must be acknowledged without error, the last at partition 0 and
+the expected offset. The consumer has no group.id (assign() and seek() to the round's first offset, then
+unsubscribe(); no commits), auto.offset.reset=none, fetch.max.wait.ms=50, max.partition.fetch.bytes 1 MiB,
+fetch.max.bytes 50 MiB, check.crcs=false (librdkafka's default) and max.poll.records 1,000,000, so a poll() hands
+over every record fetched, as consume(num_messages) does. The 100-message warm-up starts the JIT compiling but does
+not finish it: against kafkamock the JVM took ~35 ms per 4 MB consume round of 100 KB values at first and ~12 ms
+from the fifteenth round on, so the JIT's work lands in the first timed rounds, alike for every broker of the Java
+rows. librdkafka's mock cluster cannot be measured with it (n/a in the table): the mock answers its ApiVersions v4
+with an UNSUPPORTED_VERSION body that kafka-clients reads as a 20-minute throttle, so it never sends a Metadata
+request.
 
 Because of the mock cluster's 5 MiB, "produce everything, then consume everything" would read a truncated log
 there, so every broker runs the same rounds of 4 MB of values: produce and flush a round (timed as produce),
@@ -55,10 +77,12 @@ turn; a turn that failed anywhere (start, warm-up, a round, or the broker's log 
 and counted in the cell as FAILED k/n, its error listed under the table.
 
 msgs/s and MB/s count message values only; MB = 10^6 bytes, KB = 10^3 bytes. The ratios divide msgs/s of the same
-workload and phase: kafkamock disk/memory (the cost of the disk mode), kafkamock memory/mock cluster and kafkamock
-memory/Tansu; below 1 the first is slower. On a small machine the client's own Python loop bounds the 100 B rows
-for every broker (the report says how much of each phase the produce() loop and the broker process took on a
-CPU), so those ratios sit near 1 whatever the broker; the 100 KB rows show the brokers. The report also gives each
+workload, phase and client: kafkamock disk/memory (the cost of the disk mode), kafkamock memory/mock cluster and
+kafkamock memory/Tansu; below 1 the first is slower. On a small machine the client's own loop bounds the 100 B rows
+for every broker, so those ratios sit near 1 whatever the broker; the 100 KB rows show the brokers. The report says
+how much of each phase the broker process, the client and the produce loop took on a CPU: the broker's threads and
+the JVM's by Linux schedstat, confluent-kafka's as this process's CPU time (so with the mock cluster's threads when
+that is the broker); a client's share can pass 100% (several threads). The report also gives each
 broker process's peak RSS over a turn (in memory, kafkamock and Tansu keep the whole log of the turn; on disk,
 kafkamock's log is in its segment files).
 
@@ -85,6 +109,7 @@ The exit status is 1 when any turn or memory check failed or the memory bar was 
                                                                   # 2,000 x 100 KB, best of 3, the memory check
     .venv/bin/python bench/broker.py --quick                      # 100,000 x 100 B and 200 x 100 KB, one turn
     .venv/bin/python bench/broker.py --only kafkamock-disk,tansu  # some of: kafkamock, kafkamock-disk, mock, tansu
+    .venv/bin/python bench/broker.py --clients java               # some of: confluent-kafka, java (needs a JDK 17)
     .venv/bin/python bench/broker.py --memory-check               # only the memory check
     .venv/bin/python bench/broker.py --profile /tmp/kafkamock-prof  # also profile kafkamock's phases (py-spy)
 """
@@ -515,9 +540,15 @@ class JavaClient:
             self.replies.put(None)
 
         threading.Thread(target=pump, name="java-stdout", daemon=True).start()
-        ready = self._reply("start", 60)
-        if not ready.get("ready"):
-            raise BenchError(f"the Java client did not start: {ready}")
+        try:
+            ready = self._reply("start", 60)
+            if not ready.get("ready"):
+                raise BenchError(f"the Java client did not start: {ready}")
+        except BaseException:  # no client object to stop: the JVM goes here
+            self.proc.kill()
+            self.proc.wait()
+            self.log.close()
+            raise
         if not JavaClient.info:
             JavaClient.info.update({k: v for k, v in ready.items() if k != "ready"}, jvm_args=" ".join(JAVA_ARGS))
 
@@ -899,8 +930,8 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
     lines += [f"rounds of {ROUND_BYTES / 1e6:g} MB of values; a fresh broker per turn; best of {repeats} turn(s) per "
               "cell; msgs/s (MB/s of values)",
               "",
-              "| workload | phase | client | " + " | ".join(LABELS[n] for n in names) + " | "
-              + " | ".join(label for _, _, label in ratios) + " |",
+              "| " + " | ".join(["workload", "phase", "client", *(LABELS[n] for n in names),
+                                 *(label for _, _, label in ratios)]) + " |",
               "|---|---|---|" + "---:|" * (len(names) + len(ratios))]
 
     def show(wl: str, phase: str, name: str, client: str) -> str:

@@ -21,8 +21,9 @@
  *
  * Any failure answers {"error": "..."} (and the stack trace on stderr) and the JVM goes on reading; a lost or wrong
  * record, a send callback's exception, or a last delivery other than partition 0 at base+count-1 is a failure.
- * "cpu_seconds" is the JVM's process CPU time over the timed part (every thread: the client's I/O thread, the JIT
- * compiler, the garbage collector); "enqueue_seconds" the part of a produce spent in the send() loop.
+ * "cpu_seconds" is the time the JVM's threads ran on a CPU over the timed part (all of them: the caller, the clients'
+ * I/O threads, the JIT compiler, the garbage collector; Linux schedstat, ns); "enqueue_seconds" the part of a produce
+ * spent in the send() loop.
  *
  * The JIT: bench/broker.py passes 100 messages through both paths untimed first, for every client alike; that starts
  * the JVM's JIT compiling the hot paths but does not finish it, so its compiling goes on in the first timed rounds
