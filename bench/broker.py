@@ -38,11 +38,11 @@ each workload, each broker with each client in turn on a fresh broker (a fresh p
 so a slow spell of the machine hits them all alike and no workload inherits another's log. Each turn first passes
 100 messages through both paths of its client untimed (kafkamock compiles a message version's codec on first use;
 the JVM starts compiling its hot paths), then writes to a fresh topic, partition 0 (kafkamock and Tansu: a
-one-partition topic made with CreateTopics). The confluent-kafka Producer
-(linger.ms=5, acks=all, compression none, librdkafka's defaults otherwise: no idempotence,
-batch.num.messages=10000, batch.size=1000000) produces and then flushes; the Consumer (group.id set but unused:
-assign() to partition 0, no auto commit, auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch
-defaults: max.partition.fetch.bytes 1 MB, fetch.max.bytes 50 MB) reads until it has every message.
+one-partition topic made with CreateTopics). The confluent-kafka Producer (linger.ms=5, acks=all, compression
+none, librdkafka's defaults otherwise: no idempotence, batch.num.messages=10000, batch.size=1000000) produces and
+then flushes; the Consumer (group.id set but unused: assign() to partition 0, no auto commit,
+auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch defaults: max.partition.fetch.bytes 1 MB,
+fetch.max.bytes 50 MB) reads until it has every message.
 
 The Java client (``--clients``; both by default) is Apache Kafka's own KafkaProducer and KafkaConsumer
 (kafka-clients 4.3.1): ``bench/java/BenchClient.java``, compiled with javac against ``.cache/java/jars`` by the
@@ -502,9 +502,9 @@ JAVA_REPLY_S = PHASE_TIMEOUT_S + 30  # the longest wait for one answer of the JV
 
 @functools.cache
 def java_runtime() -> tuple[str, str]:
-    """The ``java`` command and bench/java/BenchClient.java's classpath: the source compiled against kafka-clients 4.3.1 and its dependencies, by the tests' own
-    machinery (tests/support/oracle.py: jars resolved once into .cache/java/jars, classes cached by source hash
-    under .cache/java/classes-bench/)."""
+    """The ``java`` command and bench/java/BenchClient.java's classpath: the source compiled against kafka-clients
+    4.3.1 and its dependencies by the tests' own machinery (tests/support/oracle.py: the jars resolved once into
+    .cache/java/jars, the classes cached by source hash under .cache/java/classes-bench/)."""
     sys.path.insert(0, str(REPO / "tests"))
     from support.oracle import compile_java, find_java
 
