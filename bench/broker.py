@@ -1,13 +1,13 @@
 """Broker speed: kafkamock (in memory and on disk) against franz-go's kfake (in memory and on disk), Apache Kafka
-4.3.1, librdkafka's mock cluster and Tansu, produce then consume with confluent-kafka; and kafkamock's memory under
-a long produce with retention.
+4.3.1, librdkafka's mock cluster and Tansu, produce then consume with confluent-kafka and with the Java clients
+(kafka-clients 4.3.1); and kafkamock's memory under a long produce with retention.
 
 Why this exists: kafkamock's broker is meant to stand in for Kafka under real clients, so it must not be the
 bottleneck of the suites that use it. It is a measurement, not a test: a cell fails only when a message goes
 missing or comes back wrong, a client reports an error, or the broker logs one, and the cell then says FAILED
 (no broker is ever timed on an error path); the other brokers go on.
 
-The peers (bench/peers.py starts and stops every one of them), each measured with the same client, settings and
+The peers (bench/peers.py starts and stops every one of them), each measured with the same clients, settings and
 messages in the same run, each one broker on 127.0.0.1:
 
 - kafkamock (memory): ``python -m kafkamock.cli serve --host 127.0.0.1 --port 0`` in its own process, default
@@ -47,14 +47,42 @@ messages in the same run, each one broker on 127.0.0.1:
 Method: kafkamock and kfake are ready when they print their ready line (the bootstrap address is read from it),
 Kafka when it answers Metadata, Tansu when its port accepts connections; all stop with SIGTERM and must exit
 cleanly with no error (nor a panic) in their log, or the turn fails. The benchmark runs in turns: for each of N
-rounds (best of 3 by default), for each workload, each broker in turn on a fresh broker (a fresh process, or mock
-cluster, per turn), so a slow spell of the machine hits them all alike and no workload inherits another's log.
-Each turn first passes 100 messages through both paths untimed (kafkamock compiles a message version's codec on
-first use), then writes to a fresh one-partition topic, partition 0. The Producer (linger.ms=5, acks=all,
-compression none, librdkafka's defaults otherwise: no idempotence, batch.num.messages=10000, batch.size=1000000)
-produces and then flushes; the Consumer (group.id set but unused: assign() to partition 0, no auto commit,
-auto.offset.reset=error, fetch.wait.max.ms=50, librdkafka's fetch defaults: max.partition.fetch.bytes 1 MB,
-fetch.max.bytes 50 MB) reads until it has every message.
+rounds (best of 3 by default), for each workload, each broker with each client in turn on a fresh broker (a fresh
+process, or mock cluster, per turn), so a slow spell of the machine hits them all alike and no workload inherits
+another's log. Each turn first runs one full round of the workload's values (ROUND_BYTES, as below) through produce
+and consume, untimed and checked, on a topic of its own, with either client alike: kafkamock compiles a message
+version's codec on first use, Kafka's JVM compiles its hot paths (C1 only: its first round took 2-4 times as long as
+the next, later ones were within the machine's noise), and connections and metadata are in place. Then it writes to
+a fresh one-partition topic, partition 0. The confluent-kafka Producer (linger.ms=5, acks=all, compression none,
+librdkafka's defaults otherwise: no idempotence, batch.num.messages=10000, batch.size=1000000) produces and then
+flushes; the Consumer (group.id set but unused: assign() to partition 0, no auto commit, auto.offset.reset=error,
+fetch.wait.max.ms=50, librdkafka's fetch defaults: max.partition.fetch.bytes 1 MB, fetch.max.bytes 50 MB) reads
+until it has every message.
+
+The Java client (``--clients``; both by default) is Apache Kafka's own KafkaProducer and KafkaConsumer
+(kafka-clients 4.3.1): ``bench/java/BenchClient.java``, compiled with javac against ``.cache/java/jars`` by the
+tests' machinery (tests/support/oracle.py; the classes cached under ``.cache/java/classes-bench/``), in a JVM (the
+JVM's defaults but -Xmx1g) that serves every Java turn of the run: each turn it makes a fresh producer once the
+broker is up, a fresh consumer per topic, and closes both (without error, or the turn fails) before the broker
+stops. One JVM for the run because its JIT needs far more than one round: a fresh JVM's first 4 MB round of 100 B
+values took 5-10 times as long as from the fifteenth round on, and its compiler threads stayed busy for ~15 rounds
+of 100 KB values. So before its first turn the JVM is warmed once, against a kafkamock of its own (stopped before
+any turn's broker starts): 20 full rounds of each workload's values, checked; after that a turn's fresh clients were
+at their steady speed from the round after the turn's own untimed one. A JVM that failed a turn (or saw it fail) is
+killed, and the next Java turn warms a fresh one; the run's JVM must exit cleanly at its end. This script drives it
+one phase at a time over its standard input, keeping the gaps and sampling the broker's CPU as for confluent-kafka;
+the JVM builds a round's values before its clock, times the phase and checks it after the clock, as this script does
+for confluent-kafka. Its settings are confluent-kafka's as far as kafka-clients allows: the producer acks=all,
+linger.ms=5, compression none, enable.idempotence=false (Java's default is true), batch.size=1000000 (there is no
+batch.num.messages; batches are bounded by bytes), buffer.memory 64 MiB, max.request.size its default 1 MiB (a 100
+KB value fits); it send()s each value to partition 0 with a callback and flush()es, and every record must be
+acknowledged without error, the last at partition 0 and the expected offset. The consumer has no group.id (assign()
+and seek() to the round's first offset, then unsubscribe(); no commits), auto.offset.reset=none,
+fetch.max.wait.ms=50, max.partition.fetch.bytes 1 MiB, fetch.max.bytes 50 MiB, check.crcs=false (librdkafka's
+default) and max.poll.records 1,000,000, so a poll() hands over every record fetched, as consume(num_messages) does.
+It works with every peer but librdkafka's mock cluster (n/a in the table): the mock serves ApiVersions v0-v2 only
+and answers the Java client's v4 with an UNSUPPORTED_VERSION body that kafka-clients reads as a 20-minute throttle,
+so it never sends a Metadata request.
 
 Because of the mock cluster's 5 MiB, "produce everything, then consume everything" would read a truncated log
 there, so every broker runs the same rounds of 4 MB of values: produce and flush a round (timed as produce),
@@ -68,13 +96,16 @@ turn; a turn that failed anywhere (start, warm-up, a round, or the broker's log 
 and counted in the cell as FAILED k/n, its error listed under the table.
 
 msgs/s and MB/s count message values only; MB = 10^6 bytes, KB = 10^3 bytes. The ratios divide msgs/s of the same
-workload and phase: kafkamock disk/memory (the cost of the disk mode), kafkamock (memory; disk when only it is
-measured) over every other broker, and over the best peer, the fastest other broker of that row (named in the
-cell); below 1 kafkamock is slower. On a small machine the client's own Python loop bounds the 100 B rows
-for every broker (the report says how much of each phase the produce() loop and the broker process took on a
-CPU), so those ratios sit near 1 whatever the broker; the 100 KB rows show the brokers. The report also gives each
-broker process's peak RSS over a turn (in memory, kafkamock, kfake and Tansu keep the whole log of the turn; on
-disk, and in Kafka, the log is in segment files, whose page cache the RSS does not count).
+workload, phase and client: kafkamock disk/memory (the cost of the disk mode), kafkamock (memory; disk when only it
+is measured) over every other broker, and over the best peer, the fastest other broker of that row and client
+(named in the cell); below 1 kafkamock is slower. On a small machine the client's own loop bounds the 100 B rows
+for every broker, so those ratios sit near 1 whatever the broker; the 100 KB rows show the brokers. The report says
+how much of each phase the broker process, the client and the produce loop took on a CPU: the broker's threads and
+the JVM's by Linux schedstat, confluent-kafka's as this process's CPU time (so with the mock cluster's threads when
+that is the broker); a client's share can pass 100% (several threads); for Java also its JIT compiler threads'
+share. The report also gives each broker process's peak RSS over a turn (in memory, kafkamock, kfake and Tansu keep
+the whole log of the turn; on disk, and in Kafka, the log is in segment files, whose page cache the RSS does not
+count).
 
 The memory check (``--memory-check`` alone; also part of the default run and of ``--quick``, not of ``--only``
 runs) starts ``kafkamock serve`` with ``--config log.retention.check.interval.ms=1000 --config
@@ -100,6 +131,7 @@ The exit status is 1 when any turn or memory check failed or the memory bar was 
     .venv/bin/python bench/broker.py --quick                      # 100,000 x 100 B and 200 x 100 KB, one turn
     .venv/bin/python bench/broker.py --only kafkamock,kfake,kafka  # some of: kafkamock, kafkamock-disk, kfake,
                                                                   # kfake-disk, kafka, mock, tansu
+    .venv/bin/python bench/broker.py --clients java               # some of: confluent-kafka, java (needs a JDK 17)
     .venv/bin/python bench/broker.py --memory-check               # only the memory check
     .venv/bin/python bench/broker.py --profile /tmp/kafkamock-prof  # also profile kafkamock's phases (py-spy)
 """
@@ -108,9 +140,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import functools
 import json
 import os
 import platform
+import queue
 import re
 import shutil
 import signal
@@ -120,6 +155,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,28 +280,302 @@ def _prepare(broker, producer: Producer, label: str) -> tuple[str, Consumer]:
     return topic, consumer
 
 
-def warm_up(broker, producer: Producer) -> None:
-    """A few messages through each path first, so no workload pays for one-off work (kafkamock compiles each
-    message version's codec on first use; the JVM of Kafka its code paths)."""
-    topic, consumer = _prepare(broker, producer, "warmup")
+# --- the two clients -----------------------------------------------------------------------------------------------
+
+class ConfluentKafkaClient:
+    """confluent-kafka in this process: a Producer per turn and a Consumer per topic. Its CPU time is this whole
+    process's (with the mock cluster's threads, for it)."""
+
+    name = "confluent-kafka"
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.producer = Producer({**PRODUCER_CONF, "bootstrap.servers": broker.bootstrap})
+        self.consumer: Consumer | None = None
+
+    def open_topic(self, label: str, size: int) -> None:
+        self.close_topic()
+        self.topic, self.consumer = _prepare(self.broker, self.producer, label)
+        self.size, self.filler = size, os.urandom(size - 10)
+
+    def prepare_round(self, base: int, count: int) -> None:
+        """The round's values, built before its clock starts."""
+        self.base, self.values = base, [_value(i, self.filler) for i in range(base, base + count)]
+
+    def produce(self) -> dict[str, float]:
+        cpu = time.process_time()
+        elapsed, enqueued = _produce_round(self.producer, self.topic, self.values, self.base)
+        return {"seconds": elapsed, "enqueue_seconds": enqueued, "cpu_seconds": time.process_time() - cpu}
+
+    def consume(self) -> dict[str, float]:
+        assert self.consumer is not None
+        cpu = time.process_time()
+        elapsed, self.got = _consume_round(self.consumer, self.topic, self.base, len(self.values))
+        return {"seconds": elapsed, "cpu_seconds": time.process_time() - cpu}
+
+    def check(self) -> None:
+        got, self.got = self.got, []
+        _check_round(self.topic, got, self.values, self.base, self.size)
+
+    def close_topic(self) -> None:
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
+
+    def stop(self) -> None:
+        self.close_topic()
+        self.producer.flush(10)
+        del self.producer
+
+    @classmethod
+    def reset(cls) -> None:
+        pass  # nothing outlives a turn
+
+    @classmethod
+    def shutdown(cls) -> None:
+        pass
+
+
+JAVA_SOURCE = REPO / "bench" / "java" / "BenchClient.java"
+JAVA_ARGS = ("-Xmx1g", "-Dslf4j.internal.verbosity=ERROR")  # the JVM's own defaults otherwise (GC, JIT)
+JAVA_REPLY_S = PHASE_TIMEOUT_S + 30  # the longest wait for one answer of the JVM (its own deadlines come first)
+JVM_WARMUP_ROUNDS = 20      # full rounds of each value size a fresh JVM runs before its first turn (warmed_jvm)
+
+
+@functools.cache
+def java_runtime() -> tuple[str, str]:
+    """The ``java`` command and bench/java/BenchClient.java's classpath: the source compiled against kafka-clients
+    4.3.1 and its dependencies by the tests' own machinery (tests/support/oracle.py: the jars resolved once into
+    .cache/java/jars, the classes cached by source hash under .cache/java/classes-bench/)."""
+    if str(REPO / "tests") not in sys.path:
+        sys.path.insert(0, str(REPO / "tests"))
+    from support.oracle import compile_java, find_java
+
+    found = find_java()
+    if found is None:
+        raise BenchError("the Java client needs a JDK 17 (java and javac on PATH or in $JAVA_HOME/bin)")
     try:
-        values = [_value(i, bytes(90)) for i in range(100)]
-        _produce_round(producer, topic, values, 0)
-        _, got = _consume_round(consumer, topic, 0, len(values))
-        _check_round(topic, got, values, 0, 100)
+        with contextlib.redirect_stdout(sys.stderr):  # fetch_jars reports on stdout; the report owns it
+            return found[0], os.pathsep.join(compile_java(JAVA_SOURCE, "BenchClient", "classes-bench"))
+    except (OSError, RuntimeError, SystemExit) as exc:  # no jars (fetch_jars exits), or javac failed
+        raise BenchError(f"the Java client could not be built: {exc}") from exc
+
+
+class JavaProcess:
+    """A JVM running bench/java/BenchClient.java (kafka-clients 4.3.1), driven over its standard input: one command
+    a line, one JSON answer a line."""
+
+    def __init__(self) -> None:
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-java-", suffix=".log", delete=False)
+        java, classpath = java_runtime()
+        self.proc = subprocess.Popen([java, *JAVA_ARGS, "-cp", classpath, "BenchClient"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.replies: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.replies.put(line)
+            self.replies.put(None)
+
+        threading.Thread(target=pump, name="java-stdout", daemon=True).start()
+        try:
+            self.ready = self._reply("start", 60)
+            if not self.ready.get("ready"):
+                raise BenchError(f"the Java client did not start: {self.ready}")
+        except BaseException:
+            self.kill()
+            raise
+
+    def command(self, *words: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
+        self.proc.stdin.flush()
+        return self._reply(str(words[0]))
+
+    def _reply(self, what: str, timeout: float = JAVA_REPLY_S) -> dict[str, Any]:
+        try:
+            line = self.replies.get(timeout=timeout)
+        except queue.Empty:
+            raise BenchError(f"the Java client gave no answer to {what} in {timeout:.0f} s{self._stderr()}") from None
+        if line is None:
+            raise BenchError(f"the Java client exited ({self.proc.poll()}) at {what}{self._stderr()}")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise BenchError(f"Java client, {what}: {reply['error']}")
+        return reply
+
+    def _stderr(self) -> str:
+        text = Path(self.log.name).read_text(encoding="utf-8", errors="replace").strip()
+        return f"; its stderr: {text[-3000:]}" if text else ""
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+        os.unlink(self.log.name)
+
+    def quit(self) -> None:
+        """"quit", then a clean exit within 30 s, or a BenchError."""
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise BenchError(f"the Java client did not exit within 30 s of quit{self._stderr()}") from None
+        finally:
+            self.log.close()
+        if self.proc.returncode != 0:
+            raise BenchError(f"the Java client exited with {self.proc.returncode}{self._stderr()}")
+        os.unlink(self.log.name)
+
+
+class JavaClient:
+    """kafka-clients 4.3.1 in the run's JVM (started and warmed on first use, see ``warmed_jvm``): a fresh
+    KafkaProducer per turn, made once the broker is up and closed before it stops, and a fresh KafkaConsumer per
+    topic. The JVM builds, times and checks the rounds itself."""
+
+    name = "java"
+    info: dict[str, Any] = {}        # versions and settings, from the first JVM's ready line
+    jvm: JavaProcess | None = None   # the run's JVM, shared by its Java turns
+    warm_sizes: tuple[int, ...] = (100,)  # the value sizes a fresh JVM is warmed with: the run's workloads'
+
+    def __init__(self, broker, jvm: JavaProcess | None = None) -> None:
+        self.broker = broker
+        if jvm is None:
+            if JavaClient.jvm is None:
+                JavaClient.jvm = warmed_jvm(JavaClient.warm_sizes)
+            jvm = JavaClient.jvm
+        self.jvm = jvm
+        self.jvm.command("connect", broker.bootstrap)
+
+    def open_topic(self, label: str, size: int) -> None:
+        """A fresh topic (made by the broker's own means, as for confluent-kafka) and a fresh KafkaConsumer; the
+        filler is the JVM's own random bytes."""
+        self.topic = f"bench-{label}-{uuid.uuid4().hex[:8]}"
+        self.broker.create_topic(self.topic)
+        self.jvm.command("topic", self.topic, size)
+
+    def prepare_round(self, base: int, count: int) -> None:
+        self.base, self.count = base, count  # the JVM builds the values before its clock starts
+
+    def produce(self) -> dict[str, float]:
+        return self.jvm.command("produce", self.base, self.count)
+
+    def consume(self) -> dict[str, float]:
+        return self.jvm.command("consume", self.base, self.count)  # checked in the JVM after its clock stops
+
+    def check(self) -> None:
+        pass
+
+    def close_topic(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.jvm.command("disconnect")  # both clients closed without error, or the turn fails
+
+    @classmethod
+    def reset(cls) -> None:
+        """After a failed turn the JVM may still be busy with a command, so it goes; the next turn warms a new one."""
+        if cls.jvm is not None:
+            cls.jvm.kill()
+            cls.jvm = None
+
+    @classmethod
+    def shutdown(cls) -> None:
+        """The run's JVM told to quit; a BenchError if it did not exit cleanly."""
+        jvm, cls.jvm = cls.jvm, None
+        if jvm is not None:
+            jvm.quit()
+
+
+def warmed_jvm(sizes: Sequence[int]) -> JavaProcess:
+    """A fresh JVM whose JIT has compiled the clients' hot paths: JVM_WARMUP_ROUNDS full rounds of values of each
+    size in ``sizes``, produced, read back and checked against a kafkamock of its own, stopped before any turn's
+    broker starts. Measured with kafka-clients 4.3.1 and JDK 17 on this 2-core machine: a fresh JVM's first 4 MB
+    round of 100 B values took 5-10 times as long as from the fifteenth round on (~25 ms produce, ~15 ms consume,
+    against kafkamock), its compiler threads ran on a CPU for most of it (264 ms of a 293 ms round, against kfake),
+    and they stayed busy for ~15 rounds of 100 KB values. After this warm-up, fresh clients on another broker (kfake)
+    took ~2 times the steady time in their first 100 B round (the turn's own untimed round) and were steady from
+    the next; their 100 KB rounds from the first."""
+    print(f"warming a JVM for the Java client ({JVM_WARMUP_ROUNDS} rounds of each value size) ...", file=sys.stderr,
+          flush=True)
+    jvm = JavaProcess()
+    broker = None
+    try:
+        if not JavaClient.info:
+            JavaClient.info.update({k: v for k, v in jvm.ready.items() if k != "ready"}, jvm_args=" ".join(JAVA_ARGS))
+        broker = KafkamockBroker()
+        client = JavaClient(broker, jvm)
+        for size in sorted(set(sizes)):
+            client.open_topic(f"jvm-warmup-{size}b", size)
+            _untimed_rounds(client, Workload("JVM warm-up", JVM_WARMUP_ROUNDS * ROUND_BYTES // size, size))
+        client.stop()
+        broker.stop()
+    except BaseException as exc:
+        jvm.kill()
+        if broker is not None and broker.proc.poll() is None:
+            with contextlib.suppress(Exception):
+                broker.stop()
+        raise BenchError(f"the Java client's JVM warm-up failed: {exc}") from exc
+    return jvm
+
+
+CLIENTS = {"confluent-kafka": ConfluentKafkaClient, "java": JavaClient}
+CLIENT_LABELS = {"confluent-kafka": "confluent-kafka", "java": "Java"}
+# (broker, client) pairs that cannot talk at all, so they are not run: their cells say n/a, with the reason.
+UNSUPPORTED = {("mock", "java"): "the Java client never gets past ApiVersions with librdkafka's mock cluster: the "
+               "mock (librdkafka 2.16) serves ApiVersions v0-v2 only and answers kafka-clients' v4 request with an "
+               "UNSUPPORTED_VERSION body that kafka-clients parses as v4 with throttle_time_ms 1,179,648, so it "
+               "throttles the connection for ~20 minutes; its v0 retry gets the API versions, but no Metadata request "
+               "follows (seen in kafka-clients' NetworkClient debug log)"}
+
+
+# --- one workload against one broker, with one client ---------------------------------------------------------------
+
+def _untimed_rounds(client, wl: Workload) -> None:
+    """``wl``'s rounds through ``client``'s open topic, as the timed rounds run them (the gaps, the checks), untimed."""
+    for base in range(0, wl.count, wl.per_round):
+        client.prepare_round(base, min(wl.count, base + wl.per_round) - base)
+        client.produce()
+        time.sleep(2 * FETCH_WAIT_MS / 1000)
+        client.consume()
+        client.check()
+        time.sleep(2 * FETCH_WAIT_MS / 1000)
+
+
+def warm_up(client, wl: Workload) -> None:
+    """One full round of ``wl``'s values (ROUND_BYTES) through both paths, untimed, on a topic of its own, in every
+    turn alike, so no timed round pays for one-off work: kafkamock compiles each message version's codec on first
+    use, Kafka's JVM (C1 only) compiles its hot paths, connections and metadata are in place. (The Java client's
+    own JVM is warmed once, before its first turn: ``warmed_jvm``.)"""
+    try:
+        client.open_topic("warmup", wl.size)
+        _untimed_rounds(client, Workload("warm-up", wl.per_round, wl.size))
     finally:
-        consumer.close()
+        client.close_topic()
 
 
-def run_workload(broker, producer: Producer, wl: Workload) -> list[dict[str, Any]]:
-    topic, consumer = _prepare(broker, producer, f"{wl.size}b")
-    filler = os.urandom(wl.size - 10)
+def run_workload(broker, client, wl: Workload) -> list[dict[str, Any]]:
+    client.open_topic(f"{wl.size}b", wl.size)
     seconds = dict.fromkeys(PHASES, 0.0)
+    client_cpu = dict.fromkeys(PHASES, 0.0)
+    client_jit: dict[str, float | None] = dict.fromkeys(PHASES, 0.0)  # the JVM's compiler threads; None for Python
     cpu: dict[str, list[float] | None] = {phase: [0.0, 0.0] for phase in PHASES}  # on a CPU, waiting for one
     enqueue = 0.0
     rounds = 0
 
-    def add_cpu(phase: str, before: tuple[float, float] | None) -> None:
+    def add_cpu(phase: str, before: tuple[float, float] | None, measured: dict[str, float]) -> None:
+        seconds[phase] += measured["seconds"]
+        client_cpu[phase] += measured["cpu_seconds"]
+        jit = measured.get("jit_seconds")
+        client_jit[phase] = None if jit is None or client_jit[phase] is None else client_jit[phase] + jit
         after, total = broker.cpu_seconds(), cpu[phase]
         if before is None or after is None or total is None:
             cpu[phase] = None
@@ -275,32 +585,30 @@ def run_workload(broker, producer: Producer, wl: Workload) -> list[dict[str, Any
 
     try:
         for base in range(0, wl.count, wl.per_round):
-            values = [_value(i, filler) for i in range(base, min(wl.count, base + wl.per_round))]
+            client.prepare_round(base, min(wl.count, base + wl.per_round) - base)
             before = broker.cpu_seconds()
-            elapsed, enqueued = _produce_round(producer, topic, values, base)
-            add_cpu("produce", before)
-            seconds["produce"] += elapsed
-            enqueue += enqueued
+            produced = client.produce()
+            add_cpu("produce", before, produced)
+            enqueue += produced["enqueue_seconds"]
             time.sleep(2 * FETCH_WAIT_MS / 1000)
             before = broker.cpu_seconds()
-            elapsed, got = _consume_round(consumer, topic, base, len(values))
-            add_cpu("consume", before)
-            seconds["consume"] += elapsed
-            _check_round(topic, got, values, base, wl.size)
-            del got
+            consumed = client.consume()
+            add_cpu("consume", before, consumed)
+            client.check()
             rounds += 1
             time.sleep(2 * FETCH_WAIT_MS / 1000)
     finally:
-        consumer.close()
+        client.close_topic()
     mem = broker.memory()  # its peak so far: start, warm-up and this workload (each workload has a fresh broker)
     results = []
     for phase in PHASES:
         s, used = seconds[phase], cpu[phase]
-        results.append({"broker": broker.name, "workload": wl.label, "count": wl.count, "size": wl.size,
-                        "phase": phase, "rounds": rounds, "seconds": s, "msgs_per_s": wl.count / s,
+        results.append({"broker": broker.name, "client": client.name, "workload": wl.label, "count": wl.count,
+                        "size": wl.size, "phase": phase, "rounds": rounds, "seconds": s, "msgs_per_s": wl.count / s,
                         "mb_per_s": wl.count * wl.size / s / 1e6,
                         "broker_cpu_seconds": used[0] if used else None,
                         "broker_cpu_wait_seconds": used[1] if used else None,
+                        "client_cpu_seconds": client_cpu[phase], "client_jit_seconds": client_jit[phase],
                         "produce_loop_seconds": enqueue if phase == "produce" else None,
                         "broker_peak_rss": mem[1] if mem else None})
     return results
@@ -309,47 +617,72 @@ def run_workload(broker, producer: Producer, wl: Workload) -> list[dict[str, Any
 BROKERS = list(PEERS)
 
 
-def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str]) -> tuple[list[dict], list[dict]]:
-    """``repeats`` rounds of turns: each workload on each broker in turn, a fresh broker (and, on disk, a fresh
-    data directory) for every turn, so a slow spell of the machine hits them all alike and no workload inherits
-    another's log. A turn counts only if the broker started, passed the warm-up, delivered and returned every
-    message intact and stopped cleanly; otherwise it is recorded as a failure (its cells say so) and the turns
-    go on."""
+def measure(workloads: tuple[Workload, ...], repeats: int, names: list[str],
+            clients: Sequence[str] = ("confluent-kafka",)) -> tuple[list[dict], list[dict]]:
+    """``repeats`` rounds of turns: each workload on each broker with each client in turn, a fresh broker (and, on
+    disk, a fresh data directory) for every turn, so a slow spell of the machine hits them all alike and no workload
+    inherits another's log. A turn counts only if the broker and the client started, passed the warm-up, delivered
+    and returned every message intact and stopped cleanly; otherwise it is recorded as a failure (its cells say so)
+    and the turns go on. The pairs in UNSUPPORTED are not run."""
     results: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
-    for run in range(1, repeats + 1):
-        for wl in workloads:
-            for name in names:
-                print(f"run {run}/{repeats}: {wl.label} on {name}, in rounds of {wl.per_round:,} ...",
-                      file=sys.stderr, flush=True)
-                done = _turn(name, wl, run, failures)
-                results += [{**r, "run": run} for r in done]
+    JavaClient.warm_sizes = tuple(wl.size for wl in workloads)
+    try:
+        for run in range(1, repeats + 1):
+            for wl in workloads:
+                for name in names:
+                    for client in clients:
+                        if (name, client) in UNSUPPORTED:
+                            continue
+                        print(f"run {run}/{repeats}: {wl.label} on {name} with {client}, in rounds of "
+                              f"{wl.per_round:,} ...", file=sys.stderr, flush=True)
+                        done = _turn(name, wl, run, failures, client)
+                        results += [{**r, "run": run} for r in done]
+        for client in clients:
+            try:
+                CLIENTS[client].shutdown()
+            except Exception as exc:  # e.g. the JVM did not exit cleanly: the run fails, its numbers stand
+                print(f"  {client} failed at its exit: {str(exc)[:2000]}", file=sys.stderr, flush=True)
+                failures.append({"broker": None, "client": client, "run": None, "workload": None, "at": "exit",
+                                 "error": str(exc)[:2000]})
+    finally:
+        for client in clients:
+            CLIENTS[client].reset()  # after an interruption: no JVM outlives the run
     return results, failures
 
 
-def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One workload on a fresh broker: its results, or [] with the failure(s) appended to ``failures``."""
+def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]],
+          client_name: str = "confluent-kafka") -> list[dict[str, Any]]:
+    """One workload on a fresh broker with one client: its results, or [] with the failure(s) appended to
+    ``failures``."""
 
     def fail(at: str, exc: BaseException) -> None:
-        print(f"  {name} failed at {at}: {str(exc)[:2000]}", file=sys.stderr, flush=True)
-        failures.append({"broker": name, "run": run, "workload": wl.label, "at": at, "error": str(exc)[:2000]})
+        print(f"  {name} with {client_name} failed at {at}: {str(exc)[:2000]}", file=sys.stderr, flush=True)
+        failures.append({"broker": name, "client": client_name, "run": run, "workload": wl.label, "at": at,
+                         "error": str(exc)[:2000]})
 
-    broker = producer = None
+    broker = client = None
     at = "start"
     done: list[dict[str, Any]] = []
     try:
         broker = PEERS[name]()
-        producer = Producer({**PRODUCER_CONF, "bootstrap.servers": broker.bootstrap})
+        at = "client start"
+        client = CLIENTS[client_name](broker)
         at = "warm-up"
-        warm_up(broker, producer)
+        warm_up(client, wl)
         at = "workload"
-        done = run_workload(broker, producer, wl)
+        done = run_workload(broker, client, wl)
     except Exception as exc:  # any error ends this turn only; its cells report it
         fail(at, exc)
         done = []
-    if producer is not None:
-        producer.flush(10)
-        del producer
+    if client is not None:
+        try:
+            client.stop()
+        except Exception as exc:  # e.g. the Java clients did not close cleanly
+            fail("client stop", exc)
+            done = []
+    if at != "start" and not done:
+        CLIENTS[client_name].reset()  # the client failed or saw a failure: nothing of it goes on to the next turn
     if broker is not None:
         try:
             broker.stop()
@@ -363,10 +696,10 @@ def _turn(name: str, wl: Workload, run: int, failures: list[dict[str, Any]]) -> 
 
 
 def best_runs(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The fastest run of each (workload, phase, broker)."""
+    """The fastest run of each (workload, phase, broker, client)."""
     best: dict[tuple, dict[str, Any]] = {}
     for r in results:
-        key = (r["workload"], r["phase"], r["broker"])
+        key = (r["workload"], r["phase"], r["broker"], r["client"])
         if key not in best or r["msgs_per_s"] > best[key]["msgs_per_s"]:
             best[key] = r
     return list(best.values())
@@ -387,11 +720,12 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
     outdir.mkdir(parents=True, exist_ok=True)
     spy = _py_spy()
     broker = KafkamockBroker()
-    producer = Producer({**PRODUCER_CONF, "bootstrap.servers": broker.bootstrap})
+    client = None
     profiles = []
     try:
-        warm_up(broker, producer)
-        topic, consumer = _prepare(broker, producer, f"profile-{wl.size}b")
+        client = ConfluentKafkaClient(broker)
+        warm_up(client, wl)
+        topic, consumer = _prepare(broker, client.producer, f"profile-{wl.size}b")
         filler = os.urandom(wl.size - 10)
         values = [_value(i, filler) for i in range(wl.count)]
         for phase in PHASES:
@@ -404,7 +738,7 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
             time.sleep(1.0)  # let py-spy attach (idle samples taken meanwhile are set apart like any other)
             before = broker.cpu_seconds()
             if phase == "produce":
-                elapsed, _ = _produce_round(producer, topic, values, 0)
+                elapsed, _ = _produce_round(client.producer, topic, values, 0)
             else:
                 elapsed, got = _consume_round(consumer, topic, 0, wl.count)
             after = broker.cpu_seconds()
@@ -421,8 +755,8 @@ def profile_kafkamock(wl: Workload, outdir: Path, rate: int = PROFILE_RATE) -> l
                              "rate": rate, "path": str(raw), **summarise(raw.read_text(encoding="utf-8"))})
         consumer.close()
     finally:
-        producer.flush(10)
-        del producer
+        if client is not None:
+            client.stop()
         broker.stop()
     return profiles
 
@@ -524,13 +858,14 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: dict[str, Any],
            names: list[str]) -> str:
-    cell = {(r["workload"], r["phase"], r["broker"]): r for r in best_runs(results)}
-    failed_runs: dict[tuple[str, str], set[int]] = collections.defaultdict(set)
+    clients = meta["clients"]
+    cell = {(r["workload"], r["phase"], r["broker"], r["client"]): r for r in best_runs(results)}
+    failed_runs: dict[tuple[str, str, str], set[int]] = collections.defaultdict(set)
     for f in failures:
-        failed_runs[f["workload"], f["broker"]].add(f["run"])
+        failed_runs[f["workload"], f["broker"], f["client"]].add(f["run"])
     spread = collections.defaultdict(list)
     for r in results:
-        spread[r["workload"], r["phase"], r["broker"]].append(r["msgs_per_s"])
+        spread[r["workload"], r["phase"], r["broker"], r["client"]].append(r["msgs_per_s"])
     workloads = meta["workloads"]
     repeats = meta["repeats"]
     ours, ratios, peers = ratio_columns(names)
@@ -538,44 +873,63 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
     lines = [f"{meta['python']} on {meta['platform']}, {meta['cpus']} CPUs; confluent-kafka {meta['confluent-kafka']}, "
              f"librdkafka {meta['librdkafka']}; kafkamock {meta['kafkamock']}; {meta['kfake']}; {meta['kafka']}; "
              f"{meta['tansu']}; the data directories on {meta['data_dir_fs']}",
-             f"producer {meta['producer']}; consumer {meta['consumer']}; rounds of {ROUND_BYTES / 1e6:g} MB of values; "
-             f"a fresh broker per turn; best of {repeats} turn(s) per cell; msgs/s (MB/s of values)",
-             "",
-             "| workload | phase | " + " | ".join(LABELS[n] for n in names) + " | "
-             + " | ".join([label for _, _, label in ratios] + best_heading) + " |",
-             "|---|---|" + "---:|" * (len(names) + len(ratios) + len(best_heading))]
+             f"confluent-kafka: producer {meta['producer']}; consumer {meta['consumer']}"]
+    if java := meta.get("java"):
+        lines.append(f"Java: kafka-clients {java['kafka_clients']} on {java['java']} ({java['jvm_args']}), one JVM for "
+                     f"the run, warmed first with {JVM_WARMUP_ROUNDS} rounds of each value size, fresh clients per "
+                     f"turn: producer {java['producer']}; consumer {java['consumer']}")
+    lines += [f"rounds of {ROUND_BYTES / 1e6:g} MB of values, after one untimed round of the same values; a fresh "
+              f"broker per turn; best of {repeats} turn(s) per cell; msgs/s (MB/s of values)",
+              "",
+              "| " + " | ".join(["workload", "phase", "client", *(LABELS[n] for n in names),
+                                 *(label for _, _, label in ratios), *best_heading]) + " |",
+              "|---|---|---|" + "---:|" * (len(names) + len(ratios) + len(best_heading))]
 
-    def show(wl: str, phase: str, name: str) -> str:
-        r, bad = cell.get((wl, phase, name)), len(failed_runs.get((wl, name), ()))
+    def show(wl: str, phase: str, name: str, client: str) -> str:
+        if (name, client) in UNSUPPORTED:
+            return "n/a"
+        r, bad = cell.get((wl, phase, name, client)), len(failed_runs.get((wl, name, client), ()))
         if r is None:
             return f"FAILED ({bad}/{repeats})" if bad else "-"
         text = f"{_rate(r['msgs_per_s'])} ({_mb(r['mb_per_s'])})"
         return f"{text}, FAILED {bad}/{repeats}" if bad else text
 
+    def quotient(wl: str, phase: str, a: str, b: str, client: str) -> str:
+        if (a, client) in UNSUPPORTED or (b, client) in UNSUPPORTED:
+            return "n/a"
+        ra, rb = cell.get((wl, phase, a, client)), cell.get((wl, phase, b, client))
+        return f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-"
+
     for wl in workloads:
         for phase in PHASES:
-            row = [show(wl, phase, n) for n in names]
-            for a, b, _ in ratios:
-                ra, rb = cell.get((wl, phase, a)), cell.get((wl, phase, b))
-                row.append(f"{ra['msgs_per_s'] / rb['msgs_per_s']:.2f}" if ra and rb else "-")
-            if best_heading:
-                ra = cell.get((wl, phase, ours))
-                measured = [cell[wl, phase, n] for n in peers if (wl, phase, n) in cell]
-                best = max(measured, key=lambda r: r["msgs_per_s"], default=None)
-                row.append(f"{ra['msgs_per_s'] / best['msgs_per_s']:.2f} ({LABELS[best['broker']]})"
-                           if ra and best else "-")
-            lines.append(f"| {wl} | {phase} | " + " | ".join(row) + " |")
-    lines += ["", "A ratio is the first broker's msgs/s over the second's: below 1, the first is slower; the best "
-              "peer is the fastest other broker of the row with a clean turn (named). "
-              "MB = 10^6 bytes of message values. FAILED k/n: k of the n turns lost or changed a message, met a "
-              "client error or left an error in the broker's log; the numbers beside it are from the clean turns."]
+            for client in clients:
+                row = [show(wl, phase, n, client) for n in names]
+                row += [quotient(wl, phase, a, b, client) for a, b, _ in ratios]
+                if best_heading:
+                    ra = cell.get((wl, phase, ours, client))
+                    measured = [cell[wl, phase, n, client] for n in peers if (wl, phase, n, client) in cell]
+                    best = max(measured, key=lambda r: r["msgs_per_s"], default=None)
+                    row.append(f"{ra['msgs_per_s'] / best['msgs_per_s']:.2f} ({LABELS[best['broker']]})"
+                               if ra and best else "-")
+                lines.append(f"| {wl} | {phase} | {CLIENT_LABELS[client]} | " + " | ".join(row) + " |")
+    lines += ["", "A ratio is the first broker's msgs/s over the second's, both with the row's client: below 1, the "
+              "first is slower; the best peer is the fastest other broker of the row (same client) with a clean turn "
+              "(named). MB = 10^6 bytes of message values. FAILED k/n: k of the n turns lost or changed a message, "
+              "met a client error or left an error in the broker's log; the numbers beside it are from the clean "
+              "turns."]
+    for (name, client), why in UNSUPPORTED.items():
+        if name in names and client in clients:
+            lines.append(f"- n/a: {LABELS[name]} with {CLIENT_LABELS[client]} is not run: {why}.")
     for f in failures:
-        lines.append(f"- {LABELS[f['broker']]}, {f['workload']}, turn {f['run']}, failed at {f['at']}: "
-                     f"{_one_line(f['error'])}")
+        if f["broker"] is None:  # the client itself, at the end of the run
+            lines.append(f"- {CLIENT_LABELS[f['client']]} failed at its {f['at']}: {_one_line(f['error'])}")
+            continue
+        lines.append(f"- {LABELS[f['broker']]} with {CLIENT_LABELS[f['client']]}, {f['workload']}, turn {f['run']}, "
+                     f"failed at {f['at']}: {_one_line(f['error'])}")
     if repeats > 1:
         lines += ["", "Slowest/fastest turn, msgs/s: " + "; ".join(
-            f"{wl.split(' x ')[1]} {phase} {LABELS[name]} {min(v):,.0f}/{max(v):,.0f}"
-            for (wl, phase, name), v in spread.items())]
+            f"{wl.split(' x ')[1]} {phase} {LABELS[name]} with {CLIENT_LABELS[client]} {min(v):,.0f}/{max(v):,.0f}"
+            for (wl, phase, name, client), v in spread.items())]
     for name in names:
         warned = [r for r in results if r["broker"] == name and r["phase"] == PHASES[0] and r["broker_warnings"]]
         if warned:
@@ -589,25 +943,34 @@ def render(results: list[dict[str, Any]], failures: list[dict[str, Any]], meta: 
             peaks.append(f"{LABELS[name]} " + ", ".join(f"{wl.split(' x ')[1]} {v / 1e6:,.0f}"
                                                           for wl, v in per_wl if v is not None))
     if peaks:
-        lines += ["", "Peak RSS of the broker process over a turn (VmHWM, MB; in memory, kafkamock, kfake and Tansu keep "
-                  "the whole log of the turn; Kafka and the disk modes keep it in files, whose page cache is not counted): " + "; ".join(peaks) + ". The mock cluster lives in the client process."]
-    lines += ["", "Where the time goes, in the fastest turns (the client's own cost bounds every column):"]
+        lines += ["", "Peak RSS of the broker process over a turn, the largest with any client (VmHWM, MB; in memory, "
+                  "kafkamock, kfake and Tansu keep the whole log of the turn, warm-up round included; Kafka and the "
+                  "disk modes keep it in files, whose page cache is not counted): " + "; ".join(peaks)
+                  + ". The mock cluster lives in the client process."]
+    lines += ["", "Where the time goes, in the fastest turns (the client's own cost bounds every column): the broker "
+              "process on a CPU, the client's process on a CPU (all its threads: confluent-kafka's is this Python "
+              "process, with the mock cluster's threads when that is the broker; Java's is its JVM, JIT and GC "
+              "included; of which JIT: its compiler threads) "
+              "and the produce loop (produce() or send() until the last message is queued), each as a share of the "
+              "phase:"]
     for wl in workloads:
         for phase in PHASES:
-            parts = []
-            for name in names:
-                r = cell.get((wl, phase, name))
-                if r is None:
-                    continue
-                bits = []
-                if r["broker_cpu_seconds"] is not None:
-                    on = 100 * r["broker_cpu_seconds"] / r["seconds"]
-                    bits.append(f"its process on a CPU {on:.0f}% of the phase")
-                if phase == "produce":
-                    bits.append(f"produce() loop {100 * r['produce_loop_seconds'] / r['seconds']:.0f}%")
-                if bits:
+            for client in clients:
+                parts = []
+                for name in names:
+                    r = cell.get((wl, phase, name, client))
+                    if r is None:
+                        continue
+                    bits = []
+                    if r["broker_cpu_seconds"] is not None:
+                        bits.append(f"broker {100 * r['broker_cpu_seconds'] / r['seconds']:.0f}%")
+                    bits.append(f"client {100 * r['client_cpu_seconds'] / r['seconds']:.0f}%")
+                    if r["client_jit_seconds"] is not None:
+                        bits.append(f"of which JIT {100 * r['client_jit_seconds'] / r['seconds']:.0f}%")
+                    if phase == "produce":
+                        bits.append(f"produce loop {100 * r['produce_loop_seconds'] / r['seconds']:.0f}%")
                     parts.append(f"{LABELS[name]}: " + ", ".join(bits))
-            lines.append(f"- {wl} {phase}: {'; '.join(parts) or 'no clean turn'}.")
+                lines.append(f"- {wl} {phase}, {CLIENT_LABELS[client]}: {'; '.join(parts) or 'no clean turn'}.")
     return "\n".join(lines)
 
 
@@ -778,6 +1141,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, metavar="N", help="turns per cell, best kept (default 3; 1 with --quick)")
     parser.add_argument("--only", "--brokers", dest="only", metavar="NAMES",
                         help=f"comma-separated brokers to measure, of: {', '.join(BROKERS)} (default: all)")
+    parser.add_argument("--clients", metavar="NAMES", default=",".join(CLIENTS),
+                        help=f"comma-separated clients of the produce/consume rows, of: {', '.join(CLIENTS)} "
+                        "(default: all)")
     parser.add_argument("--memory-check", action="store_true", help="only the memory check")
     parser.add_argument("--profile", metavar="DIR", help="also profile the kafkamock broker with py-spy during a "
                         "one-pass produce and consume of each workload; collapsed stacks go to DIR")
@@ -785,6 +1151,9 @@ def main(argv: list[str] | None = None) -> int:
     workloads = QUICK if args.quick else FULL
     repeats = args.repeat or (1 if args.quick else 3)
     names = pick(args.only, BROKERS, parser)
+    clients = list(dict.fromkeys(n.strip() for n in args.clients.split(",") if n.strip()))
+    if not clients or any(c not in CLIENTS for c in clients):
+        parser.error(f"unknown client(s) in {args.clients!r}; choose from {', '.join(CLIENTS)}")
     meta = {"python": f"{platform.python_implementation()} {platform.python_version()}", "platform": platform.platform(),
             "cpus": os.cpu_count(), "kafkamock": kafkamock_revision(), "tansu": tansu_version(),
             "kfake": kfake_version(), "kafka": "Apache Kafka 4.3.1 (one KRaft node)",
@@ -793,6 +1162,7 @@ def main(argv: list[str] | None = None) -> int:
             "producer": ", ".join(f"{k}={v}" for k, v in PRODUCER_CONF.items() if k != "client.id"),
             "consumer": ", ".join(f"{k}={v}" for k, v in CONSUMER_CONF.items() if k != "client.id"),
             "round_bytes": ROUND_BYTES, "repeats": repeats, "quick": args.quick, "brokers": names,
+            "clients": clients,
             "workloads": [wl.label for wl in workloads]}
     started = time.monotonic()
     results: list[dict[str, Any]] = []
@@ -803,7 +1173,11 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         if not args.memory_check:
-            results, failures = measure(workloads, repeats, names)
+            if "java" in clients:
+                java_runtime()  # compiled once, before any turn: a missing JDK or a compile error stops here
+            results, failures = measure(workloads, repeats, names, clients)
+            if JavaClient.info:
+                meta["java"] = dict(JavaClient.info)
             parts.append(render(results, failures, meta, names))
         for disk in (False, True):  # the memory check is part of every run but --only ones
             if args.memory_check or not args.only:
@@ -816,7 +1190,7 @@ def main(argv: list[str] | None = None) -> int:
             for wl in workloads:
                 profiles += profile_kafkamock(wl, Path(args.profile))
             parts.append(render_profiles(profiles))
-    except BenchError as exc:  # only --profile raises: the numbers so far are still printed
+    except BenchError as exc:  # only --profile and the Java client's build raise: the numbers so far are printed
         print(f"bench/broker.py: {exc}", file=sys.stderr)
         status = 1
     meta["wall_seconds"] = time.monotonic() - started
