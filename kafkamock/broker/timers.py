@@ -40,7 +40,10 @@ class Timers:
         self._deadlines: list[tuple[int, int, Waiter]] = []
         self._seq = itertools.count()
         self.periodic: list[Periodic] = []
-        self._timers: dict[Hashable, tuple[int, int, Callable[[], None]]] = {}
+        # key -> (deadline, seq, run, the deadline of its entry in the heap): a timer moved later keeps its heap
+        # entry, which is pushed again at the new deadline when it comes up (a session timeout is pushed back by
+        # every heartbeat and commit: one heap entry each was most of their cost, and a heap of stale entries).
+        self._timers: dict[Hashable, tuple[int, int, Callable[[], None], int]] = {}
         self._timer_heap: list[tuple[int, int, Hashable]] = []
         self.earlier_deadline: list[Callable[[], None]] = []   # the shell's "wake your timer task"
         # The shell's report of a task that raised (after the log line): which task, and the exception.
@@ -107,9 +110,13 @@ class Timers:
     def schedule(self, key: Hashable, deadline_ms: int, run: Callable[[], None]) -> None:
         """Run ``run`` at ``deadline_ms``; scheduling the same key again replaces the earlier timer (Kafka's
         coordinator timer: one heartbeat expiry per member, one join deadline per group)."""
+        current = self._timers.get(key)
+        if current is not None and current[3] <= deadline_ms:       # its heap entry comes up first: reuse it
+            self._timers[key] = (deadline_ms, current[1], run, current[3])
+            return
         earlier = deadline_ms < self.next_deadline()
         seq = next(self._seq)
-        self._timers[key] = (deadline_ms, seq, run)
+        self._timers[key] = (deadline_ms, seq, run, deadline_ms)
         heapq.heappush(self._timer_heap, (deadline_ms, seq, key))
         if earlier:
             self._wake()
@@ -128,18 +135,29 @@ class Timers:
         return timer[0] if timer is not None else None
 
     def _next_timer(self) -> int:
-        heap = self._timer_heap
-        while heap and self._timers.get(heap[0][2], (0, -1))[1] != heap[0][1]:
-            heapq.heappop(heap)
-        return heap[0][0] if heap else NEVER
+        heap, timers = self._timer_heap, self._timers
+        while heap:
+            entry_deadline, seq, key = heap[0]
+            timer = timers.get(key)
+            if timer is None or timer[1] != seq:                     # unscheduled or replaced: a stale entry
+                heapq.heappop(heap)
+            elif timer[0] > entry_deadline:                          # moved later since: push it at its deadline
+                heapq.heapreplace(heap, (timer[0], seq, key))
+                timers[key] = (timer[0], seq, timer[2], timer[0])
+            else:
+                return entry_deadline
+        return NEVER
 
     # -- the clock -----------------------------------------------------------------------------------------------
 
     def next_deadline(self) -> int:
         while self._deadlines and self._deadlines[0][2].done:
             heapq.heappop(self._deadlines)
-        waiter = self._deadlines[0][0] if self._deadlines else NEVER
-        return min([waiter, self._next_timer()] + [p.due_ms for p in self.periodic])
+        deadline = min(self._deadlines[0][0] if self._deadlines else NEVER, self._next_timer())
+        for task in self.periodic:
+            if task.due_ms < deadline:
+                deadline = task.due_ms
+        return deadline
 
     def tick(self, now_ms: int) -> None:
         """Answer the waiters whose deadline has come, and run the periodic tasks that are due."""
@@ -149,7 +167,7 @@ class Timers:
                 self.complete(waiter, as_outcome(waiter.check(True)))
         while self._next_timer() <= now_ms:
             _, seq, key = heapq.heappop(self._timer_heap)
-            _, _, run = self._timers.pop(key)
+            run = self._timers.pop(key)[2]
             try:
                 run()
             except Exception as exc:
