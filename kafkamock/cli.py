@@ -285,9 +285,10 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
             ", ".join(f"{broker.registry.requests[k].api_name if k in broker.registry.requests else f'API {k}'} "
                       f"v{low}{'' if low == high else f'-{high}'}" for k, (low, high) in sorted(unserved.items()))
             or "nothing")
-    from kafkamock.server.memory import keep_freed_memory
+    from kafkamock.server.memory import keep_freed_memory, settle_garbage_collector
 
     keep_freed_memory()
+    settle_garbage_collector()
     from kafkamock.server.activation import inherited_sockets
 
     server = Server(broker, inherited_sockets())

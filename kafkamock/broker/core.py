@@ -396,7 +396,13 @@ class Cluster:
     def log_config(self, topic: Topic, partition: Partition | None = None) -> LogConfig:
         """The settings a partition's log obeys, from the topic's configs and its leader's broker configs."""
         node = self.metadata.nodes.get(partition.leader_id) if partition is not None else None
+        key = ("log config", topic.topic_id, node.node_id if node is not None else None)
+        cached: LogConfig | None = self._topic_config_cache.get(key)
+        if cached is None:      # (the configs' cache: cleared whenever a topic or broker config changes)
+            cached = self._topic_config_cache[key] = self._log_config(topic, node)
+        return cached
 
+    def _log_config(self, topic: Topic, node: Node | None) -> LogConfig:
         def get(name: str) -> Any:
             return self.topic_config(topic, name, node)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import logging
 import resource
 
@@ -44,3 +45,14 @@ def raise_open_files_limit(wanted: int = 1 << 16) -> int:
         except (ValueError, OSError) as exc:
             log.debug("open files limit left at %d: %s", soft, exc)
     return soft
+
+
+def settle_garbage_collector(young_threshold: int = 50_000) -> None:
+    """The broker's start-up objects (schemas, compiled codecs, configs) leave the collector's view (``gc.freeze``),
+    and a young-generation collection runs every ``young_threshold`` allocations instead of every 700: making
+    10,000 partitions spent a third of its time in collections that walked every partition made so far, and each
+    full collection walked the start-up objects again. Cycles are still collected, less often."""
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(young_threshold, middle, old)
