@@ -163,6 +163,8 @@ def test_member_id_required_then_expires(differ, request):
     def scenario(run):
         topic, group = setup(run)
         member = member_id_for(run, run.conn(), group, topics=(topic,), session=6000)
+        # Kafka describes the group only once the record creating it is committed (until then: Dead, a few ms).
+        run.until("the new group is written", lambda: describe_group(run, group).group_state != "Dead", timeout=5)
         run.see("describe pending", describe_group(run, group))
         run.see("list", list_groups(run, [group]))
         run.see("leave pending", run.call("LeaveGroup", 5, {"group_id": group, "members": [
