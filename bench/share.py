@@ -48,7 +48,7 @@ import threading
 import time
 
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
-from peers import PEERS, BenchError, comparison_table, failed, pick, versions
+from peers import PEERS, BenchError, comparison_table, failed, measure_each, versions
 
 TOPIC = "bench-share"
 RTT_TOPIC = "bench-share-rtt"        # its own topic: the throughput group, reading from the earliest offset, must
@@ -230,14 +230,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--cycles", type=int, default=300, help="poll/commit cycles for the round-trip figures")
     parser.add_argument("--deadline", type=float, default=300.0, help="give up on the throughput run after")
-    parser.add_argument("--brokers", "--only", dest="brokers", metavar="NAMES",
-                        help=f"comma-separated, of: {', '.join(PEERS)} (default: {','.join(DEFAULT_BROKERS)})")
-    args = parser.parse_args()
-    names = pick(args.brokers or ",".join(DEFAULT_BROKERS), list(PEERS), parser)
-    results = {}
-    for name in names:
-        print(f"{name} ...", file=sys.stderr, flush=True)
-        results[name] = measure(name, args)
+    args, names, results = measure_each(parser, DEFAULT_BROKERS, measure)
     print(f"\n{versions(names)}\n")
     print(comparison_table([
         (f"records/s delivered and acknowledged ({args.consumers} consumers, {args.partitions} partitions, "

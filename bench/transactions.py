@@ -42,7 +42,7 @@ import sys
 import time
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from peers import PEERS, BenchError, comparison_table, failed, pick, versions
+from peers import PEERS, BenchError, comparison_table, failed, measure_each, versions
 
 TOPIC = "bench-transactions"
 PER_TRANSACTION = 10
@@ -173,14 +173,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="how long to run transactions")
     parser.add_argument("--records", type=int, default=20_000, help="records written for the read_committed read")
     parser.add_argument("--deadline", type=float, default=60.0, help="give up on a read after")
-    parser.add_argument("--brokers", "--only", dest="brokers", metavar="NAMES",
-                        help=f"comma-separated, of: {', '.join(PEERS)} (default: {','.join(DEFAULT_BROKERS)})")
-    args = parser.parse_args()
-    names = pick(args.brokers or ",".join(DEFAULT_BROKERS), list(PEERS), parser)
-    results = {}
-    for name in names:
-        print(f"{name} ...", file=sys.stderr, flush=True)
-        results[name] = measure(name, args)
+    args, names, results = measure_each(parser, DEFAULT_BROKERS, measure)
     print(f"\n{versions(names)}\n")
     print(comparison_table([
         (f"transactions/s ({PER_TRANSACTION} × 100 B records each)", "tps", ",.0f", True),
