@@ -14,7 +14,7 @@ from typing import Any
 from kafkamock.codec.errors import DecodeError, UnsupportedVersionError
 from kafkamock.codec.generator import Blobs, blob_parts, join_blobs
 from kafkamock.codec.message import Message
-from kafkamock.codec.registry import Registry, default_registry
+from kafkamock.codec.registry import Codec, Registry, default_registry
 from kafkamock.schema import MessageSpec
 
 _SIZE = struct.Struct(">i")
@@ -45,20 +45,19 @@ def encode_response_parts(api: int | str, version: int, correlation_id: int, bod
     reg = registry or default_registry()
     if type(api) is int:       # a broker's path: the API's codecs in one lookup
         exchange = reg.exchange(api, version)
-        out = bytearray(4)
-        big: Blobs = []
-        exchange.response_header.write({"correlation_id": correlation_id}, out)
-        exchange.response.write(body, out, big)
-        _SIZE.pack_into(out, 0, len(out) - 4 + sum(len(data) for _, data in big))
-        return blob_parts(out, big)
+        return blob_parts(*_framed(exchange.response_header, exchange.response, {"correlation_id": correlation_id},
+                                   body))
     return blob_parts(*_frame(reg, "ResponseHeader", reg.response(api), version, {"correlation_id": correlation_id},
                               body))
 
 
 def _frame(reg: Registry, header_name: str, spec: MessageSpec, version: int, header: Mapping[str, Any],
            body: Mapping[str, Any]) -> tuple[bytearray, Blobs]:
-    body_codec = reg.codec(spec.name, version)
-    header_codec = reg.codec(header_name, spec.header_version(version))
+    return _framed(reg.codec(header_name, spec.header_version(version)), reg.codec(spec.name, version), header, body)
+
+
+def _framed(header_codec: Codec, body_codec: Codec, header: Mapping[str, Any], body: Mapping[str, Any]
+            ) -> tuple[bytearray, Blobs]:
     out = bytearray(4)
     big: Blobs = []
     header_codec.write(header, out)
