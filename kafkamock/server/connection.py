@@ -17,7 +17,7 @@ import os
 import ssl
 import struct
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import trio
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafkamock.server")
 _SIZE = struct.Struct(">i")
+T = TypeVar("T")
 _KEY_VERSION = struct.Struct(">hh")
 # (api key, version) -> the codecs of every request already read at that version: one lookup per request.
 _EXCHANGES: dict[tuple[int, int], Exchange] = {}
@@ -99,12 +100,6 @@ class FrameReader:
         self.on_bytes = on_bytes          # called after each received chunk (connections.max.idle.ms counts reads)
         self.chunks: list[bytes] = []
         self.pending = 0
-
-    def receive_from(self, stream: trio.abc.ReceiveStream) -> None:
-        """Read from ``stream`` from now on (a TLS stream once the handshake is done)."""
-        async def receive(max_bytes: int) -> bytes | bytearray:
-            return await stream.receive_some(max_bytes)
-        self.receive, self.receive_into = receive, None
 
     async def _fill(self, n: int) -> None:
         while self.pending < n:
@@ -184,19 +179,16 @@ class PlainSocket:
         self.yielded = False
 
     async def receive(self, max_bytes: int) -> bytes:
-        while True:
-            try:
-                return os.read(self.fd, max_bytes)
-            except BlockingIOError:
-                self.yielded = True
-                await trio.lowlevel.wait_readable(self.fd)
-            except OSError as exc:
-                raise trio.BrokenResourceError(f"socket error: {exc}") from exc
+        return await self._when_readable(lambda: os.read(self.fd, max_bytes))
 
     async def receive_into(self, view: memoryview) -> int:
+        return await self._when_readable(lambda: os.readv(self.fd, (view,)))
+
+    async def _when_readable(self, read: Callable[[], T]) -> T:
+        """``read()`` at once, or once the kernel has something to read."""
         while True:
             try:
-                return os.readv(self.fd, (view,))
+                return read()
             except BlockingIOError:
                 self.yielded = True
                 await trio.lowlevel.wait_readable(self.fd)
@@ -227,7 +219,6 @@ class Connection:
                  ssl_context: ssl.SSLContext | None = None):
         self.server = server
         self.cluster: Cluster = server.cluster
-        self.socket = stream.socket
         self.stream: trio.abc.Stream = stream
         self.ssl_context = ssl_context
         self.node = node
@@ -280,13 +271,11 @@ class Connection:
         reader = FrameReader(plain.receive if plain is not None else self.stream.receive_some,
                              self.node.config["socket.request.max.bytes"], lambda: limits.active(self.info.id),
                              plain.receive_into if plain is not None else None)
-        if plain is None:
-            reader.receive_from(self.stream)
         try:
             with self.cancel_scope:
                 if self.ssl_context is not None:
                     await self._tls_handshake()
-                    reader.receive_from(self.stream)
+                    reader.receive = self.stream.receive_some    # the TLS stream from now on
                 while True:
                     if plain is not None:
                         if not plain.yielded:       # pipelined requests: let the other connections in
