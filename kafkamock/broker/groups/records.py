@@ -11,7 +11,6 @@ replays each as a ``LoggedRecord``, the very form ``decode`` gives when the log 
 
 from __future__ import annotations
 
-import functools
 import struct
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -63,20 +62,14 @@ class UnknownRecord(ValueError):
     """A record this broker does not read (another coordinator's, or a newer type): replay skips it."""
 
 
-@functools.cache
-def _codec(name: str, version: int) -> Codec:
-    """The compiled codec of a record's key or value schema (looked up once: the commit path asks per record)."""
-    return codec.codec_for(name, version)
-
-
 def encode_key(record_type: int, key: dict[str, Any]) -> bytes:
     out = bytearray(_INT16.pack(record_type))
-    return bytes(_codec(RECORD_TYPES[record_type][0], 0).write(key, out))
+    return bytes(codec.codec_for(RECORD_TYPES[record_type][0], 0).write(key, out))
 
 
 def encode_value(record_type: int, version: int, value: dict[str, Any]) -> bytes:
     out = bytearray(_INT16.pack(version))
-    return bytes(_codec(RECORD_TYPES[record_type][1], version).write(value, out))
+    return bytes(codec.codec_for(RECORD_TYPES[record_type][1], version).write(value, out))
 
 
 def latest_value_version(record_type: int) -> int:
@@ -123,11 +116,11 @@ def decode(key: bytes | None, value: bytes | None) -> LoggedRecord:
     names = RECORD_TYPES.get(record_type)
     if names is None:
         raise UnknownRecord(f"record type {record_type}")
-    decoded_key = _decode_whole(_codec(names[0], 0), key)
+    decoded_key = _decode_whole(codec.codec_for(names[0], 0), key)
     if value is None:
         return LoggedRecord(record_type, decoded_key, None)
     version = _INT16.unpack_from(value)[0]
-    return LoggedRecord(record_type, decoded_key, _decode_whole(_codec(names[1], version), value))
+    return LoggedRecord(record_type, decoded_key, _decode_whole(codec.codec_for(names[1], version), value))
 
 
 def _decode_whole(schema: Codec, data: bytes) -> Message:
