@@ -103,6 +103,32 @@ def test_a_busy_or_impossible_port_is_one_line():
         assert result.exit_code == 2 and "70000 is not in the range 0<=x<=65535" in result.output
 
 
+def test_control_host_is_where_the_control_api_listens():
+    """``--control-host`` is bound (a name is resolved: ``localhost`` serves on the loopback address), and a name
+    that does not resolve is a one-line error naming it."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    process = subprocess.Popen([sys.executable, "-m", "kafkamock", "serve", "--port", "0", "--control-port", "0",
+                                "--control-host", "localhost"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+    try:
+        url = process.stdout.readline().split("control=")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        assert json.loads(urllib.request.urlopen(f"{url}/v1/cluster", timeout=10).read())["nodes"][0]["node_id"] == 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    result = CliRunner().invoke(main, ["serve", "--port", "0", "--control-port", "0",
+                                       "--control-host", "no-such-host.invalid"])
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: cannot serve the control API on no-such-host.invalid:0: ")
+
+
 def test_start_broker_on_a_busy_port_raises_a_listen_error_naming_it():
     import errno
 
