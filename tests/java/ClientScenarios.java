@@ -1452,7 +1452,9 @@ public final class ClientScenarios {
      * per step as in `txn`. Steps: {"op": "consumer", "consumer", "mode": implicit|explicit, "config"} subscribes a new
      * consumer to "topic"; {"op": "poll", "consumer", "count", "timeout_ms", "ack": accept|release|reject|renew}
      * polls until COUNT records came (acknowledging each with ACK in explicit mode) and reports them with their
-     * delivery counts and acquisitionLockTimeoutMs; {"op": "ack", "consumer", "type", "offsets"} acknowledges records
+     * delivery counts and acquisitionLockTimeoutMs, in poll() calls of at most SLICE_MS (500) each: a poll() called
+     * after the consumer's records came but before it took them sets the client fetching again, in the
+     * background, until more records come; {"op": "ack", "consumer", "type", "offsets"} acknowledges records
      * of the consumer's last poll; {"op": "commit"} commitSync()s and reports each partition's outcome;
      * {"op": "process_ms", "ms"} stands for slow record processing; {"op": "close"}; {"op": "admin", "ops"}.
      */
@@ -1538,6 +1540,7 @@ public final class ClientScenarios {
                     int count = step.path("count").asInt(1);
                     long deadline = System.currentTimeMillis() + step.path("timeout_ms").asLong(15_000);
                     String ack = step.hasNonNull("ack") ? step.get("ack").asText() : null;
+                    long slice = step.path("slice_ms").asLong(500);
                     ObjectNode r = JSON.objectNode();
                     ArrayNode records = r.putArray("records");
                     List<ConsumerRecord<byte[], byte[]>> got = new ArrayList<>();
@@ -1547,7 +1550,7 @@ public final class ClientScenarios {
                         if (left <= 0) {
                             break;
                         }
-                        ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(Math.min(left, 500)));
+                        ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(Math.min(left, slice)));
                         polls++;
                         for (ConsumerRecord<byte[], byte[]> rec : batch) {
                             got.add(rec);

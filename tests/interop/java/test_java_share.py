@@ -95,7 +95,11 @@ def test_without_renew_an_expired_lock_redelivers_with_delivery_count_two(java_c
     kafka_target.create_topic(topic, 1)
     steps = [earliest(group, **{"share.record.lock.duration.ms": LOCK_MS}), {"op": "produce", "count": 1},
              {"op": "consumer", "consumer": "slow", "mode": "explicit"},
-             {"op": "poll", "consumer": "slow", "count": 1, "label": "slow"},
+             # One poll() until the record comes: a second poll() called as the first ran out, with the record
+             # already in the client, would set it fetching again in the background, and that fetch would take
+             # the record back when its lock runs out (with delivery count 2, before "other" is assigned). The
+             # record comes with the assignment, on a 5 s heartbeat: a multiple of the default 500 ms slice.
+             {"op": "poll", "consumer": "slow", "count": 1, "slice_ms": 20_000, "label": "slow"},
              {"op": "consumer", "consumer": "other", "mode": "explicit"},
              # A member joining within share.assignment.interval.ms (1 s) of the last assignment waits for its
              # next heartbeat (5 s) to be assigned, as in Kafka 4.3.1.
