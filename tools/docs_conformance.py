@@ -68,8 +68,7 @@ def render_summary(readme: str) -> str:
         mine = _load(ours)
         if mine is not None:
             rows.append(f"| {label} | {_counts(mine)} | {_counts(_load(kafkas))} |")
-    start, end = readme.index(SUMMARY_BEGIN) + len(SUMMARY_BEGIN), readme.index(SUMMARY_END)
-    return readme[:start] + "\n" + "\n".join(rows) + "\n" + readme[end:]
+    return _between(readme, SUMMARY_BEGIN, SUMMARY_END, rows)
 
 
 def skipped(result: dict) -> str:
@@ -94,19 +93,23 @@ def failed(result: dict) -> str:
     return "; ".join(out) or "none"
 
 
-def render(readme: str) -> str:
+def render(page: str) -> str:
     rows = ["| run | records | tests passed / failed / skipped | subtests passed / failed / skipped | "
             "failed | skipped, why |", "|---|---:|---|---|---|---|"]
     for name, label in RUNS:
-        path = RESULTS / f"{name}.json"
-        if not path.exists():
+        r = _load(name)
+        if r is None:
             continue
-        r = json.loads(path.read_text())
         t, s = r["tests"], r["subtests"]
         rows.append(f"| {label.format(**r)} | {r['records']:,} | {t['pass']} / {t['fail']} / {t['skip']} | "
                     f"{s['pass']} / {s['fail']} / {s['skip']} | {failed(r)} | {skipped(r)} |")
-    start, end = readme.index(BEGIN) + len(BEGIN), readme.index(END)
-    return readme[:start] + "\n" + "\n".join(rows) + "\n" + readme[end:]
+    return _between(page, BEGIN, END, rows)
+
+
+def _between(text: str, begin: str, end: str, rows: list[str]) -> str:
+    """``text`` with the lines between its ``begin`` and ``end`` markers replaced by ``rows``."""
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + "\n".join(rows) + "\n" + text[stop:]
 
 
 def main() -> int:
