@@ -469,6 +469,35 @@ def test_records_after_the_state_are_acquired_around_its_control_batches(broker)
     assert isinstance(waiting, Waiter) and not waiting.done
 
 
+def test_a_fetch_reads_the_control_batches_after_the_acquired_records_once(broker, monkeypatch):
+    """The state written after each acknowledgement lies where the next fetch starts: one read notes that it holds
+    no record, and fetches with nothing new then read no log at all (each used to parse the batches again, on every
+    partition of the request); what is produced after them is acquired as before."""
+    opened(broker, "a")
+    produce(broker, [b"a"])                                    # 0
+    assert acquired(share_fetch(broker, "a", 1)) == [(0, 0, 1)]
+    share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})           # checkpoint at 1
+    log = broker.metadata.topics["t"].partitions[0].log
+    reads = []
+    original = log.read
+    monkeypatch.setattr(log, "read", lambda *args, **kw: reads.append(args) or original(*args, **kw))
+    assert acquired(share_fetch(broker, "a", 3)) == []         # reads the checkpoint once
+    assert len(reads) >= 1
+    reads.clear()
+    assert acquired(share_fetch(broker, "a", 4)) == [] and acquired(share_fetch(broker, "a", 5)) == []
+    assert reads == []
+    share = broker.share.partitions[(GROUP, topic_id(broker), 0)]
+    assert share.state_only == (1, 2)
+    produce(broker, [b"b"])                                    # 2
+    got = share_fetch(broker, "a", 6)
+    assert acquired(got) == [(2, 2, 1)] and values(got) == [b"b"]
+    share_ack(broker, "a", 7, {0: [batch(2, 2, 1)]})           # a delta at 3
+    assert acquired(share_fetch(broker, "a", 8)) == [] and share.state_only == (3, 4)
+    produce(broker, [b"c"])                                    # 4
+    again = share_fetch(broker, "a", 9)
+    assert acquired(again) == [(4, 4, 1)] and values(again) == [b"c"]
+
+
 def test_a_restart_rebuilds_the_state_from_checkpoint_and_deltas(clock, tmp_path):
     broker = make_broker(clock, DiskStorage(tmp_path), **{"kafkamock.share.delta.chain.max": 2})
     opened(broker, "a")

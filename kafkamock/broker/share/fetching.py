@@ -51,6 +51,9 @@ def read(plog: PartitionLog, share: SharePartition, *, max_bytes: int, limit: in
     if not share.can_acquire():
         return share.end_offset + 1, []
     offset = share.next_fetch_offset()
+    known = share.state_only
+    if known is not None and known[0] <= offset < known[1] <= limit:
+        offset = known[1]                             # share-state batches only up to there: nothing to acquire
     if offset >= limit:
         return offset, []
     new_from = max(offset, share.end_offset + 1) if share.cached else offset    # never acquired from here on
@@ -82,7 +85,21 @@ def read(plog: PartitionLog, share: SharePartition, *, max_bytes: int, limit: in
                 or (enough_bytes is not None and data >= enough_bytes)):
             break
         start, window = end, window * 2
+    _note_state_only(share, offset, views)
     return offset, views
+
+
+def _note_state_only(share: SharePartition, offset: int, views: list[BatchView]) -> None:
+    """Remember the run of share-state batches a read from ``offset`` began with (contiguous, so no offset in it is
+    anyone's record), joined to the run the read skipped to get there."""
+    end = offset
+    for view in views:
+        if not is_share_state(view) or view.base_offset > end or view.last_offset < end:
+            break
+        end = view.last_offset + 1
+    if end > offset:
+        known = share.state_only
+        share.state_only = (known[0] if known is not None and known[1] == offset else offset, end)
 
 
 def is_share_state(view: BatchView) -> bool:

@@ -160,6 +160,10 @@ class SharePartition:
         # DescribeShareGroupOffsets reports it: written by acknowledgements, releases and expired locks with the
         # start offset from before they move it; None until the first such write.
         self.reported: tuple[int, int] | None = None
+        # Soft state, a cache of the log's layout (fetching.read keeps it): offsets first..end-1 hold only share-state
+        # batches, which no fetch acquires. Every acknowledgement writes one after the records it is about, so
+        # without it each ShareFetch would read and parse those batches again on every partition it asks for.
+        self.state_only: tuple[int, int] | None = None
 
     # -- the cache ------------------------------------------------------------------------------------------------
 
