@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from kafkamock.broker import handlers
 from kafkamock.broker.acls import AclStore
@@ -51,6 +51,7 @@ from kafkamock.codec import default_registry
 from kafkamock.codec.message import Struct
 from kafkamock.storage import DiskStorage, LogConfig, MemoryStorage, PartitionLog
 
+T = TypeVar("T")
 log = logging.getLogger("kafkamock.broker")
 # APIs that need a finalized feature at level 1 or more (KafkaApis' isConsumerGroupProtocolEnabled and
 # isShareGroupProtocolEnabled): KIP-848 consumer groups and KIP-932 share groups.
@@ -393,14 +394,19 @@ class Cluster:
         self.timers.refresh(self.now_ms())
         self.metadata_changed()
 
+    def derived_config(self, what: str, topic: Topic, node: Node | None, build: Callable[[], T]) -> T:
+        """``what``, built by ``build`` from the topic's configs on ``node`` (a log's settings, what a produce
+        checks), kept until a topic or broker config changes (the configs' cache is cleared then)."""
+        key = (what, topic.topic_id, node.node_id if node is not None else None)
+        found = self._topic_config_cache.get(key, self._topic_config_cache)
+        if found is self._topic_config_cache:
+            found = self._topic_config_cache[key] = build()
+        return found  # type: ignore[no-any-return]
+
     def log_config(self, topic: Topic, partition: Partition | None = None) -> LogConfig:
         """The settings a partition's log obeys, from the topic's configs and its leader's broker configs."""
         node = self.metadata.nodes.get(partition.leader_id) if partition is not None else None
-        key = ("log config", topic.topic_id, node.node_id if node is not None else None)
-        cached: LogConfig | None = self._topic_config_cache.get(key)
-        if cached is None:      # (the configs' cache: cleared whenever a topic or broker config changes)
-            cached = self._topic_config_cache[key] = self._log_config(topic, node)
-        return cached
+        return self.derived_config("log config", topic, node, lambda: self._log_config(topic, node))
 
     def _log_config(self, topic: Topic, node: Node | None) -> LogConfig:
         def get(name: str) -> Any:

@@ -84,6 +84,28 @@ def test_produce_errors(broker):
     assert broker.metadata.partition("t", 0).log.log_end_offset == 0  # nothing was written
 
 
+def test_a_config_altered_after_a_produce_applies_to_the_next_one(broker):
+    """What a produce checks is read once per topic and kept until a config changes: a topic's and a broker's
+    dynamic change both apply to the very next batch."""
+    def alter(resource_type, name, config, value):
+        answer = call(broker, "IncrementalAlterConfigs", 1, {"resources": [
+            {"resource_type": resource_type, "resource_name": name, "configs": [
+                {"name": config, "config_operation": 0 if value is not None else 1, "value": value}]}],
+            "validate_only": False})
+        assert [r.error_code for r in answer.responses] == [E.NONE]
+
+    assert produce(broker, batch(b"x" * 200)).error_code == E.NONE
+    alter(2, "t", "max.message.bytes", "100")
+    assert produce(broker, batch(b"x" * 200)).error_code == E.MESSAGE_TOO_LARGE
+    alter(2, "t", "max.message.bytes", None)                 # back to the broker's message.max.bytes
+    assert produce(broker, batch(b"x" * 200)).error_code == E.NONE
+    alter(4, "1", "message.max.bytes", "100")                # a broker's default, dynamically
+    assert produce(broker, batch(b"x" * 200)).error_code == E.MESSAGE_TOO_LARGE
+    alter(2, "t", "message.timestamp.type", "LogAppendTime")
+    alter(4, "1", "message.max.bytes", None)
+    assert produce(broker, batch(b"y")).log_append_time_ms == broker.now_ms()
+
+
 def test_acks_zero_gets_no_response_but_appends(broker):
     assert produce(broker, batch(b"x"), acks=0) is None
     assert values(fetch(broker, 0)) == [(0, b"x")]

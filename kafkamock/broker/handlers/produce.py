@@ -14,7 +14,7 @@ current leader and its address (KIP-951, v10+), so a client can go there without
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafkamock.broker import legacy, log_validator
 from kafkamock.broker.acls import AclOperation, ResourceType
@@ -156,6 +156,29 @@ def _verify_transaction(cluster: Cluster, transactional_id: str, topic: Topic, p
     return adds
 
 
+class ProduceSettings(NamedTuple):
+    """The topic configs every produced batch is checked against, read once per topic and node."""
+
+    max_message_bytes: int
+    min_insync_replicas: int
+    log_append_time: bool                  # message.timestamp.type=LogAppendTime
+    timestamp_before_max_ms: int
+    timestamp_after_max_ms: int
+    need_keys: bool                        # cleanup.policy has compact
+    compression_type: str
+
+
+def _settings(cluster: Cluster, topic: Topic, node: Node) -> ProduceSettings:
+    def config(name: str) -> Any:       # a topic config's value: its type is the config's
+        return cluster.topic_config(topic, name, node)
+
+    return ProduceSettings(
+        config("max.message.bytes"), config("min.insync.replicas"),
+        config("message.timestamp.type") == "LogAppendTime", config("message.timestamp.before.max.ms"),
+        config("message.timestamp.after.max.ms"), "compact" in str(config("cleanup.policy")).split(","),
+        config("compression.type"))
+
+
 def append(cluster: Cluster, topic: Topic, partition: Partition, records: RecordsValue | None,
            version: int | None = None, *, acks: int = -1, node: Node | None = None,
            transactional_id: str | None = None) -> PartitionResult:
@@ -177,24 +200,22 @@ def append(cluster: Cluster, topic: Topic, partition: Partition, records: Record
                                                 "a produce request needs exactly one whole record batch per partition")
     (batch,) = views
 
-    def config(name: str) -> Any:       # a topic config's value: its type is the config's
-        return cluster.topic_config(topic, name, node)
-
-    log_validator.check_batch(batch, version, config("max.message.bytes"))
+    node = node or cluster.first_node()
+    settings = cluster.derived_config("produce settings", topic, node, lambda: _settings(cluster, topic, node))
+    log_validator.check_batch(batch, version, settings.max_message_bytes)
     if partial:
         # Bytes after the batch that are not a whole batch: Kafka's iterator stops before them; kafkamock does not
         # store them with the batch.
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"{partial} bytes after the batch are not a record batch")
-    if acks == -1 and len(partition.isr) < config("min.insync.replicas"):
+    if acks == -1 and len(partition.isr) < settings.min_insync_replicas:
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"The size of the current ISR {partition.isr} is insufficient to satisfy the min.isr "
-                         f"requirement of {config('min.insync.replicas')} for partition {topic.name}-{index}")
+                         f"requirement of {settings.min_insync_replicas} for partition {topic.name}-{index}")
     now = cluster.now_ms()
-    log_append = config("message.timestamp.type") == "LogAppendTime"
-    log_validator.check_records(batch, now=now, before_ms=config("message.timestamp.before.max.ms"),
-                                after_ms=config("message.timestamp.after.max.ms"), check_times=not log_append,
-                                need_keys="compact" in str(config("cleanup.policy")).split(","),
-                                topic_partition=f"{topic.name}-{index}")
+    log_append = settings.log_append_time
+    log_validator.check_records(batch, now=now, before_ms=settings.timestamp_before_max_ms,
+                                after_ms=settings.timestamp_after_max_ms, check_times=not log_append,
+                                need_keys=settings.need_keys, topic_partition=f"{topic.name}-{index}")
     producer_id = batch.producer_id
     transactional = batch.is_transactional
     added = transactional and transactional_id is not None and _verify_transaction(
@@ -210,9 +231,10 @@ def append(cluster: Cluster, topic: Topic, partition: Partition, records: Record
             # (Kafka answers the batch's stored timestamp as its append time, whatever the timestamp type.)
             return _partition_result(index, base_offset=duplicate.base_offset, log_append_time=duplicate.timestamp,
                                      log_start_offset=plog.log_start_offset)
-    codec = log_validator.target_codec(config("compression.type"), batch)
+    codec = log_validator.target_codec(settings.compression_type, batch)
     if codec != batch.compression:
-        level = config(f"compression.{codec}.level") if codec in ("gzip", "lz4", "zstd") else None
+        level = cluster.topic_config(topic, f"compression.{codec}.level", node) if codec in ("gzip", "lz4", "zstd") \
+            else None
         buffer = log_validator.recompress(batch, codec, level)
         (batch,), _ = split_batches(buffer)
     base_offset = plog.log_end_offset
