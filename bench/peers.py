@@ -54,7 +54,6 @@ import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -67,6 +66,10 @@ import confluent_kafka
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO / "tests") not in sys.path:          # the tests' support code: Kafka 4.3.1's cluster, free ports
+    sys.path.insert(0, str(REPO / "tests"))
+from support.serve_process import free_port, wait_accepting  # noqa: E402
+
 KFAKE_BINARY = REPO / ".cache" / "kfake" / "kfake"
 KFAKE_MODULE = REPO / "bench" / "kfake"
 START_TIMEOUT_S = 60.0
@@ -110,12 +113,6 @@ def terminate(proc: subprocess.Popen, timeout: float = STOP_TIMEOUT_S) -> bool:
         proc.kill()
         proc.wait()
         return False
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def admin_set_group_config(bootstrap: str, group: str, key: str, value: str) -> None:
@@ -272,8 +269,6 @@ class Kafka431Broker(OwnProcessBroker):
     error_line = re.compile(r"^\[[^]]*\] (ERROR|FATAL) ", re.M)
 
     def __init__(self, configs: Mapping[str, str] | None = None) -> None:
-        if str(REPO / "tests") not in sys.path:
-            sys.path.insert(0, str(REPO / "tests"))
         from support.kafka_cluster import KafkaCluster, wait_for_partitions
 
         self._wait_for_partitions = wait_for_partitions
@@ -432,17 +427,9 @@ class TansuBroker(ProcessBroker):
         self.proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
                                       "--storage-engine", "memory://tansu/"], stdout=self.log, stderr=self.log)
         self.pid = self.proc.pid
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self._abandon()
-                    raise BenchError(f"tansu did not start (exit {self.proc.returncode}): "
-                                     f"{self._log_text()[-2000:]}") from None
-                time.sleep(0.05)
+        if not wait_accepting(port, START_TIMEOUT_S, lambda: self.proc.poll() is not None):
+            self._abandon()
+            raise BenchError(f"tansu did not start (exit {self.proc.returncode}): {self._log_text()[-2000:]}")
         self.bootstrap = f"127.0.0.1:{port}"
 
     def set_group_config(self, group: str, key: str, value: str) -> None:

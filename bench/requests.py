@@ -172,15 +172,8 @@ def measure_floor(name: str, count: int) -> dict[str, tuple[float, float | None]
     proc = subprocess.Popen([sys.executable, "-c", FLOOR_SERVER, "trio" if name == "trio floor" else "epoll",
                              str(port)])
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise BenchError(f"the {name} server did not start") from None
-                time.sleep(0.05)
+        if not peers.wait_accepting(port, 10):
+            raise BenchError(f"the {name} server did not start")
         conn = Connection(f"127.0.0.1:{port}")
         frame = SIZE.pack(30) + b"y" * 30
         for _ in range(200):

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 READY = re.compile(r"kafkamock broker ready: bootstrap\.servers=(\S+).*?(?: control=(\S+))?$")
@@ -49,6 +50,20 @@ def free_port(count: int = 1) -> int:
             for s in held:
                 s.close()
     raise RuntimeError("no run of free ports found")
+
+
+def wait_accepting(port: int, timeout: float, gone: Callable[[], bool] = lambda: False) -> bool:
+    """Whether 127.0.0.1:``port`` accepts a connection within ``timeout`` seconds (tried every 50 ms); False at once
+    when ``gone()`` says the process that should listen there has exited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            if gone() or time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
 
 
 class ServeProcess:

