@@ -293,16 +293,12 @@ def main(argv: list[str] | None = None) -> int:
                   trio.run(end_offsets, bootstrap, topic))
             return seconds
 
-        ceilings = {"ceiling": ceiling, "stream ceiling": stream_ceiling}
-        kafka_workloads = {}
-        for fmt, where in pairs:
-            kafka_workloads[f"read {fmt}@{where}"] = lambda f=fmt, w=where: batch_read(f, w)
-            kafka_workloads[f"stream {fmt}@{where}"] = lambda f=fmt, w=where: stream_read_write(f, w)
+        ceilings = [("ceiling", ceiling), ("stream ceiling", stream_ceiling)]
+        by_pair = [[(f"read {fmt}@{where}", lambda f=fmt, w=where: batch_read(f, w)),
+                    (f"stream {fmt}@{where}", lambda f=fmt, w=where: stream_read_write(f, w))] for fmt, where in pairs]
         for round_ in range(-args.warmup + 1, args.rounds + 1):      # rounds up to 0 warm up and are not counted
-            in_turn = list(kafka_workloads.items())
-            if round_ % 2:                                           # odd rounds: the pairs in reverse order
-                in_turn = [w for pair in reversed(range(len(pairs))) for w in in_turn[2 * pair:2 * pair + 2]]
-            for name, run in [*ceilings.items(), *in_turn]:
+            in_turn = by_pair[::-1] if round_ % 2 else by_pair       # odd rounds: the pairs in reverse order
+            for name, run in [*ceilings, *(workload for pair in in_turn for workload in pair)]:
                 seconds = run()
                 if round_ > 0:
                     results.setdefault(name, []).append(seconds)
