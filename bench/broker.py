@@ -347,9 +347,7 @@ def java_runtime() -> tuple[str, str]:
     """The ``java`` command and bench/java/BenchClient.java's classpath: the source compiled against kafka-clients
     4.3.1 and its dependencies by the tests' own machinery (tests/support/oracle.py: the jars resolved once into
     .cache/java/jars, the classes cached by source hash under .cache/java/classes-bench/)."""
-    if str(REPO / "tests") not in sys.path:
-        sys.path.insert(0, str(REPO / "tests"))
-    from support.oracle import compile_java, find_java
+    from support.oracle import compile_java, find_java  # tests/ is on the path: bench/peers.py puts it there
 
     found = find_java()
     if found is None:
