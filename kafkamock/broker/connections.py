@@ -39,7 +39,7 @@ class Admission:
     close_after_ms: int = 0      # REFUSE: the close is delayed until then (a connection-rate throttle)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Conn:
     node_id: int
     host: str

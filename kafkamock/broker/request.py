@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from kafkamock.broker.security.session import SaslSession
 
 
-@dataclass
+@dataclass(slots=True)
 class ConnectionInfo:
     """What the broker knows about one client connection (for logs and per-connection state)."""
 
