@@ -1,7 +1,11 @@
 """ApiVersions (18): the versions this broker implements; v3+ also names the client software and lists the
 cluster's feature levels (``kafkamock/broker/features.py``): those a node supports and those the cluster has
 finalized, which a freshly formatted Kafka 4.3.1 cluster starts with and UpdateFeatures changes. Java clients read
-``transaction.version`` to pick KIP-890 part 2's transaction protocol. The finalized epoch grows with each change."""
+``transaction.version`` to pick KIP-890 part 2's transaction protocol. The finalized epoch grows with each change.
+
+Every connection asks first, and the answer lists some eighty APIs: while what it lists stays the same, the handler
+answers with the very same response object, and the connection keeps that object's encoding
+(``server/connection.py``)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,10 @@ if TYPE_CHECKING:
 
 API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+# What an answer lists (API versions and feature levels) -> the answer; a few entries (one per configuration a
+# process runs brokers with), dropped together past _KEPT.
+_ANSWERS: dict[tuple[object, ...], ApiVersionsResponse] = {}
+_KEPT = 32
 
 
 def supported(cluster: Cluster) -> list[ApiVersionsResponse.ApiVersion]:
@@ -33,14 +41,24 @@ def handle(cluster: Cluster, request: Request[ApiVersionsRequest]) -> ApiVersion
             return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
         request.connection.software_name, request.connection.software_version = name, version
     features = cluster.features
-    return ApiVersionsResponse(
-        error_code=ErrorCode.NONE, api_keys=supported(cluster), throttle_time_ms=0,
-        supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
-                            for name, (low, high) in features.supported.items()],
-        finalized_features_epoch=features.epoch,
-        finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
-                                                                    min_version_level=level)
-                            for name, level in features.finalized().items()])
+    advertised, finalized = cluster.advertised_versions(), features.finalized()
+    lists = (tuple(advertised.items()), tuple(features.supported.items()), features.epoch, tuple(finalized.items()))
+    answer = _ANSWERS.get(lists)
+    if answer is None:
+        if len(_ANSWERS) >= _KEPT:
+            _ANSWERS.clear()
+        answer = _ANSWERS[lists] = ApiVersionsResponse(
+            error_code=ErrorCode.NONE, throttle_time_ms=0,
+            api_keys=[ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
+                      for key, (low, high) in advertised.items()],
+            supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low,
+                                                                        max_version=high)
+                                for name, (low, high) in features.supported.items()],
+            finalized_features_epoch=features.epoch,
+            finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
+                                                                        min_version_level=level)
+                                for name, level in finalized.items()])
+    return answer
 
 
 HANDLER = ApiHandler(API_KEY, handle)
