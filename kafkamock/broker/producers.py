@@ -63,6 +63,8 @@ def next_seq(seq: int) -> int:
 class ProducerStates:
     """The producers writing to one partition."""
 
+    __slots__ = ("entries", "ongoing", "aborted", "changed")
+
     def __init__(self) -> None:
         self.entries: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}           # producer id -> first offset of its open transaction

@@ -64,7 +64,10 @@ class StoredBatch:
 
 
 class SegmentStore:
-    """Where one partition's segments and checkpoints live; this one is memory, and forgets everything."""
+    """Where one partition's segments and checkpoints live; this one is memory, and forgets everything. It holds
+    nothing of its own, so every in-memory log shares ``MEMORY`` (10,000 partitions, 10,000 fewer objects)."""
+
+    __slots__ = ()
 
     durable = False
     bounded_by_memory = True
@@ -115,15 +118,22 @@ class SegmentStore:
     def delete(self) -> None: ...
 
 
+MEMORY = SegmentStore()
+
+
 class PartitionLog:
     """Record batches by offset, in segments. Offsets are assigned by the caller, which writes them into the
     batch bytes before ``append``; the log never decodes records (compaction aside)."""
+
+    __slots__ = ("store", "config", "segments", "bases", "log_end_offset", "log_start_offset", "size_bytes",
+                 "leader_epochs", "cleaner_offset", "recovery_point", "tombstone_horizon", "unflushed_messages",
+                 "last_flush_ms")
 
     def __init__(self, store: SegmentStore | None = None, config: LogConfig | None = None, *, now_ms: int = 0,
                  segments: list[Segment] | None = None, log_start_offset: int = 0,
                  leader_epochs: list[tuple[int, int]] | None = None, cleaner_offset: int = 0,
                  recovery_point: int = 0):
-        self.store = store or SegmentStore()
+        self.store = store or MEMORY
         self.config = config or LogConfig()
         self.segments: list[Segment] = segments or [self.store.new_segment(log_start_offset, now_ms, self.config)]
         self.bases: list[int] = [s.base_offset for s in self.segments]

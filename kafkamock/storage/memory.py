@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore
+from kafkamock.storage.log import MEMORY, LogConfig, PartitionLog
 
 
 @dataclass
@@ -20,7 +20,7 @@ class MemoryStorage:
     metadata: dict[str, Any] | None = field(default=None, repr=False)
 
     def open_log(self, topic: str, topic_id: uuid.UUID, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
-        return PartitionLog(SegmentStore(), config, now_ms=now_ms)
+        return PartitionLog(MEMORY, config, now_ms=now_ms)
 
     def load_metadata(self) -> dict[str, Any] | None:
         return self.metadata

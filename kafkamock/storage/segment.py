@@ -22,6 +22,9 @@ class Segment:
     carries one, the time of the last append (Kafka uses the file's modification time).
     """
 
+    __slots__ = ("base_offset", "created_ms", "last_modified_ms", "firsts", "lasts", "ends", "max_ts", "size",
+                 "largest_ts", "largest_ts_offset", "first_batch_ts")
+
     def __init__(self, base_offset: int, created_ms: int):
         self.base_offset = base_offset
         self.created_ms = created_ms
@@ -126,6 +129,8 @@ class Segment:
 
 class MemorySegment(Segment):
     """Batches kept as the buffers they arrived in (a produced batch is a slice of its request frame)."""
+
+    __slots__ = ("batches",)
 
     def __init__(self, base_offset: int, created_ms: int):
         super().__init__(base_offset, created_ms)

@@ -17,6 +17,7 @@ from kafkamock.broker import Cluster, Waiter
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.share import RecordState
 from kafkamock.records import decode_batches, decode_control, encode_batch
+from kafkamock.storage.log import PartitionLog
 from kafkamock.storage import DiskStorage
 
 LOCK = 30_000
@@ -479,8 +480,13 @@ def test_a_fetch_reads_the_control_batches_after_the_acquired_records_once(broke
     share_ack(broker, "a", 2, {0: [batch(0, 0, 1)]})           # checkpoint at 1
     log = broker.metadata.topics["t"].partitions[0].log
     reads = []
-    original = log.read
-    monkeypatch.setattr(log, "read", lambda *args, **kw: reads.append(args) or original(*args, **kw))
+    original = PartitionLog.read
+
+    def read(self, *args, **kw):
+        if self is log:
+            reads.append(args)
+        return original(self, *args, **kw)
+    monkeypatch.setattr(PartitionLog, "read", read)
     assert acquired(share_fetch(broker, "a", 3)) == []         # reads the checkpoint once
     assert len(reads) >= 1
     reads.clear()
