@@ -21,7 +21,7 @@ import functools
 import logging
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,7 @@ SHARE_GROUP_STATE_TOPIC = "__share_group_state"
 INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 
 
-@dataclass
+@dataclass(slots=True)
 class Partition:
     topic: str
     index: int
@@ -52,8 +52,9 @@ class Partition:
     log: PartitionLog = field(default_factory=PartitionLog)
     producers: ProducerStates = field(default_factory=ProducerStates)
     # A reassignment in progress (KIP-455): ``replicas`` then holds the target followed by the replicas it removes.
-    adding: list[int] = field(default_factory=list)
-    removing: list[int] = field(default_factory=list)
+    # Replaced, never changed in place (none: a shared empty tuple, not two lists on each of 10,000 partitions).
+    adding: Sequence[int] = ()
+    removing: Sequence[int] = ()
 
     def __post_init__(self) -> None:
         if not self.isr:

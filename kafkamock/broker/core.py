@@ -80,7 +80,8 @@ class Cluster:
         self.clock = clock or SystemClock()
         self.scram_credentials = ScramCredentials(lambda: self.metadata_changed())
         if storage is None:
-            storage = DiskStorage(self.config["log.dirs"]) if self.config["log.dirs"] else MemoryStorage()
+            storage = (DiskStorage(self.config["log.dirs"]) if self.config["log.dirs"] else
+                       MemoryStorage(keeps_metadata=False))
         self.storage = storage
         first = self.config["node.id"]
         nodes = [Node(first + k, host, port + k if port else 0, self.config.node_config(), rack=self.config["broker.rack"])

@@ -24,7 +24,7 @@ class SlotCount(Protocol):
     def __call__(self) -> int: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionFetch:
     """One partition in a fetch: what the client asked for, and what it was last told (for incremental replies)."""
 

@@ -48,6 +48,8 @@ class MetadataPersistence:
         if self.restoring:
             return
         self.after_change()
+        if not self.storage.keeps_metadata:
+            return
         snapshot = self.metadata.snapshot()
         for key, (part, _) in self.parts.items():
             saving = self.worth_saving.get(key)

@@ -392,8 +392,11 @@ class Connection:
             return self.unsupported(exc), None
         except DecodeError as exc:
             raise ConnectionClosed(f"malformed request: {exc}") from None
-        if self.info.client_id is None and header.client_id:
-            self.info.client_id = header.client_id
+        client_id = header.client_id
+        if client_id == self.info.client_id:
+            client_id = self.info.client_id     # one string a connection, not one a request (the request log keeps them)
+        elif self.info.client_id is None and client_id:
+            self.info.client_id = client_id
             self.server.client_seen(self.info, self.node)
         api_key, version = header.request_api_key, header.request_api_version
         served = self.cluster.supported_versions().get(api_key)
@@ -408,7 +411,7 @@ class Connection:
                 raise ConnectionClosed(f"{name} v{version} is not supported by this broker")
             raise ConnectionClosed(f"{name} v{version} is not supported by this broker "
                                    f"(valid versions: {served[0]}-{served[1]})")
-        request = Request(api_key, version, header.correlation_id, header.client_id, body, self.info, self.node,
+        request = Request(api_key, version, header.correlation_id, client_id, body, self.info, self.node,
                           size=len(frame) - 4)
         try:
             outcome = self.cluster.handle(request)

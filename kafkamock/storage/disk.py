@@ -407,6 +407,7 @@ class DiskStorage:
     """Every partition log under one ``log.dirs`` directory, plus the cluster metadata that must survive a restart."""
 
     durable = True
+    keeps_metadata = True
 
     def __init__(self, root: str | os.PathLike[str], handles: HandlePool | None = None) -> None:
         self.root = Path(root)

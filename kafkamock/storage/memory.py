@@ -14,10 +14,16 @@ from kafkamock.storage.log import MEMORY, LogConfig, PartitionLog
 
 @dataclass
 class MemoryStorage:
-    """Logs in memory (the default for tests): nothing survives the process."""
+    """Logs in memory (the default for tests): nothing survives the process.
+
+    A cluster given this storage saves its metadata here, and a new cluster given the same storage starts from it.
+    With ``keeps_metadata`` False (the storage a cluster makes for itself, which nothing else can hand to another
+    cluster) nothing is saved: a snapshot of every topic and partition on each metadata change cost time and memory
+    in proportion to all the partitions there are."""
 
     durable: bool = False
     metadata: dict[str, Any] | None = field(default=None, repr=False)
+    keeps_metadata: bool = True
 
     def open_log(self, topic: str, topic_id: uuid.UUID, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
         return PartitionLog(MEMORY, config, now_ms=now_ms)
@@ -26,7 +32,8 @@ class MemoryStorage:
         return self.metadata
 
     def save_metadata(self, metadata: dict[str, Any]) -> None:
-        self.metadata = metadata
+        if self.keeps_metadata:
+            self.metadata = metadata
 
     def write_checkpoints(self) -> None: ...
 

@@ -1,7 +1,7 @@
 """A log segment: a run of whole record batches, with what a reader needs to find them without decoding.
 
 Kafka's LogSegment keeps a sparse offset index and a time index on disk; here every segment also keeps, in
-memory, one entry per batch (its last offset, where it ends, its largest timestamp) as three ``array``s, so a
+memory, one entry per batch (its first and last offsets, where it ends, its largest timestamp) in ``array``s, so a
 fetch or a timestamp lookup is a bisect away whether the bytes live in memory (``MemorySegment``) or in a file
 (``storage.disk.FileSegment``). Subclasses only decide where the bytes go.
 """
@@ -11,8 +11,13 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Sequence
+from typing import cast
 
 Buffer = bytes | bytearray | memoryview
+# The batch index of a segment that has no batch yet, shared by all of them: an empty read-only int64 view, which
+# reads as an empty array and fails on any write. A segment gets arrays of its own with its first batch (four empty
+# arrays were 320 bytes on each of 10,000 partitions that may never see a record).
+_NO_BATCHES = cast("array[int]", memoryview(b"").cast("q"))
 
 
 class Segment:
@@ -29,10 +34,10 @@ class Segment:
         self.base_offset = base_offset
         self.created_ms = created_ms
         self.last_modified_ms = created_ms
-        self.firsts = array("q")    # base offset of each batch
-        self.lasts = array("q")     # last offset of each batch
-        self.ends = array("q")      # byte position just after each batch
-        self.max_ts = array("q")    # largest timestamp of each batch
+        self.firsts = _NO_BATCHES    # base offset of each batch
+        self.lasts = _NO_BATCHES     # last offset of each batch
+        self.ends = _NO_BATCHES      # byte position just after each batch
+        self.max_ts = _NO_BATCHES    # largest timestamp of each batch
         self.size = 0
         self.largest_ts = -1
         self.largest_ts_offset = -1
@@ -63,6 +68,8 @@ class Segment:
         return bisect.bisect_left(self.lasts, offset)
 
     def _index(self, size: int, base_offset: int, last_offset: int, max_timestamp: int, now_ms: int) -> None:
+        if self.lasts is _NO_BATCHES:
+            self.firsts, self.lasts, self.ends, self.max_ts = array("q"), array("q"), array("q"), array("q")
         self.firsts.append(base_offset)
         self.lasts.append(last_offset)
         self.size += size
@@ -75,10 +82,13 @@ class Segment:
             self.largest_ts, self.largest_ts_offset = max_timestamp, last_offset
 
     def _unindex(self, keep: int) -> None:
-        del self.firsts[keep:]
-        del self.lasts[keep:]
-        del self.ends[keep:]
-        del self.max_ts[keep:]
+        if not keep:
+            self.firsts = self.lasts = self.ends = self.max_ts = _NO_BATCHES
+        else:
+            del self.firsts[keep:]
+            del self.lasts[keep:]
+            del self.ends[keep:]
+            del self.max_ts[keep:]
         self.size = self.ends[-1] if keep else 0
         self.largest_ts, self.largest_ts_offset = -1, -1
         for i, ts in enumerate(self.max_ts):

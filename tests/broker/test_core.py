@@ -379,3 +379,21 @@ def test_one_request_saves_its_metadata_changes_once(clock, tmp_path):
     broker.close()
     again = Cluster(clock=clock, storage=DiskStorage(tmp_path))
     assert sorted(again.metadata.topics) == sorted(["alone", *(f"t{i}" for i in range(20))])
+
+
+def test_a_memory_storage_handed_to_a_new_cluster_brings_back_its_metadata(clock):
+    """A ``MemoryStorage`` given to a cluster keeps its metadata for the next cluster given it; the storage a cluster
+    makes for itself (nothing else can hand it on) keeps none, so no metadata change pays for a snapshot."""
+    from kafkamock.storage import MemoryStorage
+
+    storage = MemoryStorage()
+    broker = Cluster(clock=clock, storage=storage)
+    call(broker, "CreateTopics", 4, {"timeout_ms": 5000, "topics": [
+        {"name": "kept", "num_partitions": 3, "replication_factor": 1, "assignments": [], "configs": []}]})
+    broker.close()
+    again = Cluster(clock=clock, storage=storage)
+    assert len(again.metadata.topics["kept"].partitions) == 3
+
+    own = Cluster(clock=clock)
+    own.metadata.create_topic("t", 3, 1)
+    assert own.storage.metadata is None and Cluster(clock=clock).metadata.topics.get("t") is None

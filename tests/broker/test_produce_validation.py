@@ -84,7 +84,7 @@ def _frame(partitions: dict[int, bytes]) -> bytearray:
     return bytearray(codec.encode_request("Produce", 9, 1, "test", body))
 
 
-def test_a_stored_batch_keeps_its_frame_alive_only_when_it_is_most_of_it(clock):
+def test_a_stored_batch_keeps_its_frame_alive_only_when_it_is_large_and_most_of_it(clock):
     broker = Cluster(clock=clock)
     broker.metadata.create_topic("t", 2, 1)
     big = records.encode_batch([{"value": bytes(50_000), "timestamp": 1}])
@@ -102,3 +102,10 @@ def test_a_stored_batch_keeps_its_frame_alive_only_when_it_is_most_of_it(clock):
         kept = broker.metadata.partition("t", p).log.segments[0].batches[i]
         assert not (isinstance(kept, memoryview) and kept.obj is frame)
         assert len(kept) == len(big)
+    # A small batch alone in its frame: copied, as a view of it would take more memory than the copy.
+    small = records.encode_batch([{"value": b"v", "timestamp": 1}])
+    frame = _frame({0: small})
+    header, body = read_request(frame)
+    assert isinstance(broker.handle(Request(0, 9, 1, "test", body)), Respond)
+    kept = broker.metadata.partition("t", 0).log.segments[0].batches[-1]
+    assert isinstance(kept, bytearray) and bytes(kept[16:]) == bytes(small[16:])   # its offset and epoch set, the rest kept

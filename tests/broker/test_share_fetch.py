@@ -17,8 +17,8 @@ from kafkamock.broker import Cluster, Waiter
 from kafkamock.broker.errors import ErrorCode as E
 from kafkamock.broker.share import RecordState
 from kafkamock.records import decode_batches, decode_control, encode_batch
-from kafkamock.storage.log import PartitionLog
 from kafkamock.storage import DiskStorage
+from kafkamock.storage.log import PartitionLog
 
 LOCK = 30_000
 GROUP = "sg"
