@@ -16,6 +16,7 @@ per topic, per partition and per config, ``MAX_RECORDS_PER_USER_OP``) fails ever
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafkamock.broker.acls import AclOperation, ResourceType
@@ -104,6 +105,7 @@ def _create(cluster: Cluster, request: Request[CreateTopicsRequest], config: Bro
     results: list[Result] = []
     records = 0
     answered: set[str] = set()
+    plain: list[CreateTopicsResponse.CreatableTopicConfigs] | None = None
     for wanted in body.topics:
         if wanted.name in answered:          # Kafka answers a name given twice once (its results are keyed by name)
             continue
@@ -151,14 +153,10 @@ def _create(cluster: Cluster, request: Request[CreateTopicsRequest], config: Bro
                     else wanted.replication_factor
             topic = cluster.metadata.create_topic(wanted.name, count, rf or 1, configs, assignments=assignments,
                                                 validate_only=validate_only)
-            shown = [
-                CreateTopicsResponse.CreatableTopicConfigs(
-                    name=name, value=format_value(value, definition.type), read_only=False,
-                    config_source=CONFIG_SOURCE_IDS[source], is_sensitive=False)
-                for name, definition in TOPIC_CONFIGS.items()
-                if not (definition.kafka is not None and definition.kafka.internal and name not in topic.configs)
-                for value, source in [topic_config_value(name, topic.configs, config)]
-            ]
+            if topic.configs:
+                shown = _shown_configs(topic.configs, config)
+            else:                            # the same list for every topic without configs of its own
+                shown = plain = plain if plain is not None else _shown_configs({}, config)
             result.topic_id, result.num_partitions, result.replication_factor = topic.topic_id, count, rf
             result.configs = shown
             records += 1 + count + len(configs)
@@ -168,6 +166,20 @@ def _create(cluster: Cluster, request: Request[CreateTopicsRequest], config: Bro
             result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
     return results, records
+
+
+def _shown_configs(overrides: Mapping[str, Any], config: BrokerConfig
+                   ) -> list[CreateTopicsResponse.CreatableTopicConfigs]:
+    """A created topic's configs as the answer shows them: every topic config with its value and source, the
+    internal ones only when the topic sets them."""
+    return [
+        CreateTopicsResponse.CreatableTopicConfigs(
+            name=name, value=format_value(value, definition.type), read_only=False,
+            config_source=CONFIG_SOURCE_IDS[source], is_sensitive=False)
+        for name, definition in TOPIC_CONFIGS.items()
+        if not (definition.kafka is not None and definition.kafka.internal and name not in overrides)
+        for value, source in [topic_config_value(name, overrides, config)]
+    ]
 
 
 def error_response(cluster: Cluster, request: Request[CreateTopicsRequest], code: ErrorCode,
