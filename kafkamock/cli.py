@@ -285,13 +285,16 @@ def _serve(overrides: dict[str, object], host: str, port: int, brokers: int, con
             ", ".join(f"{broker.registry.requests[k].api_name if k in broker.registry.requests else f'API {k}'} "
                       f"v{low}{'' if low == high else f'-{high}'}" for k, (low, high) in sorted(unserved.items()))
             or "nothing")
-    from kafkamock.server.memory import keep_freed_memory, settle_garbage_collector
+    from kafkamock.server.memory import keep_freed_memory, settle_garbage_collector, warm_heap
 
-    keep_freed_memory()
+    kept = keep_freed_memory()
     settle_garbage_collector()
     from kafkamock.server.activation import inherited_sockets
 
     server = Server(broker, inherited_sockets())
+    heap = warm_heap() if kept and not broker.storage.durable else None   # on disk, frames are freed and reused
+    if heap is not None:
+        server.before_large_frame = heap.taking
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:

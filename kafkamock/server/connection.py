@@ -109,7 +109,7 @@ class FrameReader:
     into the frame's own buffer, so a large produce is copied once, by the kernel, instead of into 64 KB chunks and
     then joined."""
 
-    __slots__ = ("receive", "max_size", "receive_into", "on_bytes", "chunks", "pending")
+    __slots__ = ("receive", "max_size", "receive_into", "on_bytes", "chunks", "pending", "before_large")
 
     def __init__(self, receive: Callable[[int], Awaitable[bytes | bytearray]], max_size: int,
                  on_bytes: Callable[[], None] | None = None,
@@ -119,6 +119,7 @@ class FrameReader:
         self.on_bytes = on_bytes          # called after each received chunk (connections.max.idle.ms counts reads)
         self.chunks: list[bytes] = []
         self.pending = 0
+        self.before_large: Callable[[int], None] | None = None   # told the size of a frame read into its own buffer
 
     async def _fill(self, n: int) -> None:
         while self.pending < n:
@@ -165,6 +166,8 @@ class FrameReader:
         """A frame of ``n`` bytes of which the chunks in hand hold only the start: they are copied into the frame's
         buffer and the rest is read into it (never past the frame, so no chunk is left over)."""
         assert self.receive_into is not None
+        if self.before_large is not None:
+            self.before_large(n)
         frame = bytearray(n)
         have = 0
         for chunk in self.chunks:
@@ -304,6 +307,7 @@ class Connection:
         reader = FrameReader(plain.receive if plain is not None else self.stream.receive_some,
                              self.node.config["socket.request.max.bytes"], lambda: limits.active(self.info.id),
                              plain.receive_into if plain is not None else None)
+        reader.before_large = self.server.before_large_frame
         try:
             with self.cancel_scope:
                 if self.ssl_context is not None:

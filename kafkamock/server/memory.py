@@ -11,7 +11,10 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import queue
 import resource
+import threading
+from collections.abc import Callable
 
 log = logging.getLogger("kafkamock.server")
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
@@ -31,6 +34,62 @@ def keep_freed_memory(trim_threshold: int = 512 << 20, mmap_threshold: int = 32 
     ok = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
     log.debug("malloc thresholds %s", "raised" if ok else "left alone")
     return ok
+
+
+class WarmHeap:
+    """C heap memory faulted in ahead of the large request frames that will take it, on a helper thread.
+
+    In memory, a produced batch is kept as (a view of) its request frame, so every megabyte produced is memory the
+    process has never touched; faulting it in cost the broker's thread 0.5-0.6 ms a megabyte on the benchmark
+    machine, more than the rest of a 1 MB produce. Here the broker's thread reserves a block of the heap
+    (``malloc``: no page is touched yet) whenever less than ``low`` bytes are warm, and the helper thread, without
+    the GIL, writes the block (the kernel faults its pages in) and frees it: glibc keeps freed memory
+    (``keep_freed_memory``), so the next frames' ``malloc`` finds pages already there. Measured with 1 MB frames:
+    0.57 ms a megabyte on the broker's thread before, 0.13 ms after. The count of warm bytes is an estimate (malloc
+    decides where a frame goes); at most ``low`` + ``block`` bytes are held warm and unused."""
+
+    def __init__(self, malloc: Callable[[int], int | None], free: Callable[[int], None],
+                 fill: Callable[[int, int], object], *, block: int = 16 << 20, low: int = 16 << 20):
+        self.malloc, self.free, self.fill, self.block, self.low = malloc, free, fill, block, low
+        self.warm = 0            # bytes faulted in (or being faulted in) and not yet taken by a frame
+        self.blocks: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._fault_in, name="kafkamock-warm-heap", daemon=True)
+
+    def start(self) -> WarmHeap:
+        self.thread.start()
+        return self
+
+    def taking(self, size: int) -> None:
+        """A frame of ``size`` bytes is about to be allocated: reserve the next block when too little is warm."""
+        self.warm -= size
+        while self.warm < self.low:
+            address = self.malloc(self.block)
+            if not address:
+                return
+            self.blocks.put(address)
+            self.warm += self.block
+
+    def _fault_in(self) -> None:
+        while True:
+            address = self.blocks.get()
+            self.fill(address, self.block)
+            self.free(address)
+
+
+def warm_heap() -> WarmHeap | None:
+    """A started ``WarmHeap`` on glibc (call ``keep_freed_memory`` first: without it freed blocks go back to the OS);
+    None elsewhere."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+        malloc, free = libc.malloc, libc.free
+    except (OSError, AttributeError):
+        return None
+    malloc.restype, malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    free.restype, free.argtypes = None, [ctypes.c_void_p]
+    return WarmHeap(malloc, free, lambda address, size: ctypes.memset(address, 0, size)).start()
 
 
 def raise_open_files_limit(wanted: int = 1 << 16) -> int:

@@ -1,13 +1,19 @@
-"""The connection edge's own work between a frame and the core: decoding the request and encoding the answer."""
+"""The connection edge's own work between a frame and the core: reading the frame, decoding the request, encoding the answer."""
 
 from __future__ import annotations
 
 import struct
 
+import pytest
+import trio
+
 from kafkamock.broker import Cluster, Request
 from kafkamock.broker.features import SAFE_DOWNGRADE, FeatureUpdate
+from kafkamock.client.connection import KafkaConnection
 from kafkamock.codec import encode_request
 from kafkamock.codec.framing import encode_response_parts
+from kafkamock.records import encode_batch
+from kafkamock.server import run_broker
 from kafkamock.server.connection import encode_answer, read_request
 
 API_VERSIONS = 18
@@ -37,3 +43,25 @@ def test_an_api_versions_answer_keeps_its_encoding_until_what_it_lists_changes()
     cluster.features.update([FeatureUpdate("transaction.version", 1, SAFE_DOWNGRADE)], False, 1)
     changed, expected = _api_versions(cluster, 3, 8)
     assert changed == expected and changed != again      # a new epoch and level: a new answer, encoded anew
+
+
+@pytest.mark.trio
+async def test_a_large_frame_is_announced_before_its_buffer_is_made():
+    """``Server.before_large_frame`` hears the size of each frame read into a buffer of its own (what
+    ``kafkamock serve`` in memory warms the heap ahead of), and not of the small frames read from a chunk."""
+    cluster = Cluster()
+    cluster.metadata.create_topic("t", 1, 1)
+    announced: list[int] = []
+    async with run_broker(cluster) as server, trio.open_nursery() as nursery:
+        server.before_large_frame = announced.append
+        host, _, port = server.bootstrap_servers.rpartition(":")
+        conn = await KafkaConnection.connect(nursery, host, int(port))
+        batch = encode_batch([{"value": bytes(900_000)}])
+        answer = await conn.request("Produce", {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}, version=9)
+        assert answer.responses[0].partition_responses[0].error_code == 0
+        assert len(announced) == 1 and len(batch) < announced[0] < len(batch) + 200
+        await conn.request("Metadata", {"topics": None}, version=12)
+        assert len(announced) == 1
+        await conn.aclose()
+        nursery.cancel_scope.cancel()
