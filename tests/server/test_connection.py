@@ -1,4 +1,5 @@
-"""The connection edge's own work between a frame and the core: reading the frame, decoding the request, encoding the answer."""
+"""The connection edge's own work between a frame and the core: reading the frame, decoding the request, encoding
+the answer."""
 
 from __future__ import annotations
 
