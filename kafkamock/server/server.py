@@ -68,8 +68,8 @@ class Server:
         self._slot_freed = trio.Event()
         # Told of every internal error (after its log line): the test harness records them (testing.BrokerHandle).
         self.internal_error_listeners: list[Callable[[InternalError], None]] = []
-        # Told the size of each large request frame before its buffer is allocated (``kafkamock serve`` in memory:
-        # memory.WarmHeap).
+        # Told the size of each request frame that arrives over several reads (the large ones) before its buffer is
+        # allocated (``kafkamock serve`` in memory: memory.WarmHeap).
         self.before_large_frame: Callable[[int], None] | None = None
         cluster.connections.closers.append(self._close_connection)
         cluster.timers.earlier_deadline.append(self._wake)

@@ -29,17 +29,21 @@ class FakeHeap:
 def test_the_heap_is_warmed_a_block_ahead_of_the_frames_that_take_it():
     fake = FakeHeap()
     heap = WarmHeap(fake.malloc, fake.free, fake.fill, block=4 << 20, low=8 << 20).start()
-    heap.taking(1 << 20)                     # nothing warm yet: blocks until 8 MB are (3 blocks: 12 MB - 1 MB)
-    for _ in range(3):
+    heap.taking(1 << 20)                     # nothing warm yet: blocks until 8 MB are
+    for _ in range(2):
         assert fake.freed.acquire(timeout=10)
     blocks = [address for kind, address, *_ in fake.calls if kind == "malloc"]
-    assert len(blocks) == 3 and heap.warm == 11 << 20
+    assert len(blocks) == 2 and heap.warm == 8 << 20
     for address in blocks:                   # each block written (its pages faulted in), then given back to the heap
         assert fake.calls.index(("fill", address, 4 << 20)) < fake.calls.index(("free", address))
-    heap.taking(2 << 20)                     # 9 MB still warm: nothing more
-    assert heap.warm == 9 << 20 and len(fake.calls) == 9
-    heap.taking(2 << 20)                     # 7 MB: one more block
-    assert fake.freed.acquire(timeout=10) and heap.warm == 11 << 20
+    heap.taking(3 << 20)                     # 5 MB still warm: one more block
+    assert fake.freed.acquire(timeout=10) and heap.warm == 9 << 20 and len(fake.calls) == 9
+    heap.taking(1 << 20)                     # 8 MB: nothing more
+    assert heap.warm == 8 << 20 and len(fake.calls) == 9
+    heap.taking(100 << 20)                   # a frame larger than all that was warm: warmed again up to 8 MB only
+    for _ in range(2):
+        assert fake.freed.acquire(timeout=10)
+    assert heap.warm == 8 << 20 and len(fake.calls) == 15
 
 
 def test_kafkamock_serve_warms_the_c_heap_on_glibc():
@@ -51,6 +55,6 @@ def test_kafkamock_serve_warms_the_c_heap_on_glibc():
     heap.block = heap.low = 1 << 16
     freed, free = threading.Semaphore(0), heap.free
     heap.free = lambda address: (free(address), freed.release())[0]
-    heap.taking(1)                            # 64 KB - 1 warm is under 64 KB: a second block
-    assert heap.warm == (2 << 16) - 1
-    assert freed.acquire(timeout=10) and freed.acquire(timeout=10)
+    heap.taking(1)                            # nothing warm: one block
+    assert heap.warm == 1 << 16
+    assert freed.acquire(timeout=10)
