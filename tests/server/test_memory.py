@@ -28,8 +28,11 @@ class FakeHeap:
 
 def test_the_heap_is_warmed_a_block_ahead_of_the_frames_that_take_it():
     fake = FakeHeap()
-    heap = WarmHeap(fake.malloc, fake.free, fake.fill, block=4 << 20, low=8 << 20).start()
-    heap.taking(1 << 20)                     # nothing warm yet: blocks until 8 MB are
+    heap = WarmHeap(fake.malloc, fake.free, fake.fill, block=4 << 20, low=8 << 20, start_after=3 << 20).start()
+    heap.taking(2 << 20)
+    heap.taking(1 << 20)                     # 3 MB of frames so far: none warmed (a one-off large request)
+    assert fake.calls == [] and heap.warm == 0
+    heap.taking(1 << 20)                     # frames keep coming, nothing warm yet: blocks until 8 MB are
     for _ in range(2):
         assert fake.freed.acquire(timeout=10)
     blocks = [address for kind, address, *_ in fake.calls if kind == "malloc"]
@@ -53,6 +56,7 @@ def test_kafkamock_serve_warms_the_c_heap_on_glibc():
     heap = warm_heap()
     assert heap is not None and heap.thread.is_alive()
     heap.block = heap.low = 1 << 16
+    heap.start_after = 0
     freed, free = threading.Semaphore(0), heap.free
     heap.free = lambda address: (free(address), freed.release())[0]
     heap.taking(1)                            # nothing warm: one block
