@@ -48,12 +48,15 @@ class WarmHeap:
     0.57 ms a megabyte on the broker's thread before, 0.13 ms after. The count of warm bytes is an estimate (malloc
     decides where a frame goes); less than ``low`` + ``block`` bytes are held warm and unused, and none before
     ``start_after`` bytes of such frames came: a one-off large request (a ListOffsets of 10,000 partitions) is freed
-    and its memory reused, and must not cost the process 32 MB."""
+    and its memory reused, and must not cost the process 32 MB. Nor is any warmed while the heap already holds
+    ``low`` free bytes (``free_bytes``): memory freed by retention or by earlier requests is faulted in already, and
+    the next frames reuse it."""
 
     def __init__(self, malloc: Callable[[int], int | None], free: Callable[[int], None],
-                 fill: Callable[[int, int], object], *, block: int = 16 << 20, low: int = 16 << 20,
-                 start_after: int = 32 << 20):
+                 fill: Callable[[int, int], object], *, free_bytes: Callable[[], int] = lambda: 0,
+                 block: int = 16 << 20, low: int = 16 << 20, start_after: int = 32 << 20):
         self.malloc, self.free, self.fill, self.block, self.low = malloc, free, fill, block, low
+        self.free_bytes = free_bytes
         self.start_after = start_after   # bytes of frames still to come before any memory is warmed
         self.warm = 0            # bytes faulted in (or being faulted in) and not yet taken by a frame
         self.blocks: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -69,6 +72,8 @@ class WarmHeap:
             self.start_after -= size
             return
         self.warm = max(self.warm - size, 0)      # a frame larger than what was warm faulted the rest in itself
+        if self.warm < self.low and self.free_bytes() >= self.low:
+            return
         while self.warm < self.low:
             address = self.malloc(self.block)
             if not address:
@@ -96,7 +101,22 @@ def warm_heap() -> WarmHeap | None:
         return None
     malloc.restype, malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
     free.restype, free.argtypes = None, [ctypes.c_void_p]
-    return WarmHeap(malloc, free, lambda address, size: ctypes.memset(address, 0, size)).start()
+    mallinfo2 = getattr(libc, "mallinfo2", None)          # glibc 2.33+ (before it: always warm)
+    if mallinfo2 is not None:
+        mallinfo2.restype, mallinfo2.argtypes = _MallInfo2, []
+
+    def free_bytes() -> int:
+        return int(mallinfo2().fordblks) if mallinfo2 is not None else 0
+
+    return WarmHeap(malloc, free, lambda address, size: ctypes.memset(address, 0, size),
+                    free_bytes=free_bytes).start()
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2``: ``fordblks`` is the heap's free bytes."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
 def raise_open_files_limit(wanted: int = 1 << 16) -> int:

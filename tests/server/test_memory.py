@@ -55,10 +55,26 @@ def test_kafkamock_serve_warms_the_c_heap_on_glibc():
     assert keep_freed_memory()
     heap = warm_heap()
     assert heap is not None and heap.thread.is_alive()
-    heap.block = heap.low = 1 << 16
+    free_now = heap.free_bytes()
+    assert free_now > 0                       # mallinfo2 reads the heap's free bytes
+    heap.block = heap.low = free_now + (1 << 20)    # more than is free: one block warmed
     heap.start_after = 0
     freed, free = threading.Semaphore(0), heap.free
     heap.free = lambda address: (free(address), freed.release())[0]
-    heap.taking(1)                            # nothing warm: one block
-    assert heap.warm == 1 << 16
+    heap.taking(1)
+    assert heap.warm == heap.block
     assert freed.acquire(timeout=10)
+
+
+def test_no_memory_is_warmed_while_the_heap_has_enough_free():
+    """Memory freed by retention or earlier requests is faulted in already: the frames reuse it first."""
+    fake, free = FakeHeap(), [64 << 20]
+    heap = WarmHeap(fake.malloc, fake.free, fake.fill, free_bytes=lambda: free[0], block=4 << 20, low=8 << 20,
+                    start_after=0).start()
+    heap.taking(1 << 20)
+    assert fake.calls == [] and heap.warm == 0
+    free[0] = 7 << 20                        # less than 8 MB free: warmed up to 8 MB
+    heap.taking(1 << 20)
+    for _ in range(2):
+        assert fake.freed.acquire(timeout=10)
+    assert heap.warm == 8 << 20 and len(fake.calls) == 6
