@@ -45,7 +45,7 @@ class WarmHeap:
     (``malloc``: no page is touched yet) whenever less than ``low`` bytes are warm, and the helper thread, without
     the GIL, writes the block (the kernel faults its pages in) and frees it: glibc keeps freed memory
     (``keep_freed_memory``), so the next frames' ``malloc`` finds pages already there. Measured with 1 MB frames:
-    0.57 ms a megabyte on the broker's thread before, 0.13 ms after. The count of warm bytes is an estimate (malloc
+    0.57 ms a megabyte on the broker's thread before, 0.16 ms after. The count of warm bytes is an estimate (malloc
     decides where a frame goes); less than ``low`` + ``block`` bytes are held warm and unused, and none before
     ``start_after`` bytes of such frames came: a one-off large request (a ListOffsets of 10,000 partitions) is freed
     and its memory reused, and must not cost the process 32 MB. Nor is any warmed while the heap already holds
