@@ -81,3 +81,17 @@ def test_an_unknown_partition_among_two_comes_in_kafkas_order(name, order):
         "v3_and_below_topics": [{"name": name, "partitions": [0, 3]}]})
     [topic] = answer.results_by_topic_v3_and_below
     assert [(p.partition_index, p.partition_error_code) for p in topic.results_by_partition] == order
+
+
+def test_string_hash_codes_are_java_s():
+    """Values Java's String.hashCode gives: over UTF-16 code units (a rocket is a surrogate pair), int32 overflow
+    ("polygenelubricants" is Integer.MIN_VALUE), for a long string as for a short one (computed again, not kept)."""
+    assert [java_string_hash(s) for s in ("", "a", "hello", "polygenelubricants", "🚀")] == [
+        0, 97, 99162322, -2147483648, 31 * 0xD83D + 0xDE80]
+    long = "é🚀x" * 10922
+    expected = 0
+    for unit in long.encode("utf-16-be").hex(" ", 2).split():
+        expected = (31 * expected + int(unit, 16)) & 0xFFFFFFFF
+    assert java_string_hash(long) == (expected - (1 << 32) if expected >= 1 << 31 else expected)
+    java_string_hash.cache_clear()
+    assert java_string_hash(long) == java_string_hash("é🚀x" * 10922)
