@@ -20,16 +20,23 @@ log = logging.getLogger("kafkamock.server")
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 
 
+def _libc() -> ctypes.CDLL | None:
+    """The C library, or None where ctypes cannot find or load it."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
+
+
 def keep_freed_memory(trim_threshold: int = 512 << 20, mmap_threshold: int = 32 << 20) -> bool:
     """Ask glibc to keep freed memory (up to ``trim_threshold``) and serve big blocks from the heap; False where
     the C library is not glibc."""
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    libc = _libc()
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is None:
         return False
     ok = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
     log.debug("malloc thresholds %s", "raised" if ok else "left alone")
@@ -91,13 +98,9 @@ class WarmHeap:
 def warm_heap() -> WarmHeap | None:
     """A started ``WarmHeap`` on glibc (call ``keep_freed_memory`` first: without it freed blocks go back to the OS);
     None elsewhere."""
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
-    try:
-        libc = ctypes.CDLL(name)
-        malloc, free = libc.malloc, libc.free
-    except (OSError, AttributeError):
+    libc = _libc()
+    malloc, free = getattr(libc, "malloc", None), getattr(libc, "free", None)
+    if malloc is None or free is None:
         return None
     malloc.restype, malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
     free.restype, free.argtypes = None, [ctypes.c_void_p]
