@@ -10,6 +10,7 @@ answers with the very same response object, and the connection keeps that object
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kafkamock.broker.errors import ErrorCode
@@ -28,8 +29,12 @@ _KEPT = 32
 
 
 def supported(cluster: Cluster) -> list[ApiVersionsResponse.ApiVersion]:
+    return _listed(cluster.advertised_versions())
+
+
+def _listed(advertised: Mapping[int, tuple[int, int]]) -> list[ApiVersionsResponse.ApiVersion]:
     return [ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
-            for key, (low, high) in cluster.advertised_versions().items()]
+            for key, (low, high) in advertised.items()]
 
 
 def handle(cluster: Cluster, request: Request[ApiVersionsRequest]) -> ApiVersionsResponse:
@@ -49,8 +54,7 @@ def handle(cluster: Cluster, request: Request[ApiVersionsRequest]) -> ApiVersion
             _ANSWERS.clear()
         answer = _ANSWERS[lists] = ApiVersionsResponse(
             error_code=ErrorCode.NONE, throttle_time_ms=0,
-            api_keys=[ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
-                      for key, (low, high) in advertised.items()],
+            api_keys=_listed(advertised),
             supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low,
                                                                         max_version=high)
                                 for name, (low, high) in features.supported.items()],
