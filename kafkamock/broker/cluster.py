@@ -46,19 +46,20 @@ class Partition:
     topic: str
     index: int
     leader_id: int
+    # ``replicas``, ``isr``, ``adding`` and ``removing`` are replaced, never changed in place, so partitions share
+    # them: one list for every partition on the same replicas, not two on each of 10,000 partitions.
     replicas: list[int]
     leader_epoch: int = 0
     isr: list[int] = field(default_factory=list)
     log: PartitionLog = field(default_factory=PartitionLog)
     producers: ProducerStates = field(default_factory=ProducerStates)
     # A reassignment in progress (KIP-455): ``replicas`` then holds the target followed by the replicas it removes.
-    # Replaced, never changed in place (none: a shared empty tuple, not two lists on each of 10,000 partitions).
     adding: Sequence[int] = ()
     removing: Sequence[int] = ()
 
     def __post_init__(self) -> None:
         if not self.isr:
-            self.isr = list(self.replicas)
+            self.isr = self.replicas
 
     @property
     def reassigning(self) -> bool:
@@ -151,6 +152,7 @@ class ClusterMetadata:
         self.open_log: LogOpener = open_log or (lambda topic, index: PartitionLog())
         self.changed: Callable[[], None] = changed or (lambda: None)
         self._next_leader = 0
+        self._node_lists: dict[tuple[int, ...], list[int]] = {}
 
     # -- nodes ---------------------------------------------------------------------------------------------------
 
@@ -186,7 +188,7 @@ class ClusterMetadata:
             if node_id not in p.replicas:
                 continue
             if node_id in p.isr and len(p.isr) > 1:
-                p.isr.remove(node_id)
+                p.isr = [r for r in p.isr if r != node_id]
             if p.leader_id == node_id:
                 self._elect(p, [r for r in p.isr if r != node_id and self.acceptable_leader(r)])
                 moved.append(p)
@@ -240,7 +242,7 @@ class ClusterMetadata:
             partition.replicas = [node_id if r == old else r for r in partition.replicas]
             partition.isr = [node_id if r == old else r for r in partition.isr if r != node_id] or [node_id]
         elif node_id not in partition.isr:
-            partition.isr.append(node_id)
+            partition.isr = [*partition.isr, node_id]
         if partition.leader_id != node_id:
             self.set_leader(partition, node_id)
         self.changed()
@@ -335,9 +337,19 @@ class ClusterMetadata:
                              "All brokers specified in the manual partition assignment are fenced or in "
                              "controlled shutdown.")
 
+    def _shared_nodes(self, nodes: list[int]) -> list[int]:
+        """The one list of these node ids that new partitions share (a partition replaces its lists, never changes
+        them)."""
+        key = tuple(nodes)
+        shared = self._node_lists.get(key)
+        if shared is None:
+            shared = self._node_lists[key] = list(nodes)
+        return shared
+
     def _new_partition(self, topic: Topic, index: int, replicas: list[int]) -> Partition:
-        up = [r for r in replicas if self.acceptable_leader(r)]
-        partition = Partition(topic.name, index, up[0] if up else NO_LEADER, list(replicas), isr=up or list(replicas),
+        up = self._shared_nodes([r for r in replicas if self.acceptable_leader(r)])
+        replicas = self._shared_nodes(replicas)
+        partition = Partition(topic.name, index, up[0] if up else NO_LEADER, replicas, isr=up or replicas,
                               log=self.open_log(topic, index))
         partition.log.assign_epoch(0, partition.log.log_end_offset)
         return partition

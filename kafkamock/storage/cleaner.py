@@ -100,7 +100,8 @@ def clean(plog: PartitionLog, now_ms: int, upper: int | None = None) -> CleanRes
             kept: list[StoredBatch] = []
             changed = False
             for i in range(len(segment)):
-                stored = StoredBatch(segment.firsts[i], segment.lasts[i], segment.max_ts[i], segment.batch(i))
+                stored = StoredBatch(segment.first_offset(i), segment.last_offset(i), segment.max_timestamp(i),
+                                     segment.batch(i))
                 out, removed, tombstones, batch_horizon = _filter(
                     stored, latest, now_ms, plog.config.delete_retention_ms, last_batch_of_producer)
                 horizon = min(horizon, batch_horizon)

@@ -44,7 +44,7 @@ from typing import Any
 
 from kafkamock.records.layout import HEADER_SIZE
 from kafkamock.storage import checkpoint, producer_snapshot, share_snapshot
-from kafkamock.storage.log import LogConfig, PartitionLog, SegmentStore, StoredBatch
+from kafkamock.storage.log import LeaderEpochs, LogConfig, PartitionLog, SegmentStore, StoredBatch
 from kafkamock.storage.recovery import ScannedBatch, scan_segment
 from kafkamock.storage.segment import Buffer, Segment
 
@@ -218,20 +218,20 @@ class FileSegment(Segment):
 
     def read(self, i: int, j: int) -> list[Buffer]:
         start = self.position(i)
-        return [_pread(self.fd, self.ends[j - 1] - start, start)]
+        return [_pread(self.fd, self.end(j - 1) - start, start)]
 
     def batch(self, i: int) -> Buffer:
         start = self.position(i)
-        return _pread(self.fd, self.ends[i] - start, start)
+        return _pread(self.fd, self.end(i) - start, start)
 
     def header(self, i: int) -> Buffer:
         start = self.position(i)
-        return _pread(self.fd, min(HEADER_SIZE, self.ends[i] - start), start)
+        return _pread(self.fd, min(HEADER_SIZE, self.end(i) - start), start)
 
     def truncate(self, keep: int) -> None:
         self._unindex(keep)
         os.ftruncate(self.fd, self.size)
-        last = self.lasts[-1] - self.base_offset if keep else -1
+        last = self.last_offset(keep - 1) - self.base_offset if keep else -1
         self.offset_entries = [e for e in self.offset_entries if e[0] <= last]
         self.time_entries = [e for e in self.time_entries if e[1] <= last]
         self._rewrite_indexes()
@@ -262,7 +262,7 @@ class FileSegment(Segment):
 
     def adopt(self, other: FileSegment) -> None:
         """Take ``other``'s batch index (its file has been renamed to this one's) and write the indexes."""
-        for name in ("firsts", "lasts", "ends", "max_ts", "size", "largest_ts", "largest_ts_offset", "first_batch_ts",
+        for name in ("batch_index", "size", "largest_ts", "largest_ts_offset", "first_batch_ts",
                      "last_modified_ms", "offset_entries", "time_entries", "bytes_since_index"):
             setattr(self, name, getattr(other, name))
         self._rewrite_indexes()
@@ -352,7 +352,7 @@ class DiskStore(SegmentStore):
         for paths in due:
             _unlink(paths)
 
-    def save_leader_epochs(self, entries: list[tuple[int, int]]) -> None:
+    def save_leader_epochs(self, entries: LeaderEpochs) -> None:
         checkpoint.write_leader_epochs(self.directory / "leader-epoch-checkpoint", entries)
 
     def save_log_start_offset(self, offset: int) -> None:

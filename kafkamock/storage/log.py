@@ -20,15 +20,25 @@ As in Kafka (UnifiedLog, LogSegment):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from kafkamock.storage.producer_snapshot import SnapshotEntry
-from kafkamock.storage.segment import Buffer, MemorySegment, Segment, segment_for
+from kafkamock.storage.segment import END, FIELDS, FIRST, Buffer, MemorySegment, Segment, segment_for
 from kafkamock.storage.share_snapshot import ShareSnapshot
 
 log = logging.getLogger("kafkamock.storage")
 LONG_MAX = 2**63 - 1
+
+LeaderEpochs = tuple[tuple[int, int], ...]
+# The leader-epoch cache of nearly every log (epoch 0 from offset 0), one tuple for all: the cache is replaced,
+# never changed in place, and a list of its own was 144 bytes on each of 10,000 partitions.
+_EPOCH_0_FROM_0: LeaderEpochs = ((0, 0),)
+
+
+def _epochs(entries: Iterable[tuple[int, int]]) -> LeaderEpochs:
+    cache = tuple(entries)
+    return _EPOCH_0_FROM_0 if cache == _EPOCH_0_FROM_0 else cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +97,7 @@ class SegmentStore:
         for segment in segments:
             segment.delete()
 
-    def save_leader_epochs(self, entries: list[tuple[int, int]]) -> None: ...
+    def save_leader_epochs(self, entries: LeaderEpochs) -> None: ...
 
     def save_log_start_offset(self, offset: int) -> None: ...
 
@@ -131,7 +141,7 @@ class PartitionLog:
 
     def __init__(self, store: SegmentStore | None = None, config: LogConfig | None = None, *, now_ms: int = 0,
                  segments: list[Segment] | None = None, log_start_offset: int = 0,
-                 leader_epochs: list[tuple[int, int]] | None = None, cleaner_offset: int = 0,
+                 leader_epochs: Iterable[tuple[int, int]] = (), cleaner_offset: int = 0,
                  recovery_point: int = 0):
         self.store = store or MEMORY
         self.config = config or LogConfig()
@@ -140,7 +150,7 @@ class PartitionLog:
         self.log_end_offset = self.segments[-1].next_offset
         self.log_start_offset = min(max(log_start_offset, self.segments[0].base_offset), self.log_end_offset)
         self.size_bytes = sum(s.size for s in self.segments)
-        self.leader_epochs = [e for e in leader_epochs or [] if e[1] <= self.log_end_offset]
+        self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= self.log_end_offset)
         self.cleaner_offset = max(cleaner_offset, self.log_start_offset)   # first offset compaction has not seen
         self.recovery_point = recovery_point
         # Earliest delete horizon of a tombstone compaction kept (unknown after a restart: look at once).
@@ -182,11 +192,12 @@ class PartitionLog:
         k, i = self._locate(offset)
         while k < len(self.segments):
             segment = self.segments[k]
+            index, count = segment.batch_index, len(segment)
             j, start, size = i, segment.position(i), 0
-            while j < len(segment):
-                if max_offset is not None and segment.firsts[j] >= max_offset:
+            while j < count:
+                if max_offset is not None and index[j * FIELDS + FIRST] >= max_offset:
                     break
-                end = segment.ends[j]
+                end = index[j * FIELDS + END]
                 if total + end - start > max_bytes and (parts or j > i or not at_least_one):
                     break
                 size = end - start
@@ -194,7 +205,7 @@ class PartitionLog:
             if j > i:
                 parts.extend(segment.read(i, j))
                 total += size
-            if j < len(segment) or (one_segment and parts):
+            if j < count or (one_segment and parts):
                 break
             k, i = k + 1, 0
         return parts
@@ -205,9 +216,10 @@ class PartitionLog:
         while k < len(self.segments):
             segment = self.segments[k]
             while i < len(segment):
-                if to_offset is not None and segment.firsts[i] >= to_offset:
+                if to_offset is not None and segment.first_offset(i) >= to_offset:
                     return
-                yield StoredBatch(segment.firsts[i], segment.lasts[i], segment.max_ts[i], segment.batch(i))
+                yield StoredBatch(segment.first_offset(i), segment.last_offset(i), segment.max_timestamp(i),
+                                  segment.batch(i))
                 i += 1
             k, i = k + 1, 0
 
@@ -218,7 +230,7 @@ class PartitionLog:
         while k < len(self.segments):
             segment = self.segments[k]
             while i < len(segment):
-                yield segment.firsts[i], segment.header(i)
+                yield segment.first_offset(i), segment.header(i)
                 i += 1
             k, i = k + 1, 0
 
@@ -231,7 +243,7 @@ class PartitionLog:
             if segment.largest_ts < timestamp:
                 continue
             for i in range(len(segment)):
-                if segment.max_ts[i] < timestamp or segment.lasts[i] < self.log_start_offset:
+                if segment.max_timestamp(i) < timestamp or segment.last_offset(i) < self.log_start_offset:
                     continue
                 for batch in decode_batches(segment.batch(i)):
                     for record in batch.records:
@@ -246,7 +258,8 @@ class PartitionLog:
         best: tuple[int, int] | None = None
         for segment in self.segments:
             for i in range(len(segment)):
-                if segment.lasts[i] < self.log_start_offset or (best is not None and segment.max_ts[i] <= best[1]):
+                if segment.last_offset(i) < self.log_start_offset or (
+                        best is not None and segment.max_timestamp(i) <= best[1]):
                     continue
                 for batch in decode_batches(segment.batch(i)):
                     for record in batch.records:
@@ -312,9 +325,11 @@ class PartitionLog:
         """Record that leader epoch ``epoch`` starts at ``start_offset`` (Kafka's LeaderEpochFileCache.assign)."""
         if self.leader_epochs and epoch <= self.leader_epochs[-1][0]:
             return
-        while self.leader_epochs and self.leader_epochs[-1][1] >= start_offset and self.leader_epochs[-1][0] < epoch:
-            self.leader_epochs.pop()  # an epoch that never got a record is superseded at the same offset
-        self.leader_epochs.append((epoch, start_offset))
+        entries = list(self.leader_epochs)
+        while entries and entries[-1][1] >= start_offset and entries[-1][0] < epoch:
+            entries.pop()  # an epoch that never got a record is superseded at the same offset
+        entries.append((epoch, start_offset))
+        self.leader_epochs = _epochs(entries)
         self.store.save_leader_epochs(self.leader_epochs)
 
     def delete_before(self, offset: int, now_ms: int) -> None:
@@ -345,7 +360,7 @@ class PartitionLog:
         self.log_end_offset = segment.next_offset
         self.log_start_offset = min(self.log_start_offset, self.log_end_offset)
         # Kafka's truncateFromEnd: epochs that start at or after the new log end are forgotten.
-        self.leader_epochs = [e for e in self.leader_epochs if e[1] < self.log_end_offset]
+        self.leader_epochs = _epochs(e for e in self.leader_epochs if e[1] < self.log_end_offset)
         self.store.save_leader_epochs(self.leader_epochs)
 
     def _truncate_epochs_from_start(self) -> None:
@@ -356,9 +371,9 @@ class PartitionLog:
         below = [e for e in entries if e[1] <= start]
         if below:
             keep.insert(0, (below[-1][0], start))
-        if keep != entries:
-            self.leader_epochs = keep
-            self.store.save_leader_epochs(keep)
+        if tuple(keep) != entries:
+            self.leader_epochs = _epochs(keep)
+            self.store.save_leader_epochs(self.leader_epochs)
 
     # -- time-driven work ----------------------------------------------------------------------------------------
 

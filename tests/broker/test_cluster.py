@@ -330,3 +330,17 @@ def test_partitions_whose_logs_cannot_be_made_are_refused_whole(tmp_path, clock)
     broker.close()
     again = Cluster(clock=clock, storage=DiskStorage(tmp_path))
     assert [len(t.partitions) for t in again.metadata.topics.values() if t.name == "grown"] == [2]
+
+
+def test_partitions_on_the_same_replicas_share_their_lists_and_a_change_to_one_leaves_the_others(clock):
+    broker = Cluster(clock=clock, brokers=3)
+    broker.metadata.create_topic("shared", 6, 3, assignments=[[1, 2, 3]] * 6)
+    p0, p1 = broker.metadata.partition("shared", 0), broker.metadata.partition("shared", 1)
+    assert p0.replicas is p1.replicas and p0.isr is p1.isr                     # one list, not two per partition
+    broker.metadata.move_leader(p0, 3)
+    broker.stop_node(2)
+    assert (p0.leader_id, p0.isr) == (3, [1, 3]) and (p1.leader_id, p1.isr) == (1, [1, 3])
+    broker.start_node(2)
+    assert p0.isr == p1.isr == [1, 2, 3] and p1.replicas == [1, 2, 3]
+    broker.metadata.move_leader(p1, 2)
+    assert p1.leader_id == 2 and p0.leader_id != 2 and p0.replicas == [1, 2, 3]

@@ -6,6 +6,8 @@ import pytest
 from support.storage_logs import Writer, values_of
 
 from kafkamock import records
+from kafkamock.storage.log import PartitionLog
+from kafkamock.storage.segment import FIELDS, MemorySegment
 
 
 def test_append_and_read_whole_batches(open_log):
@@ -105,14 +107,14 @@ def test_leader_epoch_cache(open_log):
     plog.assign_epoch(2, plog.log_end_offset)                  # and another: epoch 1 never got a record
     w.append([b"c"], epoch=2)
     w.append([b"d"], epoch=3)                                  # an append in a newer epoch starts it
-    assert plog.leader_epochs == [(0, 0), (2, 2), (3, 3)]
+    assert plog.leader_epochs == ((0, 0), (2, 2), (3, 3))
     plog.assign_epoch(2, 9)                                    # not newer: ignored
     plog.truncate_to(3)                                        # Kafka's truncateFromEnd: epoch 3 started at 3
-    assert plog.log_end_offset == 3 and plog.leader_epochs == [(0, 0), (2, 2)]
+    assert plog.log_end_offset == 3 and plog.leader_epochs == ((0, 0), (2, 2))
     plog.delete_before(1, 0)                                   # truncateFromStart: the entry in force moves up
-    assert plog.leader_epochs == [(0, 1), (2, 2)]
+    assert plog.leader_epochs == ((0, 1), (2, 2))
     plog.delete_before(2, 0)
-    assert plog.leader_epochs == [(2, 2)]
+    assert plog.leader_epochs == ((2, 2),)
 
 
 def test_truncate_to_drops_whole_batches_and_segments(open_log):
@@ -124,3 +126,27 @@ def test_truncate_to_drops_whole_batches_and_segments(open_log):
     assert plog.log_end_offset == 2 and [s.base_offset for s in plog.segments] == [0, 1]
     assert w.append([b"again"]) == (2, 2)
     assert values_of(plog)[-1] == (2, b"again")
+
+
+def test_logs_share_the_first_leader_epoch_and_a_new_epoch_replaces_one_logs_own():
+    a, b = PartitionLog(), PartitionLog()
+    a.assign_epoch(0, 0)
+    b.assign_epoch(0, 0)
+    assert a.leader_epochs is b.leader_epochs == ((0, 0),)
+    a.assign_epoch(1, 0)                                       # epoch 0 never got a record: superseded
+    assert a.leader_epochs == ((1, 0),) and b.leader_epochs == ((0, 0),)
+
+
+def test_a_segment_indexes_each_batch_in_one_array_and_truncation_cuts_it():
+    segment = MemorySegment(10, created_ms=0)
+    for k, (size, ts) in enumerate(((70, 5), (80, 9), (90, 7))):
+        segment.append(b"x" * size, 10 + 2 * k, 11 + 2 * k, ts, now_ms=1)
+    assert len(segment.batch_index) == 3 * FIELDS and len(segment) == 3 and segment.next_offset == 16
+    assert [segment.end(i) for i in range(3)] == [70, 150, 240] and segment.position(2) == 150
+    assert [segment.find(o) for o in (9, 10, 11, 12, 15, 16)] == [0, 0, 0, 1, 2, 3]
+    assert (segment.largest_ts, segment.largest_ts_offset) == (9, 13)
+    segment.truncate(1)
+    assert len(segment) == 1 and segment.size == 70 and segment.next_offset == 12
+    assert (segment.largest_ts, segment.largest_ts_offset) == (5, 11)
+    segment.truncate(0)
+    assert len(segment) == 0 and segment.next_offset == 10 and segment.find(10) == 0
