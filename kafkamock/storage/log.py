@@ -143,14 +143,21 @@ class PartitionLog:
                  segments: list[Segment] | None = None, log_start_offset: int = 0,
                  leader_epochs: Iterable[tuple[int, int]] = (), cleaner_offset: int = 0,
                  recovery_point: int = 0):
-        self.store = store or MEMORY
-        self.config = config or LogConfig()
-        self.segments: list[Segment] = segments or [self.store.new_segment(log_start_offset, now_ms, self.config)]
-        self.bases: list[int] = [s.base_offset for s in self.segments]
-        self.log_end_offset = self.segments[-1].next_offset
-        self.log_start_offset = min(max(log_start_offset, self.segments[0].base_offset), self.log_end_offset)
-        self.size_bytes = sum(s.size for s in self.segments)
-        self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= self.log_end_offset)
+        self.store = store = store or MEMORY
+        self.config = config = config or LogConfig()
+        if not segments:                  # a new log (10,000 partitions are made in one request): nothing to check
+            self.segments = [store.new_segment(log_start_offset, now_ms, config)]
+            self.bases = [log_start_offset]
+            self.log_end_offset = self.log_start_offset = log_start_offset
+            self.size_bytes = 0
+            self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= log_start_offset)
+        else:
+            self.segments = segments
+            self.bases = [s.base_offset for s in segments]
+            self.log_end_offset = segments[-1].next_offset
+            self.log_start_offset = min(max(log_start_offset, segments[0].base_offset), self.log_end_offset)
+            self.size_bytes = sum(s.size for s in segments)
+            self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= self.log_end_offset)
         self.cleaner_offset = max(cleaner_offset, self.log_start_offset)   # first offset compaction has not seen
         self.recovery_point = recovery_point
         # Earliest delete horizon of a tombstone compaction kept (unknown after a restart: look at once).

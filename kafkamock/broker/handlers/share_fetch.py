@@ -54,6 +54,13 @@ API_KEY = 78
 RECORD_LIMIT = 1
 MAX_MEMBER_ID = 36
 PartitionData = ShareFetchResponse.PartitionData
+if TYPE_CHECKING:
+    from kafkamock.broker.share.manager import Key
+    from kafkamock.broker.share.partition import SharePartition
+
+    Target: TypeAlias = tuple[Key, SharePartition, Partition]
+    """A partition a fetch reads: its share-partition's key (group id, topic id, index), that share-partition and
+    the topic-partition."""
 # A response's NodeEndpoint: ShareFetch's or ShareAcknowledge's (the same fields).
 Endpoint = TypeVar("Endpoint", ShareFetchResponse.NodeEndpoint, ShareAcknowledgeResponse.NodeEndpoint)
 
@@ -211,6 +218,7 @@ def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchR
     deadline = cluster.now_ms() + max(0, body.max_wait_ms)
     errors: dict[PartitionKey, PartitionData] = {}
     targets: dict[PartitionKey, tuple[Topic, Partition]] = {}
+    denied: dict[uuid.UUID, bool] = {}                # READ on each topic, checked once a request
     for key in fetching:
         topic = cluster.metadata.topics_by_id.get(key[0])
         if topic is None or topic.partition_at(key[1]) is None:
@@ -218,7 +226,11 @@ def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchR
             # (UNKNOWN_SERVER_ERROR, the session's epoch moved on all the same), until a request forgets it.
             return error_response(cluster, request, ErrorCode.UNKNOWN_SERVER_ERROR)
         try:
-            check_read(cluster, request, key[0])
+            if denied.get(key[0]) is None:
+                denied[key[0]] = not cluster.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC,
+                                                            topic.name)
+            if denied[key[0]]:
+                raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
             if not group_id:        # Kafka's persister cannot load a share-partition of the group "": the load fails
                 raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
             targets[key] = (topic, cluster.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
@@ -230,9 +242,12 @@ def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchR
             errors[key] = _fetch_entry(key[1], exc.code, None)
     loading = {key for key, (topic, partition) in targets.items()
                if not share.load(group_id, topic, partition)}
+    read_committed = share.read_committed(group_id)
 
-    def loaded() -> dict[PartitionKey, tuple[Topic, Partition]]:
-        ready = {key: t for key, t in targets.items() if key not in loading}
+    def loaded() -> list[Target]:
+        """The targets whose share-partitions are loaded, each with its share-partition (looked up once)."""
+        ready = [((group_id, *key), share.share_partition(group_id, topic, partition), partition)
+                 for key, (topic, partition) in targets.items() if key not in loading]
         loading.clear()
         return ready
 
@@ -240,39 +255,39 @@ def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchR
         ready = loaded()
         if not final and body.max_wait_ms > 0 and not errors:
             wanted, available = max(body.min_bytes, 1), 0
-            for t in ready.values():
-                topic, partition = t
-                available += share.available_bytes(group_id, topic, partition, body.max_bytes, wanted - available)
+            for _, sp, partition in ready:
+                available += share.available_bytes(sp, partition, read_committed, body.max_bytes, wanted - available)
                 if available >= wanted:
                     break
             else:
                 return None
         return respond(ready)
 
-    def respond(ready: dict[PartitionKey, tuple[Topic, Partition]]) -> ShareFetchResponse:
-        results = dict(errors)
+    def respond(ready: list[Target]) -> ShareFetchResponse:
+        results: dict[PartitionKey, PartitionData | None] = dict(errors)
         acquired: set[PartitionKey] = set()           # the partitions that return records
         records_left, bytes_left = body.max_records, body.max_bytes
-        acquiring = [(key, t) for key, t in ready.items() if share.acquirable(group_id, *t)]
+        acquiring = [target for target in ready if target[1].can_acquire()]   # canAcquireRecords
+        for target in acquiring:
+            results[target[0][1:]] = None             # read, nothing returned (until a read below says otherwise)
         # PartitionMaxBytesStrategy UNIFORM: each partition read gets an equal share of MaxBytes; as in Kafka's
         # log read, only the first partition that returns data may exceed its share with one whole batch.
         share_bytes = body.max_bytes // len(acquiring) if acquiring else 0
         at_least_one = True
-        for key, (topic, partition) in acquiring:
-            read = share.fetch(group_id, member_id, topic, partition, max_records=records_left,
+        for share_key, sp, partition in acquiring:
+            read = share.fetch(share_key, sp, partition, member_id, read_committed, max_records=records_left,
                                max_bytes=max(min(share_bytes, bytes_left), 0), at_least_one=at_least_one,
                                record_limit=record_limit, batch_size=body.batch_size)
             if read.size:
                 at_least_one = False
             if read.acquired:
+                key = share_key[1:]
                 results[key] = _fetch_entry(key[1], ErrorCode.NONE, None, records=read.records, acquired=[
                     ShareFetchResponse.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
                                                        delivery_count=r.delivery_count) for r in read.acquired])
                 acquired.add(key)
                 records_left -= read.count
                 bytes_left -= read.size
-            else:
-                results[key] = _fetch_entry(key[1], ErrorCode.NONE, None)
         answer = _response(session, epoch, results, acquired, errors.keys(), acks, lock_ms,
                            node_endpoints(cluster, request, leaders, ShareFetchResponse.NodeEndpoint))
         if epoch == FINAL_EPOCH:
@@ -311,25 +326,28 @@ def _fetch_entry(index: int, code: int, message: str | None, leader: tuple[int, 
         records=records, acquired_records=[] if acquired is None else acquired)
 
 
-def _response(session: ShareSession, epoch: int, results: dict[PartitionKey, PartitionData],
+def _response(session: ShareSession, epoch: int, results: dict[PartitionKey, PartitionData | None],
               acquired: Container[PartitionKey], errors: Container[PartitionKey], acks: dict[PartitionKey, Outcome],
               lock_ms: int, endpoints: list[ShareFetchResponse.NodeEndpoint]) -> ShareFetchResponse:
     """The answer as Kafka's share fetch contexts build it: an opening request answers every partition read, a later
     one those with records (``acquired``) or errors (``errors``) and the ones added since the last answer;
-    acknowledgement outcomes are merged in (a partition only acknowledged gets an entry of its own)."""
+    acknowledgement outcomes are merged in (a partition only acknowledged gets an entry of its own). A partition
+    read without records is None in ``results``: its empty entry is made only when it is shown."""
     shown: dict[PartitionKey, PartitionData] = {}
+    every = epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH
+    added = session.partitions                      # key -> added since the last answer (shown once)
     for key, entry in results.items():
-        if epoch == INITIAL_EPOCH or epoch == FINAL_EPOCH:
-            shown[key] = entry
-            continue
-        must = key in acquired or key in errors
-        if session.partitions.get(key):
-            must = True
-            session.partitions[key] = False
-        if key in errors and key in session.partitions:
-            session.partitions[key] = True
-        if must:
-            shown[key] = entry
+        if not every:
+            flagged = added.get(key)
+            failed = bool(errors) and key in errors
+            if failed:
+                if flagged is not None:
+                    added[key] = True                   # an error keeps it due for a showing
+            elif flagged:
+                added[key] = False
+            if not (flagged or failed or key in acquired):
+                continue
+        shown[key] = entry if entry is not None else _fetch_entry(key[1], ErrorCode.NONE, None)
     for key, (code, message, leader) in acks.items():
         found = shown.get(key)
         entry = shown[key] = found if found is not None else _fetch_entry(key[1], ErrorCode.NONE, None)

@@ -48,14 +48,14 @@ def read(plog: PartitionLog, share: SharePartition, *, max_bytes: int, limit: in
     rest, which for a partition of small batches would be thousands of batches parsed to be thrown away."""
     if share.start_offset < plog.log_start_offset:
         share.move_start(plog.log_start_offset)       # Kafka: OFFSET_OUT_OF_RANGE, then updateCacheAndOffsets
-    if not share.can_acquire():
-        return share.end_offset + 1, []
     offset = share.next_fetch_offset()
     known = share.state_only
     if known is not None and known[0] <= offset < known[1] <= limit:
         offset = known[1]                             # share-state batches only up to there: nothing to acquire
-    if offset >= limit:
+    if offset >= limit:                               # nothing new (most partitions of most fetches): no more checks
         return offset, []
+    if not share.can_acquire():
+        return share.end_offset + 1, []
     new_from = max(offset, share.end_offset + 1) if share.cached else offset    # never acquired from here on
     views: list[BatchView] = []
     start, budget, first = offset, max(max_bytes, 0), at_least_one

@@ -137,10 +137,6 @@ class ShareManager:
         self.loaded.add(key)
         return False
 
-    def acquirable(self, group_id: str, topic: Topic, partition: Partition) -> bool:
-        """canAcquireRecords: not at ``share.partition.max.record.locks``, or released records to hand out."""
-        return self.share_partition(group_id, topic, partition).can_acquire()
-
     def release_session(self, group_id: str, member_id: str, node: Node) -> None:
         """SharePartitionManager.releaseSession: the session goes; what its member holds in the session's
         share-partitions is released."""
@@ -171,41 +167,47 @@ class ShareManager:
             return found[0] if found is not None else plog.high_watermark
         return plog.high_watermark
 
-    def limit(self, group_id: str, partition: Partition) -> int:
+    def read_committed(self, group_id: str) -> bool:
+        """Whether the group reads only committed records (``share.isolation.level``), read once per request."""
+        return bool(self.group_config(group_id, "share.isolation.level") == READ_COMMITTED)
+
+    @staticmethod
+    def limit(partition: Partition, read_committed: bool) -> int:
         """How far a share group reads: the high watermark, or the last stable offset under read_committed."""
         plog = partition.log
-        if self.group_config(group_id, "share.isolation.level") == READ_COMMITTED:
+        if read_committed:
             return partition.producers.last_stable_offset(plog.high_watermark)
         return plog.high_watermark
 
-    def _aborted(self, group_id: str, partition: Partition, share: SharePartition, limit: int
+    @staticmethod
+    def _aborted(partition: Partition, share: SharePartition, limit: int, read_committed: bool
                  ) -> list[AbortedTxn] | None:
-        if self.group_config(group_id, "share.isolation.level") != READ_COMMITTED or not partition.producers.aborted:
+        if not read_committed or not partition.producers.aborted:
             return None
         return partition.producers.aborted_between(share.start_offset, limit)
 
     # -- ShareFetch -----------------------------------------------------------------------------------------------
 
-    def available_bytes(self, group_id: str, topic: Topic, partition: Partition, max_bytes: int, enough: int) -> int:
+    def available_bytes(self, share: SharePartition, partition: Partition, read_committed: bool, max_bytes: int,
+                        enough: int) -> int:
         """Bytes a fetch could read for acquisition from now (what MinBytes is measured against), counted up to
         ``enough``."""
-        share = self.share_partition(group_id, topic, partition)
-        _, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=self.limit(group_id, partition),
-                                 enough_bytes=enough)
+        _, views = fetching.read(partition.log, share, max_bytes=max_bytes,
+                                 limit=self.limit(partition, read_committed), enough_bytes=enough)
         return fetching.data_bytes(views)
 
-    def fetch(self, group_id: str, member_id: str, topic: Topic, partition: Partition, *, max_records: int,
-              max_bytes: int, record_limit: bool, batch_size: int, at_least_one: bool = True) -> ShareRead:
-        share = self.share_partition(group_id, topic, partition)
-        limit = self.limit(group_id, partition)
+    def fetch(self, key: Key, share: SharePartition, partition: Partition, member_id: str, read_committed: bool, *,
+              max_records: int, max_bytes: int, record_limit: bool, batch_size: int, at_least_one: bool = True
+              ) -> ShareRead:
+        """Read ``share`` (the share-partition ``key``, from ``share_partition``) and acquire for ``member_id``."""
+        limit = self.limit(partition, read_committed)
         offset, views = fetching.read(partition.log, share, max_bytes=max_bytes, limit=limit,
                                       at_least_one=at_least_one, max_records=max_records)
         if not views:
             return EMPTY
         read = fetching.acquire(share, member_id, offset, views, max_records=max_records,
                                 now_ms=self.services.now_ms(), record_limit=record_limit, batch_size=batch_size,
-                                aborted=self._aborted(group_id, partition, share, limit))
-        key = (group_id, topic.topic_id, partition.index)
+                                aborted=self._aborted(partition, share, limit, read_committed))
         if share.pending_changes:                   # aborted records archived (read_committed)
             self._append(key, partition, share, self.write_state(key, share))
         self._schedule_locks(key, share)
