@@ -79,7 +79,9 @@ class Segment:
 
     def find(self, offset: int) -> int:
         """Index of the first batch whose last offset is at or after ``offset`` (``len(self)`` if none)."""
-        return bisect.bisect_left(memoryview(self.batch_index)[LAST::FIELDS], offset)
+        # Released on the way out, even by an exception: an array with a live view of it cannot grow.
+        with memoryview(self.batch_index) as index, index[LAST::FIELDS] as lasts:
+            return bisect.bisect_left(lasts, offset)
 
     def _index(self, size: int, base_offset: int, last_offset: int, max_timestamp: int, now_ms: int) -> None:
         if self.batch_index is _NO_BATCHES:

@@ -150,3 +150,8 @@ def test_a_segment_indexes_each_batch_in_one_array_and_truncation_cuts_it():
     assert (segment.largest_ts, segment.largest_ts_offset) == (5, 11)
     segment.truncate(0)
     assert len(segment) == 0 and segment.next_offset == 10 and segment.find(10) == 0
+    segment.append(b"x" * 70, 10, 11, 5, now_ms=1)
+    with pytest.raises(TypeError) as failed:
+        segment.find(None)                                     # type: ignore[arg-type]
+    segment.append(b"x" * 80, 12, 13, 9, now_ms=1)             # the failed bisect left no view holding the index
+    assert failed.value is not None and segment.find(12) == 1
