@@ -15,7 +15,7 @@ KFAKE      := .cache/kfake/kfake
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py kafkamock/records/_framing.c
+$(STAMP): pyproject.toml setup.py kafkamock/records/_framing.c kafkamock/codec/_decode.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,bench,dev]'

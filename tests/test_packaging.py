@@ -34,8 +34,9 @@ def test_the_wheel_and_sdist_build_and_the_wheel_runs_a_broker_on_its_own(tmp_pa
     assert {"kafkamock/kafka_errors.json", "kafkamock/broker/kafka_configs.json", "kafkamock/broker/kafka_releases.json",
             "kafkamock/py.typed", "kafkamock/schemas/ProduceRequest.json"} <= names
     assert len([n for n in names if n.startswith("kafkamock/schemas/")]) > 150
-    # the compiled record framing walk (a C compiler is there wherever the tests run)
-    assert [n for n in names if n.startswith("kafkamock/records/_framing.") and n.endswith(".so")]
+    # the compiled record framing walk and message decoder (a C compiler is there wherever the tests run)
+    for module in ("kafkamock/records/_framing.", "kafkamock/codec/_decode."):
+        assert [n for n in names if n.startswith(module) and n.endswith(".so")], module
     assert "kafkamock = kafkamock.cli:main" in entry_points and "kafkamock = kafkamock.pytest_plugin" in entry_points
     for line in ("Requires-Python: >=3.11", "Provides-Extra: spark", "Requires-Dist: trio>=0.25",
                  "License: Apache-2.0", "Classifier: Framework :: Pytest"):
@@ -43,7 +44,7 @@ def test_the_wheel_and_sdist_build_and_the_wheel_runs_a_broker_on_its_own(tmp_pa
     with tarfile.open(sdist) as tf:
         members = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
     assert {"pyproject.toml", "setup.py", "README.md", "kafkamock/schemas/ProduceRequest.json",
-            "kafkamock/records/_framing.c"} <= members
+            "kafkamock/records/_framing.c", "kafkamock/codec/_decode.c"} <= members
     # The unpacked wheel, not this checkout, serves a broker that answers a real request.
     code = ("import kafkamock, json; from kafkamock.testing import start_broker; "
             "from kafkamock.client import KafkaClient; "

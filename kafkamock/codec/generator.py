@@ -881,8 +881,11 @@ def build(spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], typ
     filename = f"<kafkamock codec {spec.name} v{version}>"
     exec(compile(dsrc, filename + " decode", "exec"), namespace)  # noqa: S102 - source generated from the model
     exec(compile(esrc, filename + " encode", "exec"), namespace)  # noqa: S102
-    # the two functions the sources above define, which mypy cannot see into
-    return namespace["decode_from"], namespace["encode_into"], dsrc, esrc  # type: ignore[return-value]
+    from kafkamock.codec.decode_program import with_compiled
+
+    # the two functions the sources above define, which mypy cannot see into; the decoder behind the compiled one
+    decode_from = with_compiled(compiler, namespace["decode_from"])  # type: ignore[arg-type]
+    return decode_from, namespace["encode_into"], dsrc, esrc  # type: ignore[return-value]
 
 
 class _Missing:

@@ -4,12 +4,12 @@ compiled codecs."""
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kafkamock.codec import generator
+from kafkamock.codec import decode_program, generator
 from kafkamock.codec.diagnose import diagnose
 from kafkamock.codec.errors import (
     DecodeError,
@@ -32,7 +32,7 @@ _ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, Overflo
 class Codec:
     """One message at one version, compiled."""
 
-    __slots__ = ("spec", "name", "version", "decode_from", "encode_into", "decoder_source", "encoder_source")
+    __slots__ = ("spec", "name", "version", "decode_from", "encode_into", "decoder_source", "encoder_source", "decode")
 
     def __init__(self, spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None):
         self.spec, self.name, self.version = spec, spec.name, version
@@ -42,8 +42,11 @@ class Codec:
         self.encode_into: generator.EncodeInto
         (self.decode_from, self.encode_into, self.decoder_source,
          self.encoder_source) = generator.build(spec, version, classes)
+        # decode(data) -> message: exactly one message, trailing bytes are an error (compiled where it can be).
+        self.decode: Callable[[bytes | bytearray | memoryview], Message] = decode_program.whole(
+            self.decode_from, self._decode)
 
-    def decode(self, data: bytes | bytearray | memoryview) -> Message:
+    def _decode(self, data: bytes | bytearray | memoryview) -> Message:
         """Decode exactly one message: trailing bytes are an error."""
         if type(data) is not bytes:
             data = bytes(data)
