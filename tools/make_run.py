@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+STOP_ON_ITS_OWN_S = 10      # after Ctrl-C, before the broker is sent SIGTERM
 
 
 def main() -> int:
@@ -47,6 +48,12 @@ def main() -> int:
         broker.wait()
         return 0
     except KeyboardInterrupt:
+        # Ctrl-C reached the broker too (the terminal signals the whole foreground group): it stops on its own and
+        # logs it. Told to stop again at once, a busy broker could see the SIGTERM first.
+        try:
+            broker.wait(timeout=STOP_ON_ITS_OWN_S)
+        except subprocess.TimeoutExpired:
+            pass
         return 0
     finally:
         if broker.poll() is None:

@@ -262,30 +262,34 @@ fail:
 }
 
 /* decode_from(program, fallback, data, pos, mv=None) -> (message, end): the program's road, else fallback(data,
- * pos, mv), the generated Python decoder. */
+ * pos, mv), the generated Python decoder (also for any data that is not one contiguous buffer). */
 static PyObject *
-decode_from(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+decode_from(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (nargs < 4 || nargs > 5) {
+    PyObject *mv = Py_None;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nkw == 1 && nargs == 4 && PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0))
+            && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "mv") == 0) {
+        mv = args[4];
+    } else if (nkw != 0 || nargs < 4 || nargs > 5) {
         PyErr_SetString(PyExc_TypeError, "decode_from(program, fallback, data, pos, mv=None)");
         return NULL;
+    } else if (nargs == 5) {
+        mv = args[4];
     }
-    PyObject *program = args[0], *fallback = args[1], *data = args[2], *mv = nargs == 5 ? args[4] : Py_None;
-    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
-    if (pos == -1 && PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
+    PyObject *program = args[0], *fallback = args[1], *data = args[2];
     PyObject *result = NULL;
-    if (pos >= 0 && pos <= view.len) {
-        Reader r = {(const unsigned char *)view.buf, view.len, pos, data, mv};
-        PyObject *message = decode_struct(&r, program);
-        if (message != NULL) {
-            result = Py_BuildValue("(Nn)", message, r.p);
+    Py_ssize_t pos = PyLong_Check(args[3]) ? PyLong_AsSsize_t(args[3]) : -1;
+    Py_buffer view;
+    if (pos >= 0 && PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) == 0) {
+        if (pos <= view.len) {
+            Reader r = {(const unsigned char *)view.buf, view.len, pos, data, mv};
+            PyObject *message = decode_struct(&r, program);
+            if (message != NULL)
+                result = Py_BuildValue("(Nn)", message, r.p);
         }
+        PyBuffer_Release(&view);
     }
-    PyBuffer_Release(&view);
     if (result != NULL)
         return result;
     PyErr_Clear();
@@ -333,7 +337,7 @@ configure(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"decode_from", (PyCFunction)(void (*)(void))decode_from, METH_FASTCALL,
+    {"decode_from", (PyCFunction)(void (*)(void))decode_from, METH_FASTCALL | METH_KEYWORDS,
      "decode_from(program, fallback, data, pos, mv=None) -> (message, end)"},
     {"decode", (PyCFunction)(void (*)(void))decode, METH_FASTCALL,
      "decode(program, fallback, data) -> message (exactly one, from bytes)"},

@@ -102,3 +102,24 @@ def test_what_the_compiled_decoder_leaves_to_python_still_decodes():
     assert "null for a non-nullable field" in outcome(compiled, null_group)[1]
     too_long = bytes([0x82, 0x80, 0x02]) + b"x" * 32769     # 32,768 bytes: over Kafka's string limit
     assert "over the 32767 limit" in outcome(compiled, too_long)[1]
+
+
+@needs_compiled
+def test_the_compiled_decode_from_takes_its_twins_arguments():
+    """``mv`` by keyword as by position; data the compiled road cannot read in place (not one contiguous buffer)
+    goes to the Python twin, whose answer it gets."""
+    codec = REGISTRY.codec("ProduceRequest", 11)
+    compiled, python = twins("ProduceRequest", 11)
+    frame = bytearray(codec.encode({"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": b"x" * 100}]}]}))
+    by_keyword, by_position = compiled(frame, 0, mv=memoryview(frame)), compiled(frame, 0, memoryview(frame))
+    same(by_keyword, by_position)
+    same(by_keyword, python(frame, 0, memoryview(frame)))
+    assert type(by_keyword[0]["topic_data"][0]["partition_data"][0]["records"]) is memoryview
+    strided = memoryview(bytes(frame) * 2)[::2]
+    with pytest.raises(BufferError):
+        python(strided, 0)
+    with pytest.raises(BufferError):
+        compiled(strided, 0)
+    with pytest.raises(TypeError):
+        compiled(frame, 0, view=None)
