@@ -169,7 +169,7 @@ value(Reader *r, long op, PyObject *read, Py_ssize_t at)
             if (r->b[r->p++] > 127)
                 Py_RETURN_NONE;
         }
-        return decode_struct(r, PyTuple_GET_ITEM(read, at + 1 + 1));
+        return decode_struct(r, PyTuple_GET_ITEM(read, at + 2));
     }
     if (length(r, compact, op == OP_STRING ? 2 : 4, &len) < 0)
         return NULL;

@@ -47,8 +47,8 @@ class Unsupported(Exception):
 
 def with_compiled(compiler: Compiler, python: DecodeFrom) -> DecodeFrom:
     """``python`` (the generated decoder of ``compiler``'s message) behind the compiled one, when the extension is
-    built and the message's shape allows; ``python`` itself otherwise. The result's ``python`` attribute is the
-    generated decoder either way."""
+    built and the message's shape allows (the compiled one carries ``python`` as its ``python`` attribute, for tests
+    that hold both twins side by side); ``python`` itself otherwise."""
     if _decode is None:
         return python
     try:
@@ -56,7 +56,7 @@ def with_compiled(compiler: Compiler, python: DecodeFrom) -> DecodeFrom:
     except Unsupported:
         return python
     fast = partial(_decode.decode_from, program, python)
-    fast.python = python         # type: ignore[attr-defined]  # for tests that hold both twins side by side
+    fast.python = python         # type: ignore[attr-defined]
     return fast                  # type: ignore[return-value]
 
 

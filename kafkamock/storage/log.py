@@ -150,14 +150,13 @@ class PartitionLog:
             self.bases = [log_start_offset]
             self.log_end_offset = self.log_start_offset = log_start_offset
             self.size_bytes = 0
-            self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= log_start_offset)
         else:
             self.segments = segments
             self.bases = [s.base_offset for s in segments]
             self.log_end_offset = segments[-1].next_offset
             self.log_start_offset = min(max(log_start_offset, segments[0].base_offset), self.log_end_offset)
             self.size_bytes = sum(s.size for s in segments)
-            self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= self.log_end_offset)
+        self.leader_epochs = _epochs(e for e in leader_epochs if e[1] <= self.log_end_offset)
         self.cleaner_offset = max(cleaner_offset, self.log_start_offset)   # first offset compaction has not seen
         self.recovery_point = recovery_point
         # Earliest delete horizon of a tombstone compaction kept (unknown after a restart: look at once).

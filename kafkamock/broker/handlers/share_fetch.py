@@ -218,7 +218,7 @@ def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchR
     deadline = cluster.now_ms() + max(0, body.max_wait_ms)
     errors: dict[PartitionKey, PartitionData] = {}
     targets: dict[PartitionKey, tuple[Topic, Partition]] = {}
-    denied: dict[uuid.UUID, bool] = {}                # READ on each topic, checked once a request
+    refused: dict[uuid.UUID, KafkaError | None] = {}  # check_read's answer for each topic, asked once a request
     for key in fetching:
         topic = cluster.metadata.topics_by_id.get(key[0])
         if topic is None or topic.partition_at(key[1]) is None:
@@ -226,11 +226,15 @@ def handle(cluster: Cluster, request: Request[ShareFetchRequest]) -> ShareFetchR
             # (UNKNOWN_SERVER_ERROR, the session's epoch moved on all the same), until a request forgets it.
             return error_response(cluster, request, ErrorCode.UNKNOWN_SERVER_ERROR)
         try:
-            if denied.get(key[0]) is None:
-                denied[key[0]] = not cluster.auth.authorize(request, AclOperation.READ, ResourceType.TOPIC,
-                                                            topic.name)
-            if denied[key[0]]:
-                raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+            if key[0] not in refused:
+                try:
+                    check_read(cluster, request, key[0])
+                    refused[key[0]] = None
+                except KafkaError as exc:
+                    refused[key[0]] = exc
+            failed = refused[key[0]]
+            if failed is not None:
+                raise KafkaError(failed.code, failed.message)
             if not group_id:        # Kafka's persister cannot load a share-partition of the group "": the load fails
                 raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
             targets[key] = (topic, cluster.lead(request, topic, key[1], missing=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
