@@ -9,13 +9,15 @@
 - ``connections.max.idle.ms``: a connection that has neither completed a read nor a write for that long is
   closed. It is how Kafka bounds a half-sent frame and a client that never reads its responses: the broker has
   no per-request read timeout. A connection whose request the core is still answering (a long poll, a group
-  round) is not idle.
+  round) is not idle. A negative value turns the expiry off, as in Kafka's Selector. As Kafka's
+  IdleExpiryManager does, the open connections are kept least recently active first, and one timer, at the
+  first one's deadline, serves them all: a connection holds no timer of its own.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,18 +41,24 @@ class Admission:
     close_after_ms: int = 0      # REFUSE: the close is delayed until then (a connection-rate throttle)
 
 
+IDLE_TIMER = "connections-idle"
+
+
 @dataclass(slots=True)
 class _Conn:
     node_id: int
     host: str
     last_active_ms: int
     busy: int = 0
+    expired: bool = False        # closed for idleness; counted until the shell reports it ``closed``
 
 
 class Connections:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.open: dict[int, _Conn] = {}
+        # Every connection counted, least recently active first (a read, a write, a request begun or answered
+        # moves it to the end): the first one not yet expired is the next to idle out.
+        self.open: OrderedDict[int, _Conn] = OrderedDict()
         self.per_node: Counter[int] = Counter()
         self.per_ip: Counter[tuple[int, str]] = Counter()
         self.closers: list[Callable[[int, str], None]] = []    # the shell: close connection ``id``, with a reason
@@ -74,7 +82,10 @@ class Connections:
         self.open[conn_id] = _Conn(node.node_id, host, now)
         self.per_node[node.node_id] += 1
         self.per_ip[node.node_id, host] += 1
-        self._schedule_idle(conn_id, now + self._idle_ms())
+        idle = self._idle_ms()
+        if idle >= 0 and self.cluster.timers.scheduled(IDLE_TIMER) is None:
+            # (a timer already set is due no later: the first connection was last active no later than now)
+            self.cluster.timers.schedule(IDLE_TIMER, now + idle, self._expire_idle)
         return Admission(ADMIT)
 
     def _connection_rate(self, host: str) -> int:
@@ -102,7 +113,8 @@ class Connections:
         self.per_ip[conn.node_id, conn.host] -= 1
         if not self.per_ip[conn.node_id, conn.host]:
             del self.per_ip[conn.node_id, conn.host]
-        self.cluster.timers.unschedule(("connection-idle", conn_id))
+        if not self.open:
+            self.cluster.timers.unschedule(IDLE_TIMER)
         self.cluster.share.connection_closed(conn_id)
 
     # -- idleness ------------------------------------------------------------------------------------------------
@@ -116,6 +128,7 @@ class Connections:
         conn = self.open.get(conn_id)
         if conn is not None:
             conn.last_active_ms = self.cluster.now_ms()
+            self.open.move_to_end(conn_id)
 
     def busy(self, conn_id: int, busy: bool) -> None:
         """The core is answering a request of this connection (it cannot be idle meanwhile)."""
@@ -123,18 +136,36 @@ class Connections:
         if conn is not None:
             conn.busy += 1 if busy else -1
             conn.last_active_ms = self.cluster.now_ms()
+            self.open.move_to_end(conn_id)
 
-    def _schedule_idle(self, conn_id: int, deadline: int) -> None:
-        self.cluster.timers.schedule(("connection-idle", conn_id), deadline, lambda: self._check_idle(conn_id))
-
-    def _check_idle(self, conn_id: int) -> None:
-        conn = self.open.get(conn_id)
-        if conn is None:
-            return
+    def _expire_idle(self) -> None:
+        """Close every connection idle for ``connections.max.idle.ms``, from the least recently active on, and set
+        the timer for the first one left. One still busy is not idle: it counts as active now."""
         now, idle = self.cluster.now_ms(), self._idle_ms()
-        if conn.busy or now - conn.last_active_ms < idle:
-            self._schedule_idle(conn_id, max(conn.last_active_ms, now if conn.busy else 0) + idle)
+        if idle < 0:
             return
-        reason = f"idle for {now - conn.last_active_ms} ms (connections.max.idle.ms={idle})"
-        for close in self.closers:
-            close(conn_id, reason)
+        expired: list[tuple[int, _Conn]] = []
+        refreshed: list[int] = []
+        next_deadline = None
+        for conn_id, conn in self.open.items():
+            if conn.expired:
+                continue
+            if now - conn.last_active_ms < idle:
+                next_deadline = conn.last_active_ms + idle
+                break
+            if conn.busy:
+                refreshed.append(conn_id)
+            else:
+                expired.append((conn_id, conn))
+        for conn_id in refreshed:
+            self.open[conn_id].last_active_ms = now
+            self.open.move_to_end(conn_id)
+        if refreshed and next_deadline is None:
+            next_deadline = now + idle
+        if next_deadline is not None:
+            self.cluster.timers.schedule(IDLE_TIMER, next_deadline, self._expire_idle)
+        for conn_id, conn in expired:
+            conn.expired = True
+            reason = f"idle for {now - conn.last_active_ms} ms (connections.max.idle.ms={idle})"
+            for close in self.closers:
+                close(conn_id, reason)

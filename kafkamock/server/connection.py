@@ -305,7 +305,7 @@ class Connection:
         limits = self.cluster.connections
         plain = self.plain
         reader = FrameReader(plain.receive if plain is not None else self.stream.receive_some,
-                             self.node.config["socket.request.max.bytes"], lambda: limits.active(self.info.id),
+                             self.node.config["socket.request.max.bytes"], self._active,
                              plain.receive_into if plain is not None else None)
         reader.before_large = self.server.before_large_frame
         try:
@@ -360,6 +360,10 @@ class Connection:
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await self.stream.aclose()
+
+    def _active(self) -> None:
+        """A read completed (a method, not a closure: an idle connection holds one small object for it)."""
+        self.cluster.connections.active(self.info.id)
 
     def _describe(self) -> str:
         """The connection, for an internal error's report: its id, peer, client and node."""

@@ -3,10 +3,13 @@ the answer."""
 
 from __future__ import annotations
 
+import gc
 import struct
+import tracemalloc
 
 import pytest
 import trio
+import trio.testing
 
 from kafkamock.broker import Cluster, Request
 from kafkamock.broker.features import SAFE_DOWNGRADE, FeatureUpdate
@@ -66,3 +69,39 @@ async def test_a_large_frame_is_announced_before_its_buffer_is_made():
         assert len(announced) == 1
         await conn.aclose()
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_an_open_idle_connection_holds_little_of_the_heap():
+    """What the broker holds for each open connection that has been answered and waits for its next request: its
+    task and the coroutine frames of the wait, its cancel scope, its reader and the core's count of it, with no
+    timer of its own (``connections.max.idle.ms`` is one timer for all, broker/connections.py). Measured with
+    tracemalloc on 300 connections: 6,610 bytes each with a timer and a closure a connection, 5,880 after."""
+    cluster = Cluster()
+    count = 300
+    request = encode_request("ApiVersions", 3, 1, "c", {"client_software_name": "t", "client_software_version": "1"})
+    async with run_broker(cluster) as server:
+        host, _, port = server.bootstrap_servers.rpartition(":")
+        sockets = [trio.socket.socket() for _ in range(count)]       # the client's objects, made before measuring
+        warm = trio.socket.socket()
+        await warm.connect((host, int(port)))
+        await warm.send(request)
+        await warm.recv(65536)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for sock in sockets:
+                await sock.connect((host, int(port)))
+                await sock.send(request)
+                (size,) = struct.unpack(">i", await sock.recv(4))
+                while size:
+                    size -= len(await sock.recv(size))
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+            per_connection = (tracemalloc.get_traced_memory()[0] - before) / count
+        finally:
+            tracemalloc.stop()
+            for sock in [warm, *sockets]:
+                sock.close()
+    assert per_connection < 6_300, per_connection
