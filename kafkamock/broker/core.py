@@ -107,6 +107,7 @@ class Cluster:
         self.node_listeners: list[Callable[[str, Node], None]] = []   # the shell: "stopped", "started", "drop"
         self.control = Control(self)
         self._supported: dict[int, tuple[int, int]] | None = None
+        self._advertised: dict[bool, dict[int, tuple[int, int]]] = {}    # consumer protocol served -> the list
         self._topic_config_cache: dict[tuple, Any] = {}
         self.producer_ids = ProducerIds(block_taken=self.metadata_changed)
         self.acls = AclStore(changed=self.metadata_changed)   # cluster-wide, persisted with the metadata
@@ -251,19 +252,26 @@ class Cluster:
                 served[key] = (low, high)
         return served
 
-    def advertised_versions(self) -> dict[int, tuple[int, int]]:
+    def advertised_versions(self) -> Mapping[int, tuple[int, int]]:
         """What ApiVersions lists: the served versions, except that Produce starts at v0 as in Kafka 4.x.
 
         Kafka 4.0 removed Produce v0-2 yet still lists them, because librdkafka checks compression support
         against a Produce range starting at 0 and would otherwise send every batch uncompressed (KAFKA-18659,
         librdkafka#4956). A request at those versions is refused all the same (the connection closes) unless
-        the legacy protocol is on."""
-        advertised = dict(self.supported_versions())
-        if not self.groups.consumer.enabled():
-            for module in (handlers.consumer_group_heartbeat, handlers.consumer_group_describe):
-                advertised.pop(module.API_KEY, None)
-        if handlers.produce.API_KEY in advertised and not self.release.before_4_0:
-            advertised[handlers.produce.API_KEY] = (0, advertised[handlers.produce.API_KEY][1])
+        the legacy protocol is on.
+
+        The same object while what it lists stays the same (every connection's ApiVersions asks): not to be changed.
+        """
+        consumer = self.groups.consumer.enabled()
+        advertised = self._advertised.get(consumer)
+        if advertised is None:
+            advertised = dict(self.supported_versions())
+            if not consumer:
+                for module in (handlers.consumer_group_heartbeat, handlers.consumer_group_describe):
+                    advertised.pop(module.API_KEY, None)
+            if handlers.produce.API_KEY in advertised and not self.release.before_4_0:
+                advertised[handlers.produce.API_KEY] = (0, advertised[handlers.produce.API_KEY][1])
+            self._advertised[consumer] = advertised
         return advertised
 
     def handle(self, request: Request) -> Outcome:

@@ -79,13 +79,17 @@ class Features:
         self.overrides: dict[str, int] = {}     # what UpdateFeatures changed (persisted; the rest is format-time)
         self.epoch = 1
         self.changed = changed
+        self._finalized: dict[str, int] | None = None
 
     def level(self, name: str) -> int:
         return self.levels.get(name, 0)
 
-    def finalized(self) -> dict[str, int]:
-        """The finalized features ApiVersions lists: those above level 0, in Kafka's order."""
-        return {name: level for name, level in self.levels.items() if level > 0}
+    def finalized(self) -> Mapping[str, int]:
+        """The finalized features ApiVersions lists: those above level 0, in Kafka's order. The same object until the
+        levels change (every connection's ApiVersions asks), so it must not be changed."""
+        if self._finalized is None:
+            self._finalized = {name: level for name, level in self.levels.items() if level > 0}
+        return self._finalized
 
     def update(self, updates: Iterable[FeatureUpdate], validate_only: bool, controller_id: int) -> None:
         """Apply the updates (or only check them), as Kafka's FeatureControlManager.updateFeatures: UpdateRefused
@@ -105,6 +109,7 @@ class Features:
             self.levels[name] = self.overrides[name] = u.level
             changed = True
         if changed:
+            self._finalized = None
             self.epoch += 1
             self.changed()
 
@@ -159,6 +164,7 @@ class Features:
             return
         self.overrides = {str(k): int(v) for k, v in saved.get("levels", {}).items()}
         self.levels.update(self.overrides)
+        self._finalized = None
         self.epoch = int(saved.get("epoch", self.epoch))
 
 

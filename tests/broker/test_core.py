@@ -60,6 +60,28 @@ def test_api_versions_advertises_only_what_is_implemented(broker):
                                            "client_software_version": "1"}).error_code == E.INVALID_REQUEST
 
 
+def test_api_versions_answers_each_cluster_with_what_it_lists_as_it_changes():
+    """The handler answers again with the answer it last made while the cluster's lists are the very same objects
+    (handlers/api_versions.py): clusters of one process that list differently, asked in turn, each get their own;
+    a feature level changed by UpdateFeatures or by a restore shows at once."""
+    def asked(cluster):
+        answer = call(cluster, "ApiVersions", 3, {"client_software_name": "t", "client_software_version": "1"})
+        return ({k.api_key for k in answer.api_keys}, answer.finalized_features_epoch,
+                {f.name: f.max_version_level for f in answer.finalized_features})
+
+    both, classic = Cluster(), Cluster({"group.coordinator.rebalance.protocols": "classic"})
+    for _ in range(2):
+        assert 68 in asked(both)[0] and 69 in asked(both)[0]
+        assert 68 not in asked(classic)[0] and 69 not in asked(classic)[0]
+    level = asked(both)[2]["transaction.version"]
+    both.features.restore({"levels": {"transaction.version": level - 1}, "epoch": 1})
+    assert asked(both)[2]["transaction.version"] == level - 1
+    assert asked(classic)[2]["transaction.version"] == level
+    call(both, "UpdateFeatures", 1, {"timeout_ms": 1000, "feature_updates": [
+        {"feature": "transaction.version", "max_version_level": level, "upgrade_type": 1}], "validate_only": False})
+    assert asked(both)[1:] == (2, {**asked(classic)[2], "transaction.version": level})
+
+
 def test_produce_assigns_offsets_by_rewriting_the_header_only(broker):
     first, second = batch(b"a", b"b"), batch(b"c", compression="zstd")
     assert produce(broker, first).base_offset == 0

@@ -21,6 +21,7 @@ target of epoch 1 (Kafka 4.3's initial TargetAssignmentMetadata), so its first m
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import uuid
 import zlib
@@ -425,6 +426,12 @@ def _regex(pattern: str) -> CompiledPattern:
             from None
 
 
+@functools.lru_cache(maxsize=8)
+def _serves_consumer_protocol(protocols: str) -> bool:
+    """``group.coordinator.rebalance.protocols`` lists ``consumer`` (parsed once a value: ApiVersions asks each time)."""
+    return "consumer" in {p.strip().lower() for p in protocols.split(",")}
+
+
 class ConsumerGroups:
     """The KIP-848 half of the coordinator: ``heartbeat`` and ``describe``; offsets, records and timers are the
     coordinator's."""
@@ -442,8 +449,7 @@ class ConsumerGroups:
 
     def enabled(self) -> bool:
         """Whether ``group.coordinator.rebalance.protocols`` serves KIP-848's protocol."""
-        return "consumer" in {p.strip().lower() for p in self.config["group.coordinator.rebalance.protocols"]
-                              .split(",")}
+        return _serves_consumer_protocol(self.config["group.coordinator.rebalance.protocols"])
 
     def now(self) -> int:
         return self.coordinator.now()
