@@ -12,6 +12,7 @@ authentication, frames are capped at ``sasl.server.max.receive.size``.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import ssl
@@ -239,6 +240,9 @@ class PlainSocket:
                 await trio.lowlevel.wait_writable(self.fd)
                 continue
             except OSError as exc:
+                if exc.errno == errno.EFAULT:     # a mapped segment file was truncated under the answer's records
+                    raise ConnectionClosed("the records being sent were cut from their segment file (truncated "
+                                           "meanwhile)") from exc
                 raise trio.BrokenResourceError(f"socket error: {exc}") from exc
             while sent:
                 if sent >= len(views[0]):

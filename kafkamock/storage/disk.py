@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import mmap
 import os
 import resource
 import shutil
@@ -58,6 +59,9 @@ LOG_STARTS = "log-start-offset-checkpoint"
 HIGH_WATERMARKS = "replication-offset-checkpoint"
 CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 DELETED_SUFFIX = ".deleted"
+# A read of at least this many bytes (a fetch of large batches) is a view of the segment file mapped into memory, not
+# a copy; a smaller one is copied (one pread costs less than a mapping then).
+MAPPED_READ_BYTES = 64 * 1024
 
 
 def segment_name(base_offset: int) -> str:
@@ -136,6 +140,7 @@ class FileSegment(Segment):
         self._fds: tuple[int, int, int] | None = None
         self._created = False           # the first open creates the files and empties the indexes
         self._closed = False            # closed for good (deleted, replaced, the log closed): never reopened
+        self._map: mmap.mmap | None = None   # the .log file mapped for large reads, as long as it was when mapped
         handles.use(self)
 
     __hash__ = object.__hash__          # a pool key by identity
@@ -159,6 +164,7 @@ class FileSegment(Segment):
         self._fds, self._created = (fd, index_fd, time_fd), True
 
     def close_files(self) -> None:
+        self._map = None        # not closed: the views of a response being sent keep it until they are done
         if self._fds is not None:
             for fd in self._fds:
                 try:
@@ -217,8 +223,20 @@ class FileSegment(Segment):
             os.write(self.time_fd, TIME_ENTRY.pack(*entry))
 
     def read(self, i: int, j: int) -> list[Buffer]:
-        start = self.position(i)
-        return [_pread(self.fd, self.end(j - 1) - start, start)]
+        """Batches ``i`` to ``j - 1`` as one buffer: a view of the file mapped into memory when large (Kafka sends
+        file regions without copying them; a copy of a megabyte cost a Java consumer a tenth of its rate against
+        the same broker in memory), else a copy.
+
+        A view outlives a later truncation of the file only as far as the kernel is concerned: the response
+        that holds it fails to send (EFAULT, the connection closes, as Kafka's FileRecords.writeTo fails on a
+        truncated file). Nothing in the core keeps a view past the request that read it."""
+        start, end = self.position(i), self.end(j - 1)
+        if end - start >= MAPPED_READ_BYTES:
+            mapped = self._map
+            if mapped is None or len(mapped) < end:
+                mapped = self._map = mmap.mmap(self.fd, 0, access=mmap.ACCESS_READ)   # the file as it is now
+            return [memoryview(mapped)[start:end]]
+        return [_pread(self.fd, end - start, start)]
 
     def batch(self, i: int) -> Buffer:
         start = self.position(i)
@@ -230,6 +248,7 @@ class FileSegment(Segment):
 
     def truncate(self, keep: int) -> None:
         self._unindex(keep)
+        self._map = None
         os.ftruncate(self.fd, self.size)
         last = self.last_offset(keep - 1) - self.base_offset if keep else -1
         self.offset_entries = [e for e in self.offset_entries if e[0] <= last]

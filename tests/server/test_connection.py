@@ -105,3 +105,31 @@ async def test_an_open_idle_connection_holds_little_of_the_heap():
             for sock in [warm, *sockets]:
                 sock.close()
     assert per_connection < 6_300, per_connection
+
+
+@pytest.mark.trio
+async def test_an_answer_whose_mapped_records_were_truncated_closes_the_connection(tmp_path):
+    """Large disk reads are views of the mapped segment file (storage/disk.py); if the file is truncated before
+    such an answer is fully sent, the write fails (EFAULT) and the connection closes with that reason, as Kafka's
+    FileRecords.writeTo fails on a truncated file. Nothing is sent from a page past the file's end."""
+    import mmap
+    import os
+    import socket
+
+    from kafkamock.server.connection import ConnectionClosed, PlainSocket
+
+    path = tmp_path / "segment.log"
+    path.write_bytes(b"r" * 200_000)
+    with open(path, "r+b") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(mapped)[100_000:200_000]
+        os.truncate(path, 50_000)
+    a, b = socket.socketpair()
+    try:
+        plain = PlainSocket(trio.socket.from_stdlib_socket(a))
+        with pytest.raises(ConnectionClosed, match="cut from their segment file"):
+            await plain.send([memoryview(b"head"), view])
+    finally:
+        view.release()
+        a.close()
+        b.close()

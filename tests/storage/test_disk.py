@@ -3,7 +3,9 @@ crash left half-written."""
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import struct
 import uuid
 
@@ -193,8 +195,6 @@ def test_share_snapshots_locate_checkpoints_and_a_bad_one_sends_recovery_through
 
 def _open_descriptors(root) -> int:
     """How many of this process's descriptors point into ``root``."""
-    import os
-
     count = 0
     for fd in os.listdir("/proc/self/fd"):
         try:
@@ -261,3 +261,42 @@ def test_a_closed_segment_is_never_reopened(tmp_path):
         segment.batch(0)
     assert closed.value.errno == errno.EBADF
     assert segment.path.exists()                    # the one file it had, not a new empty one
+
+
+def test_a_large_read_is_a_view_of_the_mapped_file_and_follows_appends_truncation_and_closing(tmp_path):
+    """A read of at least MAPPED_READ_BYTES is a view of the segment file mapped into memory (no copy), a smaller
+    one a copy; the mapping follows the file as it grows and is truncated, and goes with the files when the pool
+    closes them, once no view holds it. A view the file was truncated under cannot be sent (EFAULT), which the
+    connection turns into a closed connection; it never crashes the process."""
+    import gc
+    import socket
+
+    from kafkamock.storage.disk import MAPPED_READ_BYTES
+
+    storage, plog = open_disk(tmp_path)
+    w = Writer(plog)
+    w.append([b"a" * 100])
+    w.append([b"b" * MAPPED_READ_BYTES])
+    file = tmp_path / "orders-3" / f"{0:020d}.log"
+    (small,) = plog.read(0, 10)                      # the first batch alone: copied
+    assert type(small) is bytes and small == file.read_bytes()[:len(small)]
+    whole = plog.read(0, 1 << 30)
+    assert [type(p) for p in whole] == [memoryview] and bytes(whole[0]) == file.read_bytes()
+    w.append([b"c" * MAPPED_READ_BYTES])             # the file grew past the mapping: mapped again
+    grown = plog.read(0, 1 << 30)
+    assert bytes(grown[0]) == file.read_bytes() and [v for _, v in values_of(plog)][-1] == b"c" * MAPPED_READ_BYTES
+    plog.truncate_to(2)                              # the third batch cut off
+    assert b"".join(bytes(p) for p in plog.read(0, 1 << 30)) == file.read_bytes()
+    assert [o for o, _ in values_of(plog)] == [0, 1]
+    a, b = socket.socketpair()
+    try:
+        with pytest.raises(OSError) as refused:      # the old view's last batch is past the file's end now
+            os.writev(a.fileno(), [grown[0][-100:]])
+        assert refused.value.errno == errno.EFAULT
+    finally:
+        a.close()
+        b.close()
+    del whole, grown, small
+    storage.close([plog], 0)
+    gc.collect()
+    assert _open_descriptors(tmp_path) == 0
