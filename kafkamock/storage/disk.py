@@ -91,7 +91,8 @@ def _pread(fd: int, size: int, position: int) -> bytes:
 
 
 class HandlePool:
-    """The open segment files of one storage, at most ``capacity`` segments at a time (three descriptors each).
+    """The open segment files of one storage, at most ``capacity`` segments at a time (three descriptors each, and a
+    fourth, the mapping's own, once a large read mapped the segment file).
 
     A segment opens its files when it is used, and the least recently used one closes them: Kafka keeps every
     segment open, but a test double runs under the user's default ulimit (often 1024 descriptors) while a topic may
@@ -121,7 +122,7 @@ def default_capacity() -> int:
     other brokers in the same process), at least 8."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     budget = 1 << 16 if soft == resource.RLIM_INFINITY else soft
-    return max(8, budget // 4 // 3)
+    return max(8, budget // 4 // 4)
 
 
 class FileSegment(Segment):
