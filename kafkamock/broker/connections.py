@@ -158,8 +158,7 @@ class Connections:
             else:
                 expired.append((conn_id, conn))
         for conn_id in refreshed:
-            self.open[conn_id].last_active_ms = now
-            self.open.move_to_end(conn_id)
+            self.active(conn_id)
         if refreshed and next_deadline is None:
             next_deadline = now + idle
         if next_deadline is not None:
