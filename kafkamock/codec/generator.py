@@ -859,33 +859,40 @@ def unknown_keys(path: str, value: Mapping[str, object], known: frozenset[str]) 
     return f"{path}: unknown field{'s' if len(unknown) > 1 else ''} {', '.join(hints)}"
 
 
-def build(spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None
-          ) -> tuple[DecodeFrom, EncodeInto, str, str]:
-    """Compile (decode_from, encode_into, decoder source, encoder source) for one message version; ``classes``
-    maps (message, struct) to the class a decoded struct is built as (default: ``Message``)."""
+def _namespace(compiler: Compiler) -> dict[str, object]:
+    """The globals a generated decoder or encoder runs with: the helpers it calls and the compiler's constants."""
     from kafkamock.codec.errors import DecodeError, EncodeError, StringTooLongError
 
-    compiler = Compiler(spec, version, classes)
-    dsrc = compiler.decoder_source()
-    esrc = compiler.encoder_source()
+    spec = compiler.spec
     namespace: dict[str, object] = {
         "_Bad": Bad, "_TooLong": TooLong, "_StringTooLongError": StringTooLongError, "_DecodeError": DecodeError,
         "_EncodeError": EncodeError, "_StructError": struct.error,
-        "_NAME": spec.name, "_VERSION": version, "_M": Message, "_uvt": uvarint_tail, "_uvb": uvarint_bytes,
+        "_NAME": spec.name, "_VERSION": compiler.version, "_M": Message, "_uvt": uvarint_tail, "_uvb": uvarint_bytes,
         "_UUID": uuid.UUID, "_ZU": ZERO_UUID, "_Z16": ZERO16, "_uuidb": uuid_bytes, "_unpack_from": struct.unpack_from,
         "_pack": struct.pack, "_write_tags": write_tags, "_rtags": read_unknown_tags, "_isdef": is_default_struct, "_MISSING": _MISSING,
         "_unknown_keys": unknown_keys,
         "_EMPTY": _EMPTY,
     }
     namespace.update(compiler.consts)
-    filename = f"<kafkamock codec {spec.name} v{version}>"
-    exec(compile(dsrc, filename + " decode", "exec"), namespace)  # noqa: S102 - source generated from the model
-    exec(compile(esrc, filename + " encode", "exec"), namespace)  # noqa: S102
-    from kafkamock.codec.decode_program import with_compiled
+    return namespace
 
-    # the two functions the sources above define, which mypy cannot see into; the decoder behind the compiled one
-    decode_from = with_compiled(compiler, namespace["decode_from"])  # type: ignore[arg-type]
-    return decode_from, namespace["encode_into"], dsrc, esrc  # type: ignore[return-value]
+
+def build_decoder(compiler: Compiler) -> tuple[DecodeFrom, str]:
+    """Compile (decode_from, its source): the generated Python decoder of ``compiler``'s message version."""
+    source = compiler.decoder_source()
+    namespace = _namespace(compiler)
+    exec(compile(source, f"<kafkamock codec {compiler.spec.name} v{compiler.version}> decode", "exec"),  # noqa: S102
+         namespace)                                     # source generated from the model
+    return namespace["decode_from"], source  # type: ignore[return-value]  # defined by the source above
+
+
+def build_encoder(compiler: Compiler) -> tuple[EncodeInto, str]:
+    """Compile (encode_into, its source): the generated encoder of ``compiler``'s message version."""
+    source = compiler.encoder_source()
+    namespace = _namespace(compiler)
+    exec(compile(source, f"<kafkamock codec {compiler.spec.name} v{compiler.version}> encode", "exec"),  # noqa: S102
+         namespace)
+    return namespace["encode_into"], source  # type: ignore[return-value]
 
 
 class _Missing:

@@ -4,6 +4,7 @@ compiled codecs."""
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,22 +30,92 @@ API_ALIASES = {"DescribeTransactionState": "DescribeTransactions"}
 _ENCODE_FAILURES = (struct.error, TypeError, AttributeError, ValueError, OverflowError, UnicodeEncodeError)
 
 
-class Codec:
-    """One message at one version, compiled."""
+_BUILDING = threading.RLock()
+"""Held while a codec compiles one of its halves: a codec's halves share its compiler's table of constants."""
 
-    __slots__ = ("spec", "name", "version", "decode_from", "encode_into", "decoder_source", "encoder_source", "decode")
+
+class Codec:
+    """One message at one version, each half compiled on its first use.
+
+    A broker decodes requests and encodes responses, a client the reverse: neither ever needs the other two halves,
+    and compiling one is most of what a codec's first use costs (a FetchResponse's encoder is 440 generated lines).
+    Where the compiled decoder takes a message, its generated Python twin (what it hands anything unusual to) is
+    compiled only when first needed too."""
+
+    __slots__ = ("spec", "name", "version", "decode_from", "encode_into", "decode", "_compiler", "_decoder",
+                 "_python", "_encoder", "_sources")
 
     def __init__(self, spec: MessageSpec, version: int, classes: Mapping[tuple[str, str], type] | None = None):
         self.spec, self.name, self.version = spec, spec.name, version
+        self._compiler = generator.Compiler(spec, version, classes)
+        self._decoder: generator.DecodeFrom | None = None
+        self._python: generator.DecodeFrom | None = None
+        self._encoder: generator.EncodeInto | None = None
+        self._sources: dict[str, str] = {}
+        # Until its half is compiled, each of these three compiles it, takes its place and runs it.
         # decode_from(data, pos, mv=None) -> (message, end). With ``mv``, a memoryview of ``data``, records fields
         # come back as slices of it (no copy, and writable when ``data`` is a bytearray).
-        self.decode_from: generator.DecodeFrom
-        self.encode_into: generator.EncodeInto
-        (self.decode_from, self.encode_into, self.decoder_source,
-         self.encoder_source) = generator.build(spec, version, classes)
+        self.decode_from: generator.DecodeFrom = self._first_decode_from
         # decode(data) -> message: exactly one message, trailing bytes are an error (compiled where it can be).
-        self.decode: Callable[[bytes | bytearray | memoryview], Message] = decode_program.whole(
-            self.decode_from, self._decode)
+        self.decode: Callable[[bytes | bytearray | memoryview], Message] = self._first_decode
+        self.encode_into: generator.EncodeInto = self._first_encode_into
+
+    def decoder(self) -> generator.DecodeFrom:
+        """The decoder, compiled now if it was not yet: the compiled one where the message's shape allows (its
+        Python twin behind it, compiled when first needed), the generated Python one otherwise."""
+        with _BUILDING:
+            if self._decoder is None:
+                lazy_python = self._python_decode_from
+                decoder = decode_program.with_compiled(self._compiler, lazy_python)
+                if decoder is lazy_python:           # no compiled road for this message: Python, directly
+                    decoder = self.python_decoder()
+                self.decode = decode_program.whole(decoder, self._decode)
+                self.decode_from = self._decoder = decoder
+            return self._decoder
+
+    def python_decoder(self) -> generator.DecodeFrom:
+        """The generated Python decoder (the reference the compiled one is checked against), compiled now if it was
+        not yet."""
+        with _BUILDING:
+            if self._python is None:
+                self._python, self._sources["decode"] = generator.build_decoder(self._compiler)
+            return self._python
+
+    def encoder(self) -> generator.EncodeInto:
+        """The generated encoder, compiled now if it was not yet."""
+        with _BUILDING:
+            if self._encoder is None:
+                self._encoder, self._sources["encode"] = generator.build_encoder(self._compiler)
+                self.encode_into = self._encoder
+            return self._encoder
+
+    @property
+    def decoder_source(self) -> str:
+        self.python_decoder()
+        return self._sources["decode"]
+
+    @property
+    def encoder_source(self) -> str:
+        self.encoder()
+        return self._sources["encode"]
+
+    def _first_decode_from(self, data: bytes | bytearray, pos: int, mv: memoryview | None = None, /
+                           ) -> tuple[Message, int]:
+        return self.decoder()(data, pos, mv)
+
+    def _first_decode(self, data: bytes | bytearray | memoryview) -> Message:
+        self.decoder()
+        return self.decode(data)
+
+    def _first_encode_into(self, value: Mapping[str, Any], out: bytearray, big: generator.Blobs | None = None, /
+                           ) -> bytearray:
+        return self.encoder()(value, out, big)
+
+    def _python_decode_from(self, data: bytes | bytearray, pos: int, mv: memoryview | None = None, /
+                            ) -> tuple[Message, int]:
+        """What the compiled decoder hands a message it does not take: the Python decoder, compiled on first need."""
+        python = self._python if self._python is not None else self.python_decoder()
+        return python(data, pos, mv)
 
     def _decode(self, data: bytes | bytearray | memoryview) -> Message:
         """Decode exactly one message: trailing bytes are an error."""

@@ -21,8 +21,7 @@ needs_compiled = pytest.mark.skipif(not decode_program.COMPILED and not os.envir
 
 
 def twins(name: str, version: int):
-    codec = REGISTRY.codec(name, version)
-    compiled = codec.decode_from
+    compiled = REGISTRY.codec(name, version).decoder()
     return compiled, getattr(compiled, "python", None)
 
 
