@@ -90,6 +90,9 @@ def failed(result: dict) -> str:
         said = [line.strip() for line in why.splitlines() if line.strip() and not any(c in line for c in CLEANUP)]
         if "/" not in name:
             out.append(f"{name} ({said[-1][:200] if said else 'no message'})")
+    for name in sorted(result.get("retried", {})):
+        if name not in result["failed"]:
+            out.append(f"none ({name} failed once, on a race of the test's own, and passed when run again)")
     return "; ".join(out) or "none"
 
 

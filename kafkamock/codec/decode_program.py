@@ -47,8 +47,8 @@ class Unsupported(Exception):
 
 def with_compiled(compiler: Compiler, python: DecodeFrom) -> DecodeFrom:
     """``python`` (the generated decoder of ``compiler``'s message, or what compiles it on its first call) behind the
-    compiled one, when the extension is built and the message's shape allows (the compiled one carries ``python`` as its ``python`` attribute, for tests
-    that hold both twins side by side); ``python`` itself otherwise."""
+    compiled one, when the extension is built and the message's shape allows (the compiled one carries ``python`` as
+    its ``python`` attribute, for tests that hold both twins side by side); ``python`` itself otherwise."""
     if _decode is None:
         return python
     try:

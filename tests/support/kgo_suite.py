@@ -88,6 +88,7 @@ class Results:
     exit_code: int = 0
     seconds: float = 0.0
     output: list[str] = field(default_factory=list)     # the raw lines that belong to no test (panics, timeouts)
+    retried: dict[str, str] = field(default_factory=dict)   # a known race's test run again: its first failure
 
     def top(self, action: str) -> list[Outcome]:
         return [o for o in self.outcomes.values() if "/" not in o.name and o.action == action]
@@ -101,22 +102,64 @@ class Results:
                 "tests": {a: len(self.top(a)) for a in ("pass", "fail", "skip")},
                 "subtests": {a: len(self.of(a)) - len(self.top(a)) for a in ("pass", "fail", "skip")},
                 "skipped": {o.name: o.reason for o in self.of("skip")},
-                "failed": {o.name: o.reason for o in self.of("fail")}}
+                "failed": {o.name: o.reason for o in self.of("fail")},
+                "retried": dict(self.retried)}
 
     def report(self) -> str:
         """What a failed assertion shows: each failure with the end of its output."""
         lines = [f"franz-go {franz_go_version()} kgo suite, {self.label}: exit {self.exit_code}, "
                  f"{self.summary()['tests']}"]
         for o in self.of("fail"):
-            lines.append(f"FAIL {o.name}:\n{o.reason}")
+            lines.append(f"FAIL {o.name} ({o.seconds:.1f} s):\n{o.reason}")
+        for name, reason in self.retried.items():
+            lines.append(f"{name} failed first, a race of its own ({KNOWN_RACES[name]}), and was run again:\n{reason}")
         if self.exit_code and not self.of("fail"):
             lines.append("\n".join(self.output[-40:]))
         return "\n".join(lines)
 
 
+# Tests whose failure can be a race of the test's own rather than the broker's, with the race: when such tests are a
+# whole run's only failures, they are run once more, alone, against the same broker, and that outcome counts (the
+# first failure stays in the report and the saved summary). A broker that fails them for its own reasons fails twice.
+KNOWN_RACES = {
+    "Test848RegexBrokerResolves":
+        "its loop stops once it holds records of as many topics as it wants, and __consumer_offsets, which its regex "
+        "matches and the broker assigns it (as Kafka does) and which holds the other tests' commits, counts among "
+        "them: with several brokers, the fetch bringing those records can come before the one bringing its second "
+        "topic's",
+}
+
+
 def run(suite: Suite, env: dict[str, str], *, label: str, timeout_s: float, run_filter: str | None = None,
         log: Path | None = None) -> Results:
-    """Run the suite (or the tests ``run_filter`` matches) with ``env`` added to this process's environment."""
+    """Run the suite (or the tests ``run_filter`` matches) with ``env`` added to this process's environment; a
+    whole run whose only failures are ``KNOWN_RACES`` runs them once more (``retry_races``)."""
+    results = _run(suite, env, label=label, timeout_s=timeout_s, run_filter=run_filter, log=log)
+    return results if run_filter else retry_races(suite, env, results, timeout_s=timeout_s, log=log)
+
+
+def retry_races(suite: Suite, env: dict[str, str], results: Results, *, timeout_s: float, log: Path | None = None
+                ) -> Results:
+    """``results`` with its known races run again, when they are all that failed (go test's exit status 1 says
+    failed tests and nothing else): their second outcomes replace the first, which stay in ``retried``."""
+    failed = results.top("fail")
+    if not failed or results.exit_code != 1 or any(o.name not in KNOWN_RACES for o in failed):
+        return results
+    names = [o.name for o in failed]
+    again = _run(suite, env, label=results.label, timeout_s=timeout_s, run_filter="^(" + "|".join(names) + ")$",
+                 log=log.with_suffix(".again" + log.suffix) if log else None)
+    for name in names:
+        results.retried[name] = results.outcomes[name].reason
+        for key in [k for k in results.outcomes if k == name or k.startswith(name + "/")]:
+            del results.outcomes[key]
+        results.outcomes.update({k: o for k, o in again.outcomes.items() if k == name or k.startswith(name + "/")})
+        results.outcomes.setdefault(name, Outcome(name, "fail", 0.0, "not run again"))
+    results.exit_code = again.exit_code if not results.of("fail") else results.exit_code
+    return results
+
+
+def _run(suite: Suite, env: dict[str, str], *, label: str, timeout_s: float, run_filter: str | None = None,
+         log: Path | None = None) -> Results:
     args = [go() or "go", "tool", "test2json", "-t", "-p", PACKAGE, str(suite.binary), "-test.v=test2json",
             f"-test.timeout={int(timeout_s)}s"]
     if run_filter:

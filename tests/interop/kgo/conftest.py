@@ -8,7 +8,9 @@ and the group, transaction and share-group tests run because kafkamock advertise
 ConsumerGroupHeartbeat v1, ShareFetch/ShareAcknowledge v2). The one skip that stays is the suite's own:
 TestIssueProduceBrokerTooOldFailsRecords skips when a broker advertises Produce v0-v2, which Kafka 4.x still does
 (its ApiVersions keeps v0 so that older librdkafka can produce) and so does kafkamock, as the differential suite
-checks against Kafka 4.3.1. An emulated older release may also skip what that release did not have.
+checks against Kafka 4.3.1. An emulated older release may also skip what that release did not have. A test whose
+failure can be a race of its own (``kgo_suite.KNOWN_RACES``, each with its race) is run once more, alone, when it is
+all that failed; the report and the saved summary keep its first failure.
 
 ``KGO_RECORDS`` (default 5,000) sets the ETL tests' volume here; ``make kgo-full`` runs the suite's own default
 (500,000). Summaries are kept in ``.cache/kgo/results`` for docs/compatibility.md's conformance section
