@@ -160,6 +160,7 @@ def retry_races(suite: Suite, env: dict[str, str], results: Results, *, timeout_
 
 def _run(suite: Suite, env: dict[str, str], *, label: str, timeout_s: float, run_filter: str | None = None,
          log: Path | None = None) -> Results:
+    """One run of the suite's binary (or of the tests ``run_filter`` matches), its outcomes read from test2json."""
     args = [go() or "go", "tool", "test2json", "-t", "-p", PACKAGE, str(suite.binary), "-test.v=test2json",
             f"-test.timeout={int(timeout_s)}s"]
     if run_filter:

@@ -50,7 +50,11 @@ def test_implicit_mode_several_consumers_share_the_records_and_none_comes_twice(
     topic, group = kafka_target.unique("share-implicit"), kafka_target.unique("sg-implicit")
     kafka_target.create_topic(topic, 2)
     names = ["c1", "c2", "c3"]
-    steps = [earliest(group), {"op": "produce", "count": 300, "batch": 10},
+    # The members join at their first poll, in the drain. A member whose heartbeat comes within
+    # share.assignment.interval.ms (1 s by default) of the last target learns its partitions only at its next
+    # heartbeat, 5 s on: one member could then take all 300 records first (seen once, c3 alone, on a loaded
+    # machine). With no interval, a heartbeat that finds the group epoch ahead computes the target at once.
+    steps = [earliest(group, **{"share.assignment.interval.ms": "0"}), {"op": "produce", "count": 300, "batch": 10},
              *({"op": "consumer", "consumer": n, "config": {"max.poll.records": 40}} for n in names),
              {"op": "drain", "consumers": names, "count": 300, "label": "drain"}]
     got = run_share(java_clients, kafka_target, group, topic, steps)["drain"]["result"]
