@@ -331,3 +331,16 @@ def test_certificate_principal_is_the_rfc_2253_subject(tmp_path):
     der = x509.load_pem_x509_certificate(files.certificate.read_bytes()).public_bytes(serialization.Encoding.DER)
     assert ssl_principal(der) == "User:CN=a\\,b,OU=eng\\+ops,O=kafkamock"
     assert ssl_principal(None) == "User:ANONYMOUS"
+
+
+def test_a_broker_start_imports_no_sasl_or_tls_library():
+    """scramp and cryptography (about 45 ms of every start) are imported by the first SCRAM exchange and the first
+    client certificate read, not by importing the broker, its server and its CLI."""
+    import subprocess
+    import sys
+
+    code = ("import sys, kafkamock.broker, kafkamock.server, kafkamock.cli, kafkamock.broker.security.mechanisms, "
+            "kafkamock.broker.security.principal; print(sorted(m for m in ('scramp', 'cryptography') "
+            "if m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True
+                          ).stdout.strip() == "[]"

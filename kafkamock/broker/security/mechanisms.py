@@ -14,16 +14,28 @@ import binascii
 import hmac
 import json
 from dataclasses import dataclass, field
-
-import scramp.core
-from scramp import ScramException, ScramMechanism
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kafkamock.broker.security.scram import MIN_ITERATIONS, ScramCredentials
 
-# Kafka stores whatever salt AlterUserScramCredentials sends (Java's Admin makes about 26 bytes; a client may send
-# 4) and authenticates with it; scramp's server refuses a stored salt under 12 bytes, which would leave such a
-# credential unusable here alone.
-scramp.core.Salt.MIN_LENGTH = 0
+if TYPE_CHECKING:
+    import scramp.core
+
+
+@cache
+def _scramp() -> ModuleType:
+    """scramp, imported by the first SCRAM exchange rather than by every broker start (it takes about 20 ms).
+
+    Kafka stores whatever salt AlterUserScramCredentials sends (Java's Admin makes about 26 bytes; a client may send
+    4) and authenticates with it; scramp's server refuses a stored salt under 12 bytes, which would leave such a
+    credential unusable here alone."""
+    import scramp.core
+
+    core: ModuleType = scramp.core
+    core.Salt.MIN_LENGTH = 0
+    return core
 
 
 class AuthenticationFailed(Exception):
@@ -82,13 +94,14 @@ class ScramServer(SaslServer):
 
     def evaluate(self, token: bytes, now_ms: int) -> bytes:
         text = token.decode("utf-8", "replace")
+        scramp = _scramp()
         try:
             if self._server is None:
                 return self._first(text)
             server = self._server
             server.set_client_final(text)
             final: str = server.get_server_final()
-        except ScramException as exc:
+        except scramp.ScramException as exc:
             raise InvalidCredentials(str(exc)) from None
         self.authorization_id, self.complete = self._user, True
         return final.encode()
@@ -107,7 +120,7 @@ class ScramServer(SaslServer):
                                          f"{MIN_ITERATIONS} for {self.mechanism}")
             return credential.salt, credential.stored_key, credential.server_key, credential.iterations
 
-        self._server = ScramMechanism(self.mechanism).make_server(lookup)
+        self._server = _scramp().ScramMechanism(self.mechanism).make_server(lookup)
         self._server.set_client_first(text)
         if authzid and authzid != self._user:
             raise AuthenticationFailed(

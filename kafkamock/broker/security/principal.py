@@ -5,7 +5,10 @@ client certificate gives ``User:ANONYMOUS``. SASL: ``User:`` + the authorization
 
 from __future__ import annotations
 
-from cryptography import x509
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:       # cryptography is imported by the first client certificate read, not by every broker start
+    from cryptography import x509
 
 ANONYMOUS = "User:ANONYMOUS"
 _KEYWORDS = {"2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O", "2.5.4.11": "OU",
@@ -47,6 +50,8 @@ def rfc2253(name: x509.Name) -> str:
 def ssl_principal(der_certificate: bytes | None) -> str:
     if not der_certificate:
         return ANONYMOUS
+    from cryptography import x509
+
     return "User:" + rfc2253(x509.load_der_x509_certificate(der_certificate).subject)
 
 
