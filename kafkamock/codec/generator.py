@@ -880,19 +880,21 @@ def _namespace(compiler: Compiler) -> dict[str, object]:
 def build_decoder(compiler: Compiler) -> tuple[DecodeFrom, str]:
     """Compile (decode_from, its source): the generated Python decoder of ``compiler``'s message version."""
     source = compiler.decoder_source()
-    namespace = _namespace(compiler)
-    exec(compile(source, f"<kafkamock codec {compiler.spec.name} v{compiler.version}> decode", "exec"),  # noqa: S102
-         namespace)                                     # source generated from the model
-    return namespace["decode_from"], source  # type: ignore[return-value]  # defined by the source above
+    return _compiled(compiler, source, "decode", "decode_from"), source  # type: ignore[return-value]
 
 
 def build_encoder(compiler: Compiler) -> tuple[EncodeInto, str]:
     """Compile (encode_into, its source): the generated encoder of ``compiler``'s message version."""
     source = compiler.encoder_source()
+    return _compiled(compiler, source, "encode", "encode_into"), source  # type: ignore[return-value]
+
+
+def _compiled(compiler: Compiler, source: str, kind: str, name: str) -> object:
+    """The function ``name`` that ``source`` (generated from the model) defines, run with the compiler's globals."""
     namespace = _namespace(compiler)
-    exec(compile(source, f"<kafkamock codec {compiler.spec.name} v{compiler.version}> encode", "exec"),  # noqa: S102
-         namespace)
-    return namespace["encode_into"], source  # type: ignore[return-value]
+    filename = f"<kafkamock codec {compiler.spec.name} v{compiler.version}> {kind}"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - source generated from the model
+    return namespace[name]
 
 
 class _Missing:
